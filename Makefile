@@ -1,0 +1,37 @@
+# Two commands do all the set-up: `make demo` and `make test`.
+PY ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+TORCH ?= torch==2.13.0
+
+.PHONY: venv install demo test lint bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# CPU torch first (pinned: an unpinned torch pulls CUDA), then the package with extras.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q $(TORCH)
+	$(BIN)/pip install -q -e '.[dev,local-embeddings]'
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: install
+	$(BIN)/anytool demo
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+test: install
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/pytest -q
+
+bench: install
+	$(BIN)/python benchmarks/catalog_search.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,240 @@
+"""The `Catalog`: an immutable index of categories → tools → APIs, with navigation and search."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import CatalogError, UnknownNameError
+from .models import Api, Category, Tool
+from .naming import FunctionNamer, slugify
+
+if TYPE_CHECKING:
+    from langchain_core.embeddings import Embeddings
+    from langchain_core.tools import BaseTool
+
+    from .search import CatalogSearcher, CategoryHit, SearchHit, ToolHit
+
+
+def _norm(name: str) -> str:
+    return " ".join(name.strip().lower().split())
+
+
+class Catalog:
+    """Categories → tools → APIs. Immutable after construction; safe to share between threads."""
+
+    def __init__(
+        self,
+        categories: Iterable[Category],
+        *,
+        name: str = "catalog",
+        embeddings: Embeddings | None = None,
+        index_dir: str | Path | None = None,
+    ) -> None:
+        self.name = name
+        self._categories: dict[str, Category] = {}
+        self._tools: dict[str, dict[str, Tool]] = {}  # category -> tool key -> tool
+        self._tool_names: dict[str, dict[str, Tool]] = {}  # category -> normalised name/key -> tool
+        self._apis: dict[str, Api] = {}
+        self._namer = FunctionNamer()
+        for cat in categories:
+            if cat.name in self._categories:
+                raise CatalogError(f"duplicate category {cat.name!r}", field="category")
+            self._categories[cat.name] = cat
+            tools = self._tools.setdefault(cat.name, {})
+            names = self._tool_names.setdefault(cat.name, {})
+            for tool in cat.tools:
+                if tool.key in tools:
+                    raise CatalogError(f"duplicate tool {tool.key!r} in category {cat.name!r}", source=tool.source)
+                tools[tool.key] = tool
+                names.setdefault(_norm(tool.name), tool)
+                names.setdefault(tool.key, tool)
+                for api in tool.apis:
+                    if api.id in self._apis:
+                        raise CatalogError(f"duplicate API id {api.id!r}", source=tool.source)
+                    self._apis[api.id] = api
+                    self._namer.add(api.id, api.id.rsplit("/", 1)[1], tool.key, cat.name)
+        self._embeddings = embeddings
+        self._index_dir = Path(index_dir) if index_dir else None
+        self._searcher: CatalogSearcher | None = None
+        self._lock = threading.Lock()
+        self._fingerprint: str | None = None
+
+    # ----------------------------------------------------------------- loaders
+    @classmethod
+    def builtin(cls, **kwargs: Any) -> Catalog:
+        """The offline toolset that ships with the package (its APIs execute locally)."""
+        from .builtin import builtin_categories
+
+        return cls(builtin_categories(), name="builtin", **kwargs)
+
+    @classmethod
+    def from_toolbench(cls, path: str | Path, **kwargs: Any) -> Catalog:
+        """Load ToolBench's `tools/<Category>/<tool>.json` layout."""
+        from .loaders import load_toolbench_dir
+
+        return cls(load_toolbench_dir(path), name=Path(path).name, **kwargs)
+
+    @classmethod
+    def from_query_files(cls, files: Iterable[str | Path], **kwargs: Any) -> Catalog:
+        """Build a catalog from the `api_list` of StableToolBench query files."""
+        from .loaders import load_query_api_lists
+
+        return cls(load_query_api_lists(files), name="queries", **kwargs)
+
+    @classmethod
+    def from_openapi(cls, specs: Iterable[str | Path | dict[str, Any]], *, category: str = "OpenAPI", **kwargs: Any) -> Catalog:
+        """One tool per OpenAPI 3 spec (file path or dict); one API per operation."""
+        from .openapi import load_openapi_specs
+
+        return cls(load_openapi_specs(specs, category=category), name="openapi", **kwargs)
+
+    @classmethod
+    def from_langchain_tools(cls, tools: Sequence[BaseTool], *, category: str = "LangChain", tool_name: str = "langchain_tools", **kwargs: Any) -> Catalog:
+        """Wrap LangChain tools: one catalog tool holding one API per LangChain tool."""
+        from .lc_tools import load_langchain_tools
+
+        return cls(load_langchain_tools(tools, category=category, tool_name=tool_name), name="langchain", **kwargs)
+
+    @classmethod
+    def load(cls, path: str | Path | None, **kwargs: Any) -> Catalog:
+        """`None` → builtin; a directory → ToolBench layout; a `.json/.yaml` OpenAPI spec file."""
+        if path is None:
+            return cls.builtin(**kwargs)
+        p = Path(path)
+        if not p.exists():
+            raise CatalogError(f"catalog path does not exist: {p}", source=str(p))
+        if p.is_dir():
+            return cls.from_toolbench(p, **kwargs)
+        return cls.from_openapi([p], **kwargs)
+
+    def with_search(self, *, embeddings: Embeddings | None = None, index_dir: str | Path | None = None) -> Catalog:
+        """The same catalog with another search configuration (data is shared, not copied)."""
+        clone = object.__new__(Catalog)
+        clone.__dict__.update(self.__dict__)
+        clone._embeddings = embeddings
+        clone._index_dir = Path(index_dir) if index_dir else None
+        clone._searcher = None
+        clone._lock = threading.Lock()
+        return clone
+
+    # -------------------------------------------------------------- navigation
+    def __len__(self) -> int:
+        return len(self._apis)
+
+    def __iter__(self) -> Iterator[Api]:
+        return iter(self._apis.values())
+
+    def __contains__(self, api_id: object) -> bool:
+        return api_id in self._apis
+
+    def __repr__(self) -> str:
+        return f"Catalog({self.name!r}: {len(self._categories)} categories, {self.num_tools} tools, {len(self)} APIs)"
+
+    @property
+    def categories(self) -> list[str]:
+        return list(self._categories)
+
+    @property
+    def num_tools(self) -> int:
+        return sum(len(t) for t in self._tools.values())
+
+    def category(self, name: str) -> Category:
+        cat = self._categories.get(name) or self._match_category(name)
+        if cat is None:
+            raise UnknownNameError(f"unknown category {name!r}; known: {', '.join(sorted(self._categories))}")
+        return cat
+
+    def _match_category(self, name: str) -> Category | None:
+        n = _norm(name)
+        for cname, cat in self._categories.items():
+            if _norm(cname) == n or slugify(cname) == slugify(name):
+                return cat
+        return None
+
+    def tools(self, category: str | None = None) -> list[Tool]:
+        if category is None:
+            return [t for ts in self._tools.values() for t in ts.values()]
+        return list(self.category(category).tools)
+
+    def tool(self, category: str, tool: str) -> Tool:
+        """A tool by display name or key within a category."""
+        cat = self.category(category)
+        found = self._tool_names[cat.name].get(_norm(tool)) or self._tool_names[cat.name].get(slugify(tool))
+        if found is None:
+            raise UnknownNameError(f"no tool {tool!r} in category {cat.name!r}")
+        return found
+
+    def find_tools(self, tool: str) -> list[Tool]:
+        """Every tool, in any category, whose display name or key is `tool`."""
+        n, s = _norm(tool), slugify(tool)
+        return [t for names in self._tool_names.values() for t in {id(x): x for x in (names.get(n), names.get(s)) if x}.values()]
+
+    def api(self, api_id: str) -> Api:
+        try:
+            return self._apis[api_id]
+        except KeyError:
+            raise UnknownNameError(f"unknown API id {api_id!r}") from None
+
+    def find_api(self, tool: str, api: str, category: str | None = None) -> Api:
+        """An API by tool and API display names (or keys), optionally within a category."""
+        tools = [self.tool(category, tool)] if category else self.find_tools(tool)
+        if not tools:
+            raise UnknownNameError(f"unknown tool {tool!r}")
+        n, s = _norm(api), slugify(api)
+        for t in tools:
+            for a in t.apis:
+                if _norm(a.name) == n or a.id.rsplit("/", 1)[1] == s:
+                    return a
+        raise UnknownNameError(f"tool {tools[0].name!r} has no API {api!r}")
+
+    # ---------------------------------------------------------------- naming
+    def function_name(self, api_id: str) -> str:
+        """The model-facing function name of an API (unique, ≤ 64 chars, `[a-zA-Z0-9_-]`)."""
+        self.api(api_id)
+        return self._namer.name_of(api_id)
+
+    def api_for_function(self, name: str) -> Api:
+        api_id = self._namer.id_of(name)
+        if api_id is None:
+            raise UnknownNameError(f"unknown function {name!r}")
+        return self._apis[api_id]
+
+    # ------------------------------------------------------------ identity
+    def fingerprint(self) -> str:
+        """A content hash: changes whenever any searchable text or id changes."""
+        if self._fingerprint is None:
+            h = hashlib.sha256()
+            for api in self._apis.values():
+                h.update(json.dumps([api.id, api.name, api.tool_name, api.description,
+                                     [(p.name, p.description) for p in api.params]],
+                                    ensure_ascii=False).encode("utf-8"))
+            for cat in self._categories.values():
+                for tool in cat.tools:
+                    h.update(f"{tool.id}\x00{tool.description}".encode())
+            self._fingerprint = h.hexdigest()[:16]
+        return self._fingerprint
+
+    # ---------------------------------------------------------------- search
+    def searcher(self) -> CatalogSearcher:
+        """The (lazily built) hybrid search index of this catalog."""
+        with self._lock:
+            if self._searcher is None:
+                from .search import CatalogSearcher
+
+                self._searcher = CatalogSearcher(self, embeddings=self._embeddings, index_dir=self._index_dir)
+            return self._searcher
+
+    def search(self, query: str, k: int = 10) -> list[SearchHit]:
+        """Rank APIs for a query (hybrid BM25 + dense when embeddings are configured)."""
+        return self.searcher().search_apis(query, k)
+
+    def search_tools(self, query: str, k: int = 10, category: str | None = None) -> list[ToolHit]:
+        return self.searcher().search_tools(query, k, category=category)
+
+    def search_categories(self, query: str, k: int = 10) -> list[CategoryHit]:
+        return self.searcher().search_categories(query, k)

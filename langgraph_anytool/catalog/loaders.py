@@ -1,0 +1,84 @@
+"""Loaders for the ToolBench directory layout and StableToolBench query files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .errors import CatalogError, CatalogLoadError
+from .models import Category, Tool
+from .parse import group_api_entries, parse_tool
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        with path.open(encoding="utf-8") as fh:
+            return json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise CatalogError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=str(path)) from exc
+    except UnicodeDecodeError as exc:
+        raise CatalogError(f"not UTF-8 text: {exc}", source=str(path)) from exc
+
+
+def load_toolbench_dir(root: str | Path) -> list[Category]:
+    """Read `<root>/<Category>/<tool>.json`. Collects every bad file's error before raising."""
+    base = Path(root)
+    if not base.exists():
+        raise CatalogError(f"catalog directory does not exist: {base}", source=str(base))
+    if not base.is_dir():
+        raise CatalogError(f"not a directory: {base}", source=str(base))
+    errors: list[CatalogError] = []
+    categories: list[Category] = []
+    for cat_dir in sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        tools: list[Tool] = []
+        keys: set[str] = set()
+        for f in sorted(cat_dir.glob("*.json")):
+            try:
+                tool = parse_tool(_read_json(f), category=cat_dir.name, source=str(f), key=f.stem)
+            except CatalogError as exc:
+                errors.append(exc)
+                continue
+            if tool.key in keys:
+                errors.append(CatalogError(f"duplicate tool key {tool.key!r} in category {cat_dir.name!r}",
+                                           source=str(f), field="standardized_name"))
+                continue
+            keys.add(tool.key)
+            tools.append(tool)
+        if tools:
+            categories.append(Category(name=cat_dir.name, tools=tuple(tools)))
+    if errors:
+        raise errors[0] if len(errors) == 1 else CatalogLoadError(errors)
+    if not categories:
+        raise CatalogError("no tools found (expected <Category>/<tool>.json files)", source=str(base))
+    return categories
+
+
+def load_query_api_lists(files: Iterable[str | Path]) -> list[Category]:
+    """Build a catalog from the `api_list` entries of StableToolBench query files (deduplicated)."""
+    merged: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    errors: list[CatalogError] = []
+    for file in files:
+        path = Path(file)
+        try:
+            data = _read_json(path)
+            if not isinstance(data, list):
+                raise CatalogError("expected a JSON list of queries", source=str(path))
+            for qi, q in enumerate(data):
+                entries = q.get("api_list") if isinstance(q, dict) else None
+                if not isinstance(entries, list):
+                    raise CatalogError("missing or not a list", source=str(path), field=f"[{qi}].api_list")
+                for key, apis in group_api_entries(entries, source=f"{path}[{qi}]").items():
+                    slot = merged.setdefault(key, {})
+                    for a in apis:
+                        slot.setdefault(a["api_name"], dict(a))
+        except CatalogError as exc:
+            errors.append(exc)
+    if errors:
+        raise errors[0] if len(errors) == 1 else CatalogLoadError(errors)
+    by_cat: dict[str, list[Tool]] = {}
+    for (cat, tool_name), apis in sorted(merged.items()):
+        doc = {"tool_name": tool_name, "api_list": list(apis.values())}
+        by_cat.setdefault(cat, []).append(parse_tool(doc, category=cat, source=f"queries:{tool_name}"))
+    return [Category(name=c, tools=tuple(ts)) for c, ts in sorted(by_cat.items())]

@@ -1,0 +1,133 @@
+"""Catalog data model: categories → tools → APIs → parameters (immutable, plain data)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ParamType = Literal[
+    "string", "number", "integer", "boolean", "enum", "date", "time", "array", "object", "binary"
+]
+PARAM_TYPES: frozenset[str] = frozenset(
+    ["string", "number", "integer", "boolean", "enum", "date", "time", "array", "object", "binary"]
+)
+# Spellings seen in ToolBench / OpenAPI / JSON schema, mapped to ours.
+_TYPE_ALIASES: dict[str, str] = {
+    "str": "string",
+    "text": "string",
+    "float": "number",
+    "double": "number",
+    "int": "integer",
+    "long": "integer",
+    "bool": "boolean",
+    "list": "array",
+    "dict": "object",
+    "json": "object",
+    "datetime": "date",
+    "date (yyyy-mm-dd)": "date",
+    "file": "binary",
+    "geopoint (latitude, longitude)": "string",
+    "credentials": "string",
+}
+
+
+def normalize_param_type(raw: object) -> str | None:
+    """Map a type spelling to one of `PARAM_TYPES`, or None when unknown."""
+    if not isinstance(raw, str):
+        return None
+    key = raw.strip().lower()
+    if key not in _TYPE_ALIASES and "(" in key:  # "TIME (24-hour HH:MM)", "DATE (YYYY-MM-DD)"
+        key = key.split("(", 1)[0].strip()
+    key = _TYPE_ALIASES.get(key, key)
+    return key if key in PARAM_TYPES else None
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One parameter of an API."""
+
+    name: str
+    type: str = "string"
+    description: str = ""
+    required: bool = False
+    default: Any = None
+    enum: tuple[Any, ...] = ()
+    location: str = "query"  # query | path | header | body (used by the HTTP executor)
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"name": self.name, "type": self.type, "description": self.description}
+        if self.default is not None:
+            d["default"] = self.default
+        if self.enum:
+            d["enum"] = list(self.enum)
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class Api:
+    """One callable endpoint of a tool. `id` is `category/tool_key/api_key`."""
+
+    id: str
+    name: str
+    tool_key: str
+    tool_name: str
+    category: str
+    description: str = ""
+    method: str = "GET"
+    path: str = ""
+    params: tuple[Param, ...] = ()
+    template_response: Any = None
+
+    @property
+    def required_params(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if p.required)
+
+    @property
+    def optional_params(self) -> tuple[Param, ...]:
+        return tuple(p for p in self.params if not p.required)
+
+    def param(self, name: str) -> Param | None:
+        for p in self.params:
+            if p.name == name:
+                return p
+        return None
+
+    def details(self) -> dict[str, Any]:
+        """What an agent sees of the API (paper Table 8, `get_api_details`)."""
+        d: dict[str, Any] = {
+            "tool_name": self.tool_name,
+            "api_name": self.name,
+            "description": self.description,
+            "method": self.method,
+            "required_parameters": [p.to_dict() for p in self.required_params],
+            "optional_parameters": [p.to_dict() for p in self.optional_params],
+        }
+        if self.template_response is not None:
+            d["template_response"] = self.template_response
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    """A tool (a RapidAPI "API product"): a named group of APIs in one category."""
+
+    key: str  # standardized name, unique within its category
+    name: str  # display name (ToolBench's original tool_name)
+    category: str
+    description: str = ""
+    base_url: str = ""
+    apis: tuple[Api, ...] = ()
+    source: str = ""  # file or origin it was loaded from
+
+    @property
+    def id(self) -> str:
+        return f"{self.category}/{self.key}"
+
+
+@dataclass(frozen=True, slots=True)
+class Category:
+    """A category of tools."""
+
+    name: str
+    description: str = ""
+    tools: tuple[Tool, ...] = field(default_factory=tuple)

@@ -1,0 +1,1 @@
+"""API execution layer and the agents' functions as LangChain tools."""

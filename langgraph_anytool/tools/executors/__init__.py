@@ -1,0 +1,1 @@
+"""Executors: local, http, virtual, llm-simulated, template-simulated."""
