@@ -1,0 +1,123 @@
+"""Resolve chat models per role and account their usage from `usage_metadata`."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+
+from .config import ROLES
+
+ModelSpec = str | BaseChatModel
+
+# Which role falls back to which when it has no model of its own.
+ROLE_FALLBACK: dict[str, str] = {
+    "planner": "solver",
+    "caller": "solver",
+    "summarizer": "solver",
+    "solvable": "tool",
+}
+
+NO_MODEL_HELP = (
+    "no chat model configured: pass model='openai:gpt-4o-mini' (any 'provider:model' that "
+    "langchain's init_chat_model accepts, e.g. with OPENAI_BASE_URL for vLLM/Ollama) or a BaseChatModel, "
+    "or set ANYTOOL_MODEL"
+)
+
+
+class ModelNotConfiguredError(RuntimeError):
+    """No model for a role; the message says how to configure one."""
+
+
+def init_model(spec: ModelSpec) -> BaseChatModel:
+    """A `BaseChatModel` from a `provider:model` string (via `init_chat_model`) or an instance."""
+    if isinstance(spec, BaseChatModel):
+        return spec
+    if not isinstance(spec, str) or not spec.strip():
+        raise ModelNotConfiguredError(NO_MODEL_HELP)
+    from langchain.chat_models import init_chat_model
+
+    try:
+        return init_chat_model(spec.strip())
+    except ImportError as exc:
+        raise ModelNotConfiguredError(f"cannot load model {spec!r}: {exc}") from exc
+    except Exception as exc:  # missing API key, unknown provider, ...
+        raise ModelNotConfiguredError(f"cannot initialise model {spec!r}: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class ModelSet:
+    """One chat model per role, with fall-backs (planner → solver → default)."""
+
+    default: BaseChatModel | None
+    by_role: Mapping[str, BaseChatModel]
+
+    @classmethod
+    def resolve(cls, model: ModelSpec | None, models: Mapping[str, ModelSpec] | None = None) -> ModelSet:
+        spec = model if model is not None else os.environ.get("ANYTOOL_MODEL")
+        default = init_model(spec) if spec else None
+        by_role: dict[str, BaseChatModel] = {}
+        for role, m in (models or {}).items():
+            if role not in ROLES:
+                raise ValueError(f"unknown model role {role!r}; roles are {', '.join(ROLES)}")
+            by_role[role] = init_model(m)
+        if default is None and not by_role:
+            raise ModelNotConfiguredError(NO_MODEL_HELP)
+        return cls(default=default, by_role=by_role)
+
+    def for_role(self, role: str) -> BaseChatModel:
+        seen = role
+        while True:
+            if seen in self.by_role:
+                return self.by_role[seen]
+            if seen not in ROLE_FALLBACK:
+                break
+            seen = ROLE_FALLBACK[seen]
+        if self.default is None:
+            raise ModelNotConfiguredError(f"no model for role {role!r}: {NO_MODEL_HELP}")
+        return self.default
+
+    def has_own(self, role: str) -> bool:
+        return role in self.by_role
+
+
+class RoleUsage(TypedDict, total=False):
+    model_calls: int
+    input_tokens: int
+    output_tokens: int
+    estimated_tokens: int  # tokens estimated (chars / 4) because the provider sent no usage metadata
+
+
+def message_usage(msg: BaseMessage, prompt: list[BaseMessage] | None = None) -> RoleUsage:
+    """Usage of one model call; estimates (labelled) when the provider gives no metadata."""
+    meta = getattr(msg, "usage_metadata", None) if isinstance(msg, AIMessage) else None
+    if meta:
+        return {"model_calls": 1, "input_tokens": int(meta.get("input_tokens", 0)),
+                "output_tokens": int(meta.get("output_tokens", 0))}
+    chars_in = sum(len(str(m.content)) for m in prompt or [])
+    chars_out = len(str(msg.content)) + sum(len(str(tc.get("args", ""))) for tc in getattr(msg, "tool_calls", []) or [])
+    est_in, est_out = chars_in // 4, chars_out // 4
+    return {"model_calls": 1, "input_tokens": est_in, "output_tokens": est_out, "estimated_tokens": est_in + est_out}
+
+
+def merge_usage(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Reducer: add role → counter dicts (and plain numeric counters) key by key."""
+    out: dict[str, Any] = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in (left or {}).items()}
+    for key, value in (right or {}).items():
+        if isinstance(value, Mapping):
+            slot = out.setdefault(key, {})
+            for k, v in value.items():
+                slot[k] = slot.get(k, 0) + v
+        else:
+            out[key] = out.get(key, 0) + value
+    return out
+
+
+def total_tokens(usage: Mapping[str, Any]) -> int:
+    """Input + output tokens over every role of a usage dict."""
+    return sum(int(v.get("input_tokens", 0)) + int(v.get("output_tokens", 0))
+               for v in usage.values() if isinstance(v, Mapping))

@@ -1,0 +1,168 @@
+"""Graph states and their reducers. Everything here is plain, checkpoint-serialisable data."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal, NotRequired, TypedDict
+
+from langchain_core.messages import AnyMessage
+
+from .llm import merge_usage
+
+AgentLevel = Literal["meta", "category", "tool"]
+AgentStatus = Literal["pending", "running", "finished", "stopped"]
+RunStatus = Literal["running", "solved", "unsolved", "gave_up", "budget_exhausted", "no_apis"]
+
+
+class AgentRecord(TypedDict):
+    """One agent of the hierarchical retriever, as kept in the checkpointed state."""
+
+    id: str
+    level: AgentLevel
+    parent: str | None
+    category: str | None  # scope: the category of a category/tool agent
+    tools: list[str]  # scope: tool display names of a tool agent
+    status: AgentStatus
+    steps: int  # model calls over all activations
+    activations: int
+    messages: list[AnyMessage]  # the agent's own history (system prompt not included)
+    children: list[str]
+    tokens: int
+    end_reason: str  # finish_search | step_limit | stop_signal | budget | error text
+
+
+class PoolEntry(TypedDict):
+    """An API in the candidate pool."""
+
+    api_id: str
+    category: str
+    tool: str
+    api: str
+    function_name: str
+    added_by: str
+
+
+class PoolUpdate(TypedDict, total=False):
+    """A change to the pool: entries to add (deduplicated, capped) and API ids to remove."""
+
+    add: list[PoolEntry]
+    remove: list[str]
+    cap: int
+
+
+def update_pool(left: list[PoolEntry] | None, right: PoolUpdate | Sequence[PoolEntry] | None) -> list[PoolEntry]:
+    """Reducer for `api_pool`: dedupe by API id, keep order of arrival, honour the cap, apply removals."""
+    pool = list(left or [])
+    if not right:
+        return pool
+    upd: Mapping[str, Any] = right if isinstance(right, Mapping) else {"add": list(right)}
+    removed = set(upd.get("remove") or ())
+    if removed:
+        pool = [e for e in pool if e["api_id"] not in removed]
+    cap = upd.get("cap")
+    have = {e["api_id"] for e in pool}
+    for entry in upd.get("add") or ():
+        if entry["api_id"] in have or entry["api_id"] in removed:
+            continue
+        if cap is not None and len(pool) >= cap:
+            break
+        pool.append(entry)
+        have.add(entry["api_id"])
+    return pool
+
+
+def merge_agents(left: Mapping[str, AgentRecord] | None, right: Mapping[str, AgentRecord] | None) -> dict[str, AgentRecord]:
+    """Reducer for `agents`: records are replaced whole, by id (each branch writes only its own and new ones)."""
+    out = dict(left or {})
+    out.update(right or {})
+    return out
+
+
+def add_unique(left: list[str] | None, right: Sequence[str] | None) -> list[str]:
+    out = list(left or [])
+    out.extend(x for x in (right or ()) if x not in out)
+    return out
+
+
+class SolverAttempt(TypedDict):
+    """One solver run (a whole search tree) and how it ended."""
+
+    attempt: int
+    round: int
+    mode: str
+    finish_type: str  # give_answer | give_up | call_budget | no_apis | budget | error
+    answer: str
+    reason: str
+    failed_functions: list[str]
+    failed_api_ids: list[str]
+    api_calls: int
+    tree: list[dict[str, Any]]  # explicit search tree nodes (id, parent, depth, kind, ...)
+
+
+class AnyToolInput(TypedDict):
+    query: str
+
+
+class AnyToolState(TypedDict):
+    """Top-level state of the AnyTool graph."""
+
+    query: str
+    run_key: NotRequired[str]
+    round: NotRequired[int]  # retrieval round: 0, then +1 per reflection
+    agents: Annotated[dict[str, AgentRecord], merge_agents]
+    to_start: NotRequired[list[str]]  # agent ids the dispatcher starts this superstep
+    api_pool: Annotated[list[PoolEntry], update_pool]
+    removed_apis: Annotated[list[str], add_unique]
+    solvable_round: Annotated[int, max]  # the last round in which a tool agent judged the pool solvable
+    solver_attempts: Annotated[list[SolverAttempt], operator.add]
+    pool_at_last_solve: NotRequired[list[str]]
+    reflections: NotRequired[int]
+    verdict: NotRequired[dict[str, str]]  # judge: {"label", "reason"}
+    answer: NotRequired[str]
+    status: NotRequired[RunStatus]
+    reason: NotRequired[str]
+    usage: Annotated[dict[str, Any], merge_usage]
+
+
+class AnyToolOutput(TypedDict):
+    query: str
+    answer: str
+    status: RunStatus
+    reason: str
+    api_pool: list[PoolEntry]
+    agents: dict[str, AgentRecord]
+    solver_attempts: list[SolverAttempt]
+    usage: dict[str, Any]
+
+
+class AgentInput(TypedDict):
+    """The `Send` payload that starts one agent activation."""
+
+    query: str
+    run_key: str
+    round: int
+    agent: AgentRecord
+    pool: list[str]  # API ids in the pool when the activation starts
+
+
+class AgentOutput(TypedDict, total=False):
+    agents: dict[str, AgentRecord]
+    api_pool: PoolUpdate
+    solvable_round: int
+    usage: dict[str, Any]
+
+
+class SolverInput(TypedDict):
+    query: str
+    run_key: str
+    round: int
+    api_pool: list[PoolEntry]
+    previous_attempts: list[SolverAttempt]  # earlier solves of this run (failed calls already pruned)
+
+
+class SolverOutput(TypedDict, total=False):
+    """Only the new attempt and the usage of this solve (the parent's reducers add them)."""
+
+    solver_attempts: list[SolverAttempt]
+    usage: dict[str, Any]
