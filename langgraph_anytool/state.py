@@ -29,6 +29,7 @@ class AgentRecord(TypedDict):
     messages: list[AnyMessage]  # the agent's own history (system prompt not included)
     children: list[str]
     tokens: int
+    invalid_calls: int  # unknown functions, malformed arguments, turns without a function call
     end_reason: str  # finish_search | step_limit | stop_signal | budget | error text
 
 
