@@ -106,8 +106,12 @@ def message_usage(msg: BaseMessage, prompt: list[BaseMessage] | None = None) -> 
 
 def merge_usage(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> dict[str, Any]:
     """Reducer: add role → counter dicts (and plain numeric counters) key by key."""
-    out: dict[str, Any] = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in (left or {}).items()}
-    for key, value in (right or {}).items():
+    right = right or {}
+    base = {} if "__reset__" in right else (left or {})
+    out: dict[str, Any] = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in base.items()}
+    for key, value in right.items():
+        if key == "__reset__":
+            continue
         if isinstance(value, Mapping):
             slot = out.setdefault(key, {})
             for k, v in value.items():

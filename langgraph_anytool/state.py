@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired, TypedDict
 
@@ -44,20 +43,25 @@ class PoolEntry(TypedDict):
     added_by: str
 
 
+# A new query on a thread that already ran one starts from empty lists/dicts: the init node writes RESET markers.
+RESET = "__reset__"
+
+
 class PoolUpdate(TypedDict, total=False):
     """A change to the pool: entries to add (deduplicated, capped) and API ids to remove."""
 
     add: list[PoolEntry]
     remove: list[str]
     cap: int
+    reset: bool
 
 
 def update_pool(left: list[PoolEntry] | None, right: PoolUpdate | Sequence[PoolEntry] | None) -> list[PoolEntry]:
     """Reducer for `api_pool`: dedupe by API id, keep order of arrival, honour the cap, apply removals."""
-    pool = list(left or [])
     if not right:
-        return pool
+        return list(left or [])
     upd: Mapping[str, Any] = right if isinstance(right, Mapping) else {"add": list(right)}
+    pool = [] if upd.get("reset") else list(left or [])
     removed = set(upd.get("remove") or ())
     if removed:
         pool = [e for e in pool if e["api_id"] not in removed]
@@ -75,15 +79,35 @@ def update_pool(left: list[PoolEntry] | None, right: PoolUpdate | Sequence[PoolE
 
 def merge_agents(left: Mapping[str, AgentRecord] | None, right: Mapping[str, AgentRecord] | None) -> dict[str, AgentRecord]:
     """Reducer for `agents`: records are replaced whole, by id (each branch writes only its own and new ones)."""
-    out = dict(left or {})
-    out.update(right or {})
+    right = right or {}
+    out = {} if RESET in right else dict(left or {})
+    out.update({k: v for k, v in right.items() if k != RESET})
     return out
 
 
 def add_unique(left: list[str] | None, right: Sequence[str] | None) -> list[str]:
-    out = list(left or [])
-    out.extend(x for x in (right or ()) if x not in out)
+    """Reducer: append unseen items; a leading RESET marker starts over."""
+    right = list(right or ())
+    out = [] if right[:1] == [RESET] else list(left or [])
+    out.extend(x for x in right if x != RESET and x not in out)
     return out
+
+
+def extend_or_reset(left: list[Any] | None, right: Sequence[Any] | None) -> list[Any]:
+    """Reducer: concatenate; a leading RESET marker starts over."""
+    right = list(right or ())
+    if right[:1] == [RESET]:
+        return right[1:]
+    return list(left or []) + right
+
+
+def latest_round(left: int | None, right: int | None) -> int:
+    """Reducer for `solvable_round`: the highest round written; a negative value resets."""
+    if right is None:
+        return -1 if left is None else left
+    if right < 0:
+        return -1
+    return max(right, -1 if left is None else left)
 
 
 class SolverAttempt(TypedDict):
@@ -115,8 +139,8 @@ class AnyToolState(TypedDict):
     to_start: NotRequired[list[str]]  # agent ids the dispatcher starts this superstep
     api_pool: Annotated[list[PoolEntry], update_pool]
     removed_apis: Annotated[list[str], add_unique]
-    solvable_round: Annotated[int, max]  # the last round in which a tool agent judged the pool solvable
-    solver_attempts: Annotated[list[SolverAttempt], operator.add]
+    solvable_round: Annotated[int, latest_round]  # the last round in which a tool agent judged the pool solvable
+    solver_attempts: Annotated[list[SolverAttempt], extend_or_reset]
     pool_at_last_solve: NotRequired[list[str]]
     reflections: NotRequired[int]
     verdict: NotRequired[dict[str, str]]  # judge: {"label", "reason"}

@@ -15,7 +15,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import ConfigDict, PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr
 
 # A responder sees the prompt messages and the names of the bound tools and returns the reply.
 Responder = Callable[[list[BaseMessage], list[str]], AIMessage]
@@ -43,7 +43,7 @@ class ScriptedChatModel(BaseChatModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     responder: Any = None  # Responder | None
-    replies: list[AIMessage] = []
+    replies: list[AIMessage] = Field(default_factory=list)
     latency: float = 0.0
     name_: str = "scripted"
 
