@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 SolverMode = Literal["dfsdt", "cot", "umi"]
-ExecutionKind = Literal["local", "template", "http", "virtual", "llm"]
+ExecutionKind = Literal["auto", "local", "template", "http", "virtual", "llm"]
 
 ROLES: tuple[str, ...] = (
     "meta", "category", "tool", "solvable", "solver", "planner", "caller", "summarizer", "judge", "simulator",
@@ -33,7 +33,9 @@ class AnyToolConfig:
     max_reflections: int = 5
     token_budget: int = 200_000  # across all roles, from usage metadata
     max_observation_chars: int = 2048
-    execution: ExecutionKind = "local"  # default executor kind when none is given
+    # executor when none is passed: "auto" = local for the builtin catalog, http otherwise;
+    # "template" (offline simulation) is for tests and dry runs and is never chosen silently
+    execution: ExecutionKind = "auto"
     seed_with_search: bool = True  # show the meta-agent the categories search ranks highest
     models: dict[str, Any] = field(default_factory=dict)  # role -> "provider:model" (strings only here)
 
@@ -44,7 +46,7 @@ class AnyToolConfig:
                 raise ConfigError(f"AnyToolConfig.{f.name} must be a positive integer, got {value!r}")
         if self.solver not in ("dfsdt", "cot", "umi"):
             raise ConfigError(f"AnyToolConfig.solver must be 'dfsdt', 'cot' or 'umi', got {self.solver!r}")
-        if self.execution not in ("local", "template", "http", "virtual", "llm"):
+        if self.execution not in ("auto", "local", "template", "http", "virtual", "llm"):
             raise ConfigError(f"AnyToolConfig.execution: unknown executor kind {self.execution!r}")
         for role, spec in self.models.items():
             if role not in ROLES:
