@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .catalog import Catalog
 from .config import AnyToolConfig
 from .llm import ModelSet
-from .tools.pipeline import ApiExecutor
+
+if TYPE_CHECKING:
+    from .tools.pipeline import ApiExecutor
 
 
 class RunSignals:

@@ -1,0 +1,165 @@
+"""Judge rules and parsing, reflection routing order, reducers, config and model resolution."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from langgraph_anytool.config import AnyToolConfig, ConfigError
+from langgraph_anytool.llm import ModelNotConfiguredError, ModelSet, merge_usage, message_usage, total_tokens
+from langgraph_anytool.nodes.judge import parse_verdict, rule_verdict
+from langgraph_anytool.nodes.reflection import failure_reason, plan_reactivation, route_after_reflect
+from langgraph_anytool.state import (
+    RESET,
+    AgentRecord,
+    PoolEntry,
+    SolverAttempt,
+    add_unique,
+    extend_or_reset,
+    latest_round,
+    merge_agents,
+    update_pool,
+)
+from tests.fakes import ScriptedChatModel, ai
+
+
+def attempt(finish: str = "give_answer", answer: str = "", reason: str = "", failed: list[str] | None = None) -> SolverAttempt:
+    return {"attempt": 1, "round": 0, "mode": "dfsdt", "finish_type": finish, "answer": answer, "reason": reason,
+            "failed_functions": [], "failed_api_ids": failed or [], "api_calls": 0, "tree": []}
+
+
+def agent(id_: str, level: str, status: str) -> AgentRecord:
+    return {"id": id_, "level": level, "parent": None, "category": None, "tools": [], "status": status,  # type: ignore[typeddict-item]
+            "steps": 1, "activations": 1, "messages": [], "children": [], "tokens": 0, "invalid_calls": 0,
+            "end_reason": ""}
+
+
+def entry(api_id: str) -> PoolEntry:
+    return {"api_id": api_id, "category": "c", "tool": "t", "api": api_id, "function_name": api_id, "added_by": "x"}
+
+
+# ------------------------------------------------------------------ judge
+@pytest.mark.parametrize(
+    ("att", "label"),
+    [
+        (attempt("give_up", reason="weather_for_x failed"), "Unsolved"),
+        (attempt("give_answer", answer="   "), "Unsolved"),
+        (attempt("give_answer", answer="I'm SORRY, I could not find it."), "Unsolved"),
+        (attempt("give_answer", answer="Unfortunately the API returned nothing."), "Unsolved"),
+        (attempt("give_answer", answer="I AM UNABLE to retrieve the data."), "Unsolved"),
+        (attempt("call_budget", reason=""), "Unsolved"),
+    ],
+)
+def test_rule_verdicts_catch_failures(att: SolverAttempt, label: str) -> None:
+    verdict = rule_verdict(att)
+    assert verdict is not None and verdict["label"] == label and verdict["by"] == "rule" and verdict["reason"]
+
+
+def test_rule_verdict_defers_real_answers_to_the_model() -> None:
+    assert rule_verdict(attempt("give_answer", answer="It is 21°C in Paris.")) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ('{"label": "Solved", "reason": "all parts answered"}', "Solved"),
+        ('```json\n{"label": "unsolved", "reason": "no price"}\n```', "Unsolved"),
+        ("The answer is Unsure because ...", "Unsure"),
+        ("garbage", "Unsure"),
+    ],
+)
+def test_parse_verdict(text: str, label: str) -> None:
+    assert parse_verdict(text)["label"] == label
+
+
+# ------------------------------------------------------------- reflection
+def test_reactivation_goes_to_lowest_unfinished_level_first() -> None:
+    agents = {a["id"]: a for a in [agent("meta", "meta", "stopped"), agent("meta/A", "category", "stopped"),
+                                   agent("meta/A/t1", "tool", "finished"), agent("meta/A/t2", "tool", "stopped")]}
+    assert plan_reactivation(agents) == ("tool", ["meta/A/t2"])
+    agents["meta/A/t2"]["status"] = "finished"
+    assert plan_reactivation(agents) == ("category", ["meta/A"])
+    agents["meta/A"]["status"] = "finished"
+    assert plan_reactivation(agents) == ("meta", ["meta"])
+    agents["meta"]["status"] = "finished"
+    assert plan_reactivation(agents) == (None, [])
+
+
+def test_failure_reason_prefers_judge_for_given_answers() -> None:
+    state: Any = {"solver_attempts": [attempt("give_answer", answer="x")], "verdict": {"reason": "misses the price"}}
+    assert failure_reason(state) == "misses the price"
+    state = {"solver_attempts": [attempt("give_up", reason="f_for_t returned 500")], "verdict": {"reason": "r"}}
+    assert failure_reason(state) == "f_for_t returned 500"
+
+
+def test_route_after_reflect() -> None:
+    pending = {"a": agent("a", "tool", "pending")}
+    done = {"a": agent("a", "tool", "finished")}
+    assert route_after_reflect({"agents": pending, "api_pool": []}) == "dispatch"  # type: ignore[typeddict-item]
+    # only the pool changed (a failed API was pruned): solve again
+    state: Any = {"agents": done, "api_pool": [entry("x")], "pool_at_last_solve": ["x", "y"]}
+    assert route_after_reflect(state) == "gate"
+    state = {"agents": done, "api_pool": [entry("x")], "pool_at_last_solve": ["x"]}
+    assert route_after_reflect(state) == "finalize"
+
+
+# --------------------------------------------------------------- reducers
+def test_pool_reducer_dedupes_caps_removes_and_resets() -> None:
+    pool = update_pool([], {"add": [entry("a"), entry("b"), entry("a")], "cap": 3})
+    assert [e["api_id"] for e in pool] == ["a", "b"]
+    pool = update_pool(pool, {"add": [entry("c"), entry("d")], "cap": 3})
+    assert [e["api_id"] for e in pool] == ["a", "b", "c"]
+    pool = update_pool(pool, {"remove": ["b"], "add": [entry("b")]})  # a removed API is not re-added by the same update
+    assert [e["api_id"] for e in pool] == ["a", "c"]
+    assert update_pool(pool, {"reset": True, "add": [entry("z")]}) == [entry("z")]
+    assert update_pool(pool, [entry("q")])[-1]["api_id"] == "q"
+
+
+def test_other_reducers() -> None:
+    a = agent("a", "tool", "running")
+    assert merge_agents({"a": a}, {"b": agent("b", "tool", "pending")}).keys() == {"a", "b"}
+    assert merge_agents({"a": a}, {RESET: True, "b": a}).keys() == {"b"}  # type: ignore[dict-item]
+    assert add_unique(["x"], ["x", "y"]) == ["x", "y"] and add_unique(["x"], [RESET, "z"]) == ["z"]
+    assert extend_or_reset([1], [2]) == [1, 2] and extend_or_reset([1], [RESET, 3]) == [3]
+    assert latest_round(2, 1) == 2 and latest_round(2, -1) == -1 and latest_round(None, None) == -1
+    usage = merge_usage({"solver": {"model_calls": 1, "input_tokens": 5}}, {"solver": {"model_calls": 2}, "reflections": 1})
+    assert usage == {"solver": {"model_calls": 3, "input_tokens": 5}, "reflections": 1}
+    assert merge_usage(usage, {RESET: True, "judge": {"model_calls": 1}}) == {"judge": {"model_calls": 1}}
+    assert total_tokens({"a": {"input_tokens": 3, "output_tokens": 4}, "reflections": 9}) == 7
+
+
+# ----------------------------------------------------------- config, models
+def test_config_validation_names_the_field() -> None:
+    with pytest.raises(ConfigError, match="max_api_pool"):
+        AnyToolConfig(max_api_pool=0)
+    with pytest.raises(ConfigError, match="solver"):
+        AnyToolConfig(solver="bfs")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="unknown role 'chef'"):
+        AnyToolConfig(models={"chef": "openai:gpt-4o"})
+
+
+def test_models_resolve_with_role_fallbacks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANYTOOL_MODEL", raising=False)
+    with pytest.raises(ModelNotConfiguredError, match="ANYTOOL_MODEL"):
+        ModelSet.resolve(None)
+    base, planner = ScriptedChatModel(), ScriptedChatModel()
+    ms = ModelSet.resolve(base, {"planner": planner})
+    assert ms.for_role("planner") is planner and ms.for_role("caller") is base and ms.for_role("judge") is base
+    only_solver = ModelSet.resolve(None, {"solver": planner})
+    assert only_solver.for_role("caller") is planner
+    with pytest.raises(ModelNotConfiguredError, match="no model for role 'meta'"):
+        only_solver.for_role("meta")
+
+
+def test_string_model_goes_through_init_chat_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-real")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    model = ModelSet.resolve("openai:gpt-4o-mini").for_role("solver")
+    assert type(model).__name__ == "ChatOpenAI"
+
+
+def test_usage_is_estimated_and_labelled_without_metadata() -> None:
+    used = message_usage(ai("four words of text"), [HumanMessage("x" * 40)])
+    assert used["estimated_tokens"] == used["input_tokens"] + used["output_tokens"] and used["input_tokens"] == 10
