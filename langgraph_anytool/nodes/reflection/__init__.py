@@ -40,7 +40,7 @@ def make_reflect(deps: Deps) -> Any:
         attempt = state["solver_attempts"][-1]
         pooled = {e["api_id"] for e in state.get("api_pool", [])}
         failed = [a for a in attempt.get("failed_api_ids", []) if a in pooled]
-        level, reactivate = plan_reactivation(state.get("agents", {}))
+        _level, reactivate = plan_reactivation(state.get("agents", {}))
         updated: dict[str, AgentRecord] = {}
         for agent in state.get("agents", {}).values():
             if agent["status"] == "finished":
