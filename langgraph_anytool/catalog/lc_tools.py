@@ -1,0 +1,109 @@
+"""Wrap LangChain tools as catalog APIs, and give the local executor callables that run them.
+
+One catalog tool (``tool_name``) holds one API per LangChain tool: API name = the LangChain tool's name,
+description = its description, parameters = the top-level properties of its model-facing argument schema
+(LangChain's own OpenAI-function conversion, so injected arguments are left out and `$defs` are inlined), with
+the schema's ``required`` list honoured. Types, enums and defaults are mapped as for OpenAPI request bodies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from .errors import CatalogError, UnknownNameError
+from .models import Api, Category
+from .openapi import SchemaResolver
+from .parse import parse_tool
+
+if TYPE_CHECKING:
+    from langchain_core.tools import BaseTool
+
+    from .catalog import Catalog
+
+SOURCE_PREFIX = "langchain:"
+
+
+def _function_schema(tool: BaseTool) -> tuple[str, dict[str, Any]]:
+    """`(description, parameters JSON schema)` of a LangChain tool as a model would see it."""
+    from langchain_core.utils.function_calling import convert_to_openai_tool
+
+    try:
+        fn = convert_to_openai_tool(tool)["function"]
+    except Exception as exc:  # a broken args_schema: report which tool
+        raise CatalogError(f"cannot read the argument schema of LangChain tool {tool.name!r}: {exc}",
+                           source=f"{SOURCE_PREFIX}{tool.name}", field="args_schema") from exc
+    params = fn.get("parameters") or {}
+    return str(fn.get("description") or tool.description or ""), params if isinstance(params, dict) else {}
+
+
+def load_langchain_tools(tools: Sequence[BaseTool], *, category: str, tool_name: str) -> list[Category]:
+    """One `Category` with one catalog tool named `tool_name` holding one API per LangChain tool."""
+    source = f"{SOURCE_PREFIX}{tool_name}"
+    if not tools:
+        raise CatalogError("no LangChain tools given", source=source)
+    seen: dict[str, int] = {}
+    apis: list[dict[str, Any]] = []
+    for i, lc_tool in enumerate(tools):
+        name = getattr(lc_tool, "name", None)
+        if not isinstance(name, str) or not name.strip():
+            raise CatalogError("LangChain tool has no name", source=source, field=f"tools[{i}].name")
+        if name in seen:
+            raise CatalogError(f"duplicate LangChain tool name {name!r} (also tools[{seen[name]}])",
+                               source=source, field=f"tools[{i}].name")
+        seen[name] = i
+        description, schema = _function_schema(lc_tool)
+        resolver = SchemaResolver(schema, f"{SOURCE_PREFIX}{name}")
+        params = resolver.object_params(schema, "args_schema", location="body") or []
+        apis.append({
+            "name": name,
+            "description": description,
+            "required_parameters": [_strip(p) for p in params if p["required"]],
+            "optional_parameters": [_strip(p) for p in params if not p["required"]],
+        })
+    tool = parse_tool({"tool_name": tool_name, "tool_description": f"LangChain tools: {', '.join(seen)}",
+                       "api_list": apis}, category=category, source=source)
+    return [Category(name=category, tools=(tool,))]
+
+
+def _strip(param: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in param.items() if k != "required"}
+
+
+def _invoker(tool: BaseTool) -> Callable[..., Any]:
+    def run(**kwargs: Any) -> Any:
+        return tool.invoke(kwargs)
+
+    run.__name__ = run.__qualname__ = f"invoke_{tool.name}"
+    run.__doc__ = f"Run the LangChain tool {tool.name!r} with keyword arguments."
+    return run
+
+
+def langchain_tool_implementations(
+    tools: Sequence[BaseTool],
+    catalog: Catalog,
+    *,
+    category: str | None = None,
+    tool_name: str | None = None,
+) -> dict[str, Callable[..., Any]]:
+    """Map each LangChain tool's API id in `catalog` to a callable `(**arguments) -> tool.invoke(arguments)`.
+
+    The APIs are looked up among catalog tools built by `load_langchain_tools`; give `category` / `tool_name`
+    when several such tools have an API with the same name.
+    """
+    candidates: dict[str, list[Api]] = {}
+    for t in catalog.tools(category):
+        if not t.source.startswith(SOURCE_PREFIX) or (tool_name is not None and tool_name not in (t.name, t.key)):
+            continue
+        for api in t.apis:
+            candidates.setdefault(api.name, []).append(api)
+    impls: dict[str, Callable[..., Any]] = {}
+    for lc_tool in tools:
+        found = candidates.get(lc_tool.name, [])
+        if not found:
+            raise UnknownNameError(f"LangChain tool {lc_tool.name!r} is not in catalog {catalog.name!r}")
+        if len(found) > 1:
+            raise CatalogError(f"LangChain tool {lc_tool.name!r} matches several APIs "
+                               f"({', '.join(a.id for a in found)}); pass category= or tool_name=")
+        impls[found[0].id] = _invoker(lc_tool)
+    return impls
