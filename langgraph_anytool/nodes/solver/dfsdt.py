@@ -1,0 +1,420 @@
+"""DFSDT / CoT solver nodes: seed, expand (one model call), execute (the step's function calls), backtrack, finalize.
+
+Every loop is bounded by the solver's own counters: the depth limit, the API-call budget (a hard stop), the
+token budget, and a cap on model calls per solve (`model_call_cap`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import Runnable
+
+from ...catalog.errors import UnknownNameError
+from ...llm import ModelNotConfiguredError, merge_usage, message_usage
+from ...state import PoolEntry, SolverAttempt
+from ...tools.lc import api_json_schema
+from . import prompts
+from .finish import FINISH_NAME, FinishCall, FinishError, finish_schema, parse_finish, resolve_failed
+from .tree import (
+    DIVERSITY,
+    NUDGE,
+    SEED_NOTE,
+    CallRecord,
+    FinishOutcome,
+    NodeStatus,
+    SolverState,
+    TreeNode,
+    add_child,
+    backtrack_target,
+    last_ai,
+    new_tree,
+    path_messages,
+    seed_messages,
+    sibling_actions,
+    tree_to_dicts,
+    update_node,
+)
+
+if TYPE_CHECKING:
+    from ...runtime import Deps
+
+
+
+class Node(Protocol):
+    """A solver graph node: state in, state update out."""
+
+    def __call__(self, state: SolverState) -> dict[str, Any]: ...
+
+
+_DESCRIPTION_CHARS = 300
+
+
+# ------------------------------------------------------------------------------------------ settings
+def is_cot(deps: Deps) -> bool:
+    return deps.config.solver == "cot"
+
+
+def tree_width(deps: Deps) -> int:
+    """Children tried per node: `dfsdt_width` (DFSDT, α-UMi), 1 for CoT."""
+    return 1 if is_cot(deps) else deps.config.dfsdt_width
+
+
+def model_call_cap(deps: Deps) -> int:
+    """Model calls allowed in one solve (every role counted)."""
+    return 4 * deps.config.max_api_calls + 10
+
+
+def recursion_budget(deps: Deps) -> int:
+    """Graph steps one solve can take: at most three per model call (model, execute, backtrack) plus a margin."""
+    return 3 * model_call_cap(deps) + 10
+
+
+def outcome(type_: str, answer: str = "", reason: str = "", failed: Sequence[str] = ()) -> FinishOutcome:
+    return FinishOutcome(type=type_, answer=answer, reason=reason, failed_functions=list(failed))
+
+
+# ------------------------------------------------------------------------------------------ the pool
+def pool_functions(deps: Deps, pool: Sequence[PoolEntry]) -> dict[str, str]:
+    """Function name → API id for the pooled APIs that exist in the catalog (pool order)."""
+    out: dict[str, str] = {}
+    for entry in pool:
+        api_id = entry["api_id"]
+        if api_id in deps.catalog:
+            out[deps.catalog.function_name(api_id)] = api_id
+    return out
+
+
+def tool_schemas(deps: Deps, functions: dict[str, str]) -> list[dict[str, Any]]:
+    return [api_json_schema(deps.catalog, api_id) for api_id in functions.values()]
+
+
+def describe_functions(deps: Deps, functions: dict[str, str], *, with_params: bool = False) -> str:
+    """A numbered list of the available functions: name, tool, description (and parameters)."""
+    lines: list[str] = []
+    for i, (name, api_id) in enumerate(functions.items(), 1):
+        api = deps.catalog.api(api_id)
+        desc = " ".join((api.description or api.name).split())
+        if len(desc) > _DESCRIPTION_CHARS:
+            desc = desc[:_DESCRIPTION_CHARS] + "..."
+        line = f"{i}. {name} (tool {api.tool_name!r}, API {api.name!r}): {desc}"
+        if with_params:
+            req = ", ".join(f"{p.name} ({p.type})" for p in api.required_params) or "none"
+            opt = ", ".join(f"{p.name} ({p.type})" for p in api.optional_params) or "none"
+            line += f" Required parameters: {req}. Optional parameters: {opt}."
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def diversity_text(nodes: Sequence[TreeNode], node_id: int) -> str:
+    actions = sibling_actions(nodes, node_id)
+    return prompts.DIVERSITY_PROMPT.format(actions=json.dumps(actions, ensure_ascii=False, indent=2, default=str))
+
+
+# ------------------------------------------------------------------------------------------ model calls
+def precheck(deps: Deps, state: SolverState) -> FinishOutcome | None:
+    """Why the next model call must not happen (token budget, model-call cap), if so."""
+    if deps.over_budget(state["run_key"]):
+        return outcome("budget", reason=f"token budget of {deps.config.token_budget} tokens exhausted")
+    cap = model_call_cap(deps)
+    if state["model_calls"] >= cap:
+        return outcome("call_budget", reason=f"model-call limit of {cap} calls per solve reached")
+    return None
+
+
+def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[Any, BaseMessage],
+                 prompt: list[BaseMessage]) -> tuple[AIMessage | None, dict[str, Any]]:
+    """One model call with accounting → (reply or None on failure, state updates: counters, usage, finish)."""
+    upd: dict[str, Any] = {"model_calls": state["model_calls"] + 1}
+    try:
+        reply = runnable.invoke(prompt)
+    except ModelNotConfiguredError:
+        raise
+    except Exception as exc:  # a provider error ends this solve, not the run
+        upd["finish"] = outcome("error", reason=f"{role} model call failed: {type(exc).__name__}: {exc}")
+        return None, upd
+    ai = reply if isinstance(reply, AIMessage) else AIMessage(content=reply.content)
+    used = message_usage(ai, prompt)
+    deps.signals.add_tokens(state["run_key"], int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0)))
+    upd["usage"] = merge_usage(state["usage"], {role: dict(used)})
+    return ai, upd
+
+
+def with_call_ids(ai: AIMessage, prefix: str) -> AIMessage:
+    """The reply with an id on every tool call (ToolMessages must point at one)."""
+    if all(tc.get("id") for tc in ai.tool_calls) and all(tc.get("id") for tc in ai.invalid_tool_calls):
+        return ai
+    calls = [{**tc, "id": tc.get("id") or f"{prefix}_{i}"} for i, tc in enumerate(ai.tool_calls)]
+    invalid = [{**tc, "id": tc.get("id") or f"{prefix}_bad_{i}"} for i, tc in enumerate(ai.invalid_tool_calls)]
+    return ai.model_copy(update={"tool_calls": calls, "invalid_tool_calls": invalid})
+
+
+def text_of(msg: BaseMessage) -> str:
+    """The text of a message (content blocks joined)."""
+    if isinstance(msg.content, str):
+        return msg.content
+    parts = [b if isinstance(b, str) else str(b.get("text", "")) for b in msg.content if isinstance(b, str | dict)]
+    return "".join(parts)
+
+
+# ------------------------------------------------------------------------------------------ seed
+def make_seed(deps: Deps) -> Node:
+    """The first node: the root (seeded from the previous attempt's chain) and zeroed counters."""
+
+    def seed(state: SolverState) -> dict[str, Any]:
+        functions = pool_functions(deps, state.get("api_pool") or [])
+        root: list[AnyMessage] = []
+        previous = state.get("previous_attempts") or []
+        if previous and functions:
+            root = seed_messages(previous[-1].get("tree") or [], functions)
+            if root:
+                root.append(HumanMessage(content=prompts.SEED_NOTE, name=SEED_NOTE))
+        upd: dict[str, Any] = {
+            "nodes": new_tree(root), "current": 0, "api_calls": 0, "model_calls": 0, "failed_seen": [],
+            "last_reason": "", "thought": "", "decision": "", "finish": None,
+            "usage": {"api": {"calls": 0, "cache_hits": 0, "errors": 0}},
+        }
+        if not functions:
+            upd["finish"] = outcome("no_apis", reason="the API-candidate pool holds no API of the catalog")
+        return upd
+
+    return seed
+
+
+def route_seed(state: SolverState) -> Literal["expand", "finalize"]:
+    return "finalize" if state.get("finish") else "expand"
+
+
+# ------------------------------------------------------------------------------------------ expand
+def solver_system(deps: Deps, functions: dict[str, str]) -> str:
+    cot = is_cot(deps)
+    task = prompts.TASK_DESCRIPTION.format(
+        give_up_types='return_type "give_up"' if cot else 'return_type "give_up_and_restart" (or "give_up")',
+        functions=describe_functions(deps, functions),
+    )
+    return prompts.SOLVER_SYSTEM.format(restart_rule="" if cot else prompts.RESTART_RULE, task_description=task)
+
+
+def make_expand(deps: Deps) -> Node:
+    """One solver model call from the current node; its reply becomes a new child, which becomes current."""
+
+    def expand(state: SolverState) -> dict[str, Any]:
+        stop = precheck(deps, state)
+        if stop:
+            return {"finish": stop}
+        nodes, cur = state["nodes"], state["current"]
+        functions = pool_functions(deps, state["api_pool"])
+        added: list[AnyMessage] = []
+        if nodes[cur]["children"]:
+            added.append(HumanMessage(content=diversity_text(nodes, cur), name=DIVERSITY))
+        prompt: list[BaseMessage] = [
+            SystemMessage(content=solver_system(deps, functions)),
+            HumanMessage(content=prompts.QUERY.format(query=state["query"])),
+            *path_messages(nodes, cur), *added,
+        ]
+        tools = [*tool_schemas(deps, functions), finish_schema(allow_restart=not is_cot(deps))]
+        model = deps.models.for_role("solver").bind_tools(tools)
+        ai, upd = invoke_model(deps, state, "solver", model, prompt)
+        if ai is None:
+            return upd
+        nodes, child = add_child(nodes, cur, [*added, with_call_ids(ai, f"n{len(nodes)}")])
+        return {**upd, "nodes": nodes, "current": child}
+
+    return expand
+
+
+def route_after_model(state: SolverState) -> Literal["execute", "finalize"]:
+    return "finalize" if state.get("finish") else "execute"
+
+
+# ------------------------------------------------------------------------------------------ execute
+def _record(tc_id: str, function: str, api_id: str, arguments: Any, status: str, cached: bool = False) -> CallRecord:
+    return CallRecord(tool_call_id=tc_id, function=function, api_id=api_id, arguments=arguments, status=status,
+                      cached=cached)
+
+
+def _error(text: str, tc_id: str, name: str) -> ToolMessage:
+    return ToolMessage(content=json.dumps({"error": text}, ensure_ascii=False), tool_call_id=tc_id, name=name,
+                       status="error")
+
+
+def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = True,
+                 nudge: str = prompts.NUDGE) -> Node:
+    """Answer every function call of the current node's action (API calls through the executor, Finish, errors).
+
+    `single_call` (α-UMi's caller): only the first call is executed, the others are answered as not executed.
+    """
+    max_calls = deps.config.max_api_calls
+
+    def execute(state: SolverState) -> dict[str, Any]:
+        nodes, cur = state["nodes"], state["current"]
+        ai = last_ai(nodes[cur])
+        functions = pool_functions(deps, state["api_pool"])
+        api_calls = state["api_calls"]
+        stats = dict(state["usage"].get("api") or {})
+        msgs: list[AnyMessage] = []
+        records: list[CallRecord] = []
+        status: NodeStatus | None = None
+        finish: FinishOutcome | None = None
+        failed_seen = list(state["failed_seen"])
+        last_reason = state["last_reason"]
+        calls = list(ai.tool_calls) if ai is not None else []
+        invalid = list(ai.invalid_tool_calls) if ai is not None else []
+        if not calls and not invalid:
+            msgs.append(HumanMessage(content=nudge, name=NUDGE))
+        alone = len(calls) == 1 and not invalid
+        handled = False  # a (non-Finish) call was answered already
+        for tc in calls:
+            name, tc_id, args = tc["name"], str(tc["id"]), tc["args"]
+            if name == FINISH_NAME and allow_finish:
+                if not alone:
+                    msgs.append(_error(prompts.FINISH_ALONE, tc_id, name))
+                    records.append(_record(tc_id, name, "", args, "finish_rejected"))
+                    continue
+                try:
+                    fc = parse_finish(args)
+                except FinishError as exc:
+                    msgs.append(_error(f"Finish not accepted: {exc}", tc_id, name))
+                    records.append(_record(tc_id, name, "", args, "finish_rejected"))
+                    continue
+                msgs.append(ToolMessage(content=_finish_reply(fc), tool_call_id=tc_id, name=name))
+                records.append(_record(tc_id, name, "", args, f"finish:{fc.return_type}"))
+                status, finish, failed_seen, last_reason = _decide(deps, fc, failed_seen, last_reason)
+                continue
+            if single_call and handled:
+                msgs.append(_error("not executed: make exactly one function call per step", tc_id, name))
+                records.append(_record(tc_id, name, "", args, "not_executed"))
+                continue
+            handled = True
+            api_id = functions.get(name)
+            if api_id is None:
+                try:
+                    known = deps.catalog.api_for_function(name).id
+                except UnknownNameError:
+                    known = ""
+                why = "is not among the available functions" if known else "does not exist"
+                msgs.append(_error(f"function {name!r} {why}; call only the functions you were given", tc_id, name))
+                records.append(_record(tc_id, name, known, args, "not_in_pool" if known else "unknown_function"))
+                continue
+            if api_calls >= max_calls:
+                msgs.append(_error(f"not executed: the budget of {max_calls} API calls is used up", tc_id, name))
+                records.append(_record(tc_id, name, api_id, args, "not_executed"))
+                continue
+            try:
+                obs = deps.executor.call(api_id, dict(args) if isinstance(args, dict) else args)
+            except Exception as exc:  # executors return observations; this is a last guard
+                api_calls += 1
+                stats["calls"] = stats.get("calls", 0) + 1
+                stats["errors"] = stats.get("errors", 0) + 1
+                msgs.append(_error(f"the call failed: {type(exc).__name__}: {exc}", tc_id, name))
+                records.append(_record(tc_id, name, api_id, args, "error"))
+                continue
+            api_calls += 1
+            stats["calls"] = stats.get("calls", 0) + 1
+            stats["cache_hits"] = stats.get("cache_hits", 0) + int(obs.cached)
+            stats["errors"] = stats.get("errors", 0) + int(not obs.ok)
+            msgs.append(ToolMessage(content=deps.executor.render(obs), tool_call_id=tc_id, name=name,
+                                    status="success" if obs.ok else "error"))
+            records.append(_record(tc_id, name, api_id, args, str(obs.status.value), obs.cached))
+        for bad in invalid:
+            tc_id, name = str(bad.get("id")), str(bad.get("name") or "")
+            detail = bad.get("error") or "the arguments are not a valid JSON object"
+            msgs.append(_error(f"malformed arguments ({detail}); send a JSON object matching the schema", tc_id, name))
+            records.append(_record(tc_id, name, "", bad.get("args"), "malformed_arguments"))
+        if finish is None and api_calls >= max_calls:
+            finish = outcome("call_budget", reason=f"the budget of {max_calls} API calls per solve is used up",
+                             failed=failed_seen)
+        usage = {**state["usage"], "api": stats}
+        nodes = update_node(nodes, cur, messages=msgs, calls=records, status=status)
+        upd: dict[str, Any] = {"nodes": nodes, "api_calls": api_calls, "usage": usage, "failed_seen": failed_seen,
+                               "last_reason": last_reason}
+        if finish is not None:
+            upd["finish"] = finish
+        return upd
+
+    return execute
+
+
+def _finish_reply(fc: FinishCall) -> str:
+    text = {"give_answer": "successfully giving the final answer.",
+            "give_up_and_restart": "giving up on this branch; restarting from an earlier state.",
+            "give_up": "giving up."}[fc.return_type]
+    return json.dumps({"response": text})
+
+
+def _decide(deps: Deps, fc: FinishCall, failed_seen: list[str], last_reason: str
+            ) -> tuple[NodeStatus, FinishOutcome | None, list[str], str]:
+    """Node status, outcome (None: backtrack), failed functions so far, latest reason after a valid Finish."""
+    seen = failed_seen + [f for f in fc.failed_functions if f not in failed_seen]
+    if fc.return_type == "give_answer":
+        return "answer", outcome("give_answer", answer=fc.final_answer, reason=fc.reason), seen, last_reason
+    failed = fc.failed_functions + [f for f in failed_seen if f not in fc.failed_functions]
+    if fc.return_type == "give_up" or is_cot(deps):  # CoT has one chain: a restart ends it
+        return "given_up", outcome("give_up", answer=fc.final_answer, reason=fc.reason, failed=failed), seen, fc.reason
+    return "given_up", None, seen, fc.reason or last_reason
+
+
+def make_route_after_execute(deps: Deps) -> Callable[[SolverState], Literal["expand", "backtrack", "finalize"]]:
+    """answer / give up / budget → finalize; restart or depth limit → backtrack; otherwise expand a child."""
+
+    def route_after_execute(state: SolverState) -> Literal["expand", "backtrack", "finalize"]:
+        if state.get("finish"):
+            return "finalize"
+        node = state["nodes"][state["current"]]
+        if node["status"] == "given_up" or node["depth"] >= deps.config.max_depth:
+            return "backtrack"
+        return "expand"
+
+    return route_after_execute
+
+
+# ------------------------------------------------------------------------------------------ backtrack
+def make_backtrack(deps: Deps) -> Node:
+    """Close the current branch; continue from the deepest ancestor with room for another child, or give up.
+
+    A restart (Finish give_up_and_restart, or an α-UMi planner's give-up) closes the step it was decided from as
+    well: trying again from the very state the model just gave up on would mostly repeat it.
+    """
+
+    def backtrack(state: SolverState) -> dict[str, Any]:
+        nodes, cur = state["nodes"], state["current"]
+        depth_hit = nodes[cur]["status"] == "open" and nodes[cur]["depth"] >= deps.config.max_depth
+        if depth_hit:
+            nodes = update_node(nodes, cur, note=f"depth limit {deps.config.max_depth} reached")
+        restart = nodes[cur]["status"] == "given_up"
+        nodes, target = backtrack_target(nodes, cur, tree_width(deps), close_parent=restart)
+        if target is not None:
+            return {"nodes": nodes, "current": target}
+        reason = "all branches exhausted"
+        if depth_hit:
+            reason += f" (the last one reached the depth limit of {deps.config.max_depth})"
+        if state["last_reason"]:
+            reason += f"; last reason given: {state['last_reason']}"
+        return {"nodes": nodes, "finish": outcome("give_up", reason=reason, failed=state["failed_seen"])}
+
+    return backtrack
+
+
+def route_after_backtrack(state: SolverState) -> Literal["expand", "finalize"]:
+    return "finalize" if state.get("finish") else "expand"
+
+
+# ------------------------------------------------------------------------------------------ finalize
+def make_finalize(deps: Deps) -> Node:
+    """Exactly one new `SolverAttempt` and this solve's usage."""
+
+    def finalize(state: SolverState) -> dict[str, Any]:
+        fin = state.get("finish") or outcome("error", reason="the solver stopped without an outcome")
+        names, ids = resolve_failed(deps.catalog, fin["failed_functions"])
+        previous = state.get("previous_attempts") or []
+        attempt = SolverAttempt(
+            attempt=len(previous) + 1, round=state.get("round", 0), mode=deps.config.solver, finish_type=fin["type"],
+            answer=fin["answer"], reason=fin["reason"], failed_functions=names, failed_api_ids=ids,
+            api_calls=state.get("api_calls", 0), tree=tree_to_dicts(state.get("nodes") or []),
+        )
+        return {"solver_attempts": [attempt], "usage": state.get("usage") or {}}
+
+    return finalize

@@ -1,0 +1,184 @@
+"""α-UMi's split of a solver step: the planner writes a rationale ending in a decision, then the caller makes one
+function call or the summarizer writes the final answer. Each is its own model (role) with its own prompt
+(α-UMi Appendix A.1-A.3); the history is shown to them as text, as in the paper.
+
+A step is one tree node: [diversity prompt,] planner rationale, then caller action + observations or the
+summary. A planner "give up" closes the node, and the search backtracks as DFSDT does.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+from . import prompts
+from .dfsdt import (
+    Node,
+    describe_functions,
+    diversity_text,
+    invoke_model,
+    outcome,
+    pool_functions,
+    precheck,
+    text_of,
+    tool_schemas,
+    with_call_ids,
+)
+from .tree import DIVERSITY, NUDGE, SEED_NOTE, SolverState, add_child, path_messages, update_node
+
+if TYPE_CHECKING:
+    from ...runtime import Deps
+
+Decision = Literal["caller", "summarizer", "give_up"]
+
+_NEXT = re.compile(
+    r"next\s*(?:step)?\s*[:：=\-]?\s*[\*_\"'`\[\(]*\s*"
+    r"(caller|call|summari[sz]er|summary|conclusion|conclude|final\s*answer|answer|finish|give[\s_\-]*up)",
+    re.IGNORECASE,
+)
+_OBS_CHARS = 1500
+
+
+def parse_next(text: str) -> tuple[Decision, str]:
+    """The planner's decision (the last `Next: ...` in its text) → (decision, note; note non-empty on a fallback)."""
+    matches = list(_NEXT.finditer(text or ""))
+    if not matches:
+        return "caller", prompts.PLANNER_NO_DECISION
+    word = re.sub(r"[\s_\-]+", " ", matches[-1].group(1).lower())
+    if word.startswith("give"):
+        return "give_up", ""
+    if word in ("caller", "call"):
+        return "caller", ""
+    return "summarizer", ""
+
+
+def render_history(messages: Sequence[BaseMessage]) -> str:
+    """The trajectory as text: planner thoughts, actions with their inputs, observations, notes."""
+    lines: list[str] = []
+    for m in messages:
+        if isinstance(m, AIMessage):
+            who = {"planner": "Planner", "caller": "Caller", "summarizer": "Summarizer"}.get(m.name or "", "Assistant")
+            text = text_of(m).strip()
+            if text:
+                lines.append(f"{who}: {text}")
+            for tc in m.tool_calls:
+                lines.append(f"Action: {tc['name']}\nAction Input: {json.dumps(tc['args'], ensure_ascii=False)}")
+            for bad in m.invalid_tool_calls:
+                lines.append(f"Action: {bad.get('name')}\nAction Input: {bad.get('args')}")
+        elif isinstance(m, ToolMessage):
+            text = text_of(m)
+            if len(text) > _OBS_CHARS:
+                text = text[:_OBS_CHARS] + "..."
+            lines.append(f"Observation ({m.name or 'function'}): {text}")
+        elif isinstance(m, HumanMessage):
+            if m.name in (DIVERSITY,):
+                continue
+            label = "Note" if m.name in (NUDGE, SEED_NOTE) else "User"
+            lines.append(f"{label}: {text_of(m)}")
+    return "\n".join(lines) if lines else prompts.EMPTY_HISTORY
+
+
+def _step_history(state: SolverState) -> str:
+    """History before the current step (the parent's path): the current step's rationale is passed apart."""
+    nodes, cur = state["nodes"], state["current"]
+    parent = nodes[cur]["parent"]
+    return render_history(path_messages(nodes, parent) if parent is not None else [])
+
+
+def make_plan(deps: Deps) -> Node:
+    """The planner: a rationale for a new step (a child of the current node) ending in its decision."""
+
+    def plan(state: SolverState) -> dict[str, Any]:
+        stop = precheck(deps, state)
+        if stop:
+            return {"finish": stop}
+        nodes, cur = state["nodes"], state["current"]
+        functions = pool_functions(deps, state["api_pool"])
+        added: list[AnyMessage] = []
+        diversity = ""
+        if nodes[cur]["children"]:
+            text = diversity_text(nodes, cur)
+            added.append(HumanMessage(content=text, name=DIVERSITY))
+            diversity = f"\n{text}\n"
+        system = prompts.PLANNER_SYSTEM.format(doc=describe_functions(deps, functions, with_params=True),
+                                               history=render_history(path_messages(nodes, cur)), diversity=diversity)
+        prompt: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=state["query"])]
+        ai, upd = invoke_model(deps, state, "planner", deps.models.for_role("planner"), prompt)
+        if ai is None:
+            return upd
+        rationale = text_of(ai).strip()
+        decision, note = parse_next(rationale)
+        nodes, child = add_child(nodes, cur, [*added, AIMessage(content=rationale, name="planner")])
+        upd.update({"current": child, "thought": rationale, "decision": decision})
+        if note:
+            nodes = update_node(nodes, child, note=note)
+        if decision == "give_up":
+            named = [f for f in functions if f in rationale]
+            upd["failed_seen"] = state["failed_seen"] + [f for f in named if f not in state["failed_seen"]]
+            upd["last_reason"] = rationale
+            nodes = update_node(nodes, child, status="given_up", note="planner gave up")
+        upd["nodes"] = nodes
+        return upd
+
+    return plan
+
+
+def route_after_plan(state: SolverState) -> Literal["caller", "summarizer", "backtrack", "finalize"]:
+    if state.get("finish"):
+        return "finalize"
+    decision = state.get("decision")
+    if decision == "give_up":
+        return "backtrack"
+    return "summarizer" if decision == "summarizer" else "caller"
+
+
+def make_call(deps: Deps) -> Node:
+    """The caller: one function call that carries out the planner's thought (the pooled APIs bound as tools)."""
+
+    def call(state: SolverState) -> dict[str, Any]:
+        stop = precheck(deps, state)
+        if stop:
+            return {"finish": stop}
+        nodes, cur = state["nodes"], state["current"]
+        functions = pool_functions(deps, state["api_pool"])
+        system = prompts.CALLER_SYSTEM.format(
+            doc=describe_functions(deps, functions, with_params=True), history=_step_history(state),
+            thought=state["thought"] or "(none)", tool_names=", ".join(functions),
+        )
+        prompt: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=state["query"])]
+        model = deps.models.for_role("caller").bind_tools(tool_schemas(deps, functions))
+        ai, upd = invoke_model(deps, state, "caller", model, prompt)
+        if ai is None:
+            return upd
+        ai = with_call_ids(ai, f"n{cur}").model_copy(update={"name": "caller"})
+        return {**upd, "nodes": update_node(nodes, cur, messages=[ai])}
+
+    return call
+
+
+def make_summarize(deps: Deps) -> Node:
+    """The summarizer: the final answer from the trajectory and the planner's last thought (→ give_answer)."""
+
+    def summarize(state: SolverState) -> dict[str, Any]:
+        stop = precheck(deps, state)
+        if stop:
+            return {"finish": stop}
+        nodes, cur = state["nodes"], state["current"]
+        system = prompts.SUMMARIZER_SYSTEM.format(history=_step_history(state), thought=state["thought"] or "(none)")
+        prompt: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=state["query"])]
+        ai, upd = invoke_model(deps, state, "summarizer", deps.models.for_role("summarizer"), prompt)
+        if ai is None:
+            return upd
+        answer = text_of(ai).strip()
+        summary = AIMessage(content=answer, name="summarizer")
+        if not answer:
+            upd["finish"] = outcome("give_up", reason="the summarizer wrote an empty answer", failed=state["failed_seen"])
+            return {**upd, "nodes": update_node(nodes, cur, messages=[summary], status="given_up")}
+        upd["finish"] = outcome("give_answer", answer=answer, reason=state["thought"])
+        return {**upd, "nodes": update_node(nodes, cur, messages=[summary], status="answer")}
+
+    return summarize
