@@ -186,9 +186,14 @@ class Catalog:
         if not tools:
             raise UnknownNameError(f"unknown tool {tool!r}")
         n, s = _norm(api), slugify(api)
+        # an exact display name wins over a key match: "Get User" and "get-user" share the slug get_user
         for t in tools:
             for a in t.apis:
-                if _norm(a.name) == n or a.id.rsplit("/", 1)[1] == s:
+                if _norm(a.name) == n:
+                    return a
+        for t in tools:
+            for a in t.apis:
+                if a.id.rsplit("/", 1)[1] == s:
                     return a
         raise UnknownNameError(f"tool {tools[0].name!r} has no API {api!r}")
 
