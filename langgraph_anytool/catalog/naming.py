@@ -18,8 +18,8 @@ def slugify(text: str, *, fallback: str = "x") -> str:
     if not slug:
         # a name of only emoji or non-latin letters: keep it distinct with a short hash
         slug = f"{fallback}_{hashlib.sha1(text.encode('utf-8')).hexdigest()[:8]}"
-    if slug[0].isdigit():
-        slug = f"_{slug}"
+    if slug[0].isdigit():  # ToolBench's standardize(): "111" → "get_111" (keeps ids equal across loaders)
+        slug = f"get_{slug}"
     return slug
 
 
