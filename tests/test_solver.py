@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import json
+import operator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypedDict
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.types import Send
 
 from langgraph_anytool.catalog import Api, Catalog, Category, Param, Tool
 from langgraph_anytool.config import AnyToolConfig
 from langgraph_anytool.graphs.solver import build_solver_graph
-from langgraph_anytool.llm import ModelSet
+from langgraph_anytool.llm import ModelSet, merge_usage
 from langgraph_anytool.nodes.solver import FinishError, parse_finish, resolve_failed, seed_messages
+from langgraph_anytool.nodes.solver.tree import add_child, backtrack_target, new_tree
 from langgraph_anytool.runtime import Deps, RunSignals
 from langgraph_anytool.state import PoolEntry, SolverAttempt
 from langgraph_anytool.tools.pipeline import ApiExecutor
@@ -371,6 +377,25 @@ def test_a_new_attempt_starts_from_the_previous_chain() -> None:
     assert root["messages"][-1]["name"] == "seed_note" and len(root["messages"]) == 5
 
 
+# ------------------------------------------------------------------------------------------ tree operations
+def test_backtrack_target_finds_the_deepest_ancestor_with_room() -> None:
+    nodes = new_tree()
+    nodes, a = add_child(nodes, 0)
+    nodes, b = add_child(nodes, a)
+    # depth-limit style: close b only → a has room
+    out, target = backtrack_target(nodes, b, width=2)
+    assert target == a and out[b]["status"] == "dead" and nodes[b]["status"] == "open"  # inputs untouched
+    # restart style: b's parent step a is closed too → the root has room
+    out, target = backtrack_target(nodes, b, width=2, close_parent=True)
+    assert target == 0 and out[a]["status"] == "dead"
+    # the root full of closed children: exhausted
+    out, c = add_child(out, 0)
+    out, target = backtrack_target(out, c, width=2)
+    assert target is None and out[0]["status"] == "dead"
+    # width 1 (CoT): nothing to go back to
+    assert backtrack_target(nodes, b, width=1)[1] is None
+
+
 # ------------------------------------------------------------------------------------------ Finish parsing
 def test_parse_finish_validates_and_normalises() -> None:
     fc = parse_finish({"return_type": "Give-Up", "reason": "r", "failed_functions": "a, b"})
@@ -397,3 +422,40 @@ def test_solve_on_the_toolbench_catalog_with_template_simulation() -> None:
                                  query=f"Use {api.name}"))
     assert attempt["finish_type"] == "give_answer" and node(attempt, 1)["calls"][0]["status"] == "ok"
     assert model.calls[0]["tools"] == [fn, "Finish"]
+
+
+# ------------------------------------------------------------------------------------------ as a parent's node
+class _Parent(TypedDict):
+    query: str
+    solver_attempts: Annotated[list[SolverAttempt], operator.add]
+    usage: Annotated[dict[str, Any], merge_usage]
+
+
+def test_runs_as_a_node_of_a_checkpointed_parent_graph() -> None:
+    model = ScriptedChatModel(replies=[
+        ai("", call(CURRENT, city="Paris")), ai("", finish("give_up", reason="no", failed_functions=[CURRENT])),
+        ai("", finish("give_answer", final_answer="Sunny.")),
+    ])
+    deps = make_deps(model)
+
+    def dispatch(state: _Parent) -> Send:
+        return Send("solver", {"query": state["query"], "run_key": "run1", "round": 0, "api_pool": WEATHER_POOL,
+                               "previous_attempts": list(state.get("solver_attempts") or [])})
+
+    builder = StateGraph(_Parent)
+    builder.add_node("solver", build_solver_graph(deps))
+    builder.add_conditional_edges(START, dispatch, ["solver"])
+    builder.add_edge("solver", END)
+    parent = builder.compile(checkpointer=InMemorySaver())
+    config: RunnableConfig = {"configurable": {"thread_id": "t"}}
+    parent.invoke({"query": "Weather in Paris?", "solver_attempts": [], "usage": {}}, config)
+    out = parent.invoke({"query": "Weather in Paris?", "solver_attempts": [], "usage": {}}, config)
+    attempts = out["solver_attempts"]
+    assert [a["attempt"] for a in attempts] == [1, 2]
+    assert [a["finish_type"] for a in attempts] == ["give_up", "give_answer"]
+    # the second solve was seeded with the first one's chain: the current-weather call and its answer
+    seeded = [type(m).__name__ for m in model.calls[2]["messages"][2:]]
+    assert seeded == ["AIMessage", "ToolMessage", "HumanMessage"]
+    assert out["usage"]["solver"]["model_calls"] == 3 and out["usage"]["api"]["calls"] == 1
+    snapshot = parent.get_state(config)
+    assert snapshot.values["solver_attempts"][1]["tree"][0]["messages"][0]["role"] == "assistant"

@@ -157,7 +157,7 @@ def backtrack_target(nodes: Sequence[TreeNode], node_id: int, width: int, *, clo
         out = update_node(out, cur, status="dead")
         cur = out[cur]["parent"]
     while cur is not None:
-        if len(out[cur]["children"]) < width:
+        if out[cur]["status"] == "open" and len(out[cur]["children"]) < width:
             return out, cur
         out = update_node(out, cur, status="dead")
         cur = out[cur]["parent"]
