@@ -78,7 +78,7 @@ def load_query_api_lists(files: Iterable[str | Path]) -> list[Category]:
     if errors:
         raise errors[0] if len(errors) == 1 else CatalogLoadError(errors)
     by_cat: dict[str, list[Tool]] = {}
-    for (cat, tool_name), apis in sorted(merged.items()):
-        doc = {"tool_name": tool_name, "api_list": list(apis.values())}
+    for (cat, tool_name), by_name in sorted(merged.items()):
+        doc = {"tool_name": tool_name, "api_list": list(by_name.values())}
         by_cat.setdefault(cat, []).append(parse_tool(doc, category=cat, source=f"queries:{tool_name}"))
     return [Category(name=c, tools=tuple(ts)) for c, ts in sorted(by_cat.items())]
