@@ -1,0 +1,77 @@
+"""`anytool demo`: one AnyTool run on the builtin offline catalog, with live progress and a usage table.
+
+With no model configured (no `model` argument, no `ANYTOOL_MODEL`), the run uses `OfflinePolicyModel`, a
+rule-based heuristic stand-in for an LLM, and says so in the first line of its output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from typing import Any, TextIO
+
+from langchain_core.runnables import RunnableConfig
+
+from .catalog import Catalog
+from .llm import ModelNotConfiguredError, ModelSpec
+from .offline import LABEL, OfflinePolicyModel
+from .progress import ProgressPrinter, stream_run, usage_table
+
+# A three-part request the builtin toolset answers locally: a unit conversion, a public holiday, a distance.
+DEFAULT_QUERY = (
+    "Convert 26.2 miles to kilometers. Is 2025-07-14 a public holiday in France? How far is Paris from Berlin?"
+)
+
+
+def _model_choice(catalog: Catalog, model: str | None) -> tuple[ModelSpec, str, bool]:
+    """(model spec, description for the first output line, whether it is the offline policy)."""
+    spec = model or os.environ.get("ANYTOOL_MODEL", "").strip()
+    if spec:
+        source = "--model" if model else "ANYTOOL_MODEL"
+        return spec, f"model: {spec} (from {source})", False
+    return (OfflinePolicyModel(catalog=catalog),
+            f"model: {LABEL}; no ANYTOOL_MODEL set, so every role is played by heuristics over the catalog search",
+            True)
+
+
+def _pool_lines(pool: list[dict[str, Any]]) -> list[str]:
+    return [f"  - {e['function_name']}  ({e['category']} / {e['tool']} / {e['api']})" for e in pool]
+
+
+def run_demo(query: str | None, out: TextIO, model: str | None = None) -> int:
+    """Run one query (default: `DEFAULT_QUERY`) on the builtin catalog; 0 when solved, 1 otherwise."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from .graphs.anytool import create_anytool_graph
+
+    text = (query or DEFAULT_QUERY).strip()
+    catalog = Catalog.builtin()
+    spec, described, offline = _model_choice(catalog, model)
+    out.write(described + "\n")
+    out.write(f"catalog: {catalog!r}\nquery: {text}\n\n")
+    out.flush()
+    try:
+        graph = create_anytool_graph(catalog, spec, checkpointer=InMemorySaver())
+    except ModelNotConfiguredError as exc:
+        out.write(f"error: {exc}\n")
+        return 1
+    thread = "demo-" + hashlib.sha1(text.encode()).hexdigest()[:12]
+    config: RunnableConfig = {"configurable": {"thread_id": thread}, "recursion_limit": 500}
+    printer = ProgressPrinter(out)
+    try:
+        stream_run(graph, {"query": text}, config, printer.handle)
+    except ModelNotConfiguredError as exc:
+        out.write(f"error: {exc}\n")
+        return 1
+    state: dict[str, Any] = dict(graph.get_state(config).values)
+    status = str(state.get("status", "unknown"))
+    pool = list(state.get("api_pool") or [])
+    out.write("\n" + "=" * 80 + "\n")
+    out.write(f"answer: {state.get('answer') or '(none)'}\n")
+    out.write(f"status: {status}" + (f" ({state['reason']})" if state.get("reason") else "") + "\n")
+    out.write(f"API pool ({len(pool)}):\n" + "\n".join(_pool_lines(pool) or ["  (empty)"]) + "\n\n")
+    out.write(usage_table(state.get("usage") or {}) + "\n")
+    if offline:
+        out.write(f"note: answers and token counts come from {LABEL}; tokens are estimated as characters / 4.\n")
+    out.flush()
+    return 0 if status == "solved" else 1

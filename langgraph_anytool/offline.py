@@ -1,0 +1,1073 @@
+"""`OfflinePolicyModel`: a deterministic, rule-based stand-in for a chat model — NOT an LLM.
+
+It lets `anytool demo` and the tests run the whole AnyTool graph with no model configured. It plays every role
+the graph asks a model to play (meta / category / tool agents, the solvable check, the DFSDT solver, α-UMi's
+planner / caller / summarizer, the judge) with heuristics: the catalog's search ranks categories, tools and APIs;
+regular expressions pull arguments (numbers, dates, countries, units, names) out of the query; API results are
+turned into sentences by a template. Its role is read from the tools bound with `bind_tools` and from the prompt;
+its progress from the message history only, so a reply depends on nothing but its input (deterministic and
+resumable). Its answers are only as good as these heuristics: configure a real model for real work.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolCall, ToolMessage
+from langchain_core.messages.ai import UsageMetadata
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
+from pydantic import ConfigDict
+
+from .catalog import Api, Catalog, Param
+from .catalog.errors import UnknownNameError
+from .nodes.solver.finish import FINISH_NAME
+
+MODEL_NAME = "offline-policy"
+LABEL = "OfflinePolicyModel (rule-based heuristic stand-in, NOT an LLM)"
+
+Role = Literal["meta", "category", "tool", "solvable", "solver", "planner", "caller", "summarizer", "judge", "other"]
+
+# ============================================================================================ text helpers
+_STOPWORDS = frozenset((
+    "a", "an", "the", "is", "are", "was", "were", "be", "been", "of", "to", "in", "on", "at", "for", "from", "by",
+    "with", "and", "or", "as", "it", "its", "this", "that", "these", "those", "what", "which", "who", "whom",
+    "whose", "when", "where", "why", "how", "do", "does", "did", "can", "could", "would", "should", "will", "shall",
+    "may", "might", "must", "i", "me", "my", "we", "our", "you", "your", "he", "she", "they", "them", "their",
+    "there", "here", "please", "tell", "give", "show", "find", "get", "let", "know", "want", "need", "about",
+    "into", "than", "then", "also", "any", "some", "all", "each", "much", "many", "more", "most", "if", "not", "no",
+    "yes", "up", "down", "over", "out", "convert", "calculate", "compute", "check", "look", "list", "far",
+))
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-case words of a text minus stop words (with a crude plural strip)."""
+    out = set()
+    for w in _WORD.findall(text.lower()):
+        if w in _STOPWORDS or len(w) < 2:
+            continue
+        out.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
+    return out
+
+
+def message_text(msg: BaseMessage) -> str:
+    """A message's text (content blocks joined)."""
+    if isinstance(msg.content, str):
+        return msg.content
+    return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in msg.content
+                   if isinstance(b, str | dict))
+
+
+_QUERY = re.compile(r"Query:\s*(.*?)(?:\nYour category:|\n\s*\nAPIs in the candidate pool:|\n\s*\nAPI calls made|$)",
+                    re.DOTALL)
+
+
+def find_query(messages: Sequence[BaseMessage]) -> str:
+    """The user query of a prompt: a `Query:` line of a human message, else the first human message."""
+    humans = [message_text(m) for m in messages if isinstance(m, HumanMessage)]
+    for text in humans:
+        match = _QUERY.search(text)
+        if match and match.group(1).strip():
+            return match.group(1).strip()
+    if humans:
+        return re.sub(r"\s*Begin!\s*$", "", humans[0]).strip()
+    return ""
+
+
+_CLAUSE_SPLIT = re.compile(
+    r"(?<=[.?!;])\s+(?=\S)"
+    r"|,?\s+(?:and\s+)?(?:then|also)\s+(?=[a-z])"
+    r"|,?\s+and\s+(?=(?:also\s+)?(?:tell|what|how|is|are|find|give|convert|list|show|check|get|which|when|where|"
+    r"who|calculate|compute|look|let|please|i)\b)",
+    re.IGNORECASE,
+)
+
+
+def split_clauses(query: str) -> list[str]:
+    """The parts of a multi-part request: sentences, `; `, `, then`, `and <question word>`."""
+    parts = [p.strip(" ,;") for p in _CLAUSE_SPLIT.split(query.strip())]
+    parts = [p for p in parts if content_words(p)]
+    return parts or ([query.strip()] if query.strip() else [])
+
+
+# ============================================================================================ mentions
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+_MONTH_RE = (r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+             r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?")
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
+_TEXT_DATE = re.compile(
+    rf"\b(?:(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH_RE})\.?,?\s+(\d{{4}})|({_MONTH_RE})\.?\s+(\d{{1,2}})"
+    rf"(?:st|nd|rd|th)?,?\s+(\d{{4}}))\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(r"(?<![\w.])(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?!\w|\.\d)")
+_QUOTED = re.compile(r"[\"“]([^\"”]{1,300})[\"”]|(?:^|(?<=\s))'([^']{1,300})'(?=[\s.,;:?!]|$)")
+_CAPS = re.compile(r"[A-ZÀ-Ý][\w'’.-]*(?:\s+(?:(?:de|da|do|del|la|le|upon|am|of)\s+)?[A-ZÀ-Ý][\w'’.-]*)*")
+_SENTENCE_START = re.compile(r"(?:^|[.?!;:]\s+)$")
+_ZONE = re.compile(r"\b(?:UTC|GMT|[A-Z][a-z]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?)\b")
+_TARGET_BEFORE = re.compile(r"\b(?:to|into|in|as|how many)\s+(?:the\s+)?$", re.IGNORECASE)
+_SOURCE_BEFORE = re.compile(r"\b(?:from)\s+(?:the\s+)?$", re.IGNORECASE)
+# Capitalised words that start questions or commands, not names.
+_CAP_STOP = frozenset((
+    "how", "what", "which", "who", "when", "where", "why", "is", "are", "was", "were", "does", "do", "did", "can",
+    "could", "would", "should", "will", "convert", "calculate", "compute", "tell", "give", "show", "find", "get",
+    "list", "check", "please", "i", "the", "a", "an", "and", "also", "then", "in", "on", "at", "of", "for", "from",
+    "to", "by", "my", "our", "me", "let", "look",
+))
+
+# Units: (spellings regex, pint name, enum codes it may appear as). Longer spellings come first.
+_UNIT_TABLE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    (r"miles? per hour|mph", "mile/hour", ("mph",)),
+    (r"kilomet(?:er|re)s? per hour|km/h|kph|kmh", "kilometer/hour", ("km/h", "kmh", "kph")),
+    (r"met(?:er|re)s? per second|m/s", "meter/second", ("m/s",)),
+    (r"nautical miles?|nmi", "nautical_mile", ("nmi",)),
+    (r"square kilomet(?:er|re)s?|km2|km²", "kilometer**2", ("km2",)),
+    (r"square met(?:er|re)s?|m2|m²", "meter**2", ("m2",)),
+    (r"square f(?:ee|oo)t|sq ?ft|ft2", "foot**2", ("ft2",)),
+    (r"square miles?|mi2", "mile**2", ("mi2",)),
+    (r"fluid ounces?|fl ?oz", "fluid_ounce", ("fl_oz",)),
+    (r"miles?|mi", "mile", ("mi", "mile")),
+    (r"kilomet(?:er|re)s?|km", "kilometer", ("km", "kilometer")),
+    (r"centimet(?:er|re)s?|cm", "centimeter", ("cm",)),
+    (r"millimet(?:er|re)s?|mm", "millimeter", ("mm",)),
+    (r"met(?:er|re)s?", "meter", ("m", "meter")),
+    (r"inch(?:es)?", "inch", ("in", "inch")),
+    (r"f(?:ee|oo)t|ft", "foot", ("ft", "foot")),
+    (r"yards?|yd", "yard", ("yd", "yard")),
+    (r"kilograms?|kilos?|kg", "kilogram", ("kg", "kilogram")),
+    (r"milligrams?|mg", "milligram", ("mg",)),
+    (r"grams?", "gram", ("g", "gram")),
+    (r"pounds?|lbs?", "pound", ("lb", "pound")),
+    (r"ounces?|oz", "ounce", ("oz", "ounce")),
+    (r"stones?", "stone", ("st", "stone")),
+    (r"tonnes?|metric tons?", "metric_ton", ("t", "tonne")),
+    (r"millilit(?:er|re)s?|ml", "milliliter", ("ml",)),
+    (r"lit(?:er|re)s?", "liter", ("l", "liter")),
+    (r"gallons?|gal", "gallon", ("gal", "gallon")),
+    (r"cups?", "cup", ("cup",)),
+    (r"tablespoons?|tbsp", "tablespoon", ("tbsp",)),
+    (r"teaspoons?|tsp", "teaspoon", ("tsp",)),
+    (r"pints?", "pint", ("pt", "pint")),
+    (r"quarts?", "quart", ("qt", "quart")),
+    (r"degrees? celsius|celsius|centigrade|°c", "degC", ("C", "degC", "celsius")),
+    (r"degrees? fahrenheit|fahrenheit|°f", "degF", ("F", "degF", "fahrenheit")),
+    (r"kelvins?", "kelvin", ("K", "kelvin")),
+    (r"knots?", "knot", ("knot",)),
+    (r"acres?", "acre", ("acre",)),
+    (r"hectares?", "hectare", ("ha", "hectare")),
+    (r"gibibytes?|gib", "gibibyte", ("GiB",)),
+    (r"mebibytes?|mib", "mebibyte", ("MiB",)),
+    (r"terabytes?|tb", "terabyte", ("TB",)),
+    (r"gigabytes?|gb", "gigabyte", ("GB",)),
+    (r"megabytes?|mb", "megabyte", ("MB",)),
+    (r"kilobytes?|kb", "kilobyte", ("KB",)),
+    (r"bytes?", "byte", ("B", "byte")),
+    (r"joules?", "joule", ("J", "joule")),
+    (r"kilowatt[- ]hours?|kwh", "kilowatt_hour", ("kWh",)),
+    (r"calories?", "calorie", ("cal", "calorie")),
+    (r"horsepower|hp", "horsepower", ("hp",)),
+    (r"watts?", "watt", ("W", "watt")),
+    (r"psi", "psi", ("psi",)),
+    (r"bars?", "bar", ("bar",)),
+    (r"pascals?", "pascal", ("Pa", "pascal")),
+)
+_COUNTRY_ALIASES: tuple[tuple[str, str], ...] = (
+    ("USA", "US"), ("U.S.", "US"), ("US", "US"), ("United States", "US"), ("America", "US"), ("UK", "GB"),
+    ("U.K.", "GB"), ("Britain", "GB"), ("Great Britain", "GB"), ("England", "GB"), ("Scotland", "GB"),
+    ("Wales", "GB"), ("Russia", "RU"), ("South Korea", "KR"), ("Korea", "KR"), ("North Korea", "KP"),
+    ("Iran", "IR"), ("Vietnam", "VN"), ("Syria", "SY"), ("Laos", "LA"), ("Bolivia", "BO"), ("Venezuela", "VE"),
+    ("Tanzania", "TZ"), ("Moldova", "MD"), ("Czech Republic", "CZ"), ("Czechia", "CZ"), ("Taiwan", "TW"),
+    ("Holland", "NL"), ("The Netherlands", "NL"), ("Ivory Coast", "CI"), ("Turkey", "TR"),
+)
+_CURRENCY_WORDS: tuple[tuple[str, str], ...] = (
+    ("euros?", "EUR"), ("us dollars?|dollars?", "USD"), ("japanese yen|yen", "JPY"), ("british pounds?|sterling",
+    "GBP"), ("swiss francs?", "CHF"), ("canadian dollars?", "CAD"), ("australian dollars?", "AUD"),
+    ("yuan|renminbi", "CNY"), ("rupees?", "INR"), ("pesos?", "MXN"), ("won", "KRW"), ("rubles?|roubles?", "RUB"),
+)
+
+
+@functools.lru_cache(maxsize=1)
+def _country_patterns() -> tuple[tuple[re.Pattern[str], str, str], ...]:
+    """(pattern, alpha-2, English name) for every country name and alias, longest names first."""
+    import pycountry
+
+    rows: dict[str, tuple[str, str]] = {}
+    for c in pycountry.countries:
+        for name in (getattr(c, "common_name", None), c.name):
+            if name and "," not in name and "(" not in name:
+                rows.setdefault(name, (c.alpha_2, getattr(c, "common_name", None) or c.name))
+    for alias, code in _COUNTRY_ALIASES:
+        known = pycountry.countries.get(alpha_2=code)
+        full = (getattr(known, "common_name", None) or known.name) if known is not None else alias
+        rows.setdefault(alias, (code, full))
+    ordered = sorted(rows.items(), key=lambda kv: -len(kv[0]))
+    return tuple((re.compile(rf"(?<![\w.]){re.escape(name)}(?![\w])"), code, full) for name, (code, full) in ordered)
+
+
+@functools.lru_cache(maxsize=1)
+def _unit_patterns() -> tuple[tuple[re.Pattern[str], str, tuple[str, ...]], ...]:
+    return tuple((re.compile(rf"(?<![\w/°])(?:{spell})(?![\w/²])", re.IGNORECASE), pint_name, codes)
+                 for spell, pint_name, codes in _UNIT_TABLE)
+
+
+@functools.lru_cache(maxsize=1)
+def _languages() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """(pattern, ISO 639-1 code) for language names (with an alpha-2 code)."""
+    import pycountry
+
+    out = []
+    for lang in pycountry.languages:
+        code = getattr(lang, "alpha_2", None)
+        if code and " " not in lang.name and "(" not in lang.name and len(lang.name) > 3:
+            out.append((re.compile(rf"\b{re.escape(lang.name)}\b"), code))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A value found in a text: where it is and what it means."""
+
+    start: int
+    end: int
+    value: Any
+    text: str = ""
+    codes: tuple[str, ...] = ()
+
+
+def _overlaps(span: tuple[int, int], taken: Iterable[tuple[int, int]]) -> bool:
+    return any(span[0] < e and s < span[1] for s, e in taken)
+
+
+def _collect(text: str, patterns: Iterable[tuple[re.Pattern[str], Any, Any]], taken: list[tuple[int, int]]
+             ) -> list[Mention]:
+    """Non-overlapping matches of (pattern, value, codes) triples; earlier patterns win (pass longest first)."""
+    found: list[Mention] = []
+    for pattern, value, codes in patterns:
+        for m in pattern.finditer(text):
+            span = (m.start(), m.end())
+            if _overlaps(span, taken):
+                continue
+            taken.append(span)
+            found.append(Mention(m.start(), m.end(), value, m.group(0), tuple(codes) if codes else ()))
+    return sorted(found, key=lambda x: x.start)
+
+
+def _to_number(raw: str) -> int | float:
+    value = float(raw.replace(",", ""))
+    return int(value) if value.is_integer() and "." not in raw else value
+
+
+@dataclass
+class Mentions:
+    """Everything argument extraction can use from one request text."""
+
+    text: str
+    dates: list[Mention] = field(default_factory=list)
+    numbers: list[Mention] = field(default_factory=list)
+    quoted: list[Mention] = field(default_factory=list)
+    countries: list[Mention] = field(default_factory=list)
+    units: list[Mention] = field(default_factory=list)
+    names: list[Mention] = field(default_factory=list)  # capitalised phrases (places, people, holidays)
+    languages: list[Mention] = field(default_factory=list)
+    currencies: list[Mention] = field(default_factory=list)
+    zones: list[Mention] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, text: str) -> Mentions:
+        me = cls(text)
+        for m in _QUOTED.finditer(text):
+            me.quoted.append(Mention(m.start(), m.end(), m.group(1) or m.group(2), m.group(0)))
+        date_spans: list[tuple[int, int]] = []
+        for m in _ISO_DATE.finditer(text):
+            y, mo, d = (int(g) for g in m.groups())
+            me.dates.append(Mention(m.start(), m.end(), f"{y:04d}-{mo:02d}-{d:02d}", m.group(0)))
+            date_spans.append((m.start(), m.end()))
+        for m in _TEXT_DATE.finditer(text):
+            if _overlaps((m.start(), m.end()), date_spans):
+                continue
+            day, month, year = (m.group(1), m.group(2), m.group(3)) if m.group(1) else (m.group(5), m.group(4),
+                                                                                        m.group(6))
+            mo = next(i for i, name in enumerate(_MONTHS, 1) if name.startswith(month.lower()[:3]))
+            me.dates.append(Mention(m.start(), m.end(), f"{int(year):04d}-{mo:02d}-{int(day):02d}", m.group(0)))
+            date_spans.append((m.start(), m.end()))
+        me.dates.sort(key=lambda x: x.start)
+        quoted_spans = [(q.start, q.end) for q in me.quoted]
+        for m in _NUMBER.finditer(text):
+            if not _overlaps((m.start(), m.end()), date_spans + quoted_spans):
+                me.numbers.append(Mention(m.start(), m.end(), _to_number(m.group(1)), m.group(1)))
+        taken = list(quoted_spans)
+        me.countries = _collect(text, ((p, code, (name,)) for p, code, name in _country_patterns()), list(taken))
+        me.zones = [Mention(m.start(), m.end(), m.group(0), m.group(0)) for m in _ZONE.finditer(text)]
+        unit_taken = list(date_spans) + [(c.start, c.end) for c in me.countries]
+        me.units = _collect(text, _unit_patterns(), unit_taken)
+        me.languages = _collect(text, ((p, code, ()) for p, code in _languages()), list(taken))
+        me.currencies = _collect(text, ((re.compile(rf"\b(?:{w})\b", re.IGNORECASE), code, ()) for w, code in
+                                        _CURRENCY_WORDS), list(taken))
+        me.currencies += [Mention(m.start(), m.end(), m.group(0), m.group(0)) for m in
+                          re.finditer(r"\b[A-Z]{3}\b", text) if _is_currency(m.group(0))]
+        me.currencies.sort(key=lambda x: x.start)
+        skip = {name for name in _MONTHS} | set(_WEEKDAYS)
+        for m in _CAPS.finditer(text):
+            words = m.group(0).split()
+            start = m.start()
+            while words and (words[0].lower().strip(".") in _CAP_STOP):
+                start = text.index(words[1], start + len(words[0])) if len(words) > 1 else m.end()
+                words = words[1:]
+            phrase = " ".join(words).rstrip(".'’")
+            if not phrase or phrase.lower() in skip or _overlaps((start, m.end()), [(u.start, u.end) for u in me.units]):
+                continue
+            if len(words) == 1 and start == m.start() and _SENTENCE_START.search(text[:start]):
+                continue  # one capitalised word opening a sentence is most likely not a name
+            me.names.append(Mention(start, start + len(phrase), phrase, phrase))
+        return me
+
+
+@functools.lru_cache(maxsize=512)
+def _is_currency(code: str) -> bool:
+    import pycountry
+
+    return pycountry.currencies.get(alpha_3=code) is not None
+
+
+# ============================================================================================ arguments
+def _preceded(text: str, start: int, pattern: re.Pattern[str]) -> bool:
+    return bool(pattern.search(text[max(0, start - 12):start]))
+
+
+def _direction(name: str) -> Literal["source", "target", ""]:
+    n = name.lower()
+    if n.startswith(("to_", "target", "dest")) or n.endswith(("_to", "_b", "2", "_target")) or n == "to":
+        return "target"
+    if n.startswith(("from_", "source", "origin")) or n.endswith(("_from", "_a", "1")) or n == "from":
+        return "source"
+    return ""
+
+
+def _pick(free: Sequence[Mention], text: str, direction: str) -> Mention | None:
+    """The first mention, a target preferring one introduced by to/into/in, a source one that is not."""
+    if not free:
+        return None
+    if direction == "target" and len(free) > 1:
+        marked = [m for m in free if _preceded(text, m.start, _TARGET_BEFORE)]
+        return marked[0] if marked else free[-1]
+    if direction == "source":
+        unmarked = [m for m in free if _preceded(text, m.start, _SOURCE_BEFORE)
+                    or not _preceded(text, m.start, _TARGET_BEFORE)]
+        return unmarked[0] if unmarked else free[0]
+    return free[0]
+
+
+def _enum_mentions(param: Param, me: Mentions) -> list[Mention]:
+    """Mentions of a value of an enum parameter (directly, or as a unit spelled out)."""
+    values = [v for v in param.enum if v is not None]
+    out: list[Mention] = []
+    for v in values:
+        sv = str(v)
+        spelled = re.escape(sv).replace("_", "[ _-]")
+        flags = 0 if len(sv) <= 2 else re.IGNORECASE
+        for m in re.finditer(rf"(?<![\w/]){spelled}(?![\w/])", me.text, flags):
+            out.append(Mention(m.start(), m.end(), v, m.group(0)))
+    for u in me.units:
+        hit = next((v for v in values if str(v) in u.codes), None)
+        if hit is None:
+            hit = next((v for v in values if str(v).lower() in {c.lower() for c in u.codes}), None)
+        if hit is not None and not any(o.start == u.start for o in out):
+            out.append(Mention(u.start, u.end, hit, u.text))
+    out.sort(key=lambda m: (m.start, -(m.end - m.start)))
+    dedup: list[Mention] = []
+    for mention in out:
+        if not _overlaps((mention.start, mention.end), [(d.start, d.end) for d in dedup]):
+            dedup.append(mention)
+    return dedup
+
+
+def _number_value(param: Param, value: int | float) -> int | float:
+    if param.type == "integer" and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+@dataclass
+class _Extraction:
+    """Mentions of a text and the spans already given to a parameter (a span feeds one parameter only)."""
+
+    me: Mentions
+    spans: list[tuple[int, int]] = field(default_factory=list)
+
+    def take(self, found: Sequence[Mention], direction: str = "") -> Mention | None:
+        free = [m for m in found if not _overlaps((m.start, m.end), self.spans)]
+        m = _pick(free, self.me.text, direction)
+        if m is not None:
+            self.spans.append((m.start, m.end))
+        return m
+
+
+def _value_for(param: Param, ex: _Extraction) -> Any:
+    """The argument for one parameter, or None when the text gives nothing for it."""
+    me, name, desc = ex.me, param.name.lower(), param.description.lower()
+    direction = _direction(param.name)
+    if param.enum:
+        m = ex.take(_enum_mentions(param, me), direction)
+        return m.value if m else None
+    if param.type == "date" or (param.type == "string" and ("date" in name and "format" not in name)):
+        m = ex.take(me.dates, direction)
+        return m.value if m else None
+    if param.type in ("integer", "number"):
+        if "year" in name:
+            years = [n for n in me.numbers if isinstance(n.value, int) and 1000 <= n.value <= 2999]
+            m = ex.take(years)
+            if m:
+                return m.value
+            return int(me.dates[0].value[:4]) if me.dates else None
+        if name == "month":
+            for i, month in enumerate(_MONTHS, 1):
+                if re.search(rf"\b{month}\b", me.text, re.IGNORECASE):
+                    return i
+        free = [n for n in me.numbers if not (isinstance(n.value, int) and 1900 <= n.value <= 2100
+                                              and "year" not in desc and len(me.numbers) > 1)] or me.numbers
+        m = ex.take(free)
+        return _number_value(param, m.value) if m else None
+    if param.type == "boolean":
+        return None
+    if param.type == "array":
+        if "cit" in name or "cit" in desc or "place" in desc:
+            return [n.value for n in me.names if not any(c.start == n.start for c in me.countries)] or None
+        if "number" in desc or "value" in name or "number" in name:
+            return [n.value for n in me.numbers] or None
+        return [q.value for q in me.quoted] or None
+    # strings
+    if "country" in name:
+        m = ex.take(me.countries, direction)
+        if m is None:
+            return None
+        return m.value if ("code" in desc or "iso" in desc) else m.codes[0]
+    if "currency" in name:
+        m = ex.take(me.currencies, direction)
+        return m.value if m else None
+    if "unit" in name or "scale" in name:
+        m = ex.take(me.units, direction)
+        return m.value if m else None
+    if "zone" in name:
+        m = ex.take(me.zones, direction)
+        return m.value if m else None
+    if "locale" in name or "language" in name or name == "lang":
+        m = ex.take(me.languages, direction)
+        return m.value if m else None
+    m = ex.take(me.quoted)
+    if m is not None:
+        return m.value
+    places = [n for n in me.names if not any(c.start <= n.start < c.end for c in me.countries)] or me.names
+    m = ex.take(places, direction)
+    return m.value if m else None
+
+
+def extract_arguments(api: Api, text: str) -> dict[str, Any]:
+    """Arguments for `api` read from a request text; required parameters fall back to their documented default.
+
+    enum → a value mentioned (units spelled out count) else the default; number/integer → the numbers of the
+    text in order (years go to `year` parameters); date → YYYY-MM-DD (or "14 July 2025"); string → by the
+    parameter's name: country (ISO code or name), unit, currency, time zone, language, else a quoted string,
+    else a capitalised name (cities, places). to_/from_ and _a/_b pairs take mentions in their order, a target
+    preferring the one introduced by "to"/"into"/"in".
+    """
+    ex = _Extraction(Mentions.of(text))
+    args: dict[str, Any] = {}
+    for param in sorted(api.params, key=lambda p: not p.required):
+        value = _value_for(param, ex)
+        if value is None and param.required:
+            value = param.default if param.default is not None else (param.enum[0] if param.enum else None)
+        if value is not None:
+            args[param.name] = value
+    return {p.name: args[p.name] for p in api.params if p.name in args}
+
+
+# ============================================================================================ results
+def _scalar(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}" if abs(value) < 1e15 else str(value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def describe_response(response: Any, limit: int = 8) -> str:
+    """A short readable text of an API response (its `text`/`summary` field, else its key facts)."""
+    if isinstance(response, dict):
+        for key in ("text", "summary", "answer", "message", "result_text"):
+            if isinstance(response.get(key), str) and response[key].strip():
+                return response[key].strip()
+        parts = []
+        for key, value in response.items():
+            if isinstance(value, dict | list):
+                if isinstance(value, list) and value:
+                    items = ", ".join(_brief(v) for v in value[:3])
+                    parts.append(f"{key}: {items}" + (f" (+{len(value) - 3} more)" if len(value) > 3 else ""))
+                elif isinstance(value, dict) and value:
+                    parts.append(f"{key}: {_brief(value)}")
+                continue
+            if value is not None and value != "":
+                parts.append(f"{key.replace('_', ' ')}: {_scalar(value)}")
+            if len(parts) >= limit:
+                break
+        return "; ".join(parts)
+    if isinstance(response, list):
+        return f"{len(response)} result(s): " + ", ".join(_brief(v) for v in response[:5])
+    return _scalar(response) if response is not None else ""
+
+
+def _brief(value: Any) -> str:
+    if isinstance(value, dict):
+        for key in ("name", "title", "text", "date", "value", "id"):
+            if key in value and not isinstance(value[key], dict | list):
+                extra = next((f" ({_scalar(value[k])})" for k in ("date", "value", "code") if k != key and k in value
+                              and not isinstance(value[k], dict | list)), "")
+                return f"{_scalar(value[key])}{extra}"
+        return ", ".join(f"{k}={_scalar(v)}" for k, v in list(value.items())[:3] if not isinstance(v, dict | list))
+    return _scalar(value)
+
+
+# ============================================================================================ solver policy
+@dataclass(frozen=True)
+class Step:
+    """One API call of a trajectory and its outcome."""
+
+    function: str
+    args: Any
+    ok: bool
+    response: Any = None
+    error: str = ""
+
+
+def parse_observation(text: str) -> tuple[bool, Any, str]:
+    """(ok, response, error) of an observation text (`{"status": ..., "response": ..., "error": ...}`)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, dict):
+        status = str(data.get("status", "")).lower()
+        if "error" in data and status in ("", "error") and "response" not in data:
+            return False, None, str(data["error"])
+        ok = status == "ok" or (not status and "error" not in data)
+        return ok, data.get("response", data if not status else None), str(data.get("error", ""))
+    ok = bool(re.search(r'"status"\s*:\s*"ok"', text))
+    return ok, text if ok else None, "" if ok else text[:300]
+
+
+def steps_from_messages(messages: Sequence[BaseMessage]) -> list[Step]:
+    """API calls (not Finish) and their observations, from AIMessage tool calls + ToolMessages."""
+    calls: dict[str, tuple[str, Any]] = {}
+    steps: list[Step] = []
+    for m in messages:
+        if isinstance(m, AIMessage):
+            for tc in m.tool_calls:
+                calls[str(tc.get("id"))] = (tc["name"], tc.get("args"))
+        elif isinstance(m, ToolMessage):
+            name, args = calls.get(str(m.tool_call_id), (m.name or "", None))
+            if name == FINISH_NAME:
+                continue
+            ok, response, error = parse_observation(message_text(m))
+            steps.append(Step(name, args, ok and m.status != "error", response, error))
+    return steps
+
+
+_HISTORY_LINE = re.compile(r"^(Action|Action Input|Observation \(([^)]*)\)):\s?(.*)$")
+
+
+def steps_from_history(history: str) -> list[Step]:
+    """API calls and observations from α-UMi's rendered history (`Action:` / `Observation (name):` lines)."""
+    steps: list[Step] = []
+    pending: list[tuple[str, Any]] = []
+    for line in history.splitlines():
+        m = _HISTORY_LINE.match(line.strip())
+        if not m:
+            continue
+        if m.group(1) == "Action":
+            pending.append((m.group(3).strip(), None))
+        elif m.group(1) == "Action Input" and pending:
+            try:
+                pending[-1] = (pending[-1][0], json.loads(m.group(3)))
+            except ValueError:
+                pending[-1] = (pending[-1][0], m.group(3))
+        else:
+            name = m.group(2)
+            idx = next((i for i, (n, _) in enumerate(pending) if n == name), None)
+            args = pending.pop(idx)[1] if idx is not None else None
+            if name == FINISH_NAME:
+                continue
+            ok, response, error = parse_observation(m.group(3))
+            steps.append(Step(name, args, ok, response, error))
+    return steps
+
+
+@dataclass(frozen=True)
+class CallApi:
+    function: str
+    args: dict[str, Any]
+    clause: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+    failed: list[str]
+
+
+@dataclass(frozen=True)
+class GiveUp:
+    reason: str
+    failed: list[str]
+
+
+Decision = CallApi | Answer | GiveUp
+
+
+# ============================================================================================ the model
+_ROLE_MARKERS: tuple[tuple[str, Role], ...] = (
+    ('"label"', "judge"),
+    ("Next: caller", "planner"),
+    ("Make a conclusion", "summarizer"),
+    ("final answer for the user", "summarizer"),
+)
+
+
+class OfflinePolicyModel(BaseChatModel):
+    """A deterministic heuristic policy that answers every AnyTool role — a stand-in, NOT an LLM.
+
+    Needs the catalog the graph runs on (its search ranks categories, tools and APIs). Replies carry
+    `usage_metadata` estimated as characters / 4, flagged by `response_metadata["estimated_usage"]`.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    catalog: Catalog
+    max_categories: int = 3
+    max_tools_per_agent: int = 5
+    max_apis_per_agent: int = 4
+    api_threshold: float = 0.5  # relative to the best API of a request part
+    candidate_floor: float = 0.25  # the solver ignores functions below this relative search score
+    max_failures: int = 3  # failed calls per request part before it is given up
+
+    @property
+    def _llm_type(self) -> str:
+        return MODEL_NAME
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_name": MODEL_NAME, "catalog": self.catalog.name}
+
+    def bind_tools(self, tools: Sequence[dict[str, Any] | type | Callable[..., Any] | BaseTool], *,
+                   tool_choice: str | None = None, **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
+        """Record the tool schemas (OpenAI form); the role is read from their names."""
+        schemas = [t if isinstance(t, dict) and "function" in t else convert_to_openai_tool(t) for t in tools]
+        kwargs.pop("parallel_tool_calls", None)
+        return self.bind(tools=schemas, **kwargs)
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
+        reply = self.respond(messages, kwargs.get("tools") or [])
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+    # ------------------------------------------------------------------------------------- dispatch
+    def role_of(self, messages: Sequence[BaseMessage], tool_names: Sequence[str]) -> Role:
+        """Which AnyTool role a call is, from the bound tools and the prompt."""
+        names = set(tool_names)
+        if "create_agent_category_level" in names:
+            return "meta"
+        if "create_agent_tool_level" in names:
+            return "category"
+        if "add_apis_into_api_pool" in names:
+            return "tool"
+        if FINISH_NAME in names:
+            return "solver"
+        if names:
+            return "caller"
+        system = "\n".join(message_text(m) for m in messages if isinstance(m, SystemMessage))
+        for marker, role in _ROLE_MARKERS:
+            if marker in system:
+                return role
+        if re.search(r"\bsolvable\b", system, re.IGNORECASE):
+            return "solvable"
+        return "other"
+
+    def respond(self, messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
+        """The reply to one call (the whole policy; pure function of its input)."""
+        names = [t["function"]["name"] for t in tools]
+        role = self.role_of(messages, names)
+        handler = {
+            "meta": self._meta, "category": self._category, "tool": self._tool, "solver": self._solver,
+            "caller": self._caller, "planner": self._planner, "summarizer": self._summarizer,
+            "judge": self._judge, "solvable": self._solvable,
+        }.get(role)
+        if handler is None:
+            text = f"[{LABEL}] This prompt is not one of the AnyTool roles this heuristic policy can play."
+            reply = AIMessage(content=text)
+        else:
+            reply = handler(list(messages), names)
+        return self._finish_reply(reply, messages, role)
+
+    def _finish_reply(self, reply: AIMessage, messages: Sequence[BaseMessage], role: str) -> AIMessage:
+        seed = "\x00".join(message_text(m) for m in messages)
+        calls: list[ToolCall] = []
+        for i, tc in enumerate(reply.tool_calls):
+            digest = hashlib.sha1(f"{seed}\x01{i}\x01{tc['name']}".encode()).hexdigest()[:16]
+            calls.append(ToolCall(name=tc["name"], args=tc["args"], id=f"call_{digest}", type="tool_call"))
+        chars_in = sum(len(message_text(m)) for m in messages)
+        chars_out = len(message_text(reply)) + sum(len(json.dumps(tc["args"], ensure_ascii=False)) + len(tc["name"])
+                                                   for tc in calls)
+        tokens_in, tokens_out = chars_in // 4, max(1, chars_out // 4)
+        usage = UsageMetadata(input_tokens=tokens_in, output_tokens=tokens_out, total_tokens=tokens_in + tokens_out)
+        return AIMessage(content=reply.content, tool_calls=calls, usage_metadata=usage,
+                         response_metadata={"model_name": MODEL_NAME, "estimated_usage": True, "role": role})
+
+    # ------------------------------------------------------------------------------------- search helpers
+    def _rel_scores(self, hits: Sequence[Any], key: str) -> dict[str, float]:
+        """Hit key → score relative to the best hit (first occurrence wins)."""
+        out: dict[str, float] = {}
+        top = max((float(getattr(h, "score", 0.0)) for h in hits), default=0.0)
+        for h in hits:
+            k = str(getattr(h, key))
+            if k not in out:
+                out[k] = float(getattr(h, "score", 0.0)) / top if top > 0 else 0.0
+        return out
+
+    def _api_scores(self, text: str) -> dict[str, float]:
+        """API id → score relative to the best API for this text."""
+        return self._rel_scores(self.catalog.search(text, k=min(len(self.catalog), 100)), "api_id")
+
+    # ------------------------------------------------------------------------------------- meta agent
+    def _meta(self, messages: list[BaseMessage], tools: list[str]) -> AIMessage:
+        query = find_query(messages)
+        made = _called_args(messages, "create_agent_category_level", "category_name")
+        reactivated = _pending_reactivation(messages)
+        if made and not reactivated:
+            return _calls("The relevant categories have agents; the search is done.", ("finish_search", {}))
+        ranked = self._rank_categories(query, extra=len(made) + (2 if reactivated else 0))
+        cap = len(made) + (2 if reactivated else max(self.max_categories, min(5, len(split_clauses(query)))))
+        todo = [c for c in ranked if c not in made][: max(0, cap - len(made))]
+        if not todo:
+            return _calls("No further category looks relevant.", ("finish_search", {}))
+        return _calls(f"The categories {', '.join(todo)} match the query best; one agent each.",
+                      *(("create_agent_category_level", {"category_name": c}) for c in todo))
+
+    def _rank_categories(self, query: str, extra: int = 0) -> list[str]:
+        """Categories: the best one of each request part first, then the whole query's ranking."""
+        out: list[str] = []
+        k = min(len(self.catalog.categories), self.max_categories + extra + 5)
+        for clause in split_clauses(query):
+            hits = self.catalog.search_categories(clause, k=1)
+            if hits and float(getattr(hits[0], "score", 0.0)) > 0 and hits[0].category not in out:
+                out.append(hits[0].category)
+        for hit in self.catalog.search_categories(query, k=k):
+            if float(getattr(hit, "score", 0.0)) > 0 and hit.category not in out:
+                out.append(hit.category)
+        return out
+
+    # ------------------------------------------------------------------------------------- category agent
+    def _category(self, messages: list[BaseMessage], tools: list[str]) -> AIMessage:
+        query = find_query(messages)
+        category = self._find_category(messages)
+        if category is None:
+            return _calls("I cannot tell which category is mine.", ("finish_search", {}))
+        assigned = {n for names in _called_args(messages, "create_agent_tool_level", "tool_names")
+                    for n in (names if isinstance(names, list) else [names])}
+        if assigned and not _pending_reactivation(messages):
+            return _calls("The relevant tools have agents; the search is done.", ("finish_search", {}))
+        limit = _tool_limit(messages, self.max_tools_per_agent)
+        ranked = [t for t in self._rank_tools(query, category) if t not in assigned][:limit]
+        if not ranked:
+            return _calls(f"No (further) tool of {category} looks relevant.", ("finish_search", {}))
+        return _calls(f"These tools of {category} fit the query.", ("create_agent_tool_level", {"tool_names": ranked}))
+
+    def _find_category(self, messages: Sequence[BaseMessage]) -> str | None:
+        texts = [message_text(m) for m in messages if isinstance(m, SystemMessage | HumanMessage)]
+        for text in texts:
+            m = re.search(r"Your category: (.+?) \(\d+ tools?\)", text) or re.search(r"the '(.+?)' category", text)
+            if m:
+                try:
+                    return self.catalog.category(m.group(1)).name
+                except UnknownNameError:
+                    pass
+        joined = "\n".join(texts)
+        found = [c for c in self.catalog.categories if re.search(rf"(?<!\w){re.escape(c)}(?!\w)", joined)]
+        return max(found, key=len) if found else None
+
+    def _rank_tools(self, query: str, category: str) -> list[str]:
+        """Tool display names of a category: those close to the best tool (catalog-wide) for some request part."""
+        out: list[str] = []
+        k = min(self.catalog.num_tools, 50)
+        for clause in [query, *split_clauses(query)]:
+            overall = self.catalog.search_tools(clause, k=1)
+            top = float(getattr(overall[0], "score", 0.0)) if overall else 0.0
+            for hit in self.catalog.search_tools(clause, k=k, category=category):
+                score = float(getattr(hit, "score", 0.0))
+                if top > 0 and score >= 0.4 * top and hit.tool not in out:
+                    out.append(hit.tool)
+        if not out:
+            best = self.catalog.search_tools(query, k=1, category=category)
+            out = [h.tool for h in best if float(getattr(h, "score", 0.0)) > 0]
+        return out
+
+    # ------------------------------------------------------------------------------------- tool agent
+    def _tool(self, messages: list[BaseMessage], tools: list[str]) -> AIMessage:
+        query = find_query(messages)
+        own = self._own_tools(messages)
+        added = {(a.get("tool_name"), a.get("api_name")) for apis in _called_args(messages, "add_apis_into_api_pool",
+                                                                                   "apis")
+                 for a in (apis if isinstance(apis, list) else []) if isinstance(a, dict)}
+        last = _last_call(messages)
+        if last == "add_apis_into_api_pool":
+            return _calls("Check whether the pool now suffices.", ("check_if_request_solvable", {}))
+        if added and not _pending_reactivation(messages):
+            return _calls("My relevant APIs are in the pool.", ("finish_search", {}))
+        picks = [a for a in self._rank_apis(query, own) if (a.tool_name, a.name) not in added]
+        if not picks:
+            return _calls("None of my tools has (further) APIs relevant to the query.", ("finish_search", {}))
+        apis = [{"tool_name": a.tool_name, "api_name": a.name} for a in picks]
+        return _calls(f"Adding {len(apis)} relevant API(s).", ("add_apis_into_api_pool", {"apis": apis}))
+
+    def _own_tools(self, messages: Sequence[BaseMessage]) -> list[Api]:
+        """The APIs of the tools named in the prompt (`Your tools:` lines, else names found in it)."""
+        system = "\n".join(message_text(m) for m in messages if isinstance(m, SystemMessage))
+        category = self._find_category(messages)
+        names = re.findall(r"^- (.+?): ", system.split("Your tools:", 1)[1], re.MULTILINE) if "Your tools:" in \
+            system else []
+        pool = self.catalog.tools(category) if category else self.catalog.tools()
+        if names:
+            chosen = [t for t in pool if t.name in names or t.key in names]
+        else:
+            chosen = [t for t in pool if re.search(rf"(?<!\w){re.escape(t.name)}(?!\w)", system)]
+        return [a for t in chosen for a in t.apis]
+
+    def _rank_apis(self, query: str, apis: Sequence[Api]) -> list[Api]:
+        """Own APIs close to the best API (catalog-wide) of some request part, best first."""
+        own = {a.id: a for a in apis}
+        best: dict[str, float] = {}
+        for clause in split_clauses(query) or [query]:
+            for api_id, rel in self._api_scores(clause).items():
+                if api_id in own and rel >= self.api_threshold:
+                    best[api_id] = max(best.get(api_id, 0.0), rel)
+        ranked = sorted(best, key=lambda i: -best[i])
+        return [own[i] for i in ranked[: self.max_apis_per_agent]]
+
+    # ------------------------------------------------------------------------------------- solvable check
+    def _solvable(self, messages: list[BaseMessage], tools: list[str]) -> AIMessage:
+        query = find_query(messages)
+        listing = "\n".join(message_text(m) for m in messages if isinstance(m, HumanMessage))
+        pool: list[Api] = []
+        for line in listing.splitlines():
+            try:
+                item = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(item, dict) and "api" in item:
+                try:
+                    pool.append(self.catalog.find_api(str(item.get("tool", "")), str(item["api"])))
+                except UnknownNameError:
+                    continue
+        missing = [c for c in split_clauses(query) if not self._covered(c, pool)]
+        if pool and not missing:
+            return AIMessage(content="Solvable")
+        if not pool:
+            return AIMessage(content="Unsolvable: the pool lists no API.")
+        return AIMessage(content="Unsolvable: no API in the pool matches " + "; ".join(repr(c) for c in missing))
+
+    def _covered(self, clause: str, pool: Sequence[Api]) -> bool:
+        scores = self._api_scores(clause)
+        words = content_words(clause)
+        for api in pool:
+            if scores.get(api.id, 0.0) >= self.api_threshold:
+                return True
+            if len(words & content_words(f"{api.name} {api.description}")) >= 2:
+                return True
+        return False
+
+    # ------------------------------------------------------------------------------------- solver
+    def decide(self, query: str, functions: Sequence[str], steps: Sequence[Step], avoid: Iterable[str] = ()
+               ) -> Decision:
+        """The next solver move: call an API for the first unanswered request part, answer, or give up."""
+        avoided = set(avoid)
+        apis: dict[str, Api] = {}
+        for fn in functions:
+            try:
+                apis[fn] = self.catalog.api_for_function(fn)
+            except UnknownNameError:
+                continue
+        clauses = split_clauses(query) or [query]
+        answered: list[tuple[str, Step]] = []
+        unanswered: list[tuple[str, list[str]]] = []
+        used_ok: set[int] = set()
+        failed_all = [s.function for s in steps if not s.ok]
+        for clause in clauses:
+            candidates = self._candidates(clause, apis)
+            ok = next((i for i, s in enumerate(steps) if s.ok and i not in used_ok and s.function in candidates), None)
+            if ok is not None:
+                used_ok.add(ok)
+                answered.append((clause, steps[ok]))
+                continue
+            tried = [s.function for s in steps if not s.ok and s.function in candidates]
+            left = [c for c in candidates if c not in tried and c not in avoided]
+            if left and len(tried) < self.max_failures:
+                return CallApi(left[0], extract_arguments(apis[left[0]], clause), clause)
+            unanswered.append((clause, tried))
+        failed = list(dict.fromkeys(failed_all))
+        if not answered:
+            detail = "; ".join(f"{s.function}: {s.error[:120] or 'failed'}" for s in steps if not s.ok)
+            why = f"No API call succeeded ({detail})." if detail else "None of the available functions fits the query."
+            return GiveUp(why, failed)
+        parts = [self._sentence(apis.get(s.function), s) for _, s in answered]
+        text = " ".join(p if p.endswith((".", "!", "?")) else p + "." for p in parts)
+        if unanswered:
+            text += " I could not answer: " + "; ".join(
+                repr(c) + (f" (failed: {', '.join(t)})" if t else " (no suitable API)") for c, t in unanswered) + "."
+        return Answer(text, failed)
+
+    def _candidates(self, clause: str, apis: dict[str, Api]) -> list[str]:
+        """Bound functions that fit a request part, best first (search score; word overlap when search is silent)."""
+        scores = self._api_scores(clause)
+        words = content_words(clause)
+        ranked = []
+        for i, (fn, api) in enumerate(apis.items()):
+            overlap = len(words & content_words(f"{api.name} {api.tool_name} {api.description}"))
+            ranked.append((-scores.get(api.id, 0.0), -overlap, i, fn))
+        ranked.sort()
+        if not scores:
+            return [fn for _, o, _, fn in ranked if o < 0]
+        floor = max(self.candidate_floor, 0.5 * -ranked[0][0]) if ranked else 1.0
+        return [fn for s, _, _, fn in ranked if -s >= floor]
+
+    @staticmethod
+    def _sentence(api: Api | None, step: Step) -> str:
+        body = describe_response(step.response) or "done"
+        label = api.name if api else step.function
+        return f"{label}: {body}"
+
+    def _solver(self, messages: list[BaseMessage], tools: list[str]) -> AIMessage:
+        query = find_query(messages)
+        functions = [t for t in tools if t != FINISH_NAME]
+        avoid = {fn for m in messages if isinstance(m, HumanMessage) and m.name == "diversity_prompt"
+                 for fn in functions if fn in message_text(m)}
+        decision = self.decide(query, functions, steps_from_messages(messages), avoid)
+        if isinstance(decision, CallApi):
+            return _calls(f"For {decision.clause!r} I call {decision.function}.", (decision.function, decision.args))
+        if isinstance(decision, Answer):
+            return _calls("I have the results.", (FINISH_NAME, {"return_type": "give_answer",
+                                                               "final_answer": decision.text, "reason": "",
+                                                               "failed_functions": decision.failed}))
+        return _calls(decision.reason, (FINISH_NAME, {"return_type": "give_up", "final_answer": "",
+                                                      "reason": decision.reason, "failed_functions": decision.failed}))
+
+    # ------------------------------------------------------------------------------------- α-UMi
+    @staticmethod
+    def _umi_parts(messages: Sequence[BaseMessage]) -> tuple[str, list[str], str, str]:
+        """(query, function names from the API doc, history text, thought) of an α-UMi prompt."""
+        system = "\n".join(message_text(m) for m in messages if isinstance(m, SystemMessage))
+        functions = re.findall(r"^\d+\. (\S+) \(tool ", system, re.MULTILINE)
+        history = ""
+        m = re.search(r"The conversation history is:\n(.*?)(?:\n\nThe thought of this step is:|\n\nYou are the|$)",
+                      system, re.DOTALL) or re.search(r"based on the conversation history:\n(.*?)"
+                                                      r"(?:\n\nThe thought of this step is:|$)", system, re.DOTALL)
+        if m:
+            history = m.group(1)
+        t = re.search(r"The thought of this step is:\n(.*?)(?:\n\n|$)", system, re.DOTALL)
+        return find_query(messages), functions, history, t.group(1).strip() if t else ""
+
+    def _planner(self, messages: list[BaseMessage], tools: list[str]) -> AIMessage:
+        query, functions, history, _ = self._umi_parts(messages)
+        decision = self.decide(query, functions, steps_from_history(history))
+        if isinstance(decision, CallApi):
+            text = (f"For {decision.clause!r} the caller should call {decision.function} with "
+                    f"{json.dumps(decision.args, ensure_ascii=False)}. Next: caller")
+        elif isinstance(decision, Answer):
+            text = "The API results cover the query; time to write the answer. Next: summarizer"
+        else:
+            failed = f" Failed functions: {', '.join(decision.failed)}." if decision.failed else ""
+            text = f"{decision.reason}{failed} Next: give up"
+        return AIMessage(content=text)
+
+    def _caller(self, messages: list[BaseMessage], tools: list[str]) -> AIMessage:
+        query, _, history, thought = self._umi_parts(messages)
+        decision = self.decide(query, tools, steps_from_history(history))
+        named = next((t for t in sorted(tools, key=len, reverse=True) if t in thought), None)
+        if isinstance(decision, CallApi) and (named is None or named == decision.function):
+            return _calls("", (decision.function, decision.args))
+        if named is not None:
+            api = self.catalog.api_for_function(named)
+            clause = decision.clause if isinstance(decision, CallApi) else query
+            return _calls("", (named, extract_arguments(api, clause)))
+        return AIMessage(content="No function fits the thought.")
+
+    def _summarizer(self, messages: list[BaseMessage], tools: list[str]) -> AIMessage:
+        query, _, history, _ = self._umi_parts(messages)
+        steps = steps_from_history(history)
+        functions = list(dict.fromkeys(s.function for s in steps))
+        decision = self.decide(query, functions, steps, avoid=functions)
+        if isinstance(decision, Answer):
+            return AIMessage(content=decision.text)
+        return AIMessage(content=f"I could not answer the query: {decision.reason if isinstance(decision, GiveUp) else ''}"
+                         .strip())
+
+    # ------------------------------------------------------------------------------------- judge
+    def _judge(self, messages: list[BaseMessage], tools: list[str]) -> AIMessage:
+        text = "\n".join(message_text(m) for m in messages if isinstance(m, HumanMessage))
+        answer = text.split("Final answer:", 1)[1].strip() if "Final answer:" in text else ""
+        calls = re.findall(r"^- (\S+) → (\S+)$", text, re.MULTILINE)
+        ok = [fn for fn, status in calls if status == "ok"]
+        if not answer:
+            verdict = {"label": "Unsolved", "reason": "The final answer is empty."}
+        elif not ok:
+            verdict = {"label": "Unsolved", "reason": "No API call succeeded, so the answer rests on no observation."}
+        elif re.search(r"\bcould not answer\b|\bno suitable api\b", answer, re.IGNORECASE):
+            verdict = {"label": "Unsolved", "reason": "The answer says part of the query could not be answered."}
+        else:
+            verdict = {"label": "Solved",
+                       "reason": f"The answer reports results of {len(ok)} successful API call(s): {', '.join(ok)}."}
+        return AIMessage(content=json.dumps(verdict, ensure_ascii=False))
+
+
+# ============================================================================================ history helpers
+def _calls(text: str, *calls: tuple[str, dict[str, Any]]) -> AIMessage:
+    return AIMessage(content=text, tool_calls=[{"name": n, "args": a, "id": "", "type": "tool_call"}
+                                               for n, a in calls])
+
+
+def _called_args(messages: Sequence[BaseMessage], function: str, arg: str) -> list[Any]:
+    """The value of `arg` in every earlier call of `function`."""
+    return [tc.get("args", {}).get(arg) for m in messages if isinstance(m, AIMessage) for tc in m.tool_calls
+            if tc["name"] == function]
+
+
+def _last_call(messages: Sequence[BaseMessage]) -> str | None:
+    """The function name of the last tool call made, if the conversation ended on its answer."""
+    for m in reversed(messages):
+        if isinstance(m, AIMessage):
+            return m.tool_calls[-1]["name"] if m.tool_calls else None
+        if isinstance(m, HumanMessage):
+            return None
+    return None
+
+
+def _pending_reactivation(messages: Sequence[BaseMessage]) -> bool:
+    """Whether the agent was re-activated (a user message after its earlier moves) and has not acted since."""
+    if not messages or not isinstance(messages[-1], HumanMessage):
+        return False
+    return any(isinstance(m, AIMessage) for m in messages[:-1])
+
+
+def _tool_limit(messages: Sequence[BaseMessage], default: int) -> int:
+    system = "\n".join(message_text(m) for m in messages if isinstance(m, SystemMessage))
+    m = re.search(r"no more than (\d+) tools", system)
+    return int(m.group(1)) if m else default
