@@ -1,0 +1,80 @@
+"""Meta-agent functions: browse any category, create one category agent per relevant category."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ...graphs.agent_loop import CallContext, new_agent_record, to_json
+from ...tools.agent_functions import CategoryArgs, ToolsDescriptionArgs
+from ..category_agent.handlers import describe_tools, list_tools, resolve_category
+
+if TYPE_CHECKING:
+    from ...runtime import Deps
+
+log = logging.getLogger(__name__)
+
+
+def get_tools_in_category(ctx: CallContext, args: CategoryArgs) -> str:
+    return list_tools(ctx.deps.catalog, args.category_name)
+
+
+def get_tools_descriptions(ctx: CallContext, args: ToolsDescriptionArgs) -> str:
+    return describe_tools(ctx.deps.catalog, args.category_name, args.tool_names)
+
+
+def category_agent_id(parent_id: str, category: str) -> str:
+    """A readable, deterministic child id, e.g. `meta/Finance`."""
+    return f"{parent_id}/{category.replace('/', '_')}"
+
+
+def create_agent_category_level(ctx: CallContext, args: CategoryArgs) -> str:
+    """Create a category agent (each category at most once per run).
+
+    A category with at most `direct_tool_agent_max_tools` tools gets no model call: its agent is recorded
+    `finished` (`small_category`) with one pending tool agent holding all its tools, as in the original AnyTool.
+    """
+    rec, catalog, cfg = ctx.record, ctx.deps.catalog, ctx.deps.config
+    cat = resolve_category(catalog, args.category_name)
+    if isinstance(cat, str):
+        return cat + " No agent was created."
+    child_id = category_agent_id(rec["id"], cat.name)
+    if child_id in rec["children"]:
+        return (f"Error: an agent for the category {cat.name!r} already exists. Assign other, unexplored "
+                "categories, or call finish_search if none is left.")
+    tools = [t.name for t in cat.tools]
+    if not tools:
+        return f"The category {cat.name!r} has no tools; no agent was created."
+    child = new_agent_record(child_id, "category", parent=rec["id"], category=cat.name)
+    rec["children"].append(child_id)
+    ctx.children[child_id] = child
+    if len(tools) > cfg.direct_tool_agent_max_tools:
+        return f"Created category agent {child_id} for the category {cat.name!r} ({len(tools)} tools)."
+    tool_id = f"{child_id}/t1"
+    ctx.children[tool_id] = new_agent_record(tool_id, "tool", parent=child_id, category=cat.name, tools=tools)
+    child["status"], child["end_reason"] = "finished", "small_category"
+    child["children"], child["tools"] = [tool_id], list(tools)
+    return (f"Created category agent {child_id} for the category {cat.name!r}. It has only {len(tools)} tools, "
+            f"so they were all assigned to tool agent {tool_id}: {to_json(tools)}.")
+
+
+def _hit_name(hit: Any) -> str | None:
+    if isinstance(hit, str):
+        return hit
+    if isinstance(hit, tuple) and hit and isinstance(hit[0], str):
+        return hit[0]
+    name = getattr(hit, "category", None) or getattr(hit, "name", None)
+    return name if isinstance(name, str) else None
+
+
+def seed_categories(deps: Deps, query: str, k: int = 5) -> list[str]:
+    """The categories the catalog search ranks highest for `query` ([] when search is unavailable)."""
+    try:
+        hits = deps.catalog.search_categories(query, k)
+    except ImportError:
+        return []
+    except Exception as exc:  # a search failure must not stop retrieval
+        log.warning("category search failed; the meta-agent gets no hints: %s", exc)
+        return []
+    names = [n for n in (_hit_name(h) for h in hits) if n and n in deps.catalog.categories]
+    return list(dict.fromkeys(names))[:k]

@@ -1,0 +1,146 @@
+"""Tool-agent functions: browse its own tools' APIs, add APIs to the pool, ask whether the pool suffices."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from ...catalog import Api, Tool, UnknownNameError
+from ...graphs.agent_loop import CallContext, FunctionResult, to_json
+from ...state import PoolEntry
+from ...tools.agent_functions import AddApisArgs, ApiDetailArgs, NoArgs, ToolArgs
+from .prompts import SOLVABLE_HUMAN, SOLVABLE_SYSTEM
+
+API_DESCRIPTION_CHARS = 160  # per API in get_apis_in_tool
+CHECK_DESCRIPTION_CHARS = 300  # per API in the solvable check's prompt
+
+_VERDICT = re.compile(r"\b(unsolvable|not solvable|cannot be solved|can ?not be solved|solvable|false|true)\b")
+_JSON_FLAG = re.compile(r'"(?:solvable|is_solvable)"\s*:\s*(true|false)')
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def own_tool(ctx: CallContext, name: str) -> Tool | str:
+    """One of this agent's tools by name, or a refusal listing them."""
+    rec = ctx.record
+    try:
+        tool: Tool | None = ctx.deps.catalog.tool(rec["category"] or "", name)
+    except UnknownNameError:
+        tool = None
+    if tool is None or tool.name not in rec["tools"]:
+        return f"Error: {name!r} is not one of your tools. Your tools: {to_json(rec['tools'])}."
+    return tool
+
+
+def find_own_api(ctx: CallContext, tool: Tool, api_name: str) -> Api | str:
+    """An API of one of this agent's tools, or a refusal listing the tool's API names."""
+    try:
+        return ctx.deps.catalog.find_api(tool.key, api_name, category=tool.category)
+    except UnknownNameError:
+        names = [a.name for a in tool.apis]
+        return f"Error: the tool {tool.name!r} has no API {api_name!r}. Its APIs: {to_json(names)}."
+
+
+def get_apis_in_tool(ctx: CallContext, args: ToolArgs) -> str:
+    tool = own_tool(ctx, args.tool_name)
+    if isinstance(tool, str):
+        return tool
+    return to_json([{"api_name": a.name, "description": _short(a.description, API_DESCRIPTION_CHARS)}
+                    for a in tool.apis])
+
+
+def get_api_details(ctx: CallContext, args: ApiDetailArgs) -> str:
+    tool = own_tool(ctx, args.tool_name)
+    if isinstance(tool, str):
+        return tool
+    api = find_own_api(ctx, tool, args.api_name)
+    return api if isinstance(api, str) else to_json(api.details())
+
+
+def add_apis_into_api_pool(ctx: CallContext, args: AddApisArgs) -> str:
+    """Add APIs of this agent's tools; each is reported added, already in the pool, or refused (with why)."""
+    cap, catalog = ctx.deps.config.max_api_pool, ctx.deps.catalog
+    view = ctx.pool_ids()
+    added: list[str] = []
+    already: list[str] = []
+    refused: list[dict[str, str]] = []
+    if not args.apis:
+        return 'Error: give at least one API, e.g. apis=[{"tool_name": "...", "api_name": "..."}].'
+    for ref in args.apis:
+        tool = own_tool(ctx, ref.tool_name)
+        api = tool if isinstance(tool, str) else find_own_api(ctx, tool, ref.api_name)
+        label = f"{ref.tool_name}: {ref.api_name}"
+        if isinstance(api, str):
+            refused.append({"api": label, "reason": api.removeprefix("Error: ")})
+        elif api.id in view:
+            already.append(label)
+        elif len(view) >= cap:
+            refused.append({"api": label, "reason": f"the API pool is full ({cap} APIs)"})
+        else:
+            entry: PoolEntry = {"api_id": api.id, "category": api.category, "tool": api.tool_name, "api": api.name,
+                                "function_name": catalog.function_name(api.id), "added_by": ctx.record["id"]}
+            ctx.adds.append(entry)
+            view.append(api.id)
+            added.append(f"{api.tool_name}: {api.name}")
+    result: dict[str, Any] = {"added": added}
+    if already:
+        result["already_in_pool"] = already
+    if refused:
+        result["refused"] = refused
+    result["pool_size"] = len(view)
+    return to_json(result)
+
+
+def parse_solvable(text: str) -> tuple[bool, str]:
+    """`(True, "")` for a "Solvable" verdict, `(False, reason)` otherwise (unclear text counts as unsolvable)."""
+    low = text.strip().lower()
+    flag = _JSON_FLAG.search(low)
+    if flag:
+        if flag.group(1) == "true":
+            return True, ""
+        try:
+            data = json.loads(text.strip().strip("`").removeprefix("json").strip())
+            reason = str(data.get("reason") or "") if isinstance(data, dict) else ""
+        except ValueError:
+            reason = ""
+        return False, reason or "judged unsolvable"
+    match = _VERDICT.search(low)
+    if match is None:
+        return False, f"unclear judgement: {_short(text.strip(), 200)}" if text.strip() else "no judgement given"
+    if match.group(1) in ("solvable", "true"):
+        return True, ""
+    reason = text.strip()[match.end():].lstrip(" :.-—\n*`\"'").strip()
+    return False, reason or "judged unsolvable"
+
+
+def _api_summary(api: Api) -> dict[str, Any]:
+    return {"tool": api.tool_name, "api": api.name, "description": _short(api.description, CHECK_DESCRIPTION_CHARS),
+            "required_parameters": [p.name for p in api.required_params],
+            "optional_parameters": [p.name for p in api.optional_params]}
+
+
+def check_if_request_solvable(ctx: CallContext, args: NoArgs) -> FunctionResult | str:
+    """Ask the `solvable` model whether the pool (as this agent sees it) suffices; True stops every agent."""
+    deps = ctx.deps
+    apis = [deps.catalog.api(i) for i in ctx.pool_ids() if i in deps.catalog]
+    if not apis:
+        return "False: the API pool is empty. Add relevant APIs first."
+    if deps.over_budget(ctx.run_key):
+        return "Not checked: the run's token budget is exhausted."
+    listing = "\n".join(to_json(_api_summary(a)) for a in apis)
+    prompt: list[BaseMessage] = [SystemMessage(SOLVABLE_SYSTEM),
+                                 HumanMessage(SOLVABLE_HUMAN.format(query=ctx.query, apis=listing))]
+    reply = deps.models.for_role("solvable").invoke(prompt, ctx.config)
+    ctx.account("solvable", reply, prompt)
+    ok, reason = parse_solvable(reply.text)
+    if not ok:
+        return f"False: {reason}"
+    ctx.solvable = True
+    deps.signals.stop(ctx.run_key, ctx.round)
+    return FunctionResult(f"True: the {len(apis)} APIs in the pool can solve the query. The search stops.",
+                          end="stopped", end_reason="pool_solvable")
