@@ -1,0 +1,75 @@
+"""The builtin offline toolset: RapidAPI-style documented tools whose APIs run locally.
+
+`builtin_categories()` gives the catalog objects (parsed through `catalog/parse.py` from ToolBench-shaped
+documents, so ids follow the usual rules) and `builtin_implementations()` maps each `Api.id` to its callable.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from ..models import Category
+from ..parse import parse_tool
+from ._registry import ApiSpec, CategorySpec, tool_document
+
+# Category modules, in catalog order (module names, not objects: nothing mutable at module level).
+MODULES: tuple[str, ...] = (
+    "units",
+    "datetime_tools",
+    "holidays_tools",
+    "countries",
+    "geo",
+    "math_tools",
+    "algebra_geometry",
+    "stats_tools",
+    "finance",
+    "text_tools",
+    "encoding_tools",
+    "code_tools",
+)
+
+
+def category_specs() -> list[tuple[str, CategorySpec]]:
+    """(module name, category declaration) for every builtin category."""
+    out: list[tuple[str, CategorySpec]] = []
+    for mod_name in MODULES:
+        module = importlib.import_module(f"{__name__}.{mod_name}")
+        out.append((mod_name, module.category()))
+    return out
+
+
+def _build() -> tuple[list[Category], dict[str, ApiSpec]]:
+    categories: list[Category] = []
+    specs: dict[str, ApiSpec] = {}
+    for mod_name, cat in category_specs():
+        tools = []
+        for tool_spec in cat.tools:
+            tool = parse_tool(tool_document(tool_spec), category=cat.name, source=f"builtin:{mod_name}",
+                              key=tool_spec.key)
+            if len(tool.apis) != len(tool_spec.apis):  # pragma: no cover - parse keeps every entry
+                raise RuntimeError(f"{tool.name}: parsed {len(tool.apis)} APIs, declared {len(tool_spec.apis)}")
+            for api, api_spec in zip(tool.apis, tool_spec.apis, strict=True):
+                specs[api.id] = api_spec
+            tools.append(tool)
+        categories.append(Category(name=cat.name, description=cat.description, tools=tuple(tools)))
+    return categories, specs
+
+
+def builtin_categories() -> list[Category]:
+    """The builtin toolset as catalog categories."""
+    return _build()[0]
+
+
+def builtin_api_specs() -> dict[str, ApiSpec]:
+    """Each builtin `Api.id` → its declaration (documentation + callable)."""
+    return _build()[1]
+
+
+def builtin_implementations() -> dict[str, Callable[..., Any]]:
+    """Each builtin `Api.id` → the callable taking the API's parameters as keyword arguments."""
+    return {api_id: spec.func for api_id, spec in _build()[1].items()}
+
+
+__all__ = ["builtin_api_specs", "builtin_categories", "builtin_implementations", "category_specs"]
