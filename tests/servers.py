@@ -20,7 +20,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
 _REASONS = {
@@ -102,7 +102,7 @@ class LoopbackServer:
         self._error: BaseException | None = None
 
     # ------------------------------------------------------------------ lifecycle
-    def start(self) -> LoopbackServer:
+    def start(self) -> Self:
         if self._thread is not None:
             return self
         self._thread = threading.Thread(target=self._run, name=type(self).__name__, daemon=True)
@@ -121,7 +121,7 @@ class LoopbackServer:
         if thread is not None:
             thread.join(10)
 
-    def __enter__(self) -> LoopbackServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
