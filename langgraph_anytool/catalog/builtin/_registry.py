@@ -44,6 +44,7 @@ class ApiSpec:
     params: tuple[P, ...]
     template: Any
     method: str = "GET"
+    deterministic: bool = True  # False: the answer depends on the clock, randomness or timing (do not cache)
 
 
 @dataclass(frozen=True, slots=True)

@@ -203,7 +203,8 @@ def category() -> CategorySpec:
                     (P("code", STRING, "Python source.", "import statistics\nprint(statistics.median([3, 1, 4, 1, 5]))"),
                      P("stdin", STRING, "Text given on standard input."), timeout),
                     {"stdout": "str", "stderr": "str", "exit_code": "int", "timed_out": "bool", "signal": "str",
-                     "duration_s": "float", "stdout_truncated": "bool", "stderr_truncated": "bool"}, method="POST"),
+                     "duration_s": "float", "stdout_truncated": "bool", "stderr_truncated": "bool"}, method="POST",
+                    deterministic=False),
             ApiSpec(evaluate_python_expression, "Evaluate Python Expression",
                     "Compute one Python expression (e.g. 'sorted({3, 1, 2})' or 'sum(i*i for i in range(10))') "
                     "in the sandbox and return its repr and type.",

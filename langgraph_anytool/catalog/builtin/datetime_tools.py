@@ -281,7 +281,7 @@ def category() -> CategorySpec:
                     "converting a meeting time between zones, UTC offsets and daylight saving.",
         apis=(
             ApiSpec(current_time, "Current Time in Zone", "The current local date and time in a time zone.",
-                    (tz_p,), {"timezone": "str", **_DESCRIBED}),
+                    (tz_p,), {"timezone": "str", **_DESCRIBED}, deterministic=False),
             ApiSpec(convert_time, "Convert Time Between Zones",
                     "Convert a local date and time in one time zone to the local time in another.",
                     (P("datetime", STRING, "Local time 'YYYY-MM-DD HH:MM'.", "2024-03-15 09:30"),
@@ -413,7 +413,7 @@ def category() -> CategorySpec:
                      P("pattern", STRING, "strftime pattern.")),
                     {"datetime": "str", "pattern": "str", "formatted": "str"}),
             ApiSpec(current_timestamp, "Current Unix Timestamp", "The current Unix time in seconds and milliseconds.",
-                    (), {"timestamp": "int", "timestamp_ms": "int", "utc": "str"}),
+                    (), {"timestamp": "int", "timestamp_ms": "int", "utc": "str"}, deterministic=False),
         ),
     )
     return CategorySpec(

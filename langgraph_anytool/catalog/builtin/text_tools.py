@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import itertools
 import math
 import random
 import re
@@ -198,9 +199,13 @@ def _compile(pattern: str, ignore_case: bool, multiline: bool) -> Any:
         raise ValueError(f"invalid regular expression: {exc}") from None
 
 
-def _timed(func: Any, *args: Any, **kwargs: Any) -> Any:
+def _timed(func: Any, *args: Any, limit: int | None = None, **kwargs: Any) -> Any:
+    """Call a `regex` method with the time limit; iterators are consumed (up to `limit` items) inside it."""
     try:
-        return func(*args, timeout=REGEX_TIMEOUT_S, **kwargs)
+        result = func(*args, timeout=REGEX_TIMEOUT_S, **kwargs)
+        if limit is not None:
+            return list(itertools.islice(result, limit))
+        return result
     except TimeoutError:
         raise ValueError(f"the regular expression took longer than {REGEX_TIMEOUT_S}s (catastrophic "
                          "backtracking?) and was stopped") from None
@@ -211,13 +216,10 @@ def regex_find_all(pattern: str, text: str, ignore_case: bool = False, multiline
     """All matches of a regular expression with positions and groups (1 s time limit)."""
     require_range(max_matches, "max_matches", 1, 10000)
     rx = _compile(pattern, ignore_case, multiline)
-    matches = []
-    for m in _timed(rx.finditer, _text(text, allow_empty=True)):
-        matches.append({"match": m.group(0), "start": m.start(), "end": m.end(),
-                        "groups": [g if g is not None else "" for g in m.groups()],
-                        "named_groups": {k: v or "" for k, v in m.groupdict().items()}})
-        if len(matches) >= max_matches:
-            break
+    matches = [{"match": m.group(0), "start": m.start(), "end": m.end(),
+                "groups": [g if g is not None else "" for g in m.groups()],
+                "named_groups": {k: v or "" for k, v in m.groupdict().items()}}
+               for m in _timed(rx.finditer, _text(text, allow_empty=True), limit=max_matches)]
     return {"pattern": pattern, "count": len(matches), "matches": matches}
 
 
@@ -538,7 +540,7 @@ def category() -> CategorySpec:
                     (P("length", INTEGER, "Length (4-256)."), P("digits", BOOLEAN, "Include digits."),
                      P("symbols", BOOLEAN, "Include symbols."),
                      P("seed", INTEGER, "Seed ≥ 0 for a reproducible (NOT secure) password; -1 = secure random.")),
-                    {"password": "str", "length": "int", "entropy_bits": "float"}),
+                    {"password": "str", "length": "int", "entropy_bits": "float"}, deterministic=False),
             ApiSpec(password_strength, "Password Strength",
                     "Estimate a password's entropy and strength (0-4) with suggestions.",
                     (P("password", STRING, "Password to rate.", "Tr0ub4dor&3"),),
@@ -548,7 +550,7 @@ def category() -> CategorySpec:
                     (P("version", ENUM, "UUID version.", None, ("4", "5")),
                      P("name", STRING, "Name for version 5."),
                      P("namespace", ENUM, "Namespace for version 5.", None, ("dns", "url", "oid", "x500"))),
-                    {"uuid": "str", "version": "int", "hex": "str"}),
+                    {"uuid": "str", "version": "int", "hex": "str"}, deterministic=False),
             ApiSpec(lorem_ipsum, "Lorem Ipsum", "Placeholder paragraphs of pseudo-Latin text.",
                     (P("paragraphs", INTEGER, "Number of paragraphs."),
                      P("words_per_paragraph", INTEGER, "Words per paragraph."),

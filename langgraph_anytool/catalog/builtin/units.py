@@ -350,7 +350,8 @@ def category() -> CategorySpec:
             ApiSpec(convert_speed, "Convert Speed", "Convert a speed (m/s, km/h, mph, knot, ft/s).",
                     _pair_params(_SPEED_MS, "speed", "mph", "km/h"), _TABLE_TEMPLATE),
             ApiSpec(convert_area, "Convert Area",
-                    "Convert an area (mm2, cm2, m2, ha, km2, in2, ft2, yd2, acre, mi2).",
+                    "Convert an area (mm2, cm2, m2, ha, km2, in2, ft2, yd2, acre, mi2); acre is the "
+                    "international acre (4046.8564224 m²).",
                     _pair_params(_AREA_M2, "area", "acre", "m2"), _TABLE_TEMPLATE),
         ),
     )
