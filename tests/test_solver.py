@@ -70,10 +70,11 @@ def pool(*api_ids: str, catalog: Catalog = CAT) -> list[PoolEntry]:
 WEATHER_POOL = pool("Weather/weatherly/current", "Weather/weatherly/forecast")
 
 
-def make_deps(model: ScriptedChatModel, catalog: Catalog = CAT, **config: Any) -> Deps:
+def make_deps(model: ScriptedChatModel, catalog: Catalog = CAT, cache: bool = False, **config: Any) -> Deps:
     cfg = AnyToolConfig(**config)
-    return Deps(catalog=catalog, models=ModelSet(default=None, by_role={"solver": model}),
-                executor=ApiExecutor.for_catalog(catalog, kind="template"), config=cfg, signals=RunSignals())
+    executor = ApiExecutor.for_catalog(catalog, kind="template", cache_path=":memory:" if cache else None)
+    return Deps(catalog=catalog, models=ModelSet(default=None, by_role={"solver": model}), executor=executor,
+                config=cfg, signals=RunSignals())
 
 
 def solve(deps: Deps, api_pool: list[PoolEntry] = WEATHER_POOL, previous: list[SolverAttempt] | None = None,
@@ -132,6 +133,17 @@ def test_straight_solve_calls_the_api_then_answers() -> None:
     assert usage["solver"]["model_calls"] == 2 and usage["solver"]["input_tokens"] > 0
     assert usage["api"] == {"calls": 1, "cache_hits": 0, "errors": 0}
     assert deps.signals.tokens("run1") == usage["solver"]["input_tokens"] + usage["solver"]["output_tokens"]
+
+
+def test_repeated_call_is_served_from_the_cache_and_counted() -> None:
+    model = ScriptedChatModel(replies=[
+        ai("", call(CURRENT, city="Paris")), ai("", call(CURRENT, city="Paris")),
+        ai("", finish("give_answer", final_answer="Sunny.")),
+    ])
+    out = solve(make_deps(model, cache=True))
+    attempt = only_attempt(out)
+    assert [node(attempt, i)["calls"][0]["cached"] for i in (1, 2)] == [False, True]
+    assert out["usage"]["api"] == {"calls": 2, "cache_hits": 1, "errors": 0} and attempt["api_calls"] == 2
 
 
 def test_empty_pool_finishes_without_a_model_call() -> None:

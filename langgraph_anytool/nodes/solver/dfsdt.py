@@ -192,7 +192,9 @@ def route_seed(state: SolverState) -> Literal["expand", "finalize"]:
 def solver_system(deps: Deps, functions: dict[str, str]) -> str:
     cot = is_cot(deps)
     task = prompts.TASK_DESCRIPTION.format(
-        give_up_types='return_type "give_up"' if cot else 'return_type "give_up_and_restart" (or "give_up")',
+        give_up_types='return_type "give_up"' if cot else (
+            'return_type "give_up_and_restart" to try another way, or "give_up" when no way can work with '
+            "these functions,"),
         functions=describe_functions(deps, functions),
     )
     return prompts.SOLVER_SYSTEM.format(restart_rule="" if cot else prompts.RESTART_RULE, task_description=task)
