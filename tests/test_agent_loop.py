@@ -12,14 +12,16 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph_anytool.catalog import Catalog, Category
 from langgraph_anytool.catalog.parse import parse_tool
 from langgraph_anytool.config import AnyToolConfig
-from langgraph_anytool.graphs.agent_loop import build_agent_loop, copy_record, new_agent_record
+from langgraph_anytool.graphs.agent_loop import CallContext, build_agent_loop, copy_record, new_agent_record
 from langgraph_anytool.llm import ModelSet
 from langgraph_anytool.nodes.category_agent import REACTIVATE_PROMPT as CATEGORY_REACTIVATE
 from langgraph_anytool.nodes.meta_agent import REACTIVATE_PROMPT as META_REACTIVATE
 from langgraph_anytool.nodes.tool_agent import REACTIVATE_PROMPT as TOOL_REACTIVATE
 from langgraph_anytool.nodes.tool_agent import parse_solvable
+from langgraph_anytool.nodes.tool_agent.handlers import check_if_request_solvable
 from langgraph_anytool.runtime import Deps, RunSignals
 from langgraph_anytool.state import AgentInput, AgentRecord
+from langgraph_anytool.tools.agent_functions import NoArgs
 from tests.fakes import ScriptedChatModel, ai, call, system_text
 
 # ------------------------------------------------------------------ helpers (also used by test_retriever)
@@ -348,3 +350,13 @@ def test_reactivation_keeps_the_history(catalog: Catalog) -> None:
 def test_reactivation_prompts_have_a_reason_slot() -> None:
     for template in (META_REACTIVATE, CATEGORY_REACTIVATE, TOOL_REACTIVATE):
         assert "failed to solve the query" in template.format(reason="R") and "R" in template.format(reason="R")
+
+
+def test_solvable_check_skipped_once_the_run_is_stopping(catalog: Catalog) -> None:
+    model = ScriptedChatModel(responder=Script({}, solvable=lambda prompt: "Solvable"))
+    deps = make_deps(catalog, model)
+    rec = new_agent_record("meta/Small/t1", "tool", parent="meta/Small", category="Small", tools=["Jokes"])
+    ctx = CallContext(deps, "q", "run", 0, rec, [catalog.find_api("Jokes", "Random Joke").id], [])
+    deps.signals.stop("run", 0)
+    assert str(check_if_request_solvable(ctx, NoArgs())).startswith("Not checked: another agent")
+    assert model.calls == [] and not ctx.solvable

@@ -198,7 +198,8 @@ def test_checkpointed_runs_start_fresh_per_query() -> None:
     assert graph.get_state(cfg).values["agents"]["meta/Small/t1"]["status"] == "finished"
 
 
-def test_meta_agent_gets_search_hints_when_search_is_available() -> None:
+def test_meta_agent_gets_search_hints_when_search_is_available(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANYTOOL_EMBEDDINGS", "none")  # BM25 only: fast, nothing written to disk
     catalog = make_catalog(SMALL_PLAN)
     model = ScriptedChatModel(responder=Script({}))
     deps = make_deps(catalog, model, seed_with_search=True)

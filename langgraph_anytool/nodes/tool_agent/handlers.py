@@ -130,6 +130,8 @@ def check_if_request_solvable(ctx: CallContext, args: NoArgs) -> FunctionResult 
     apis = [deps.catalog.api(i) for i in ctx.pool_ids() if i in deps.catalog]
     if not apis:
         return "False: the API pool is empty. Add relevant APIs first."
+    if deps.signals.is_stopped(ctx.run_key, ctx.round):
+        return "Not checked: another agent already found the pool solvable; the search is stopping."
     if deps.over_budget(ctx.run_key):
         return "Not checked: the run's token budget is exhausted."
     listing = "\n".join(to_json(_api_summary(a)) for a in apis)
