@@ -1,0 +1,84 @@
+"""Run APIs implemented as Python callables (the builtin offline toolset, user functions).
+
+A callable receives the validated arguments as keyword arguments. Sync callables run in a worker
+thread (`asyncio.to_thread`); async ones are awaited. Outcome mapping:
+- a return value → `OK` with it as content (an `Observation` returned by the callable is passed on);
+- `ValueError` or `KeyError` (by default; see `invalid_input_errors`) → `INVALID_ARGUMENTS`: builtin
+  implementations raise these for inputs that pass type checks but make no sense (an unknown
+  currency code, an impossible date), and the model should change its arguments;
+- any other exception → `ERROR` with "<ExcType>: message"; exceeding `timeout` → `TIMEOUT`;
+- no implementation for the API id → `NOT_FOUND`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from ...catalog.models import Api
+from ..observation import Observation, Status
+
+
+def exception_text(exc: BaseException) -> str:
+    """"<ExcType>: message" (KeyError's repr-quoted message is unquoted)."""
+    msg = exc.args[0] if isinstance(exc, KeyError) and len(exc.args) == 1 else str(exc)
+    return f"{type(exc).__name__}: {msg}" if str(msg) else type(exc).__name__
+
+
+class LocalExecutor:
+    """Executes `implementations[api.id](**arguments)`."""
+
+    name = "local"
+
+    def __init__(
+        self,
+        implementations: Mapping[str, Callable[..., Any]],
+        *,
+        timeout: float | None = 60.0,
+        invalid_input_errors: tuple[type[BaseException], ...] = (ValueError, KeyError),
+    ) -> None:
+        self._impls = dict(implementations)
+        self.timeout = timeout
+        self.invalid_input_errors = invalid_input_errors
+
+    def __contains__(self, api_id: object) -> bool:
+        return api_id in self._impls
+
+    @property
+    def api_ids(self) -> list[str]:
+        return list(self._impls)
+
+    async def _run(self, fn: Callable[..., Any], arguments: dict[str, Any]) -> Any:
+        if inspect.iscoroutinefunction(fn):
+            return await fn(**arguments)
+        result = await asyncio.to_thread(fn, **arguments)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+
+    async def aexecute(self, api: Api, arguments: dict[str, Any]) -> Observation:
+        fn = self._impls.get(api.id)
+        if fn is None:
+            return Observation(api_id=api.id, status=Status.NOT_FOUND,
+                               error=f"no local implementation for API {api.id!r}")
+        try:
+            if self.timeout is None:
+                result = await self._run(fn, dict(arguments))
+            else:
+                result = await asyncio.wait_for(self._run(fn, dict(arguments)), self.timeout)
+        except TimeoutError:
+            return Observation(api_id=api.id, status=Status.TIMEOUT,
+                               error=f"the call did not finish within {self.timeout:g} s")
+        except self.invalid_input_errors as e:
+            return Observation(api_id=api.id, status=Status.INVALID_ARGUMENTS, error=exception_text(e))
+        except Exception as e:
+            return Observation(api_id=api.id, status=Status.ERROR, error=exception_text(e))
+        if isinstance(result, Observation):
+            return replace(result, api_id=api.id)
+        return Observation(api_id=api.id, status=Status.OK, content=result)
+
+    async def aclose(self) -> None:
+        return None
