@@ -8,7 +8,7 @@ two cannot drift: required/optional status and optional defaults are read from t
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +69,15 @@ class CategorySpec:
 _NO_DEFAULT = inspect.Parameter.empty
 
 
+def plain(value: Any) -> Any:
+    """A fresh JSON-shaped copy: mappings → dict, tuples/lists → list (declarations may use read-only types)."""
+    if isinstance(value, Mapping):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    return value
+
+
 def _signature_params(func: Callable[..., Any]) -> dict[str, inspect.Parameter]:
     sig = inspect.signature(func)
     out: dict[str, inspect.Parameter] = {}
@@ -112,7 +121,7 @@ def param_doc(p: P, prm: inspect.Parameter) -> dict[str, Any]:
     doc: dict[str, Any] = {"name": p.name, "type": p.type, "description": p.description}
     default = p.example if prm.default is _NO_DEFAULT else prm.default
     if default is not None:
-        doc["default"] = default
+        doc["default"] = plain(default)
     if p.enum:
         doc["enum"] = list(p.enum)
     return doc
@@ -131,7 +140,7 @@ def api_document(spec: ApiSpec) -> dict[str, Any]:
         "method": spec.method,
         "required_parameters": required,
         "optional_parameters": optional,
-        "template_response": spec.template,
+        "template_response": plain(spec.template),
     }
 
 
@@ -151,4 +160,4 @@ def tool_document(tool: ToolSpec) -> dict[str, Any]:
 def example_arguments(spec: ApiSpec) -> dict[str, Any]:
     """Arguments for a demonstration call: the documented example of every required parameter."""
     sig = _signature_params(spec.func)
-    return {p.name: p.example for p in spec.params if sig[p.name].default is _NO_DEFAULT}
+    return {p.name: plain(p.example) for p in spec.params if sig[p.name].default is _NO_DEFAULT}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 import math
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 MAX_LENGTH = 500
@@ -13,17 +14,16 @@ MAX_NODES = 300
 MAX_INT_BITS = 20000
 MAX_FACTORIAL = 1000
 
-_BINARY: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
-    ast.Add: operator.add,
-    ast.Sub: operator.sub,
-    ast.Mult: operator.mul,
-    ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv,
-    ast.Mod: operator.mod,
-    ast.Pow: operator.pow,
-}
-_UNARY: dict[type[ast.unaryop], Callable[[Any], Any]] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
-CONSTANTS: dict[str, float] = {"pi": math.pi, "e": math.e, "tau": math.tau, "phi": (1 + math.sqrt(5)) / 2}
+_BINARY: Mapping[type[ast.operator], Callable[[Any, Any], Any]] = MappingProxyType({
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+})
+_UNARY: Mapping[type[ast.unaryop], Callable[[Any], Any]] = MappingProxyType({
+    ast.UAdd: operator.pos, ast.USub: operator.neg,
+})
+CONSTANTS: Mapping[str, float] = MappingProxyType({
+    "pi": math.pi, "e": math.e, "tau": math.tau, "phi": (1 + math.sqrt(5)) / 2,
+})
 _TRIG = frozenset({"sin", "cos", "tan"})
 _INV_TRIG = frozenset({"asin", "acos", "atan", "atan2"})
 

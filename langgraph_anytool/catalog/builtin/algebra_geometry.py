@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import cmath
 import math
+from collections.abc import Mapping
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Any
 
 from ._common import as_float, as_floats, clean_number
@@ -61,14 +63,10 @@ def right_triangle(leg_a: float, leg_b: float) -> dict[str, Any]:
             "angle_b_degrees": round(math.degrees(math.atan2(y, x)), 6)}
 
 
-_SOLIDS: dict[str, tuple[str, ...]] = {
-    "cube": ("side",),
-    "rectangular_prism": ("length", "width", "height"),
-    "sphere": ("radius",),
-    "cylinder": ("radius", "height"),
-    "cone": ("radius", "height"),
-    "square_pyramid": ("base_side", "height"),
-}
+_SOLIDS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "cube": ("side",), "rectangular_prism": ("length", "width", "height"), "sphere": ("radius",),
+    "cylinder": ("radius", "height"), "cone": ("radius", "height"), "square_pyramid": ("base_side", "height"),
+})
 
 
 def solid_volume(solid: str, dimensions: dict[str, Any]) -> dict[str, Any]:

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable
+from types import MappingProxyType
 from typing import Any, cast
 
 from ._common import as_float, parse_date
 from ._registry import ARRAY, DATE, ENUM, NUMBER, STRING, ApiSpec, CategorySpec, P, ToolSpec
 
-_ALIASES = {"uk": "GB", "britain": "GB", "great britain": "GB", "england": "GB", "usa": "US", "america": "US",
-            "united states of america": "US", "russia": "RU", "south korea": "KR", "north korea": "KP",
-            "iran": "IR", "vietnam": "VN", "syria": "SY", "laos": "LA", "bolivia": "BO", "venezuela": "VE",
-            "tanzania": "TZ", "moldova": "MD", "taiwan": "TW", "czechia": "CZ", "holland": "NL", "uae": "AE"}
+_ALIASES = MappingProxyType({
+    "uk": "GB", "britain": "GB", "great britain": "GB", "england": "GB", "usa": "US", "america": "US",
+    "united states of america": "US", "russia": "RU", "south korea": "KR", "north korea": "KP", "iran": "IR",
+    "vietnam": "VN", "syria": "SY", "laos": "LA", "bolivia": "BO", "venezuela": "VE", "tanzania": "TZ",
+    "moldova": "MD", "taiwan": "TW", "czechia": "CZ", "holland": "NL", "uae": "AE",
+})
 
 
 def _country(value: str) -> Any:
@@ -282,8 +285,8 @@ def format_list(items: list[Any], locale: str = "en_US", style: str = "standard"
     loc = _locale(locale)
     if not isinstance(items, list) or not items:
         raise ValueError("items must be a non-empty list")
-    return {"locale": str(loc), "style": style, "formatted": lists.format_list([str(i) for i in items], style=cast(Any, style),
-                                                                                 locale=loc)}
+    text = lists.format_list([str(i) for i in items], style=cast(Any, style), locale=loc)
+    return {"locale": str(loc), "style": style, "formatted": text}
 
 
 # ------------------------------------------------------------------------------ declarations

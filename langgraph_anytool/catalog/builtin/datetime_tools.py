@@ -6,6 +6,7 @@ import calendar
 import datetime as dt
 import time
 import zoneinfo
+from types import MappingProxyType
 from typing import Any
 
 from ._common import clean_number, parse_date, require_range
@@ -165,7 +166,7 @@ def count_weekdays(start_date: str, end_date: str, include_end: bool = True) -> 
 
 
 # ------------------------------------------------------------------------------ calendar facts
-_FIRST_DAY = {"monday": calendar.MONDAY, "sunday": calendar.SUNDAY}
+_FIRST_DAY = MappingProxyType({"monday": calendar.MONDAY, "sunday": calendar.SUNDAY})
 
 
 def month_calendar(year: int, month: int, first_weekday: str = "monday") -> dict[str, Any]:
@@ -267,8 +268,9 @@ def current_timestamp() -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ declarations
-_DESCRIBED = {"datetime": "str", "date": "str", "time": "str", "weekday": "str", "utc_offset": "str",
-              "abbreviation": "str"}
+_DESCRIBED = MappingProxyType({
+    "datetime": "str", "date": "str", "time": "str", "weekday": "str", "utc_offset": "str", "abbreviation": "str",
+})
 
 
 def category() -> CategorySpec:

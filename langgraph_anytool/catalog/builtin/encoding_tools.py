@@ -16,6 +16,7 @@ import quopri
 import re
 import urllib.parse
 import zlib
+from types import MappingProxyType
 from typing import Any
 
 from ._common import require_range
@@ -282,12 +283,14 @@ def json_to_csv(json_text: str, delimiter: str = ",") -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ colours
-_NAMED = {"black": "000000", "white": "ffffff", "red": "ff0000", "lime": "00ff00", "green": "008000",
-          "blue": "0000ff", "yellow": "ffff00", "cyan": "00ffff", "magenta": "ff00ff", "gray": "808080",
-          "grey": "808080", "silver": "c0c0c0", "maroon": "800000", "olive": "808000", "purple": "800080",
-          "teal": "008080", "navy": "000080", "orange": "ffa500", "pink": "ffc0cb", "brown": "a52a2a",
-          "gold": "ffd700", "indigo": "4b0082", "violet": "ee82ee", "coral": "ff7f50", "salmon": "fa8072",
-          "turquoise": "40e0d0", "beige": "f5f5dc", "crimson": "dc143c", "khaki": "f0e68c", "lavender": "e6e6fa"}
+_NAMED = MappingProxyType({
+    "black": "000000", "white": "ffffff", "red": "ff0000", "lime": "00ff00", "green": "008000", "blue": "0000ff",
+    "yellow": "ffff00", "cyan": "00ffff", "magenta": "ff00ff", "gray": "808080", "grey": "808080",
+    "silver": "c0c0c0", "maroon": "800000", "olive": "808000", "purple": "800080", "teal": "008080",
+    "navy": "000080", "orange": "ffa500", "pink": "ffc0cb", "brown": "a52a2a", "gold": "ffd700", "indigo": "4b0082",
+    "violet": "ee82ee", "coral": "ff7f50", "salmon": "fa8072", "turquoise": "40e0d0", "beige": "f5f5dc",
+    "crimson": "dc143c", "khaki": "f0e68c", "lavender": "e6e6fa",
+})
 
 
 def _rgb(color: str) -> tuple[int, int, int]:
@@ -370,7 +373,8 @@ def category() -> CategorySpec:
                     (P("text", STRING, "Text.", "münchen.de"), P("scheme", ENUM, "Encoding.", "punycode", _SCHEMES)),
                     {"scheme": "str", "encoded": "str"}),
             ApiSpec(decode_text, "Decode Text", "Decode data in the chosen scheme back to text.",
-                    (P("data", STRING, "Encoded data.", "Uryyb Jbeyq"), P("scheme", ENUM, "Encoding.", "rot13", _SCHEMES)),
+                    (P("data", STRING, "Encoded data.", "Uryyb Jbeyq"),
+                     P("scheme", ENUM, "Encoding.", "rot13", _SCHEMES)),
                     {"scheme": "str", "decoded": "str", "is_utf8_text": "bool"}),
         ),
     )
@@ -411,13 +415,16 @@ def category() -> CategorySpec:
             ApiSpec(url_decode, "URL Decode", "Decode a percent-encoded string.",
                     (P("text", STRING, "Encoded text.", "caf%C3%A9%20%26%20cr%C3%AApes"),), {"decoded": "str"}),
             ApiSpec(parse_url, "Parse URL", "Scheme, host, port, path, query parameters and fragment of a URL.",
-                    (P("url", STRING, "Absolute URL.", "https://user@shop.example.co.uk:8443/a/b?q=shoes&size=42#top"),),
+                    (P("url", STRING, "Absolute URL.",
+                       "https://user@shop.example.co.uk:8443/a/b?q=shoes&size=42#top"),),
                     {"scheme": "str", "host": "str", "port": "int", "path": "str", "query": "str",
                      "params": {"q": ["list of str with length 1"], "size": ["list of str with length 1"]},
                      "fragment": "str", "username": "str"}),
             ApiSpec(build_url, "Build URL", "Append query parameters (object; list values repeat) to a base URL.",
                     (P("base_url", STRING, "Base URL.", "https://api.example.com/search"),
-                     P("params", OBJECT, "Query parameters.", {"q": "running shoes", "page": 2, "tag": ["new", "sale"]}), P("fragment", STRING, "Optional fragment.")),
+                     P("params", OBJECT, "Query parameters (list values repeat).",
+                       {"q": "running shoes", "page": 2, "tag": ["new", "sale"]}),
+                     P("fragment", STRING, "Optional fragment.")),
                     {"url": "str"}),
         ),
     )
@@ -466,7 +473,8 @@ def category() -> CategorySpec:
                     {"hex": "str"}),
             ApiSpec(contrast_ratio, "Contrast Ratio",
                     "WCAG contrast ratio between text and background colours, with AA/AAA pass flags.",
-                    (P("foreground", STRING, "Text colour.", "#777777"), P("background", STRING, "Background.", "white")),
+                    (P("foreground", STRING, "Text colour.", "#777777"),
+                     P("background", STRING, "Background.", "white")),
                     {"ratio": "float", "aa_normal_text": "bool", "aa_large_text": "bool", "aaa_normal_text": "bool",
                      "aaa_large_text": "bool"}),
         ),

@@ -8,6 +8,7 @@ import math
 import re
 import unicodedata
 import zoneinfo
+from types import MappingProxyType
 from typing import Any
 
 from . import _geodesy as g
@@ -15,7 +16,7 @@ from ._common import as_float, parse_date, require_range
 from ._registry import ARRAY, DATE, ENUM, INTEGER, NUMBER, STRING, ApiSpec, CategorySpec, P, ToolSpec
 from .cities_data import CITIES, CityRow
 
-_KM_PER = {"km": 1.0, "mi": 1.609344, "nmi": 1.852, "m": 0.001}
+_KM_PER = MappingProxyType({"km": 1.0, "mi": 1.609344, "nmi": 1.852, "m": 0.001})
 _UNITS = tuple(_KM_PER)
 
 
@@ -271,8 +272,10 @@ def local_time_difference(city_a: str, city_b: str, date: str) -> dict[str, Any]
 
 
 # ------------------------------------------------------------------------------ declarations
-_CITY = {"name": "str", "country": "str", "latitude": "float", "longitude": "float", "population": "int",
-         "timezone": "str"}
+_CITY = MappingProxyType({
+    "name": "str", "country": "str", "latitude": "float", "longitude": "float", "population": "int",
+    "timezone": "str",
+})
 
 
 def category() -> CategorySpec:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from types import MappingProxyType
 from typing import Any
 
 from ._common import parse_date, require_range
@@ -170,7 +171,7 @@ def market_holidays(market: str, year: int) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ declarations
-_HOLIDAY_LIST = [{"date": "str", "name": "str", "weekday": "str", "_list_length": 11}]
+_HOLIDAY_LIST = (MappingProxyType({"date": "str", "name": "str", "weekday": "str", "_list_length": 11}),)
 
 
 def category() -> CategorySpec:

@@ -6,6 +6,7 @@ import decimal
 import math
 import random
 from fractions import Fraction
+from types import MappingProxyType
 from typing import Any
 
 from . import _safe_math
@@ -48,8 +49,10 @@ def average(numbers: list[Any]) -> dict[str, Any]:
     return {"count": len(xs), "sum": clean_number(math.fsum(xs)), "mean": clean_number(math.fsum(xs) / len(xs))}
 
 
-_ROUNDING = {"half_up": decimal.ROUND_HALF_UP, "half_even": decimal.ROUND_HALF_EVEN, "down": decimal.ROUND_DOWN,
-             "up": decimal.ROUND_UP, "floor": decimal.ROUND_FLOOR, "ceiling": decimal.ROUND_CEILING}
+_ROUNDING = MappingProxyType({
+    "half_up": decimal.ROUND_HALF_UP, "half_even": decimal.ROUND_HALF_EVEN, "down": decimal.ROUND_DOWN,
+    "up": decimal.ROUND_UP, "floor": decimal.ROUND_FLOOR, "ceiling": decimal.ROUND_CEILING,
+})
 
 
 def round_number(number: float, decimals: int = 0, mode: str = "half_up") -> dict[str, Any]:
@@ -345,8 +348,13 @@ def from_roman(roman: str) -> dict[str, Any]:
     return {"roman": text, "number": total}
 
 
-_ONES = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"]
-_TENS = ["_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_ONES = (
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"
+)
+_TENS = (
+    "_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"
+)
 _SCALES = ((10**15, "quadrillion"), (10**12, "trillion"), (10**9, "billion"), (10**6, "million"),
            (1000, "thousand"))
 
@@ -382,7 +390,8 @@ def category() -> CategorySpec:
         apis=(
             ApiSpec(evaluate_expression, "Evaluate Expression",
                     "Compute an arithmetic expression such as '(3+4)*2^5 - sqrt(16)'. Supports + - * / // % ** "
-                    f"(or ^), parentheses, constants pi, e, tau, phi and functions {', '.join(_safe_math.FUNCTION_NAMES)}.",
+                    "(or ^), parentheses, constants pi, e, tau, phi and functions "
+                    f"{', '.join(_safe_math.FUNCTION_NAMES)}.",
                     (P("expression", STRING, "Arithmetic expression.", "(3 + 4) * 2^5 - sqrt(16)"),
                      P("angle_unit", ENUM, "Angle unit of trigonometric functions.", None, ("radians", "degrees"))),
                     {"expression": "str", "result": "float", "angle_unit": "str"}),

@@ -167,7 +167,8 @@ def covariance(x: list[Any], y: list[Any]) -> dict[str, Any]:
     """Sample and population covariance of two variables."""
     xs, ys = _pair(x, y)
     sample = statistics.covariance(xs, ys)
-    return {"n": len(xs), "sample_covariance": _r(sample), "population_covariance": _r(sample * (len(xs) - 1) / len(xs))}
+    population = sample * (len(xs) - 1) / len(xs)
+    return {"n": len(xs), "sample_covariance": _r(sample), "population_covariance": _r(population)}
 
 
 # ------------------------------------------------------------------------------ probability
@@ -246,7 +247,7 @@ def expected_value(values: list[Any], probabilities: list[Any]) -> dict[str, Any
 
 
 # ------------------------------------------------------------------------------ declarations
-_DATA = [2, 4, 4, 4, 5, 5, 7, 9]
+_DATA = (2, 4, 4, 4, 5, 5, 7, 9)
 
 
 def category() -> CategorySpec:
@@ -319,8 +320,10 @@ def category() -> CategorySpec:
                     "probabilities, combinations and permutations, expected value of a discrete variable.",
         apis=(
             ApiSpec(normal_distribution, "Normal Distribution",
-                    "Density, P(X ≤ x) and P(X > x) for a normal distribution with given mean and standard deviation.",
-                    (P("x", NUMBER, "Value.", 1.5), P("mean", NUMBER, "Mean."), P("std_dev", NUMBER, "Std. deviation.")),
+                    "Density, P(X ≤ x) and P(X > x) for a normal distribution with given mean and standard "
+                    "deviation.",
+                    (P("x", NUMBER, "Value.", 1.5), P("mean", NUMBER, "Mean."),
+                     P("std_dev", NUMBER, "Std. deviation.")),
                     {"x": "float", "z_score": "float", "pdf": "float", "cdf": "float", "probability_above": "float"}),
             ApiSpec(normal_quantile, "Normal Quantile",
                     "Inverse normal CDF: the value with the given probability below it (e.g. 0.975 → 1.96).",

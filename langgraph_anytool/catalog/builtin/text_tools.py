@@ -12,6 +12,7 @@ import string
 import unicodedata
 import uuid
 from collections import Counter
+from types import MappingProxyType
 from typing import Any
 
 from ..naming import slugify as _slug_key
@@ -22,8 +23,18 @@ MAX_TEXT = 200_000
 REGEX_TIMEOUT_S = 1.0
 _WORD = re.compile(r"[^\W_]+(?:['’-][^\W_]+)*", re.UNICODE)
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+(?=[\"'“(\[]?[A-Z0-9À-ÖØ-Þ])")
-_STOPWORDS = frozenset(
-    ["a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself", "yourselves"])
+_STOPWORDS = frozenset((
+    "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at", "be",
+    "because", "been", "before", "being", "below", "between", "both", "but", "by", "can", "could", "did", "do",
+    "does", "doing", "down", "during", "each", "few", "for", "from", "further", "had", "has", "have", "having",
+    "he", "her", "here", "hers", "herself", "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it",
+    "its", "itself", "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "now", "of", "off", "on",
+    "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same", "she", "should", "so",
+    "some", "such", "than", "that", "the", "their", "theirs", "them", "themselves", "then", "there", "these",
+    "they", "this", "those", "through", "to", "too", "under", "until", "up", "very", "was", "we", "were", "what",
+    "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours",
+    "yourself", "yourselves"
+))
 
 
 def _text(value: Any, name: str = "text", *, allow_empty: bool = False) -> str:
@@ -256,16 +267,12 @@ def validate_regex(pattern: str) -> dict[str, Any]:
     return {"valid": True, "groups": rx.groups, "group_names": sorted(rx.groupindex), "error": ""}
 
 
-_EXTRACTORS = {
-    "email": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
-    "url": r"https?://[^\s<>\"')\]]+",
-    "phone": r"\+?\d[\d\s().-]{6,}\d",
-    "number": r"[-+]?\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?",
-    "hashtag": r"#\w+",
-    "mention": r"@\w+",
-    "date": r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b",
+_EXTRACTORS = MappingProxyType({
+    "email": r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}", "url": r"https?://[^\s<>\"')\]]+",
+    "phone": r"\+?\d[\d\s().-]{6,}\d", "number": r"[-+]?\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?", "hashtag": r"#\w+",
+    "mention": r"@\w+", "date": r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b",
     "ipv4": r"\b(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)\b",
-}
+})
 
 
 def extract_patterns(text: str, kind: str) -> dict[str, Any]:
@@ -325,7 +332,14 @@ def closest_matches(word: str, candidates: list[Any], n: int = 3, cutoff: float 
 
 
 # ------------------------------------------------------------------------------ generators
-_LOREM = ["lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit", "sed", "do", "eiusmod", "tempor", "incididunt", "ut", "labore", "et", "dolore", "magna", "aliqua", "enim", "ad", "minim", "veniam", "quis", "nostrud", "exercitation", "ullamco", "laboris", "nisi", "aliquip", "ex", "ea", "commodo", "consequat", "duis", "aute", "irure", "in", "reprehenderit", "voluptate", "velit", "esse", "cillum", "fugiat", "nulla", "pariatur", "excepteur", "sint", "occaecat", "cupidatat", "non", "proident", "sunt", "culpa", "qui", "officia", "deserunt", "mollit", "anim", "id", "est", "laborum"]
+_LOREM = (
+    "lorem", "ipsum", "dolor", "sit", "amet", "consectetur", "adipiscing", "elit", "sed", "do", "eiusmod", "tempor",
+    "incididunt", "ut", "labore", "et", "dolore", "magna", "aliqua", "enim", "ad", "minim", "veniam", "quis",
+    "nostrud", "exercitation", "ullamco", "laboris", "nisi", "aliquip", "ex", "ea", "commodo", "consequat", "duis",
+    "aute", "irure", "in", "reprehenderit", "voluptate", "velit", "esse", "cillum", "fugiat", "nulla", "pariatur",
+    "excepteur", "sint", "occaecat", "cupidatat", "non", "proident", "sunt", "culpa", "qui", "officia", "deserunt",
+    "mollit", "anim", "id", "est", "laborum"
+)
 
 
 def generate_password(length: int = 16, digits: bool = True, symbols: bool = True, seed: int = -1) -> dict[str, Any]:
@@ -517,7 +531,8 @@ def category() -> CategorySpec:
                     "How similar two texts are: character-sequence ratio and word-overlap (Jaccard).",
                     (P("a", STRING, "First text.", "the cat sat on the mat"),
                      P("b", STRING, "Second text.", "the cat lay on the rug")),
-                    {"sequence_ratio": "float", "word_jaccard": "float", "common_words": ["list of str with length 4"]}),
+                    {"sequence_ratio": "float", "word_jaccard": "float",
+                     "common_words": ["list of str with length 4"]}),
             ApiSpec(unified_diff, "Text Diff", "Unified diff of two texts, with counts of added and removed lines.",
                     (P("a", STRING, "Original text.", "one\ntwo\nthree"), P("b", STRING, "New text.", "one\n2\nthree"),
                      P("context_lines", INTEGER, "Unchanged lines shown around changes.")),

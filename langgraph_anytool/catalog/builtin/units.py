@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from ._common import as_float, clean_number, require_range
@@ -116,19 +118,27 @@ def compare_quantities(value_a: float, unit_a: str, value_b: float, unit_b: str)
 
 
 # ------------------------------------------------------------------------------ fixed-table converter
-_LENGTH_M = {"mm": 0.001, "cm": 0.01, "m": 1.0, "km": 1000.0, "in": 0.0254, "ft": 0.3048, "yd": 0.9144,
-             "mi": 1609.344, "nmi": 1852.0}
-_MASS_KG = {"mg": 1e-6, "g": 0.001, "kg": 1.0, "t": 1000.0, "oz": 0.028349523125, "lb": 0.45359237,
-            "st": 6.35029318, "us_ton": 907.18474}
-_VOLUME_L = {"ml": 0.001, "cl": 0.01, "l": 1.0, "m3": 1000.0, "tsp": 0.00492892159375, "tbsp": 0.01478676478125,
-             "fl_oz": 0.0295735295625, "cup": 0.2365882365, "pt": 0.473176473, "qt": 0.946352946,
-             "gal": 3.785411784, "imp_gal": 4.54609}
-_SPEED_MS = {"m/s": 1.0, "km/h": 1 / 3.6, "mph": 0.44704, "knot": 1852 / 3600, "ft/s": 0.3048}
-_AREA_M2 = {"mm2": 1e-6, "cm2": 1e-4, "m2": 1.0, "ha": 1e4, "km2": 1e6, "in2": 0.00064516, "ft2": 0.09290304,
-            "yd2": 0.83612736, "acre": 4046.8564224, "mi2": 2589988.110336}
+_LENGTH_M = MappingProxyType({
+    "mm": 0.001, "cm": 0.01, "m": 1.0, "km": 1000.0, "in": 0.0254, "ft": 0.3048, "yd": 0.9144, "mi": 1609.344,
+    "nmi": 1852.0,
+})
+_MASS_KG = MappingProxyType({
+    "mg": 1e-6, "g": 0.001, "kg": 1.0, "t": 1000.0, "oz": 0.028349523125, "lb": 0.45359237, "st": 6.35029318,
+    "us_ton": 907.18474,
+})
+_VOLUME_L = MappingProxyType({
+    "ml": 0.001, "cl": 0.01, "l": 1.0, "m3": 1000.0, "tsp": 0.00492892159375, "tbsp": 0.01478676478125,
+    "fl_oz": 0.0295735295625, "cup": 0.2365882365, "pt": 0.473176473, "qt": 0.946352946, "gal": 3.785411784,
+    "imp_gal": 4.54609,
+})
+_SPEED_MS = MappingProxyType({"m/s": 1.0, "km/h": 1 / 3.6, "mph": 0.44704, "knot": 1852 / 3600, "ft/s": 0.3048})
+_AREA_M2 = MappingProxyType({
+    "mm2": 1e-6, "cm2": 1e-4, "m2": 1.0, "ha": 1e4, "km2": 1e6, "in2": 0.00064516, "ft2": 0.09290304,
+    "yd2": 0.83612736, "acre": 4046.8564224, "mi2": 2589988.110336,
+})
 
 
-def _table_convert(table: dict[str, float], kind: str, value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
+def _table_convert(table: Mapping[str, float], kind: str, value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
     for u in (from_unit, to_unit):
         if u not in table:
             raise ValueError(f"unknown {kind} unit {u!r}; known: {', '.join(table)}")
@@ -182,12 +192,15 @@ def convert_temperature(value: float, from_scale: str, to_scale: str) -> dict[st
 
 # ------------------------------------------------------------------------------ cooking
 # grams per US cup (approximate, spooned and levelled)
-_GRAMS_PER_CUP = {"all-purpose flour": 125.0, "bread flour": 127.0, "granulated sugar": 200.0,
-                  "brown sugar": 213.0, "powdered sugar": 120.0, "butter": 227.0, "water": 236.6, "milk": 242.0,
-                  "honey": 340.0, "white rice": 185.0, "rolled oats": 90.0, "cocoa powder": 85.0,
-                  "table salt": 292.0, "vegetable oil": 218.0}
-_COOK_ML = {"tsp": 4.92892159375, "tbsp": 14.78676478125, "fl_oz": 29.5735295625, "cup": 236.5882365,
-            "pint": 473.176473, "quart": 946.352946, "gallon": 3785.411784, "ml": 1.0, "l": 1000.0}
+_GRAMS_PER_CUP = MappingProxyType({
+    "all-purpose flour": 125.0, "bread flour": 127.0, "granulated sugar": 200.0, "brown sugar": 213.0,
+    "powdered sugar": 120.0, "butter": 227.0, "water": 236.6, "milk": 242.0, "honey": 340.0, "white rice": 185.0,
+    "rolled oats": 90.0, "cocoa powder": 85.0, "table salt": 292.0, "vegetable oil": 218.0,
+})
+_COOK_ML = MappingProxyType({
+    "tsp": 4.92892159375, "tbsp": 14.78676478125, "fl_oz": 29.5735295625, "cup": 236.5882365, "pint": 473.176473,
+    "quart": 946.352946, "gallon": 3785.411784, "ml": 1.0, "l": 1000.0,
+})
 _GAS_MARKS = ((1, 140), (2, 150), (3, 170), (4, 180), (5, 190), (6, 200), (7, 220), (8, 230), (9, 240))
 
 
@@ -227,9 +240,11 @@ def oven_temperature(value: float, scale: str = "C") -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ data sizes
-_BYTES = {"bit": 0.125, "B": 1.0, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15, "KiB": 1024.0,
-          "MiB": 1024.0**2, "GiB": 1024.0**3, "TiB": 1024.0**4, "PiB": 1024.0**5, "Kbit": 125.0, "Mbit": 125e3,
-          "Gbit": 125e6}
+_BYTES = MappingProxyType({
+    "bit": 0.125, "B": 1.0, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12, "PB": 1e15, "KiB": 1024.0,
+    "MiB": 1024.0**2, "GiB": 1024.0**3, "TiB": 1024.0**4, "PiB": 1024.0**5, "Kbit": 125.0, "Mbit": 125e3,
+    "Gbit": 125e6,
+})
 
 
 def convert_data_size(value: float, from_unit: str, to_unit: str) -> dict[str, Any]:
@@ -264,7 +279,7 @@ def transfer_time(size: float, size_unit: str, bandwidth_mbps: float) -> dict[st
 
 
 # ------------------------------------------------------------------------------ declarations
-def _pair_params(table: dict[str, float], kind: str, a: str, b: str) -> tuple[P, ...]:
+def _pair_params(table: Mapping[str, float], kind: str, a: str, b: str) -> tuple[P, ...]:
     units = tuple(table)
     return (
         P("value", NUMBER, f"The {kind} value to convert.", 1),
@@ -273,7 +288,7 @@ def _pair_params(table: dict[str, float], kind: str, a: str, b: str) -> tuple[P,
     )
 
 
-_TABLE_TEMPLATE = {"value": "float", "from": "str", "to": "str", "result": "float"}
+_TABLE_TEMPLATE = MappingProxyType({"value": "float", "from": "str", "to": "str", "result": "float"})
 
 
 def category() -> CategorySpec:
