@@ -19,15 +19,43 @@ class RunSignals:
 
     - the stop signal: a tool agent found the pool solvable in round r of run k; every agent loop checks it
       before each model call and stops (status `stopped`);
-    - the token tally: tokens spent so far in the run, across all branches, checked against the budget.
+    - the token tally: tokens spent so far in the run, across all branches, checked against the budget;
+    - the live API pool (the paper's global pool): what parallel tool agents have added so far, so that the cap
+      holds across them and `check_if_request_solvable` judges the whole pool, not one agent's share.
 
-    Not checkpointed: after a resume the graph re-derives both from state (`solvable_round`, `usage`).
+    Not checkpointed: the graph re-derives all three from state (`solvable_round`, `usage`, `api_pool`) at every
+    dispatch, so a resumed run starts from the checkpoint's values.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._stopped: set[tuple[str, int]] = set()
         self._tokens: dict[str, int] = {}
+        self._pools: dict[str, dict[str, None]] = {}  # run -> ordered set of API ids
+        self._removed: dict[str, set[str]] = {}
+
+    def sync_pool(self, run_key: str, api_ids: list[str], removed: list[str]) -> None:
+        """Reset the live pool to the checkpointed one (called between supersteps)."""
+        with self._lock:
+            self._pools[run_key] = dict.fromkeys(api_ids)
+            self._removed[run_key] = set(removed)
+
+    def pool_ids(self, run_key: str) -> list[str]:
+        with self._lock:
+            return list(self._pools.get(run_key, {}))
+
+    def try_add(self, run_key: str, api_id: str, cap: int) -> str:
+        """Atomically add to the live pool: "added", "already", "full" or "removed" (pruned by reflection)."""
+        with self._lock:
+            pool = self._pools.setdefault(run_key, {})
+            if api_id in pool:
+                return "already"
+            if api_id in self._removed.get(run_key, ()):
+                return "removed"
+            if len(pool) >= cap:
+                return "full"
+            pool[api_id] = None
+            return "added"
 
     def stop(self, run_key: str, round_: int) -> None:
         with self._lock:
@@ -54,6 +82,8 @@ class RunSignals:
     def forget(self, run_key: str) -> None:
         with self._lock:
             self._tokens.pop(run_key, None)
+            self._pools.pop(run_key, None)
+            self._removed.pop(run_key, None)
             self._stopped = {k for k in self._stopped if k[0] != run_key}
 
 

@@ -279,3 +279,38 @@ def test_retrieval_on_the_toolbench_catalog() -> None:
     for rec in agents.values():
         assert_calls_answered(rec["messages"])
         assert rec["invalid_calls"] == 0, (rec["id"], [m.content for m in rec["messages"]])
+
+
+def test_solvable_check_sees_the_whole_live_pool_of_parallel_agents() -> None:
+    """The paper's pool is global: a tool agent's check also sees what a sibling added in the same superstep."""
+    catalog = make_catalog({"C": {"T1": ["A1"], "T2": ["A2"]}})
+    prompts: list[str] = []
+
+    def solvable(prompt: str) -> str:
+        prompts.append(prompt)
+        return "Unsolvable: need more"
+
+    script = Script({
+        "meta": [ai("", call("create_agent_category_level", category_name="C"))],
+        "category:C": [ai("", call("create_agent_tool_level", tool_names=["T1"]),
+                          call("create_agent_tool_level", tool_names=["T2"]))],
+        "tool:T1": [adds("T1", "A1")],
+        "tool:T2": [adds("T2", "A2"), ai("", call("check_if_request_solvable"))],
+    }, solvable=solvable)
+    model = ScriptedChatModel(responder=script, latency=0.2)
+    out = retriever(catalog, model, direct_tool_agent_max_tools=1).invoke({"query": "q"})
+    assert pool_names(out) == {("T1", "A1"), ("T2", "A2")}
+    assert len(prompts) == 1 and '"api": "A1"' in prompts[0] and '"api": "A2"' in prompts[0]
+
+
+def test_live_pool_is_atomic_capped_and_refuses_pruned_apis() -> None:
+    from langgraph_anytool.runtime import RunSignals
+
+    signals = RunSignals()
+    signals.sync_pool("r", ["a"], removed=["bad"])
+    assert signals.try_add("r", "a", cap=3) == "already"
+    assert signals.try_add("r", "bad", cap=3) == "removed"
+    assert [signals.try_add("r", x, cap=3) for x in ("b", "c", "d")] == ["added", "added", "full"]
+    assert signals.pool_ids("r") == ["a", "b", "c"]
+    signals.forget("r")
+    assert signals.pool_ids("r") == []

@@ -85,10 +85,12 @@ class CallContext:
     solvable: bool = False
 
     def pool_ids(self) -> list[str]:
-        """The pool as this agent sees it: the payload's pool plus its own additions."""
-        seen = list(self.pool)
-        seen.extend(e["api_id"] for e in self.adds if e["api_id"] not in self.pool)
-        return seen
+        """The whole pool as of now: the payload's pool, what parallel agents added since (the run's live pool),
+        and this agent's own additions."""
+        seen = dict.fromkeys(self.pool)
+        seen.update(dict.fromkeys(self.deps.signals.pool_ids(self.run_key)))
+        seen.update(dict.fromkeys(e["api_id"] for e in self.adds))
+        return list(seen)
 
     def account(self, role: str, reply: BaseMessage, prompt: list[BaseMessage]) -> RoleUsage:
         """Count a model call: usage delta, the run's token tally, the record's tokens."""

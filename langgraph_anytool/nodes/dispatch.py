@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from langgraph.types import Send
 
 from ..graphs.agent_loop import NODE_FOR_LEVEL
+from ..llm import total_tokens
 from ..state import AgentInput, AgentRecord
 
 if TYPE_CHECKING:
@@ -37,6 +38,11 @@ def make_dispatch(deps: Deps) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
     def dispatch(state: Mapping[str, Any]) -> dict[str, Any]:
         agents: Mapping[str, AgentRecord] = state.get("agents") or {}
         pending = [a for a in agents.values() if a["status"] == "pending"]  # insertion order = creation order
+        run_key = state.get("run_key", "")
+        # the checkpointed state is authoritative: re-seed the run-scoped views from it (also after a resume)
+        deps.signals.sync_pool(run_key, [e["api_id"] for e in state.get("api_pool") or []],
+                               list(state.get("removed_apis") or []))
+        deps.signals.seed_tokens(run_key, total_tokens(state.get("usage") or {}))
         reason = stop_reason(state, deps)
         if reason is not None:
             stopped = {a["id"]: {**a, "status": "stopped", "end_reason": reason} for a in pending}

@@ -81,6 +81,13 @@ def add_apis_into_api_pool(ctx: CallContext, args: AddApisArgs) -> str:
             already.append(label)
         elif len(view) >= cap:
             refused.append({"api": label, "reason": f"the API pool is full ({cap} APIs)"})
+        elif (outcome := ctx.deps.signals.try_add(ctx.run_key, api.id, cap)) != "added":
+            if outcome == "already":
+                already.append(label)
+            else:
+                reason = (f"the API pool is full ({cap} APIs)" if outcome == "full"
+                          else "this API failed the solver before and was removed; pick another")
+                refused.append({"api": label, "reason": reason})
         else:
             entry: PoolEntry = {"api_id": api.id, "category": api.category, "tool": api.tool_name, "api": api.name,
                                 "function_name": catalog.function_name(api.id), "added_by": ctx.record["id"]}
