@@ -8,10 +8,18 @@ from langchain_core.messages import HumanMessage
 
 from ...runtime import Deps
 from ...state import AgentRecord, AnyToolState
-from .prompts import reactivation_prompt
+from ..category_agent.prompts import REACTIVATE_PROMPT as CATEGORY_REACTIVATE
+from ..meta_agent.prompts import REACTIVATE_PROMPT as META_REACTIVATE
+from ..tool_agent.prompts import REACTIVATE_PROMPT as TOOL_REACTIVATE
 
 # The paper's Table 4 / §4.3 order: re-activate the lowest level that has unfinished agents.
 LEVEL_ORDER: tuple[str, ...] = ("tool", "category", "meta")
+
+
+def reactivation_prompt(level: str, reason: str) -> str:
+    """The re-activation message for an agent of `level` (paper Tables 18-20, kept beside each role)."""
+    template = {"tool": TOOL_REACTIVATE, "category": CATEGORY_REACTIVATE}.get(level, META_REACTIVATE)
+    return template.format(reason=reason)
 
 
 def failure_reason(state: AnyToolState) -> str:
