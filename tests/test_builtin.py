@@ -127,6 +127,8 @@ def test_ids_and_function_names(catalog: Catalog) -> None:
 
 
 def test_every_api_is_documented(catalog: Catalog) -> None:
+    # every API owns its template (no object shared between APIs that a caller could mutate for all)
+    assert len({id(api.template_response) for api in catalog}) == len(catalog)
     for api in catalog:
         assert api.description, api.id
         assert isinstance(api.template_response, (dict, list)) and api.template_response, api.id

@@ -12,13 +12,6 @@ from ._registry import DATE, ENUM, INTEGER, STRING, ApiSpec, CategorySpec, P, To
 _MARKETS = ("NYSE", "XNAS", "ECB", "XLON", "XETR", "XJPX", "XHKG", "XNSE", "XSHG", "BVMF", "XTSE", "XASX", "IFEU")
 
 
-def _markets() -> tuple[str, ...]:
-    import holidays
-
-    known = holidays.list_supported_financial()
-    return tuple(m for m in _MARKETS if m in known)
-
-
 def _calendar(country: str, years: int | list[int], subdivision: str = "", language: str = "") -> Any:
     import holidays
 
@@ -163,8 +156,10 @@ def market_holidays(market: str, year: int) -> dict[str, Any]:
     """Closing days of a stock exchange or settlement system."""
     import holidays
 
-    if market not in _markets():
-        raise ValueError(f"unknown market {market!r}")
+    if market not in _MARKETS:
+        raise ValueError(f"unknown market {market!r}; known: {', '.join(_MARKETS)}")
+    if market not in holidays.list_supported_financial():
+        raise ValueError(f"market {market!r} needs a newer version of the 'holidays' package")
     cal = holidays.financial_holidays(market, years=_year(year))
     items = _entries(cal)
     return {"market": market, "year": int(year), "count": len(items), "holidays": items}
@@ -244,7 +239,7 @@ def category() -> CategorySpec:
                     "Days a stock exchange or settlement system is closed: NYSE, XNAS (Nasdaq), ECB (TARGET2), "
                     "XLON (London), XETR (Xetra), XJPX (Japan), XHKG (Hong Kong), XNSE (NSE India), XSHG (Shanghai), "
                     "BVMF (B3 Brazil), XTSE (Toronto), XASX (Australia), IFEU (ICE Futures Europe).",
-                    (P("market", ENUM, "Market code.", "NYSE", _markets()),
+                    (P("market", ENUM, "Market code.", "NYSE", _MARKETS),
                      P("year", INTEGER, "Year 1950-2100.", 2024)),
                     {"market": "str", "year": "int", "count": "int", "holidays": _HOLIDAY_LIST}),
         ),
