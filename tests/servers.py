@@ -551,3 +551,35 @@ class FunctionServer(LoopbackServer):
 
     async def handle(self, request: Request) -> Response:
         return await self._handler(request)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run one server in this process until stdin closes (for benchmarks that keep it off the client's GIL).
+
+    `python -m tests.servers rapidapi --latency 0.05` prints `URL http://127.0.0.1:<port>` once it listens.
+    """
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="python -m tests.servers")
+    parser.add_argument("kind", choices=["rapidapi", "virtual", "openai"])
+    parser.add_argument("--latency", type=float, default=0.0)
+    parser.add_argument("--lifetime", type=float, default=600.0)
+    parser.add_argument("--api-key", default=None)
+    args = parser.parse_args(argv)
+    server: LoopbackServer
+    if args.kind == "rapidapi":
+        server = RapidApiServer(api_key=args.api_key, latency=args.latency, lifetime=args.lifetime)
+    elif args.kind == "virtual":
+        server = VirtualApiServer(latency=args.latency, lifetime=args.lifetime)
+    else:
+        server = OpenAIChatServer(latency=args.latency, lifetime=args.lifetime)
+    with server:
+        print(f"URL {server.url}", flush=True)
+        watcher = threading.Thread(target=sys.stdin.read, daemon=True)
+        watcher.start()
+        watcher.join(args.lifetime)
+
+
+if __name__ == "__main__":
+    main()

@@ -15,6 +15,7 @@ import logging
 import os
 import random
 import re
+import ssl
 import time
 import weakref
 from collections.abc import Mapping
@@ -178,9 +179,25 @@ class _Failure:
 
 
 @dataclass
+class _HostPool:
+    """Requests in flight to one host: a semaphore, and several small httpx clients.
+
+    httpcore's pool rescans all its connections on every request event, so one client with many connections
+    spends more CPU per request as the limit grows; small clients picked by least load keep that cost flat.
+    """
+
+    semaphore: asyncio.Semaphore
+    clients: list[httpx.AsyncClient]
+    load: list[int]
+
+    def pick(self) -> int:
+        return min(range(len(self.clients)), key=self.load.__getitem__)
+
+
+@dataclass
 class _LoopState:
-    client: httpx.AsyncClient
-    semaphores: dict[str, asyncio.Semaphore] = field(default_factory=dict)
+    hosts: dict[str, _HostPool] = field(default_factory=dict)
+    ssl_context: ssl.SSLContext | None = None  # shared by the clients (loading CA certificates is slow)
 
 
 class _RequestProblem(Exception):
@@ -219,7 +236,7 @@ class HttpExecutor:
         max_backoff: float = 10.0,
         max_retry_after: float = 30.0,
         per_host_limit: int = 8,
-        max_connections: int = 100,
+        connections_per_client: int = 8,
         allow_private: bool = False,
         max_response_bytes: int = 1_000_000,
         max_redirects: int = 3,
@@ -242,7 +259,7 @@ class HttpExecutor:
         self.max_backoff = max_backoff
         self.max_retry_after = max_retry_after
         self.per_host_limit = per_host_limit
-        self.max_connections = max_connections
+        self.connections_per_client = max(1, connections_per_client)
         self.allow_private = allow_private
         self.max_response_bytes = max_response_bytes
         self.max_redirects = max_redirects
@@ -279,16 +296,26 @@ class HttpExecutor:
         loop = asyncio.get_running_loop()
         state = self._states.get(loop)
         if state is None:
-            client = httpx.AsyncClient(
+            state = self._states[loop] = _LoopState()
+        return state
+
+    def _host_pool(self, state: _LoopState, host_key: str) -> _HostPool:
+        pool = state.hosts.get(host_key)
+        if pool is None:
+            size = min(self.connections_per_client, self.per_host_limit)
+            n = -(-self.per_host_limit // size)
+            if state.ssl_context is None:
+                state.ssl_context = httpx.create_ssl_context(trust_env=self.trust_env)
+            clients = [httpx.AsyncClient(
+                verify=state.ssl_context,
                 timeout=httpx.Timeout(self.timeout, pool=None),
-                limits=httpx.Limits(max_connections=self.max_connections,
-                                    max_keepalive_connections=self.max_connections),
+                limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
                 follow_redirects=False,
                 trust_env=self.trust_env,
                 headers={"User-Agent": "langgraph-anytool"},
-            )
-            state = self._states[loop] = _LoopState(client)
-        return state
+            ) for _ in range(n)]
+            pool = state.hosts[host_key] = _HostPool(asyncio.Semaphore(self.per_host_limit), clients, [0] * n)
+        return pool
 
     async def aclose(self) -> None:
         """Close the HTTP client of the running loop (clients of other, finished loops are dropped)."""
@@ -300,7 +327,9 @@ class HttpExecutor:
         state = self._states.pop(loop, None)
         self._states.clear()
         if state is not None:
-            await state.client.aclose()
+            for pool in state.hosts.values():
+                for client in pool.clients:
+                    await client.aclose()
 
     # ----------------------------------------------------------------- request building
     def _base_url(self, api: Api) -> str:
@@ -370,16 +399,17 @@ class HttpExecutor:
     async def _attempt(self, state: _LoopState, req: _Prepared) -> _Reply | _Failure:
         parts = urlsplit(req.url)
         host_key = f"{parts.scheme}://{parts.netloc}"
-        sem = state.semaphores.get(host_key)
-        if sem is None:
-            sem = state.semaphores[host_key] = asyncio.Semaphore(self.per_host_limit)
-        async with sem:
+        pool = self._host_pool(state, host_key)
+        async with pool.semaphore:
+            slot = pool.pick()
+            pool.load[slot] += 1
+            client = pool.clients[slot]
             try:
                 async with asyncio.timeout(self.timeout):
                     kwargs: dict[str, Any] = {"params": req.params or None, "headers": req.headers}
                     if req.has_body:
                         kwargs["json"] = req.body
-                    async with state.client.stream(req.method, req.url, **kwargs) as resp:
+                    async with client.stream(req.method, req.url, **kwargs) as resp:
                         body, truncated = await self._read_limited(resp)
                         total = resp.headers.get("content-length")
                         return _Reply(resp.status_code, resp.reason_phrase, resp.headers, body, truncated,
@@ -392,6 +422,8 @@ class HttpExecutor:
                 return _Failure("connect", f"could not connect to {parts.netloc}: {exc.__class__.__name__}")
             except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
                 return _Failure("protocol", f"connection to {parts.netloc} failed: {exc.__class__.__name__}")
+            finally:
+                pool.load[slot] -= 1
 
     async def _read_limited(self, resp: httpx.Response) -> tuple[bytes, bool]:
         chunks: list[bytes] = []
