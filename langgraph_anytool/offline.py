@@ -15,6 +15,7 @@ import functools
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -27,7 +28,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import ConfigDict
+from pydantic import ConfigDict, PrivateAttr
 
 from .catalog import Api, Catalog, Param
 from .catalog.errors import UnknownNameError
@@ -46,7 +47,7 @@ _STOPWORDS = frozenset((
     "may", "might", "must", "i", "me", "my", "we", "our", "you", "your", "he", "she", "they", "them", "their",
     "there", "here", "please", "tell", "give", "show", "find", "get", "let", "know", "want", "need", "about",
     "into", "than", "then", "also", "any", "some", "all", "each", "much", "many", "more", "most", "if", "not", "no",
-    "yes", "up", "down", "over", "out", "convert", "calculate", "compute", "check", "look", "list", "far",
+    "yes", "up", "down", "over", "out", "look", "far",
 ))
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -69,8 +70,9 @@ def message_text(msg: BaseMessage) -> str:
                    if isinstance(b, str | dict))
 
 
-_QUERY = re.compile(r"Query:\s*(.*?)(?:\nYour category:|\n\s*\nAPIs in the candidate pool:|\n\s*\nAPI calls made|$)",
-                    re.DOTALL)
+# A query ends where the prompt's own text resumes (category line, search hint, pool listing, calls made).
+_QUERY = re.compile(r"Query:\s*(.*?)(?:\nYour category:|\nA keyword search|\n\s*\nAPIs in the candidate pool:"
+                    r"|\n\s*\nAPI calls made|$)", re.DOTALL)
 
 
 def find_query(messages: Sequence[BaseMessage]) -> str:
@@ -285,6 +287,19 @@ class Mentions:
     currencies: list[Mention] = field(default_factory=list)
     zones: list[Mention] = field(default_factory=list)
 
+    def salient(self) -> list[tuple[int, int]]:
+        """Spans of the values a request carries (overlapping mentions merged)."""
+        spans = sorted((m.start, m.end) for group in (self.dates, self.numbers, self.quoted, self.countries,
+                                                      self.units, self.names, self.currencies, self.zones)
+                       for m in group)
+        merged: list[tuple[int, int]] = []
+        for start, end in spans:
+            if merged and start < merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        return merged
+
     @classmethod
     def of(cls, text: str) -> Mentions:
         me = cls(text)
@@ -333,6 +348,29 @@ class Mentions:
                 continue  # one capitalised word opening a sentence is most likely not a name
             me.names.append(Mention(start, start + len(phrase), phrase, phrase))
         return me
+
+
+@functools.lru_cache(maxsize=1)
+def _zones_by_place() -> dict[str, str]:
+    """Lower-case place name (last part of an IANA zone, e.g. "tokyo", "new york") → zone."""
+    import zoneinfo
+
+    out: dict[str, str] = {}
+    for zone in sorted(zoneinfo.available_timezones()):
+        if "/" in zone and not zone.startswith(("Etc/", "SystemV/", "US/")):
+            out.setdefault(zone.rsplit("/", 1)[1].replace("_", " ").lower(), zone)
+    return out
+
+
+def _zone_of_place(mention: Mention) -> Mention | None:
+    zone = _zones_by_place().get(str(mention.value).lower())
+    return Mention(mention.start, mention.end, zone, mention.text) if zone else None
+
+
+@functools.lru_cache(maxsize=256)
+def _mentions(text: str) -> Mentions:
+    """`Mentions.of`, memoised (treat the result as read-only)."""
+    return Mentions.of(text)
 
 
 @functools.lru_cache(maxsize=512)
@@ -405,7 +443,9 @@ class _Extraction:
     """Mentions of a text and the spans already given to a parameter (a span feeds one parameter only)."""
 
     me: Mentions
-    spans: list[tuple[int, int]] = field(default_factory=list)
+    spans: list[tuple[int, int]] = field(default_factory=list)  # given to a parameter
+    touched: list[tuple[int, int]] = field(default_factory=list)  # read (a date's year, a list of cities)
+    weak: set[str] = field(default_factory=set)  # parameters filled on weak evidence
 
     def take(self, found: Sequence[Mention], direction: str = "") -> Mention | None:
         free = [m for m in found if not _overlaps((m.start, m.end), self.spans)]
@@ -413,6 +453,9 @@ class _Extraction:
         if m is not None:
             self.spans.append((m.start, m.end))
         return m
+
+    def read(self, found: Sequence[Mention]) -> None:
+        self.touched.extend((m.start, m.end) for m in found)
 
 
 def _value_for(param: Param, ex: _Extraction) -> Any:
@@ -431,7 +474,10 @@ def _value_for(param: Param, ex: _Extraction) -> Any:
             m = ex.take(years)
             if m:
                 return m.value
-            return int(me.dates[0].value[:4]) if me.dates else None
+            if me.dates:
+                ex.read(me.dates[:1])
+                return int(me.dates[0].value[:4])
+            return None
         if name == "month":
             for i, month in enumerate(_MONTHS, 1):
                 if re.search(rf"\b{month}\b", me.text, re.IGNORECASE):
@@ -444,10 +490,13 @@ def _value_for(param: Param, ex: _Extraction) -> Any:
         return None
     if param.type == "array":
         if "cit" in name or "cit" in desc or "place" in desc:
-            return [n.value for n in me.names if not any(c.start == n.start for c in me.countries)] or None
-        if "number" in desc or "value" in name or "number" in name:
-            return [n.value for n in me.numbers] or None
-        return [q.value for q in me.quoted] or None
+            found = [n for n in me.names if not any(c.start == n.start for c in me.countries)]
+        elif "number" in desc or "value" in name or "number" in name:
+            found = me.numbers
+        else:
+            found = me.quoted
+        ex.read(found)
+        return [m.value for m in found] or None
     # strings
     if "country" in name:
         m = ex.take(me.countries, direction)
@@ -461,7 +510,7 @@ def _value_for(param: Param, ex: _Extraction) -> Any:
         m = ex.take(me.units, direction)
         return m.value if m else None
     if "zone" in name:
-        m = ex.take(me.zones, direction)
+        m = ex.take(me.zones + [z for z in (_zone_of_place(n) for n in me.names) if z], direction)
         return m.value if m else None
     if "locale" in name or "language" in name or name == "lang":
         m = ex.take(me.languages, direction)
@@ -471,7 +520,41 @@ def _value_for(param: Param, ex: _Extraction) -> Any:
         return m.value
     places = [n for n in me.names if not any(c.start <= n.start < c.end for c in me.countries)] or me.names
     m = ex.take(places, direction)
-    return m.value if m else None
+    if m is None:
+        return None
+    if not any(w in name or w in desc for w in ("city", "place", "location", "name", "holiday", "origin", "dest")):
+        ex.weak.add(param.name)  # a capitalised word in a parameter that does not ask for a name: weak evidence
+    return m.value
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """Arguments read from a text, with how well the API fits it."""
+
+    args: dict[str, Any]
+    fit: float  # share of the required parameters the text gave (0.5 when there are none)
+    coverage: float  # share of the text's values (numbers, dates, places, units, ...) the arguments use
+
+
+def extract(api: Api, text: str) -> Extraction:
+    """Arguments for `api` read from a request text (see `extract_arguments`), with fit and coverage."""
+    ex = _Extraction(_mentions(text))
+    args: dict[str, Any] = {}
+    given = 0.0
+    for param in sorted(api.params, key=lambda p: not p.required):
+        value = _value_for(param, ex)
+        given += int(value is not None and param.required)
+        if value is None and param.required:
+            value = param.default if param.default is not None else (param.enum[0] if param.enum else None)
+        if value is not None:
+            args[param.name] = value
+    required = len(api.required_params)
+    given -= sum(0.5 for p in api.required_params if p.name in ex.weak)
+    salient = ex.me.salient()
+    used = ex.spans + ex.touched
+    coverage = sum(1 for span in salient if _overlaps(span, used)) / len(salient) if salient else 0.0
+    return Extraction({p.name: args[p.name] for p in api.params if p.name in args},
+                      given / required if required else 0.5, coverage)
 
 
 def extract_arguments(api: Api, text: str) -> dict[str, Any]:
@@ -483,15 +566,7 @@ def extract_arguments(api: Api, text: str) -> dict[str, Any]:
     else a capitalised name (cities, places). to_/from_ and _a/_b pairs take mentions in their order, a target
     preferring the one introduced by "to"/"into"/"in".
     """
-    ex = _Extraction(Mentions.of(text))
-    args: dict[str, Any] = {}
-    for param in sorted(api.params, key=lambda p: not p.required):
-        value = _value_for(param, ex)
-        if value is None and param.required:
-            value = param.default if param.default is not None else (param.enum[0] if param.enum else None)
-        if value is not None:
-            args[param.name] = value
-    return {p.name: args[p.name] for p in api.params if p.name in args}
+    return extract(api, text).args
 
 
 # ============================================================================================ results
@@ -657,9 +732,13 @@ class OfflinePolicyModel(BaseChatModel):
     max_categories: int = 3
     max_tools_per_agent: int = 5
     max_apis_per_agent: int = 4
-    api_threshold: float = 0.5  # relative to the best API of a request part
-    candidate_floor: float = 0.25  # the solver ignores functions below this relative search score
+    search_depth: int = 30  # search hits considered per request part
+    relevance_ratio: float = 0.8  # an API fits a request part when its relevance reaches this share of the best
+    solver_ratio: float = 0.85  # the solver also tries APIs a little below that (× relevance_ratio)
     max_failures: int = 3  # failed calls per request part before it is given up
+
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _memo: dict[tuple[str, ...], Any] = PrivateAttr(default_factory=dict)  # search hits and relevance (pure)
 
     @property
     def _llm_type(self) -> str:
@@ -733,46 +812,79 @@ class OfflinePolicyModel(BaseChatModel):
         return AIMessage(content=reply.content, tool_calls=calls, usage_metadata=usage,
                          response_metadata={"model_name": MODEL_NAME, "estimated_usage": True, "role": role})
 
-    # ------------------------------------------------------------------------------------- search helpers
-    def _rel_scores(self, hits: Sequence[Any], key: str) -> dict[str, float]:
-        """Hit key → score relative to the best hit (first occurrence wins)."""
-        out: dict[str, float] = {}
-        top = max((float(getattr(h, "score", 0.0)) for h in hits), default=0.0)
-        for h in hits:
-            k = str(getattr(h, key))
-            if k not in out:
-                out[k] = float(getattr(h, "score", 0.0)) / top if top > 0 else 0.0
-        return out
+    # ------------------------------------------------------------------------------------- relevance
+    def _hits(self, text: str) -> list[Any]:
+        """Catalog search hits for a text (memoised: the search is deterministic)."""
+        with self._lock:
+            cached = self._memo.get(("hits", text))
+        if cached is None:
+            cached = list(self.catalog.search(text, k=min(len(self.catalog), self.search_depth)))
+            with self._lock:
+                self._memo[("hits", text)] = cached
+        return list(cached)
 
-    def _api_scores(self, text: str) -> dict[str, float]:
-        """API id → score relative to the best API for this text."""
-        return self._rel_scores(self.catalog.search(text, k=min(len(self.catalog), 100)), "api_id")
+    def relevance(self, api: Api, clause: str) -> float:
+        """How well an API fits one request part: its search score relative to the part's best hit, plus the
+        share of its required parameters the part gives, plus the share of the part's values it uses, plus a
+        little for words its name shares with the part."""
+        key = ("rel", api.id, clause)
+        with self._lock:
+            cached = self._memo.get(key)
+        if cached is not None:
+            return float(cached)
+        hits = self._hits(clause)
+        top = max((float(h.score) for h in hits), default=0.0)
+        search = next((float(h.score) / top for h in hits if h.api_id == api.id), 0.0) if top > 0 else 0.0
+        ex = extract(api, clause)
+        overlap = len(content_words(clause) & content_words(api.name))
+        value = search + ex.fit + ex.coverage + 0.25 * min(overlap, 2)
+        with self._lock:
+            self._memo[key] = value
+        return value
+
+    def ranked_apis(self, clause: str, apis: Iterable[Api] | None = None) -> list[tuple[float, Api]]:
+        """(relevance, API), best first: the given APIs, or the part's top search hits."""
+        pool = list(apis) if apis is not None else [self.catalog.api(h.api_id) for h in self._hits(clause)]
+        scored = [(self.relevance(a, clause), i, a) for i, a in enumerate(pool)]
+        scored.sort(key=lambda t: (-t[0], t[1]))
+        return [(r, a) for r, _, a in scored]
+
+    def best_relevance(self, clause: str) -> float:
+        """The relevance of the catalog's best API for a request part (among its top search hits)."""
+        ranked = self.ranked_apis(clause)
+        return ranked[0][0] if ranked else 0.0
+
+    def relevant(self, clause: str, apis: Iterable[Api], ratio: float | None = None) -> list[Api]:
+        """The given APIs whose relevance reaches `ratio` × the catalog's best for the part, best first."""
+        floor = (self.relevance_ratio if ratio is None else ratio) * self.best_relevance(clause)
+        return [a for r, a in self.ranked_apis(clause, apis) if r > 0 and r >= floor]
 
     # ------------------------------------------------------------------------------------- meta agent
     def _meta(self, messages: list[BaseMessage], tools: list[str]) -> AIMessage:
         query = find_query(messages)
-        made = _called_args(messages, "create_agent_category_level", "category_name")
+        made = [str(c) for c in _called_args(messages, "create_agent_category_level", "category_name")]
         reactivated = _pending_reactivation(messages)
         if made and not reactivated:
             return _calls("The relevant categories have agents; the search is done.", ("finish_search", {}))
-        ranked = self._rank_categories(query, extra=len(made) + (2 if reactivated else 0))
-        cap = len(made) + (2 if reactivated else max(self.max_categories, min(5, len(split_clauses(query)))))
-        todo = [c for c in ranked if c not in made][: max(0, cap - len(made))]
+        want = 2 if reactivated else max(self.max_categories, min(5, len(split_clauses(query))))
+        todo = [c for c in self.rank_categories(query) if c not in made][:want]
         if not todo:
             return _calls("No further category looks relevant.", ("finish_search", {}))
         return _calls(f"The categories {', '.join(todo)} match the query best; one agent each.",
                       *(("create_agent_category_level", {"category_name": c}) for c in todo))
 
-    def _rank_categories(self, query: str, extra: int = 0) -> list[str]:
-        """Categories: the best one of each request part first, then the whole query's ranking."""
+    def rank_categories(self, query: str) -> list[str]:
+        """Categories: that of each request part's best API first, then those of other fitting APIs, then the
+        category search's ranking of the whole query."""
+        clauses = split_clauses(query) or [query]
         out: list[str] = []
-        k = min(len(self.catalog.categories), self.max_categories + extra + 5)
-        for clause in split_clauses(query):
-            hits = self.catalog.search_categories(clause, k=1)
-            if hits and float(getattr(hits[0], "score", 0.0)) > 0 and hits[0].category not in out:
-                out.append(hits[0].category)
-        for hit in self.catalog.search_categories(query, k=k):
-            if float(getattr(hit, "score", 0.0)) > 0 and hit.category not in out:
+        per_clause = [[a.category for a in self.relevant(c, [a for _, a in self.ranked_apis(c)])] for c in clauses]
+        for depth in range(max((len(p) for p in per_clause), default=0)):
+            for cats in per_clause:
+                if depth < len(cats) and cats[depth] not in out:
+                    out.append(cats[depth])
+        for hit in self.catalog.search_categories(query, k=len(self.catalog.categories)):
+            if hit.category not in out:
                 out.append(hit.category)
         return out
 
@@ -782,12 +894,13 @@ class OfflinePolicyModel(BaseChatModel):
         category = self._find_category(messages)
         if category is None:
             return _calls("I cannot tell which category is mine.", ("finish_search", {}))
-        assigned = {n for names in _called_args(messages, "create_agent_tool_level", "tool_names")
+        assigned = {str(n) for names in _called_args(messages, "create_agent_tool_level", "tool_names")
                     for n in (names if isinstance(names, list) else [names])}
-        if assigned and not _pending_reactivation(messages):
+        reactivated = _pending_reactivation(messages)
+        if assigned and not reactivated:
             return _calls("The relevant tools have agents; the search is done.", ("finish_search", {}))
         limit = _tool_limit(messages, self.max_tools_per_agent)
-        ranked = [t for t in self._rank_tools(query, category) if t not in assigned][:limit]
+        ranked = [t for t in self.rank_tools(query, category, more=reactivated) if t not in assigned][:limit]
         if not ranked:
             return _calls(f"No (further) tool of {category} looks relevant.", ("finish_search", {}))
         return _calls(f"These tools of {category} fit the query.", ("create_agent_tool_level", {"tool_names": ranked}))
@@ -805,41 +918,40 @@ class OfflinePolicyModel(BaseChatModel):
         found = [c for c in self.catalog.categories if re.search(rf"(?<!\w){re.escape(c)}(?!\w)", joined)]
         return max(found, key=len) if found else None
 
-    def _rank_tools(self, query: str, category: str) -> list[str]:
-        """Tool display names of a category: those close to the best tool (catalog-wide) for some request part."""
+    def rank_tools(self, query: str, category: str, more: bool = False) -> list[str]:
+        """Tool names of a category: the tools of its fitting APIs, then each part's best tools by tool search."""
+        apis = [a for t in self.catalog.tools(category) for a in t.apis]
+        ratio = self.relevance_ratio * (0.7 if more else 1.0)
         out: list[str] = []
-        k = min(self.catalog.num_tools, 50)
+        for clause in split_clauses(query) or [query]:
+            for api in self.relevant(clause, apis, ratio):
+                if api.tool_name not in out:
+                    out.append(api.tool_name)
         for clause in [query, *split_clauses(query)]:
-            overall = self.catalog.search_tools(clause, k=1)
-            top = float(getattr(overall[0], "score", 0.0)) if overall else 0.0
-            for hit in self.catalog.search_tools(clause, k=k, category=category):
-                score = float(getattr(hit, "score", 0.0))
-                if top > 0 and score >= 0.4 * top and hit.tool not in out:
+            for hit in self.catalog.search_tools(clause, k=3 if more else 1, category=category):
+                if hit.tool not in out:
                     out.append(hit.tool)
-        if not out:
-            best = self.catalog.search_tools(query, k=1, category=category)
-            out = [h.tool for h in best if float(getattr(h, "score", 0.0)) > 0]
         return out
 
     # ------------------------------------------------------------------------------------- tool agent
     def _tool(self, messages: list[BaseMessage], tools: list[str]) -> AIMessage:
         query = find_query(messages)
-        own = self._own_tools(messages)
+        own = self._own_apis(messages)
         added = {(a.get("tool_name"), a.get("api_name")) for apis in _called_args(messages, "add_apis_into_api_pool",
                                                                                    "apis")
                  for a in (apis if isinstance(apis, list) else []) if isinstance(a, dict)}
-        last = _last_call(messages)
-        if last == "add_apis_into_api_pool":
+        if _last_call(messages) == "add_apis_into_api_pool":
             return _calls("Check whether the pool now suffices.", ("check_if_request_solvable", {}))
-        if added and not _pending_reactivation(messages):
+        reactivated = _pending_reactivation(messages)
+        if added and not reactivated:
             return _calls("My relevant APIs are in the pool.", ("finish_search", {}))
-        picks = [a for a in self._rank_apis(query, own) if (a.tool_name, a.name) not in added]
+        picks = [a for a in self.pick_apis(query, own, more=reactivated) if (a.tool_name, a.name) not in added]
         if not picks:
             return _calls("None of my tools has (further) APIs relevant to the query.", ("finish_search", {}))
         apis = [{"tool_name": a.tool_name, "api_name": a.name} for a in picks]
         return _calls(f"Adding {len(apis)} relevant API(s).", ("add_apis_into_api_pool", {"apis": apis}))
 
-    def _own_tools(self, messages: Sequence[BaseMessage]) -> list[Api]:
+    def _own_apis(self, messages: Sequence[BaseMessage]) -> list[Api]:
         """The APIs of the tools named in the prompt (`Your tools:` lines, else names found in it)."""
         system = "\n".join(message_text(m) for m in messages if isinstance(m, SystemMessage))
         category = self._find_category(messages)
@@ -852,16 +964,16 @@ class OfflinePolicyModel(BaseChatModel):
             chosen = [t for t in pool if re.search(rf"(?<!\w){re.escape(t.name)}(?!\w)", system)]
         return [a for t in chosen for a in t.apis]
 
-    def _rank_apis(self, query: str, apis: Sequence[Api]) -> list[Api]:
-        """Own APIs close to the best API (catalog-wide) of some request part, best first."""
-        own = {a.id: a for a in apis}
-        best: dict[str, float] = {}
-        for clause in split_clauses(query) or [query]:
-            for api_id, rel in self._api_scores(clause).items():
-                if api_id in own and rel >= self.api_threshold:
-                    best[api_id] = max(best.get(api_id, 0.0), rel)
-        ranked = sorted(best, key=lambda i: -best[i])
-        return [own[i] for i in ranked[: self.max_apis_per_agent]]
+    def pick_apis(self, query: str, apis: Sequence[Api], more: bool = False) -> list[Api]:
+        """Own APIs that fit some request part (round-robin over the parts), at most `max_apis_per_agent`."""
+        ratio = self.relevance_ratio * (0.7 if more else 1.0)
+        per_clause = [self.relevant(c, apis, ratio) for c in split_clauses(query) or [query]]
+        out: list[Api] = []
+        for depth in range(max((len(p) for p in per_clause), default=0)):
+            for found in per_clause:
+                if depth < len(found) and found[depth] not in out:
+                    out.append(found[depth])
+        return out[: self.max_apis_per_agent]
 
     # ------------------------------------------------------------------------------------- solvable check
     def _solvable(self, messages: list[BaseMessage], tools: list[str]) -> AIMessage:
@@ -878,22 +990,12 @@ class OfflinePolicyModel(BaseChatModel):
                     pool.append(self.catalog.find_api(str(item.get("tool", "")), str(item["api"])))
                 except UnknownNameError:
                     continue
-        missing = [c for c in split_clauses(query) if not self._covered(c, pool)]
-        if pool and not missing:
-            return AIMessage(content="Solvable")
         if not pool:
-            return AIMessage(content="Unsolvable: the pool lists no API.")
-        return AIMessage(content="Unsolvable: no API in the pool matches " + "; ".join(repr(c) for c in missing))
-
-    def _covered(self, clause: str, pool: Sequence[Api]) -> bool:
-        scores = self._api_scores(clause)
-        words = content_words(clause)
-        for api in pool:
-            if scores.get(api.id, 0.0) >= self.api_threshold:
-                return True
-            if len(words & content_words(f"{api.name} {api.description}")) >= 2:
-                return True
-        return False
+            return AIMessage(content="Unsolvable: the pool lists no API of the catalog.")
+        missing = [c for c in split_clauses(query) or [query] if not self.relevant(c, pool)]
+        if not missing:
+            return AIMessage(content="Solvable")
+        return AIMessage(content="Unsolvable: no API in the pool fits " + "; ".join(repr(c) for c in missing))
 
     # ------------------------------------------------------------------------------------- solver
     def decide(self, query: str, functions: Sequence[str], steps: Sequence[Step], avoid: Iterable[str] = ()
@@ -906,24 +1008,24 @@ class OfflinePolicyModel(BaseChatModel):
                 apis[fn] = self.catalog.api_for_function(fn)
             except UnknownNameError:
                 continue
-        clauses = split_clauses(query) or [query]
+        by_id = {a.id: fn for fn, a in apis.items()}
         answered: list[tuple[str, Step]] = []
         unanswered: list[tuple[str, list[str]]] = []
         used_ok: set[int] = set()
-        failed_all = [s.function for s in steps if not s.ok]
-        for clause in clauses:
-            candidates = self._candidates(clause, apis)
+        for clause in split_clauses(query) or [query]:
+            ratio = self.relevance_ratio * self.solver_ratio
+            candidates = [by_id[a.id] for a in self.relevant(clause, apis.values(), ratio)]
             ok = next((i for i, s in enumerate(steps) if s.ok and i not in used_ok and s.function in candidates), None)
             if ok is not None:
                 used_ok.add(ok)
                 answered.append((clause, steps[ok]))
                 continue
-            tried = [s.function for s in steps if not s.ok and s.function in candidates]
+            tried = list(dict.fromkeys(s.function for s in steps if not s.ok and s.function in candidates))
             left = [c for c in candidates if c not in tried and c not in avoided]
             if left and len(tried) < self.max_failures:
                 return CallApi(left[0], extract_arguments(apis[left[0]], clause), clause)
             unanswered.append((clause, tried))
-        failed = list(dict.fromkeys(failed_all))
+        failed = list(dict.fromkeys(s.function for s in steps if not s.ok))
         if not answered:
             detail = "; ".join(f"{s.function}: {s.error[:120] or 'failed'}" for s in steps if not s.ok)
             why = f"No API call succeeded ({detail})." if detail else "None of the available functions fits the query."
@@ -934,20 +1036,6 @@ class OfflinePolicyModel(BaseChatModel):
             text += " I could not answer: " + "; ".join(
                 repr(c) + (f" (failed: {', '.join(t)})" if t else " (no suitable API)") for c, t in unanswered) + "."
         return Answer(text, failed)
-
-    def _candidates(self, clause: str, apis: dict[str, Api]) -> list[str]:
-        """Bound functions that fit a request part, best first (search score; word overlap when search is silent)."""
-        scores = self._api_scores(clause)
-        words = content_words(clause)
-        ranked = []
-        for i, (fn, api) in enumerate(apis.items()):
-            overlap = len(words & content_words(f"{api.name} {api.tool_name} {api.description}"))
-            ranked.append((-scores.get(api.id, 0.0), -overlap, i, fn))
-        ranked.sort()
-        if not scores:
-            return [fn for _, o, _, fn in ranked if o < 0]
-        floor = max(self.candidate_floor, 0.5 * -ranked[0][0]) if ranked else 1.0
-        return [fn for s, _, _, fn in ranked if -s >= floor]
 
     @staticmethod
     def _sentence(api: Api | None, step: Step) -> str:

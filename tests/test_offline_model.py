@@ -116,8 +116,8 @@ def test_history_parsing_pairs_actions_with_observations() -> None:
 # ------------------------------------------------------------------------------------------ roles on the builtin catalog
 @pytest.fixture(scope="module")
 def catalog() -> Catalog:
-    try:
-        cat = Catalog.builtin()
+    try:  # BM25-only search keeps the file fast; the demo test below uses the default search
+        cat = Catalog.builtin(embeddings="none")  # type: ignore[arg-type]
         cat.search("convert miles to kilometers", k=3)
     except (ImportError, AttributeError) as exc:
         pytest.skip(f"the builtin catalog or its search is not available yet: {exc}")
@@ -152,29 +152,41 @@ def answer_calls(ai: AIMessage, results: list[str]) -> list[BaseMessage]:
 QUERY = "Convert 26.2 miles to kilometers. Is 2025-07-14 a public holiday in France?"
 
 
+def meta_prompt(catalog: Catalog, query: str) -> list[BaseMessage]:
+    from langgraph_anytool.nodes.meta_agent import prompts
+
+    hint = prompts.SEARCH_HINT.format(categories=", ".join(catalog.categories[:3]))
+    return [SystemMessage(prompts.BOOTSTRAP_PROMPT.format(categories=", ".join(catalog.categories))),
+            HumanMessage(prompts.FIRST_MESSAGE.format(query=query) + "\n" + hint)]
+
+
 def test_meta_agent_creates_category_agents_then_finishes(model: OfflinePolicyModel, catalog: Catalog) -> None:
-    msgs: list[BaseMessage] = [SystemMessage("You are APIGPT ..."), HumanMessage(f"Query: {QUERY}")]
+    msgs = meta_prompt(catalog, QUERY)
     first = reply(model, msgs, agent_schemas("meta"))
     created = [tc["args"]["category_name"] for tc in first.tool_calls]
     assert {tc["name"] for tc in first.tool_calls} == {"create_agent_category_level"}
-    assert 2 <= len(created) <= 3 and all(c in catalog.categories for c in created)
-    assert created[0] == catalog.search_categories("Convert 26.2 miles to kilometers.", k=1)[0].category
+    assert len(created) == 3 and all(c in catalog.categories for c in created)
+    assert created[:2] == ["Units_Conversion", "Holidays"]  # the category of each part's best API, in order
     second = reply(model, [*msgs, *answer_calls(first, ["Created."] * len(created))], agent_schemas("meta"))
     assert [tc["name"] for tc in second.tool_calls] == ["finish_search"]
     # a re-activation message makes it assign categories it has not assigned yet
-    done = [*msgs, *answer_calls(first, ["Created."] * len(created)), HumanMessage("The current APIs have failed")]
+    from langgraph_anytool.nodes.meta_agent.prompts import REACTIVATE_PROMPT
+
+    again = HumanMessage(REACTIVATE_PROMPT.format(reason="no API answered the distance"))
+    done = [*msgs, *answer_calls(first, ["Created."] * len(created)), again]
     third = reply(model, done, agent_schemas("meta"))
     more = [tc["args"].get("category_name") for tc in third.tool_calls]
     assert not set(more) & set(created)
 
 
 def test_category_agent_assigns_its_best_tools(model: OfflinePolicyModel, catalog: Catalog) -> None:
-    category = catalog.search_categories("public holiday", k=1)[0].category
+    from langgraph_anytool.nodes.category_agent import prompts
+
+    category = "Holidays"
     n = len(catalog.tools(category))
     msgs: list[BaseMessage] = [
-        SystemMessage(f"Your task is to assist users in finding relevant tools within the '{category}' category, "
-                      "limiting the allocation to no more than 2 tools per agent."),
-        HumanMessage(f"Query: {QUERY}\nYour category: {category} ({n} tools)."),
+        SystemMessage(prompts.BOOTSTRAP_PROMPT.format(category=category, max_tools=2)),
+        HumanMessage(prompts.FIRST_MESSAGE.format(query=QUERY, category=category, n_tools=n)),
     ]
     first = reply(model, msgs, agent_schemas("category"))
     assert [tc["name"] for tc in first.tool_calls] == ["create_agent_tool_level"]
@@ -185,18 +197,22 @@ def test_category_agent_assigns_its_best_tools(model: OfflinePolicyModel, catalo
 
 
 def tool_agent_prompt(catalog: Catalog, query: str, category: str, tools: list[str]) -> list[BaseMessage]:
+    from langgraph_anytool.nodes.tool_agent import prompts
+
     lines = "\n".join(f"- {t}: {catalog.tool(category, t).description}" for t in tools)
-    return [SystemMessage(f"Find relevant APIs within the tools '{', '.join(tools)}' of the '{category}' "
-                          f"category.\n\nYour tools:\n{lines}"), HumanMessage(f"Query: {query}")]
+    return [SystemMessage(prompts.BOOTSTRAP_PROMPT.format(tools=", ".join(tools), category=category,
+                                                          descriptions=lines)),
+            HumanMessage(prompts.FIRST_MESSAGE.format(query=query))]
 
 
 def test_tool_agent_adds_apis_checks_then_finishes(model: OfflinePolicyModel, catalog: Catalog) -> None:
-    hit = catalog.search("Is 2025-07-14 a public holiday in France?", k=1)[0]
-    msgs = tool_agent_prompt(catalog, QUERY, hit.category, [hit.tool])
+    target = catalog.find_api("Public Holidays", "Is Public Holiday")
+    msgs = tool_agent_prompt(catalog, QUERY, target.category, [target.tool_name])
     first = reply(model, msgs, agent_schemas("tool"))
     assert [tc["name"] for tc in first.tool_calls] == ["add_apis_into_api_pool"]
     apis = first.tool_calls[0]["args"]["apis"]
-    assert {"tool_name": hit.tool, "api_name": hit.api} in apis and len(apis) <= model.max_apis_per_agent
+    assert apis[0] == {"tool_name": target.tool_name, "api_name": target.name}
+    assert len(apis) <= model.max_apis_per_agent
     msgs = [*msgs, *answer_calls(first, ['{"added": ["x"], "pool_size": 1}'])]
     second = reply(model, msgs, agent_schemas("tool"))
     assert [tc["name"] for tc in second.tool_calls] == ["check_if_request_solvable"]
@@ -206,33 +222,39 @@ def test_tool_agent_adds_apis_checks_then_finishes(model: OfflinePolicyModel, ca
 
 
 def test_tool_agent_with_irrelevant_tools_finishes_at_once(model: OfflinePolicyModel, catalog: Catalog) -> None:
-    hit = catalog.search("public holiday", k=1)[0]
-    msgs = tool_agent_prompt(catalog, "Convert 26.2 miles to kilometers", hit.category, [hit.tool])
+    tool = catalog.find_api("Public Holidays", "Is Public Holiday").tool_name
+    msgs = tool_agent_prompt(catalog, "Convert 26.2 miles to kilometers", "Holidays", [tool])
     first = reply(model, msgs, agent_schemas("tool"))
     assert [tc["name"] for tc in first.tool_calls] == ["finish_search"]
 
 
 def solvable_prompt(query: str, pool: list[Api]) -> list[BaseMessage]:
+    from langgraph_anytool.nodes.tool_agent.prompts import SOLVABLE_HUMAN, SOLVABLE_SYSTEM
+
     listing = "\n".join(json.dumps({"tool": a.tool_name, "api": a.name, "description": a.description}) for a in pool)
-    return [SystemMessage("Reply with exactly one line: 'Solvable', or 'Unsolvable: <reason>'."),
-            HumanMessage(f"Query: {query}\n\nAPIs in the candidate pool:\n{listing}")]
+    return [SystemMessage(SOLVABLE_SYSTEM), HumanMessage(SOLVABLE_HUMAN.format(query=query, apis=listing))]
 
 
 def test_solvable_check_needs_an_api_for_every_part(model: OfflinePolicyModel, catalog: Catalog) -> None:
-    convert = catalog.api(catalog.search("Convert 26.2 miles to kilometers", k=1)[0].api_id)
-    holiday = catalog.api(catalog.search("Is 2025-07-14 a public holiday in France?", k=1)[0].api_id)
+    convert = catalog.find_api("Universal Unit Converter", "Convert Units")
+    holiday = catalog.find_api("Public Holidays", "Is Public Holiday")
     assert str(reply(model, solvable_prompt(QUERY, [convert, holiday])).content) == "Solvable"
     partial = str(reply(model, solvable_prompt(QUERY, [convert])).content)
     assert partial.startswith("Unsolvable:") and "holiday" in partial
 
 
 def solver_prompt(query: str) -> list[BaseMessage]:
-    return [SystemMessage("You are AutoGPT, you can use many tools (functions) to do the following task."),
-            HumanMessage(f"{query}\nBegin!")]
+    from langgraph_anytool.nodes.solver import prompts
+
+    return [SystemMessage(prompts.SOLVER_SYSTEM.format(restart_rule=prompts.RESTART_RULE, task_description="...")),
+            HumanMessage(prompts.QUERY.format(query=query))]
 
 
 def solver_tools(catalog: Catalog, apis: list[Api]) -> list[dict[str, Any]]:
-    from langgraph_anytool.tools.lc import api_json_schema
+    try:
+        from langgraph_anytool.tools.lc import api_json_schema
+    except ImportError as exc:
+        pytest.skip(f"the solver's function schemas are not available yet: {exc}")
 
     from langgraph_anytool.nodes.solver.finish import finish_schema
 
@@ -241,8 +263,8 @@ def solver_tools(catalog: Catalog, apis: list[Api]) -> list[dict[str, Any]]:
 
 def test_solver_calls_the_best_api_then_answers(model: OfflinePolicyModel, catalog: Catalog) -> None:
     q = "Convert 26.2 miles to kilometers"
-    best = catalog.api(catalog.search(q, k=1)[0].api_id)
-    other = catalog.api(catalog.search("public holiday", k=1)[0].api_id)
+    best = catalog.find_api("Universal Unit Converter", "Convert Units")
+    other = catalog.find_api("Public Holidays", "Is Public Holiday")
     tools = solver_tools(catalog, [other, best])
     msgs = solver_prompt(q)
     first = reply(model, msgs, tools)
@@ -257,7 +279,9 @@ def test_solver_calls_the_best_api_then_answers(model: OfflinePolicyModel, catal
 
 def test_solver_tries_another_api_after_an_error_then_gives_up(model: OfflinePolicyModel, catalog: Catalog) -> None:
     q = "Convert 26.2 miles to kilometers"
-    ranked = [catalog.api(h.api_id) for h in catalog.search(q, k=6)]
+    ranked = [catalog.find_api("Universal Unit Converter", "Convert Units"),
+              catalog.find_api("Quick Metric Converter", "Convert Length"),
+              catalog.find_api("Public Holidays", "Is Public Holiday")]
     tools = solver_tools(catalog, ranked)
     msgs = solver_prompt(q)
     tried: list[str] = []
@@ -270,7 +294,8 @@ def test_solver_tries_another_api_after_an_error_then_gives_up(model: OfflinePol
         tried.append(tc["name"])
         msgs = [*msgs, *answer_calls(ai, [json.dumps({"status": "server_error", "error": "HTTP 500"})])]
     assert tc["name"] == "Finish" and tc["args"]["return_type"] == "give_up"
-    assert 2 <= len(tried) <= model.max_failures and tc["args"]["failed_functions"] == tried
+    assert tried == [catalog.function_name(a.id) for a in ranked[:2]]  # the holiday API does not fit
+    assert tc["args"]["failed_functions"] == tried
     assert "HTTP 500" in tc["args"]["reason"]
 
 
@@ -278,7 +303,7 @@ def test_umi_planner_caller_summarizer(model: OfflinePolicyModel, catalog: Catal
     from langgraph_anytool.nodes.solver import prompts
 
     q = "Convert 26.2 miles to kilometers"
-    best = catalog.api(catalog.search(q, k=1)[0].api_id)
+    best = catalog.find_api("Universal Unit Converter", "Convert Units")
     fn = catalog.function_name(best.id)
     doc = f"1. {fn} (tool {best.tool_name!r}, API {best.name!r}): {best.description}"
     plan = reply(model, [SystemMessage(prompts.PLANNER_SYSTEM.format(doc=doc, history=prompts.EMPTY_HISTORY,
@@ -312,7 +337,7 @@ def test_judge_labels(model: OfflinePolicyModel) -> None:
 
 
 def test_replies_are_deterministic_and_carry_estimated_usage(model: OfflinePolicyModel, catalog: Catalog) -> None:
-    msgs: list[BaseMessage] = [SystemMessage("You are APIGPT ..."), HumanMessage(f"Query: {QUERY}")]
+    msgs = meta_prompt(catalog, QUERY)
     a = reply(model, msgs, agent_schemas("meta"))
     b = reply(OfflinePolicyModel(catalog=catalog), msgs, agent_schemas("meta"))
     assert a.tool_calls == b.tool_calls and a.content == b.content
