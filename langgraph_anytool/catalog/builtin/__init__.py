@@ -6,6 +6,7 @@ documents, so ids follow the usual rules) and `builtin_implementations()` maps e
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable
 from typing import Any
@@ -67,9 +68,22 @@ def builtin_api_specs() -> dict[str, ApiSpec]:
     return _build()[1]
 
 
+def _arithmetic_guard(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Report numeric overflow & co. (OverflowError, decimal.InvalidOperation...) as bad input (ValueError)."""
+
+    @functools.wraps(func)
+    def call(**kwargs: Any) -> Any:
+        try:
+            return func(**kwargs)
+        except ArithmeticError as exc:
+            raise ValueError(f"the numbers are out of range for this API ({type(exc).__name__}: {exc})") from None
+
+    return call
+
+
 def builtin_implementations() -> dict[str, Callable[..., Any]]:
     """Each builtin `Api.id` → the callable taking the API's parameters as keyword arguments."""
-    return {api_id: spec.func for api_id, spec in _build()[1].items()}
+    return {api_id: _arithmetic_guard(spec.func) for api_id, spec in _build()[1].items()}
 
 
 __all__ = ["builtin_api_specs", "builtin_categories", "builtin_implementations", "category_specs"]

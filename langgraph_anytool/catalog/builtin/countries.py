@@ -162,7 +162,10 @@ def format_money(amount: float, currency: str, locale: str = "en_US") -> dict[st
 
     cur = _currency(currency)
     loc = _locale(locale)
-    text = numbers.format_currency(as_float(amount, "amount"), cur.alpha_3, locale=loc)
+    x = as_float(amount, "amount")
+    if abs(x) >= 1e15:
+        raise ValueError("amount must be below 10^15 in magnitude")
+    text = numbers.format_currency(x, cur.alpha_3, locale=loc)
     return {"amount": amount, "currency": cur.alpha_3, "locale": str(loc), "formatted": text}
 
 
@@ -237,6 +240,8 @@ def format_number(number: float, locale: str = "en_US", style: str = "decimal") 
 
     loc = _locale(locale)
     x = as_float(number, "number")
+    if abs(x) >= 1e15 and style != "scientific":
+        raise ValueError("number must be below 10^15 in magnitude (use style 'scientific' for larger ones)")
     fmt: dict[str, Callable[..., str]] = {"decimal": numbers.format_decimal, "percent": numbers.format_percent,
                                           "scientific": numbers.format_scientific,
                                           "compact": numbers.format_compact_decimal}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
+import re
 import time
 import zoneinfo
 from types import MappingProxyType
@@ -19,9 +20,11 @@ def _zone(name: str) -> zoneinfo.ZoneInfo:
     key = str(name).strip()
     if key.upper() in ("UTC", "Z", "GMT"):
         key = "UTC"
+    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_+\-]*(/[A-Za-z0-9_+\-]+)*", key) or len(key) > 64:
+        raise ValueError(f"unknown time zone {name!r}; use an IANA name such as 'Europe/Paris'")
     try:
         return zoneinfo.ZoneInfo(key)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
         raise ValueError(f"unknown time zone {name!r}; use an IANA name such as 'Europe/Paris'") from None
 
 

@@ -151,6 +151,8 @@ def verify_hash(text: str, expected_hex: str, algorithm: str = "sha256") -> dict
     """Whether a text hashes to an expected hex digest (constant-time comparison)."""
     actual = hashlib.new(algorithm, _text(text).encode("utf-8")).hexdigest()
     expected = str(expected_hex).strip().lower()
+    if not re.fullmatch(r"[0-9a-f]+", expected):
+        raise ValueError("expected_hex must be a hexadecimal digest")
     return {"algorithm": algorithm, "matches": hmac.compare_digest(actual, expected), "actual_hex": actual}
 
 

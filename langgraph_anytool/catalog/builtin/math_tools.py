@@ -60,8 +60,11 @@ def round_number(number: float, decimals: int = 0, mode: str = "half_up") -> dic
     require_range(decimals, "decimals", -15, 15)
     d = decimal.Decimal(str(as_float(number, "number")))
     q = decimal.Decimal(1).scaleb(-decimals)
-    out = d.quantize(q, rounding=_ROUNDING[mode]) if decimals >= 0 else (d / q).quantize(
-        decimal.Decimal(1), rounding=_ROUNDING[mode]) * q
+    try:
+        out = d.quantize(q, rounding=_ROUNDING[mode]) if decimals >= 0 else (d / q).quantize(
+            decimal.Decimal(1), rounding=_ROUNDING[mode]) * q
+    except decimal.InvalidOperation:
+        raise ValueError(f"{number} has too many digits to round to {decimals} decimals") from None
     return {"number": number, "decimals": decimals, "mode": mode, "result": clean_number(float(out))}
 
 

@@ -72,7 +72,7 @@ def convert_expression(expression: str, to_unit: str) -> dict[str, Any]:
         raise ValueError(f"not a quantity expression: {text!r}")
     try:
         q = _ureg().Quantity(text)
-    except (pint.errors.PintError, AttributeError, TypeError, SyntaxError, ValueError) as exc:
+    except (pint.errors.PintError, AttributeError, TypeError, SyntaxError, ValueError, AssertionError) as exc:
         raise ValueError(f"cannot read quantity expression {text!r}: {exc}") from None
     if not hasattr(q, "units"):
         raise ValueError(f"{text!r} has no unit")
@@ -274,6 +274,8 @@ def transfer_time(size: float, size_unit: str, bandwidth_mbps: float) -> dict[st
     if bw <= 0:
         raise ValueError("bandwidth_mbps must be positive")
     seconds = as_float(size, "size") * _BYTES[size_unit] * 8 / (bw * 1e6)
+    if not 0 <= seconds < 1e15:
+        raise ValueError("size must be non-negative and the transfer shorter than 10^15 s")
     whole = round(seconds)
     return {"seconds": round(seconds, 3), "hms": f"{whole // 3600:02d}:{whole % 3600 // 60:02d}:{whole % 60:02d}"}
 
