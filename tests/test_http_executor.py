@@ -355,3 +355,40 @@ def test_redactor_scrubs_nested_structures_and_hides_itself() -> None:
     out = r.scrub({"a": [KEY, {"b": f"x{KEY}y"}], KEY: 1, "n": 3})
     assert KEY not in json.dumps(out) and out["n"] == 3
     assert KEY not in repr(r)
+
+
+async def test_secrets_never_stored_through_the_pipeline(tmp_path: Any, caplog: pytest.LogCaptureFixture) -> None:
+    """Whole pipeline (validation, SQLite cache, HttpExecutor): every stored byte is free of the key."""
+    try:
+        from langgraph_anytool.tools.pipeline import ApiExecutor
+    except ImportError:
+        pytest.skip("the pipeline module is not in this checkout")
+
+    async def leaky(req: Request) -> Response:
+        sent = req.headers.get("x-rapidapi-key", "")
+        if req.path.endswith("/forbidden"):
+            return Response.json({"message": f"key {sent} is not subscribed"}, 403)
+        return Response.json({"echo": sent, "q": req.query.get("q")})
+
+    caplog.set_level(logging.DEBUG)
+    apis = tuple(make_api(f"/{name}", params=(Param("q"),), api_key=name) for name in ("echo", "forbidden"))
+    cat = Catalog([Category("Cat", tools=(Tool("tool", "Tool", "Cat", apis=apis),))])
+    with FunctionServer(leaky) as srv:
+        pipe = ApiExecutor.for_catalog(cat, kind="http", cache_path=tmp_path / "calls.sqlite", cache_errors=True,
+                                       base_urls={"Cat/tool": srv.url}, headers_from_env={"X-RapidAPI-Key": "RK"},
+                                       environ={"RK": KEY}, allow_private=True)
+        outputs = []
+        for api in apis:
+            for _ in range(2):  # the second call is served from the cache
+                obs = await pipe.acall(api.id, {"q": "hello"})
+                outputs += [json.dumps(obs.to_dict()), pipe.render(obs), repr(obs)]
+        assert [json.loads(o)["cached"] for o in outputs[::3]] == [False, True, False, True]
+        outputs.append(repr(pipe))
+        await pipe.aclose()
+        assert len(srv.requests) == 2 and all(r.headers["x-rapidapi-key"] == KEY for r in srv.requests)
+    blob = "\n".join([*outputs, caplog.text])
+    assert KEY not in blob and "***" in blob
+    files = list(tmp_path.iterdir())
+    assert files
+    for f in files:
+        assert KEY.encode() not in f.read_bytes(), f

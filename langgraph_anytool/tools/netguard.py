@@ -4,6 +4,8 @@ Catalog documents (OpenAPI specs, tool files) may come from third parties; witho
 points at `169.254.169.254` or `localhost` would let the model reach internal services. Every address a host name
 resolves to is checked (an attacker-controlled name may resolve to one public and one private address), and IPv6
 forms that embed an IPv4 address (IPv4-mapped, 6to4, NAT64, Teredo) are checked through the embedded address too.
+The check runs before every request and redirect hop; the HTTP client then resolves the name again to connect, so
+a name re-bound between the two lookups (DNS rebinding with a zero TTL) is not covered.
 """
 
 from __future__ import annotations

@@ -217,6 +217,11 @@ class HttpExecutor:
     `{name}` placeholders in the path take path arguments; other arguments go to the query string (GET, DELETE, ...)
     or to a JSON body (POST, PUT, PATCH; explicit `query` locations stay in the query when the API declares any
     `body` parameter), and `header` parameters become headers.
+
+    Each host gets a semaphore of `per_host_limit` and `ceil(per_host_limit / connections_per_client)` small httpx
+    clients (state is per event loop, so one executor works under several loops). Redirects are followed by hand
+    (each hop re-checked by the address guard; credentials are not forwarded to another host). Proxy environment
+    variables are ignored unless `trust_env=True`.
     """
 
     name = "http"
