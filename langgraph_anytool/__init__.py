@@ -1,5 +1,7 @@
 """langgraph-anytool: AnyTool (hierarchical API retrieval, DFSDT, self-reflection) on LangGraph."""
 
 from .catalog import Catalog
+from .config import AnyToolConfig
+from .graphs.anytool import create_anytool_graph
 
-__all__ = ["Catalog"]
+__all__ = ["AnyToolConfig", "Catalog", "create_anytool_graph"]

@@ -13,7 +13,7 @@ from langgraph_anytool.catalog import Catalog, Category
 from langgraph_anytool.catalog.parse import parse_tool
 from langgraph_anytool.config import AnyToolConfig
 from langgraph_anytool.graphs.agent_loop import CallContext, build_agent_loop, copy_record, new_agent_record
-from langgraph_anytool.llm import ModelSet
+from langgraph_anytool.llm import ModelSet, merge_usage
 from langgraph_anytool.nodes.category_agent import REACTIVATE_PROMPT as CATEGORY_REACTIVATE
 from langgraph_anytool.nodes.meta_agent import REACTIVATE_PROMPT as META_REACTIVATE
 from langgraph_anytool.nodes.tool_agent import REACTIVATE_PROMPT as TOOL_REACTIVATE
@@ -126,7 +126,17 @@ def tool_texts(record: AgentRecord) -> list[str]:
 
 
 def run_loop(level: str, record: AgentRecord, deps: Deps, **kw: Any) -> dict[str, Any]:
-    return build_agent_loop(level, deps).invoke(payload(record, **kw))
+    """One logical activation: re-invokes the loop while the agent yields to let new children start."""
+    loop = build_agent_loop(level, deps)
+    out = loop.invoke(payload(record, **kw))
+    while out["agents"][record["id"]]["end_reason"] == "spawned":
+        more = loop.invoke(payload(out["agents"][record["id"]], **kw))
+        pool = (out.get("api_pool") or {}).get("add", []) + (more.get("api_pool") or {}).get("add", [])
+        out = {**out, **more, "agents": {**out["agents"], **more["agents"]},
+               "usage": merge_usage(out.get("usage"), more.get("usage"))}
+        if pool:
+            out["api_pool"] = {"add": pool, "cap": deps.config.max_api_pool}
+    return out
 
 
 # ------------------------------------------------------------------ tests

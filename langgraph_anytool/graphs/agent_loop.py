@@ -169,6 +169,9 @@ class AgentLoopState(TypedDict):
     ended: NotRequired[bool]
 
 
+SPAWNED = "spawned"  # end reason of an agent that yielded so its new children could start
+
+
 def _nudge(role: Role) -> str:
     return (f"You did not call a function. Every step must call one of: {role.signatures()}. "
             "Call finish_search() when your search is complete.")
@@ -189,7 +192,11 @@ def build_agent_loop(role: Role | str, deps: Deps) -> CompiledStateGraph[Any, An
         rec = copy_record(state["agent"])
         run_key, rnd = state["run_key"], state["round"]
         calls = state.get("calls")
-        if calls is None:  # start of an activation
+        if calls is None and rec["end_reason"] == SPAWNED:  # continuing beside the children it started
+            calls = rec.get("activation_calls", 0)
+            rec["status"] = "running"
+            rec["end_reason"] = ""
+        elif calls is None:  # start of an activation
             calls = 0
             rec["activations"] += 1
             rec["status"] = "running"
@@ -281,8 +288,14 @@ def build_agent_loop(role: Role | str, deps: Deps) -> CompiledStateGraph[Any, An
                 tool_call_id=bad.get("id") or "", name=bad.get("name") or "", status="error"))
         if terminal is not None and terminal.end is not None:
             _end(rec, terminal.end, terminal.end_reason)
+        elif ctx.children:
+            # Yield so the new children start now (Send, next superstep); this agent continues beside them in
+            # that superstep, as the paper's agents run concurrently, and the stop signal can cut it off there.
+            rec["status"] = "pending"
+            rec["end_reason"] = SPAWNED
+            rec["activation_calls"] = state.get("calls", 0)
         out: dict[str, Any] = {"agent": rec, "agents": {rec["id"]: rec, **ctx.children}}
-        if terminal is not None:
+        if terminal is not None or ctx.children:
             out["ended"] = True
         if ctx.adds:
             out["api_pool"] = {"add": ctx.adds, "cap": deps.config.max_api_pool}
