@@ -184,6 +184,8 @@ def test_render_truncates_with_a_marker() -> None:
     assert re.search(r"\[truncated \d+ of \d+ characters\]$", text)
     short = pipe.call(BIG.id, {"n": 10})
     assert "truncated" not in pipe.render(short)
+    flagged = Observation(api_id=BIG.id, status=Status.OK, content="y" * 1000, cached=True, simulated=True)
+    assert pipe.render(flagged).startswith('{"status":"ok","cached":true,"simulated":true,"response":"yyy')
 
 
 @pytest.mark.parametrize("limit", [1, 4])

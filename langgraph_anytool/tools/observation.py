@@ -48,16 +48,20 @@ class Observation:
         return cls(**{**d, "status": Status(d["status"])})
 
     def for_model(self, max_chars: int = 2048) -> str:
-        """Compact JSON for the model, truncated with a marker saying how much was cut."""
+        """Compact JSON for the model, truncated with a marker saying how much was cut.
+
+        Fields come in the order status, cached, simulated, error, response, so truncation cuts the
+        response first and never the flags.
+        """
         body: dict[str, Any] = {"status": self.status.value}
-        if self.error:
-            body["error"] = self.error
-        if self.content is not None:
-            body["response"] = self.content
         if self.cached:
             body["cached"] = True
         if self.simulated:
             body["simulated"] = True
+        if self.error:
+            body["error"] = self.error
+        if self.content is not None:
+            body["response"] = self.content
         text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), default=str)
         if len(text) <= max_chars:
             return text

@@ -236,6 +236,14 @@ def _coerce(p: Param, value: Any) -> Any:
     return out
 
 
+def coerce_value(p: Param, value: Any) -> Any:
+    """`value` coerced for parameter `p` (as validation does); ValueError with the reason when unusable."""
+    try:
+        return _coerce(p, value)
+    except _Invalid as e:
+        raise ValueError(str(e)) from None
+
+
 def _enum_member(p: Param, value: Any) -> Any:
     for allowed in p.enum:
         if type(allowed) is type(value) and allowed == value:
