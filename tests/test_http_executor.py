@@ -392,3 +392,14 @@ async def test_secrets_never_stored_through_the_pipeline(tmp_path: Any, caplog: 
     assert files
     for f in files:
         assert KEY.encode() not in f.read_bytes(), f
+
+
+@pytest.mark.parametrize(("address", "verdict"), [
+    ("8.8.8.8", None), ("2001:4860:4860::8888", None), ("100.64.0.1", "non-global"), ("224.0.0.251", "multicast"),
+    ("fe80::1", "link-local"), ("::", "unspecified"), ("::ffff:8.8.8.8", "IPv4-mapped"),
+    ("::ffff:127.0.0.1", "IPv4-mapped loopback"), ("2002:a00:1::1", "embeds private IPv4 address 10.0.0.1")])
+def test_classify_address(address: str, verdict: str | None) -> None:
+    from langgraph_anytool.tools.netguard import classify_address, parse_ip_literal
+
+    ip = parse_ip_literal(address)
+    assert ip is not None and classify_address(ip) == verdict
