@@ -13,9 +13,10 @@ from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
 
-from ..catalog import Catalog
-from ..config import AnyToolConfig
-from .anytool import create_anytool_graph
+# absolute imports: `langgraph dev` loads this file by path, outside its package
+from langgraph_anytool.catalog import Catalog
+from langgraph_anytool.config import AnyToolConfig
+from langgraph_anytool.graphs.anytool import create_anytool_graph
 
 
 def make_graph() -> CompiledStateGraph[Any, Any, Any, Any]:

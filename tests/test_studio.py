@@ -1,0 +1,75 @@
+"""`langgraph dev` (LangGraph Studio's server) loads langgraph.json, lists the graph and returns its structure."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def request(url: str, body: Any = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
+    with urllib.request.urlopen(req, timeout=5) as resp:
+        return json.loads(resp.read())
+
+
+@pytest.mark.slow
+def test_langgraph_dev_serves_the_anytool_graph(tmp_path: Path) -> None:
+    cli = Path(sys.executable).with_name("langgraph")
+    if not cli.exists() and shutil.which("langgraph") is None:
+        pytest.skip("langgraph-cli[inmem] is not installed")
+    port = free_port()
+    env = {**os.environ, "ANYTOOL_MODEL": "openai:gpt-test", "OPENAI_API_KEY": "sk-not-used",
+           "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "ANYTOOL_EMBEDDINGS": "none", "LANGSMITH_TRACING": "false",
+           "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
+    log = (tmp_path / "dev.log").open("w")
+    proc = subprocess.Popen([str(cli if cli.exists() else "langgraph"), "dev", "--port", str(port), "--host",
+                             "127.0.0.1", "--no-browser", "--no-reload", "--config", str(ROOT / "langgraph.json")],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        assistants = None
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                assistants = request(f"{base}/assistants/search", {})
+                break
+            except OSError:
+                time.sleep(0.5)
+        assert assistants is not None, f"server did not start: {(tmp_path / 'dev.log').read_text()[-2000:]}"
+        assert [a["graph_id"] for a in assistants] == ["anytool"]
+        graph = request(f"{base}/assistants/{assistants[0]['assistant_id']}/graph")
+        nodes = {n["id"] for n in graph["nodes"]}
+        assert {"init", "dispatch", "meta_agent", "category_agent", "tool_agent", "gate", "solver", "judge",
+                "reflect", "finalize"} <= nodes
+        edges = {(e["source"], e["target"]) for e in graph["edges"]}
+        assert ("solver", "judge") in edges and ("reflect", "dispatch") in edges
+        # the solver's own structure (its backtracking edge) is visible as a subgraph
+        sub = request(f"{base}/assistants/{assistants[0]['assistant_id']}/graph?xray=1")
+        assert any("backtrack" in n["id"] for n in sub["nodes"])
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
