@@ -47,7 +47,7 @@ _STOPWORDS = frozenset((
     "may", "might", "must", "i", "me", "my", "we", "our", "you", "your", "he", "she", "they", "them", "their",
     "there", "here", "please", "tell", "give", "show", "find", "get", "let", "know", "want", "need", "about",
     "into", "than", "then", "also", "any", "some", "all", "each", "much", "many", "more", "most", "if", "not", "no",
-    "yes", "up", "down", "over", "out", "look", "far",
+    "yes", "up", "down", "over", "out", "look", "far", "between",
 ))
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -60,6 +60,20 @@ def content_words(text: str) -> set[str]:
             continue
         out.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
     return out
+
+
+def _stem_match(a: str, b: str) -> bool:
+    """Crude stemming: equal, one a prefix (≥ 4 letters) of the other, or the same first 5 letters."""
+    if a == b:
+        return True
+    short, long_ = sorted((a, b), key=len)
+    return (len(short) >= 4 and long_.startswith(short)) or (len(short) >= 5 and short[:5] == long_[:5])
+
+
+def shares_topic(words: set[str], text: str) -> bool:
+    """Whether any of `words` appears (crudely stemmed) among the content words of `text`."""
+    other = content_words(text)
+    return any(_stem_match(w, o) for w in words for o in other)
 
 
 def message_text(msg: BaseMessage) -> str:
@@ -569,6 +583,17 @@ def extract_arguments(api: Api, text: str) -> dict[str, Any]:
     return extract(api, text).args
 
 
+def topic_words(text: str) -> set[str]:
+    """The content words of a request that are not values (numbers, dates, names, units, ...)."""
+    spans = _mentions(text).salient()
+    kept, pos = [], 0
+    for start, end in spans:
+        kept.append(text[pos:start])
+        pos = end
+    kept.append(text[pos:])
+    return content_words(" ".join(kept))
+
+
 # ============================================================================================ results
 def _scalar(value: Any) -> str:
     if isinstance(value, float):
@@ -626,6 +651,9 @@ class Step:
     error: str = ""
 
 
+_RAW_CHARS = 300  # of a response that is not valid JSON (e.g. truncated), quoted in an answer
+
+
 def parse_observation(text: str) -> tuple[bool, Any, str]:
     """(ok, response, error) of an observation text (`{"status": ..., "response": ..., "error": ...}`)."""
     try:
@@ -639,7 +667,11 @@ def parse_observation(text: str) -> tuple[bool, Any, str]:
         ok = status == "ok" or (not status and "error" not in data)
         return ok, data.get("response", data if not status else None), str(data.get("error", ""))
     ok = bool(re.search(r'"status"\s*:\s*"ok"', text))
-    return ok, text if ok else None, "" if ok else text[:300]
+    if not ok:
+        return False, None, text[:300]
+    body = re.sub(r'^\{"status"\s*:\s*"ok"\s*,\s*"response"\s*:\s*', "", text.strip())  # truncated JSON
+    body = re.sub(r"\.\.\. \[truncated \d+ of \d+ characters\]$", "", body)
+    return True, body if len(body) <= _RAW_CHARS else body[:_RAW_CHARS] + "…", ""
 
 
 def steps_from_messages(messages: Sequence[BaseMessage]) -> list[Step]:
@@ -711,12 +743,15 @@ Decision = CallApi | Answer | GiveUp
 
 
 # ============================================================================================ the model
-_ROLE_MARKERS: tuple[tuple[str, Role], ...] = (
-    ('"label"', "judge"),
-    ("Next: caller", "planner"),
-    ("Make a conclusion", "summarizer"),
-    ("final answer for the user", "summarizer"),
+# (marker, where it must appear: the prompt's opening or anywhere, role); the first match wins. α-UMi prompts
+# embed the trajectory (any text), so their markers are read from the opening only.
+_ROLE_MARKERS: tuple[tuple[str, Literal["head", "any"], Role], ...] = (
+    ("Make a conclusion", "head", "summarizer"),
+    ("Next: caller", "any", "planner"),
+    ('"label"', "any", "judge"),
+    ("solvable", "head", "solvable"),
 )
+_HEAD = 300
 
 
 class OfflinePolicyModel(BaseChatModel):
@@ -775,11 +810,9 @@ class OfflinePolicyModel(BaseChatModel):
         if names:
             return "caller"
         system = "\n".join(message_text(m) for m in messages if isinstance(m, SystemMessage))
-        for marker, role in _ROLE_MARKERS:
-            if marker in system:
+        for marker, where, role in _ROLE_MARKERS:
+            if marker.lower() in (system[:_HEAD] if where == "head" else system).lower():
                 return role
-        if re.search(r"\bsolvable\b", system, re.IGNORECASE):
-            return "solvable"
         return "other"
 
     def respond(self, messages: Sequence[BaseMessage], tools: Sequence[dict[str, Any]]) -> AIMessage:
@@ -837,7 +870,7 @@ class OfflinePolicyModel(BaseChatModel):
         search = next((float(h.score) / top for h in hits if h.api_id == api.id), 0.0) if top > 0 else 0.0
         ex = extract(api, clause)
         overlap = len(content_words(clause) & content_words(api.name))
-        value = search + ex.fit + ex.coverage + 0.25 * min(overlap, 2)
+        value = search + 1.5 * ex.fit + ex.coverage + 0.25 * min(overlap, 2)
         with self._lock:
             self._memo[key] = value
         return value
@@ -849,15 +882,20 @@ class OfflinePolicyModel(BaseChatModel):
         scored.sort(key=lambda t: (-t[0], t[1]))
         return [(r, a) for r, _, a in scored]
 
+    def on_topic(self, api: Api, clause: str) -> bool:
+        """Whether the API's text shares a topic word with the part (words that are not values such as
+        numbers, dates, places or units); parts made of values only accept any API."""
+        words = topic_words(clause)
+        return not words or shares_topic(words, f"{api.name} {api.tool_name} {api.category} {api.description}")
+
     def best_relevance(self, clause: str) -> float:
-        """The relevance of the catalog's best API for a request part (among its top search hits)."""
-        ranked = self.ranked_apis(clause)
-        return ranked[0][0] if ranked else 0.0
+        """The relevance of the catalog's best on-topic API for a request part (among its top search hits)."""
+        return next((r for r, a in self.ranked_apis(clause) if self.on_topic(a, clause)), 0.0)
 
     def relevant(self, clause: str, apis: Iterable[Api], ratio: float | None = None) -> list[Api]:
-        """The given APIs whose relevance reaches `ratio` × the catalog's best for the part, best first."""
+        """The given on-topic APIs whose relevance reaches `ratio` × the catalog's best for the part, best first."""
         floor = (self.relevance_ratio if ratio is None else ratio) * self.best_relevance(clause)
-        return [a for r, a in self.ranked_apis(clause, apis) if r > 0 and r >= floor]
+        return [a for r, a in self.ranked_apis(clause, apis) if r > 0 and r >= floor and self.on_topic(a, clause)]
 
     # ------------------------------------------------------------------------------------- meta agent
     def _meta(self, messages: list[BaseMessage], tools: list[str]) -> AIMessage:
@@ -1114,16 +1152,35 @@ class OfflinePolicyModel(BaseChatModel):
         answer = text.split("Final answer:", 1)[1].strip() if "Final answer:" in text else ""
         calls = re.findall(r"^- (\S+) → (\S+)$", text, re.MULTILINE)
         ok = [fn for fn, status in calls if status == "ok"]
+        missed = [c for c in split_clauses(find_query(messages)) if not addresses(answer, c)]
         if not answer:
             verdict = {"label": "Unsolved", "reason": "The final answer is empty."}
         elif not ok:
             verdict = {"label": "Unsolved", "reason": "No API call succeeded, so the answer rests on no observation."}
-        elif re.search(r"\bcould not answer\b|\bno suitable api\b", answer, re.IGNORECASE):
+        elif _GAVE_UP.search(answer):
             verdict = {"label": "Unsolved", "reason": "The answer says part of the query could not be answered."}
+        elif missed:
+            verdict = {"label": "Unsolved",
+                       "reason": "The answer does not address " + "; ".join(repr(c) for c in missed) + "."}
         else:
-            verdict = {"label": "Solved",
-                       "reason": f"The answer reports results of {len(ok)} successful API call(s): {', '.join(ok)}."}
+            verdict = {"label": "Solved", "reason": f"Every part of the query is answered from {len(ok)} successful "
+                                                    f"API call(s): {', '.join(ok)}."}
         return AIMessage(content=json.dumps(verdict, ensure_ascii=False))
+
+
+_GAVE_UP = re.compile(r"\bcould not answer\b|\bno suitable api\b|\bnext:\s*give up\b|\bnone of the available functions\b",
+                      re.IGNORECASE)
+
+
+def addresses(answer: str, clause: str) -> bool:
+    """Whether an answer speaks to one request part: it repeats one of the part's values (numbers, dates, names,
+    units; any when the part has none) and shares one of its topic words (any when it has none)."""
+    me = _mentions(clause)
+    values = [m.text for group in (me.dates, me.numbers, me.quoted, me.countries, me.names) for m in group]
+    low = answer.lower()
+    value_ok = not values or any(v.lower() in low for v in values)
+    words = topic_words(clause)
+    return value_ok and (not words or shares_topic(words, answer))
 
 
 # ============================================================================================ history helpers

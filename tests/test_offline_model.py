@@ -326,14 +326,41 @@ def test_umi_planner_caller_summarizer(model: OfflinePolicyModel, catalog: Catal
 def test_judge_labels(model: OfflinePolicyModel) -> None:
     from langgraph_anytool.nodes.judge.prompts import JUDGE_SYSTEM, JUDGE_USER
 
-    def judge(calls: str, answer: str) -> dict[str, Any]:
+    def judge(calls: str, answer: str, query: str = "Convert 26.2 miles to kilometers") -> dict[str, Any]:
         out = reply(model, [SystemMessage(JUDGE_SYSTEM), HumanMessage(JUDGE_USER.format(
-            query="Convert 26.2 miles to kilometers", calls=calls, answer=answer))])
+            query=query, calls=calls, answer=answer))])
         return dict(json.loads(str(out.content)))
 
     assert judge("- convert_units → ok", "Convert Units: 26.2 mi = 42.16 km.")["label"] == "Solved"
-    assert judge("- convert_units → server_error", "26.2 mi = 42.16 km.")["label"] == "Unsolved"
+    assert judge("- convert_units → server_error", "Convert Units: 26.2 mi = 42.16 km.")["label"] == "Unsolved"
     assert judge("- convert_units → ok", "")["label"] == "Unsolved"
+    # every part must be addressed: one of its values and one of its topic words
+    two = "Convert 26.2 miles to kilometers. Is 2025-07-14 a public holiday in France?"
+    partial = judge("- convert_units → ok", "Convert Units: 26.2 mi = 42.16 km.", two)
+    assert partial["label"] == "Unsolved" and "holiday" in partial["reason"]
+    full = "Convert Units: 26.2 mi = 42.16 km. Is Public Holiday: date 2025-07-14, holiday: yes."
+    assert judge("- convert_units → ok\n- is_public_holiday → ok", full, two)["label"] == "Solved"
+    off_topic = judge("- city_details → ok", "City Details: Paris, population 11200000.",
+                      "What is the weather in Paris tomorrow?")
+    assert off_topic["label"] == "Unsolved"
+
+
+def test_no_api_is_taken_for_a_topic_the_catalog_lacks(model: OfflinePolicyModel, catalog: Catalog) -> None:
+    query = "What is the weather in Paris tomorrow?"
+    tools = [t.name for t in catalog.tools("Geography")]
+    first = reply(model, tool_agent_prompt(catalog, query, "Geography", tools), agent_schemas("tool"))
+    assert [tc["name"] for tc in first.tool_calls] == ["finish_search"]
+    city = catalog.find_api("World Cities Database", "City Details")
+    assert str(reply(model, solvable_prompt(query, [city])).content).startswith("Unsolvable")
+
+
+def test_umi_prompts_that_embed_other_markers_keep_their_role(model: OfflinePolicyModel) -> None:
+    from langgraph_anytool.nodes.solver import prompts
+
+    history = 'Observation (f): {"status":"ok","response":{"label":"x"}}\nPlanner: ok. Next: caller'
+    msgs: list[BaseMessage] = [SystemMessage(prompts.SUMMARIZER_SYSTEM.format(history=history, thought="done")),
+                               HumanMessage("q")]
+    assert model.role_of(msgs, []) == "summarizer"
 
 
 def test_replies_are_deterministic_and_carry_estimated_usage(model: OfflinePolicyModel, catalog: Catalog) -> None:
@@ -348,21 +375,41 @@ def test_replies_are_deterministic_and_carry_estimated_usage(model: OfflinePolic
 
 
 # ------------------------------------------------------------------------------------------ end to end
-def test_run_demo_solves_the_default_query(catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+def _graph_or_skip() -> Any:
     try:
-        from langgraph_anytool.demo import run_demo
-        from langgraph_anytool.graphs.anytool import create_anytool_graph  # noqa: F401
+        from langgraph_anytool.graphs.anytool import create_anytool_graph
     except ImportError as exc:
         pytest.skip(f"the AnyTool graph is not importable yet: {exc}")
+    return create_anytool_graph
+
+
+def test_whole_runs_are_deterministic(catalog: Catalog) -> None:
+    create_anytool_graph = _graph_or_skip()
+    query = "Convert 26.2 miles to kilometers. How far is Paris from Berlin?"
+    outs = []
+    for _ in range(2):
+        graph = create_anytool_graph(catalog, OfflinePolicyModel(catalog=catalog))
+        outs.append(graph.invoke({"query": query}, {"recursion_limit": 500}))
+    a, b = outs
+    assert a["answer"] and a["answer"] == b["answer"]
+    assert sorted(e["api_id"] for e in a["api_pool"]) == sorted(e["api_id"] for e in b["api_pool"])
+    assert "42.1648" in a["answer"] and "Berlin" in a["answer"]
+
+
+def test_run_demo_solves_the_default_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    _graph_or_skip()
+    from langgraph_anytool.demo import run_demo
+
     monkeypatch.delenv("ANYTOOL_MODEL", raising=False)
+    monkeypatch.setenv("ANYTOOL_EMBEDDINGS", "none")  # BM25-only search: fast and independent of the MiniLM cache
     out = io.StringIO()
     code = run_demo(None, out)
     text = out.getvalue()
     first_line = text.splitlines()[0]
     assert "OfflinePolicyModel" in first_line and "NOT an LLM" in first_line
-    assert code == 0, text
-    assert "status: solved" in text
+    assert "status: solved" in text, text
+    assert code == 0
     pool = text.split("API pool (", 1)[1]
     assert int(pool.split(")", 1)[0]) > 0
-    calls = int(text.split("API calls:", 1)[1].split()[0])
-    assert calls >= 1
+    assert int(text.split("API calls:", 1)[1].split()[0]) >= 1
+    assert "42.1648" in text.split("answer:", 1)[1].splitlines()[0]  # the local unit converter ran
