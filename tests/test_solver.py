@@ -121,6 +121,11 @@ def test_straight_solve_calls_the_api_then_answers() -> None:
     tool_msg = step1["messages"][1]
     assert tool_msg["role"] == "tool" and tool_msg["tool_call_id"] == first["id"] and "temperature" in tool_msg["content"]
     assert step2["status"] == "answer" and step2["calls"][0]["status"] == "finish:give_answer"
+    # convenience views: the node's function calls, and the calls that reached the executor
+    assert step1["tool_calls"] == [{"name": CURRENT, "args": {"city": "Paris"}, "id": first["id"]}]
+    assert step1["observations"] == [{"function": CURRENT, "api_id": "Weather/weatherly/current",
+                                      "arguments": {"city": "Paris"}, "status": "ok", "cached": False}]
+    assert step2["observations"] == [] and step2["tool_calls"][0]["name"] == "Finish"
     # the model saw the functions (bound and listed), and the observation in its second prompt
     assert model.calls[0]["tools"] == [CURRENT, FORECAST, "Finish"]
     system = model.calls[0]["messages"][0]
@@ -169,6 +174,8 @@ def test_hallucinated_function_and_bad_arguments_are_answered_in_band() -> None:
     assert attempt["finish_type"] == "give_answer" and attempt["answer"] == "Sunny."
     statuses = [node(attempt, i)["calls"][0]["status"] for i in range(1, 6)]
     assert statuses == ["unknown_function", "not_in_pool", "malformed_arguments", "invalid_arguments", "ok"]
+    observed = [o["status"] for nd in attempt["tree"] for o in nd["observations"]]
+    assert observed == ["invalid_arguments", "ok"]  # rejected calls never reached the executor
     assert attempt["api_calls"] == 2  # only the two calls that reached the executor
     # each error went back to the model as the answer to its call
     for i, reply in enumerate(replies[:4]):

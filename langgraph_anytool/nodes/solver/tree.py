@@ -14,6 +14,7 @@ from typing import Any, Literal, TypedDict
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from ...state import PoolEntry, SolverAttempt
+from ...tools.observation import Status
 from .finish import FINISH_NAME
 
 NodeStatus = Literal["open", "dead", "answer", "given_up"]
@@ -224,12 +225,26 @@ def message_from_dict(d: Mapping[str, Any]) -> AnyMessage:
     return HumanMessage(content=content, name=name)
 
 
+_OBSERVATION_STATUSES = frozenset(s.value for s in Status)
+
+
 def tree_to_dicts(nodes: Iterable[TreeNode]) -> list[dict[str, Any]]:
-    """The tree as JSON-friendly dicts (messages rendered)."""
-    return [{"id": n["id"], "parent": n["parent"], "depth": n["depth"], "children": list(n["children"]),
-             "status": n["status"], "note": n["note"],
-             "calls": [dict(c) for c in n["calls"]],
-             "messages": [message_to_dict(m) for m in n["messages"]]} for n in nodes]
+    """The tree as JSON-friendly dicts: the messages rendered, plus for convenience the node's `tool_calls`
+    (every function call of its action, Finish included) and `observations` (the calls that reached the
+    executor: function, api_id, arguments, status, cached)."""
+    out: list[dict[str, Any]] = []
+    for n in nodes:
+        messages = [message_to_dict(m) for m in n["messages"]]
+        out.append({
+            "id": n["id"], "parent": n["parent"], "depth": n["depth"], "children": list(n["children"]),
+            "status": n["status"], "note": n["note"],
+            "tool_calls": [tc for m in messages for tc in m.get("tool_calls", [])],
+            "observations": [{k: c[k] for k in ("function", "api_id", "arguments", "status", "cached")}
+                             for c in n["calls"] if c["status"] in _OBSERVATION_STATUSES],
+            "calls": [dict(c) for c in n["calls"]],
+            "messages": messages,
+        })
+    return out
 
 
 # ------------------------------------------------------------------------------------- seeding
