@@ -18,7 +18,7 @@ def _short(value: Any, limit: int = 80) -> str:
 
 
 def _calls(messages: Iterable[Any]) -> list[str]:
-    out = []
+    out: list[str] = []
     for m in messages:
         if isinstance(m, AIMessage):
             out.extend(f"{tc['name']}({_short(tc.get('args', {}), 60)})" for tc in m.tool_calls)
@@ -103,7 +103,8 @@ def usage_table(usage: Mapping[str, Any]) -> str:
                          f"{v.get('output_tokens', 0)}{est}"))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    api = usage.get("api") if isinstance(usage.get("api"), Mapping) else {}
+    api_usage = usage.get("api")
+    api: Mapping[str, Any] = api_usage if isinstance(api_usage, Mapping) else {}
     lines.append(f"total tokens: {usage.get('total_tokens', total_tokens(usage))}   API calls: {api.get('calls', 0)}   "
                  f"cache hits: {api.get('cache_hits', 0)}   reflections: {usage.get('reflections', 0)}")
     return "\n".join(lines)

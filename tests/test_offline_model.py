@@ -116,8 +116,8 @@ def test_history_parsing_pairs_actions_with_observations() -> None:
 # ------------------------------------------------------------------------------------------ roles on the builtin catalog
 @pytest.fixture(scope="module")
 def catalog() -> Catalog:
-    try:  # BM25-only search keeps the file fast; the demo test below uses the default search
-        cat = Catalog.builtin(embeddings="none")  # type: ignore[arg-type]
+    try:  # BM25-only search keeps the file fast and independent of the MiniLM index cache
+        cat = Catalog.builtin(embeddings="none")
         cat.search("convert miles to kilometers", k=3)
     except (ImportError, AttributeError) as exc:
         pytest.skip(f"the builtin catalog or its search is not available yet: {exc}")

@@ -50,7 +50,7 @@ def make_init(deps: Deps) -> Any:
             "reason": "",
             "usage": {RESET: True},
         }
-        retrieval = init_retrieval({**state, "run_key": run_key, "round": 0})  # type: ignore[typeddict-item]
+        retrieval = init_retrieval({**state, "run_key": run_key, "round": 0})
         update["agents"] = {RESET: True, **retrieval.get("agents", {})}
         return update
 

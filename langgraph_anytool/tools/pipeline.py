@@ -5,10 +5,11 @@ arguments → INVALID_ARGUMENTS with what to fix, executor failures → their st
 unexpected → ERROR). Executors are chosen per API id, then per tool id ("Category/tool_key"), then
 the required `default`.
 
-Use `acall` from async code. `call` is the blocking form: it runs `acall` on a private event loop in
-a background thread (one per pipeline, so loop-bound executor resources stay valid between calls).
-It works with or without a running loop in the calling thread, but inside a running loop it blocks
-that loop for the whole call: there, use `acall`.
+Use `acall` from async code. `call` is the blocking form: it resolves, validates and looks up the
+cache in the calling thread, and runs executors on a private event loop in a background thread (one
+per pipeline, so loop-bound executor resources stay valid between calls). It works with or without a
+running loop in the calling thread, but inside a running loop it blocks that loop for the whole
+call: there, use `acall`.
 """
 
 from __future__ import annotations
@@ -137,33 +138,66 @@ class ApiExecutor:
         """Call one API; always returns an Observation."""
         start = time.perf_counter()
         try:
-            try:
-                api = self.catalog.api(api_id)
-            except UnknownNameError:
-                obs = Observation(api_id=str(api_id), status=Status.NOT_FOUND,
-                                  error=f"unknown API {api_id!r}: it is not in the catalog")
+            prepared = self._prepare(api_id, arguments)
+            if isinstance(prepared, Observation):
+                obs = prepared
             else:
-                obs = await self._call(api, arguments)
+                api, args = prepared
+                obs = await self._acached(api, args) or await self._execute(api, args)
         except Exception as e:  # the pipeline never raises into the graph
-            obs = Observation(api_id=str(api_id), status=Status.ERROR,
-                              error=f"internal error while calling the API: {type(e).__name__}: {e}")
-        obs = replace(obs, latency_ms=(time.perf_counter() - start) * 1000.0)
-        self._record(obs)
-        return obs
+            obs = self._internal_error(api_id, e)
+        return self._finish(obs, start)
 
-    async def _call(self, api: Api, arguments: Any) -> Observation:
+    def call(self, api_id: str, arguments: Any = None) -> Observation:
+        """Blocking `acall` (see the module docstring about running loops).
+
+        Resolution, validation and the cache lookup run in the calling thread; only a miss is handed
+        to the pipeline's loop thread for execution.
+        """
+        start = time.perf_counter()
+        try:
+            prepared = self._prepare(api_id, arguments)
+            if isinstance(prepared, Observation):
+                obs = prepared
+            else:
+                api, args = prepared
+                obs = self._cached(api, args) or self._run_blocking(self._execute(api, args))
+        except Exception as e:
+            obs = self._internal_error(api_id, e)
+        return self._finish(obs, start)
+
+    def _prepare(self, api_id: str, arguments: Any) -> Observation | tuple[Api, dict[str, Any]]:
+        """The API and validated arguments, or the NOT_FOUND / INVALID_ARGUMENTS observation."""
+        try:
+            api = self.catalog.api(api_id)
+        except UnknownNameError:
+            return Observation(api_id=str(api_id), status=Status.NOT_FOUND,
+                               error=f"unknown API {api_id!r}: it is not in the catalog")
         checked = validate_arguments(api, arguments)
         if not checked.ok:
             return invalid_arguments_observation(api, checked)
-        args = checked.arguments
-        if self.cache is not None:
-            try:
-                hit = await self.cache.aget(api.id, args)
-            except Exception as e:  # a broken cache must not fail the call: treat as a miss
-                hit = None
-                self._note_cache_failure(e)
-            if hit is not None:
-                return hit
+        return api, checked.arguments
+
+    def _cached(self, api: Api, args: dict[str, Any]) -> Observation | None:
+        if self.cache is None:
+            return None
+        try:
+            return self.cache.get(api.id, args)
+        except Exception as e:  # a broken cache must not fail the call: treat as a miss
+            self._note_cache_failure(e)
+            return None
+
+    async def _acached(self, api: Api, args: dict[str, Any]) -> Observation | None:
+        if self.cache is None:
+            return None
+        try:
+            return await self.cache.aget(api.id, args)
+        except Exception as e:
+            self._note_cache_failure(e)
+            return None
+
+    async def _execute(self, api: Api, args: dict[str, Any]) -> Observation:
+        """Run the executor under the concurrency bound, then store the result in the cache."""
         executor = self.executor_for(api)
         async with self._semaphore():
             with self._lock:
@@ -184,6 +218,16 @@ class ApiExecutor:
                 self._note_cache_failure(e)
         return obs
 
+    @staticmethod
+    def _internal_error(api_id: str, exc: Exception) -> Observation:
+        return Observation(api_id=str(api_id), status=Status.ERROR,
+                           error=f"internal error while calling the API: {type(exc).__name__}: {exc}")
+
+    def _finish(self, obs: Observation, start: float) -> Observation:
+        obs = replace(obs, latency_ms=(time.perf_counter() - start) * 1000.0)
+        self._record(obs)
+        return obs
+
     def _note_cache_failure(self, exc: Exception) -> None:
         with self._lock:
             self._counts["cache_failures"] += 1
@@ -194,19 +238,22 @@ class ApiExecutor:
         try:
             api = self.catalog.api_for_function(function_name)
         except UnknownNameError:
-            obs = Observation(api_id=str(function_name), status=Status.NOT_FOUND,
-                              error=f"unknown function {function_name!r}: call one of the functions you were given")
-            self._record(obs)
-            return obs
+            return self._unknown_function(function_name)
         return await self.acall(api.id, arguments)
-
-    def call(self, api_id: str, arguments: Any = None) -> Observation:
-        """Blocking `acall` (see the module docstring about running loops)."""
-        return self._run_blocking(self.acall(api_id, arguments))
 
     def call_function(self, function_name: str, arguments: Any = None) -> Observation:
         """Blocking `acall_function`."""
-        return self._run_blocking(self.acall_function(function_name, arguments))
+        try:
+            api = self.catalog.api_for_function(function_name)
+        except UnknownNameError:
+            return self._unknown_function(function_name)
+        return self.call(api.id, arguments)
+
+    def _unknown_function(self, function_name: str) -> Observation:
+        obs = Observation(api_id=str(function_name), status=Status.NOT_FOUND,
+                          error=f"unknown function {function_name!r}: call one of the functions you were given")
+        self._record(obs)
+        return obs
 
     def _run_blocking(self, coro: Coroutine[Any, Any, Observation]) -> Observation:
         with self._lock:
