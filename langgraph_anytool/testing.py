@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
@@ -60,8 +60,11 @@ class ScriptedChatModel(BaseChatModel):
         """One entry per model call: {"messages", "tools" (names), "tool_schemas"}."""
         return self._calls
 
-    def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> Runnable[Any, BaseMessage]:
+    def bind_tools(self, tools: Sequence[Any], *, tool_choice: str | None = None,
+                   **kwargs: Any) -> Runnable[LanguageModelInput, AIMessage]:
         schemas = [t if isinstance(t, dict) and "function" in t else convert_to_openai_tool(t) for t in tools]
+        if tool_choice is not None:
+            kwargs["tool_choice"] = tool_choice
         return self.bind(tools=schemas, **kwargs)
 
     def _reply(self, messages: list[BaseMessage], tools: list[dict[str, Any]] | None) -> AIMessage:
