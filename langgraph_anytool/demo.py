@@ -27,7 +27,7 @@ def _model_choice(catalog: Catalog, model: str | None) -> tuple[ModelSpec, str, 
     """(model spec, description for the first output line, whether it is the offline policy)."""
     spec = model or os.environ.get("ANYTOOL_MODEL", "").strip()
     if spec:
-        source = "--model" if model else "ANYTOOL_MODEL"
+        source = "the model option" if model else "ANYTOOL_MODEL"
         return spec, f"model: {spec} (from {source})", False
     return (OfflinePolicyModel(catalog=catalog),
             f"model: {LABEL}; no ANYTOOL_MODEL set, so every role is played by heuristics over the catalog search",
