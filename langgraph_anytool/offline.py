@@ -472,6 +472,12 @@ class _Extraction:
         self.touched.extend((m.start, m.end) for m in found)
 
 
+def _has(name: str, *words: str) -> bool:
+    """Whether a parameter name has a part starting or ending with one of `words` ("to_unit", "timezone")."""
+    parts = [p for p in re.split(r"[_\W]+", name.lower()) if p]
+    return any(p.startswith(w) or p.endswith(w) for p in parts for w in words)
+
+
 def _value_for(param: Param, ex: _Extraction) -> Any:
     """The argument for one parameter, or None when the text gives nothing for it."""
     me, name, desc = ex.me, param.name.lower(), param.description.lower()
@@ -479,11 +485,11 @@ def _value_for(param: Param, ex: _Extraction) -> Any:
     if param.enum:
         m = ex.take(_enum_mentions(param, me), direction)
         return m.value if m else None
-    if param.type == "date" or (param.type == "string" and ("date" in name and "format" not in name)):
+    if param.type == "date" or (param.type == "string" and _has(name, "date") and not _has(name, "format")):
         m = ex.take(me.dates, direction)
         return m.value if m else None
     if param.type in ("integer", "number"):
-        if "year" in name:
+        if _has(name, "year"):
             years = [n for n in me.numbers if isinstance(n.value, int) and 1000 <= n.value <= 2999]
             m = ex.take(years)
             if m:
@@ -503,30 +509,30 @@ def _value_for(param: Param, ex: _Extraction) -> Any:
     if param.type == "boolean":
         return None
     if param.type == "array":
-        if "cit" in name or "cit" in desc or "place" in desc:
+        if _has(name, "cit", "place") or "cities" in desc or "place" in desc:
             found = [n for n in me.names if not any(c.start == n.start for c in me.countries)]
-        elif "number" in desc or "value" in name or "number" in name:
+        elif "number" in desc or _has(name, "value", "number"):
             found = me.numbers
         else:
             found = me.quoted
         ex.read(found)
         return [m.value for m in found] or None
     # strings
-    if "country" in name:
+    if _has(name, "country"):
         m = ex.take(me.countries, direction)
         if m is None:
             return None
         return m.value if ("code" in desc or "iso" in desc) else m.codes[0]
-    if "currency" in name:
+    if _has(name, "currency"):
         m = ex.take(me.currencies, direction)
         return m.value if m else None
-    if "unit" in name or "scale" in name:
+    if _has(name, "unit", "scale"):
         m = ex.take(me.units, direction)
         return m.value if m else None
-    if "zone" in name:
+    if _has(name, "zone"):
         m = ex.take(me.zones + [z for z in (_zone_of_place(n) for n in me.names) if z], direction)
         return m.value if m else None
-    if "locale" in name or "language" in name or name == "lang":
+    if _has(name, "locale", "language", "lang"):
         m = ex.take(me.languages, direction)
         return m.value if m else None
     m = ex.take(me.quoted)
@@ -752,6 +758,7 @@ _ROLE_MARKERS: tuple[tuple[str, Literal["head", "any"], Role], ...] = (
     ("solvable", "head", "solvable"),
 )
 _HEAD = 300
+_MEMO_LIMIT = 20_000  # memoised search hits / relevance values per model instance
 
 
 class OfflinePolicyModel(BaseChatModel):
@@ -846,14 +853,19 @@ class OfflinePolicyModel(BaseChatModel):
                          response_metadata={"model_name": MODEL_NAME, "estimated_usage": True, "role": role})
 
     # ------------------------------------------------------------------------------------- relevance
+    def _remember(self, key: tuple[str, ...], value: Any) -> None:
+        with self._lock:
+            if len(self._memo) >= _MEMO_LIMIT:
+                self._memo.clear()
+            self._memo[key] = value
+
     def _hits(self, text: str) -> list[Any]:
         """Catalog search hits for a text (memoised: the search is deterministic)."""
         with self._lock:
             cached = self._memo.get(("hits", text))
         if cached is None:
             cached = list(self.catalog.search(text, k=min(len(self.catalog), self.search_depth)))
-            with self._lock:
-                self._memo[("hits", text)] = cached
+            self._remember(("hits", text), cached)
         return list(cached)
 
     def relevance(self, api: Api, clause: str) -> float:
@@ -871,8 +883,7 @@ class OfflinePolicyModel(BaseChatModel):
         ex = extract(api, clause)
         overlap = len(content_words(clause) & content_words(api.name))
         value = search + 1.5 * ex.fit + ex.coverage + 0.25 * min(overlap, 2)
-        with self._lock:
-            self._memo[key] = value
+        self._remember(key, value)
         return value
 
     def ranked_apis(self, clause: str, apis: Iterable[Api] | None = None) -> list[tuple[float, Api]]:
