@@ -96,8 +96,11 @@ def message_usage(msg: BaseMessage, prompt: list[BaseMessage] | None = None) -> 
     """Usage of one model call; estimates (labelled) when the provider gives no metadata."""
     meta = getattr(msg, "usage_metadata", None) if isinstance(msg, AIMessage) else None
     if meta:
-        return {"model_calls": 1, "input_tokens": int(meta.get("input_tokens", 0)),
-                "output_tokens": int(meta.get("output_tokens", 0))}
+        used: RoleUsage = {"model_calls": 1, "input_tokens": int(meta.get("input_tokens", 0)),
+                           "output_tokens": int(meta.get("output_tokens", 0))}
+        if (getattr(msg, "response_metadata", None) or {}).get("estimated_usage"):  # e.g. the offline stand-in
+            used["estimated_tokens"] = used["input_tokens"] + used["output_tokens"]
+        return used
     chars_in = sum(len(str(m.content)) for m in prompt or [])
     chars_out = len(str(msg.content)) + sum(len(str(tc.get("args", ""))) for tc in getattr(msg, "tool_calls", []) or [])
     est_in, est_out = chars_in // 4, chars_out // 4

@@ -71,13 +71,13 @@ class ScriptedChatModel(BaseChatModel):
         names = [t["function"]["name"] for t in tools or []]
         with self._lock:
             self._calls.append({"messages": list(messages), "tools": names, "tool_schemas": tools or []})
-            if self.responder is not None:
-                reply = self.responder(list(messages), names)
-            else:
+            if self.responder is None:
                 if self._pos >= len(self.replies):
                     raise AssertionError(f"scripted model ran out of replies after {self._pos} calls")
                 reply = self.replies[self._pos]
                 self._pos += 1
+        if self.responder is not None:  # outside the lock: parallel branches may call (and sleep) concurrently
+            reply = self.responder(list(messages), names)
         chars = sum(len(str(m.content)) for m in messages)
         reply = reply.model_copy(deep=True)
         reply.usage_metadata = {

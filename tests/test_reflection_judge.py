@@ -163,3 +163,11 @@ def test_string_model_goes_through_init_chat_model(monkeypatch: pytest.MonkeyPat
 def test_usage_is_estimated_and_labelled_without_metadata() -> None:
     used = message_usage(ai("four words of text"), [HumanMessage("x" * 40)])
     assert used["estimated_tokens"] == used["input_tokens"] + used["output_tokens"] and used["input_tokens"] == 10
+
+
+def test_usage_flagged_as_estimated_by_the_provider_is_labelled() -> None:
+    msg = ai("x")
+    msg.usage_metadata = {"input_tokens": 7, "output_tokens": 3, "total_tokens": 10}
+    assert "estimated_tokens" not in message_usage(msg)
+    msg.response_metadata = {"estimated_usage": True}
+    assert message_usage(msg)["estimated_tokens"] == 10

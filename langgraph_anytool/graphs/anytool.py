@@ -162,4 +162,6 @@ def create_anytool_graph(
     builder.add_conditional_edges("judge", make_route_judge(deps), ["reflect", "finalize"])
     builder.add_conditional_edges("reflect", route_after_reflect, ["dispatch", "gate", "finalize"])
     builder.add_edge("finalize", END)
-    return builder.compile(checkpointer=checkpointer, name=name)
+    graph = builder.compile(checkpointer=checkpointer, name=name)
+    # LangGraph's thread pool defaults to min(32, cores + 4) workers: size it to the agents started per superstep
+    return graph.with_config(max_concurrency=max(cfg.max_concurrency, 1))
