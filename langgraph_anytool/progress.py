@@ -66,6 +66,7 @@ class ProgressPrinter:
                         self._line(f"{where} → {', '.join(calls)}")
             return
         if node == "init":
+            self.agents = {rid: rec["status"] for rid, rec in (update.get("agents") or {}).items() if rid != "__reset__"}
             self._line("run started: meta-agent created")
         elif node == "dispatch":
             started = update.get("to_start") or []
@@ -77,6 +78,8 @@ class ProgressPrinter:
                 self.agents[rid] = rec["status"]
                 if rec["status"] == "pending" and before is None:
                     self._line(f"  + {rec['level']} agent {rid} created")
+                elif rec["status"] == "pending" and rec.get("end_reason") == "spawned":
+                    self._line(f"{rec['level']} agent {rid} started its children and continues beside them")
                 elif rec["status"] in ("finished", "stopped"):
                     self._line(f"{rec['level']} agent {rid} {rec['status']} ({rec.get('end_reason', '')}, "
                                f"{rec.get('steps', 0)} steps)")
