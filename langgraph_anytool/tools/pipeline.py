@@ -61,7 +61,11 @@ class _LoopThread:
 
 
 class ApiExecutor:
-    """Runs API calls for a catalog through validation, an optional cache and the chosen executors."""
+    """Runs API calls for a catalog through validation, an optional cache and the chosen executors.
+
+    `max_concurrency` bounds executor calls per event loop (the blocking `call` uses the pipeline's
+    own loop, so it has its own bound); cache hits and rejected calls do not count against it.
+    """
 
     def __init__(
         self,
