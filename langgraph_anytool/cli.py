@@ -1,0 +1,264 @@
+"""The `anytool` command: browse a catalog, search it, evaluate retrieval.
+
+Each subcommand is one `Subcommand` (an argument-configuring function and a handler) in `SUBCOMMANDS`.
+User errors (missing path, empty query, unknown name) print one `anytool: error: ...` line and exit with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from .catalog.errors import CatalogError, UnknownNameError
+
+if TYPE_CHECKING:
+    from .catalog.catalog import Catalog
+    from .catalog.models import Tool
+    from .catalog.search import CatalogSearcher
+
+EXIT_USAGE = 2
+_DESC_WIDTH = 90
+
+
+class UsageError(Exception):
+    """A mistake in the command line, reported as one line."""
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """One `anytool <name>` subcommand."""
+
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+# ------------------------------------------------------------------ shared helpers
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {value}")
+    return value
+
+
+def _add_catalog_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--catalog", metavar="PATH", default=None,
+                   help="ToolBench tools directory or OpenAPI spec file (default: the builtin toolset)")
+
+
+def _add_search_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--embeddings", metavar="SPEC", default=None,
+                   help="minilm | openai:<model> | none (default: $ANYTOOL_EMBEDDINGS, else minilm when installed)")
+    p.add_argument("--index-dir", metavar="DIR", default=None,
+                   help="where dense indexes persist (default: $ANYTOOL_INDEX_DIR or ~/.cache/langgraph-anytool/index)")
+
+
+def _load_catalog(path: str | None) -> Catalog:
+    from .catalog.catalog import Catalog
+
+    try:
+        return Catalog.load(path)
+    except ImportError as exc:
+        if path is None:
+            raise UsageError(f"the builtin catalog is not available ({exc}); pass --catalog PATH") from None
+        raise
+
+
+def _searcher(args: argparse.Namespace, catalog: Catalog) -> CatalogSearcher:
+    from .catalog.search import CatalogSearcher
+
+    return CatalogSearcher(catalog, embeddings=args.embeddings, index_dir=args.index_dir)
+
+
+def _short(text: str, width: int = _DESC_WIDTH) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _table(head: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> str:
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+
+    def line(cells: Sequence[str]) -> str:
+        out = [str(c).rjust(w) if i in right else str(c).ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))]
+        return "  ".join(out).rstrip()
+
+    return "\n".join([line(head), "  ".join("-" * w for w in widths), *(line(r) for r in rows)])
+
+
+def _print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+# ------------------------------------------------------------------ catalog
+def _configure_catalog(p: argparse.ArgumentParser) -> None:
+    _add_catalog_arg(p)
+    p.add_argument("--category", metavar="NAME", help="list the tools of a category")
+    p.add_argument("--tool", metavar="NAME", help="list the APIs of a tool (with --category when ambiguous)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _find_tool(catalog: Catalog, name: str, category: str | None) -> Tool:
+    if category:
+        return catalog.tool(category, name)
+    found = catalog.find_tools(name)
+    if not found:
+        raise UnknownNameError(f"unknown tool {name!r}")
+    if len(found) > 1:
+        cats = ", ".join(sorted(t.category for t in found))
+        raise UsageError(f"tool {name!r} exists in several categories ({cats}); pass --category")
+    return found[0]
+
+
+def cmd_catalog(args: argparse.Namespace) -> int:
+    """Counts per level; or a category's tools; or a tool's APIs."""
+    catalog = _load_catalog(args.catalog)
+    if args.tool:
+        tool = _find_tool(catalog, args.tool, args.category)
+        if args.json:
+            _print_json({"category": tool.category, "tool": tool.name, "tool_key": tool.key,
+                         "description": tool.description,
+                         "apis": [{"api_id": a.id, "function_name": catalog.function_name(a.id), **a.details()}
+                                  for a in tool.apis]})
+            return 0
+        print(f"{tool.name}  [{tool.category}/{tool.key}]  {len(tool.apis)} APIs")
+        if tool.description:
+            print(f"  {_short(tool.description, 200)}")
+        for a in tool.apis:
+            print(f"\n- {a.name}  ({a.method}, function {catalog.function_name(a.id)})")
+            if a.description:
+                print(f"    {_short(a.description, 200)}")
+            for p in a.params:
+                flag = "required" if p.required else "optional"
+                desc = f": {_short(p.description, 100)}" if p.description else ""
+                print(f"    · {p.name} ({p.type}, {flag}){desc}")
+        return 0
+    if args.category:
+        cat = catalog.category(args.category)
+        if args.json:
+            _print_json({"category": cat.name, "description": cat.description,
+                         "tools": [{"tool": t.name, "tool_key": t.key, "apis": len(t.apis),
+                                    "description": t.description} for t in cat.tools]})
+            return 0
+        print(f"category {cat.name}: {len(cat.tools)} tools, {sum(len(t.apis) for t in cat.tools)} APIs\n")
+        rows = [[t.name, str(len(t.apis)), _short(t.description)] for t in cat.tools]
+        print(_table(["tool", "APIs", "description"], rows, right=(1,)))
+        return 0
+    cats = [catalog.category(c) for c in catalog.categories]
+    if args.json:
+        _print_json({"catalog": catalog.name, "categories": len(cats), "tools": catalog.num_tools, "apis": len(catalog),
+                     "per_category": [{"category": c.name, "tools": len(c.tools),
+                                       "apis": sum(len(t.apis) for t in c.tools)} for c in cats]})
+        return 0
+    print(f"catalog {catalog.name}: {len(cats)} categories, {catalog.num_tools} tools, {len(catalog)} APIs\n")
+    rows = [[c.name, str(len(c.tools)), str(sum(len(t.apis) for t in c.tools))] for c in cats]
+    print(_table(["category", "tools", "APIs"], rows, right=(1, 2)))
+    return 0
+
+
+# ------------------------------------------------------------------ search
+def _configure_search(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query", help="what the APIs should do")
+    _add_catalog_arg(p)
+    p.add_argument("--k", type=_positive_int, default=10, help="number of APIs (default 10)")
+    _add_search_args(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    """Ranked APIs for a query."""
+    if not args.query.strip():
+        raise UsageError("empty query")
+    catalog = _load_catalog(args.catalog)
+    hits = _searcher(args, catalog).search_apis(args.query, args.k)
+    if args.json:
+        _print_json([asdict(h) for h in hits])
+        return 0
+    if not hits:
+        print("no matching API")
+        return 0
+    rows = [[str(i), f"{h.score:.4f}", h.api, h.tool, h.category] for i, h in enumerate(hits, 1)]
+    print(_table(["#", "score", "api", "tool", "category"], rows, right=(0, 1)))
+    return 0
+
+
+# ------------------------------------------------------------------ eval
+def _configure_eval(p: argparse.ArgumentParser) -> None:
+    sub = p.add_subparsers(dest="eval_command", metavar="{retrieval}", required=True)
+    r = sub.add_parser("retrieval", help="Recall@k / NDCG@k of API search on query files")
+    _add_catalog_arg(r)
+    r.add_argument("--queries", nargs="+", required=True, metavar="FILE", help="query files (group = file stem)")
+    r.add_argument("--k", nargs="+", type=_positive_int, default=None, metavar="K",
+                   help="cutoffs for both metrics (default: Recall@5,10,64 and NDCG@5,10)")
+    _add_search_args(r)
+    r.add_argument("--json", action="store_true", help="print JSON")
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """`anytool eval retrieval`: per-group and overall retrieval metrics."""
+    from .catalog.embeddings import embeddings_id
+    from .eval.retrieval import evaluate_retrieval
+
+    catalog = _load_catalog(args.catalog)
+    searcher = _searcher(args, catalog)
+    recall_ks, ndcg_ks = (args.k, args.k) if args.k else ((5, 10, 64), (5, 10))
+    report = evaluate_retrieval(catalog, args.queries, recall_ks=recall_ks, ndcg_ks=ndcg_ks,
+                                search=lambda q, k: [h.api_id for h in searcher.search_apis(q, k)])
+    model = embeddings_id(searcher.embeddings) if searcher.embeddings is not None else "none (BM25 only)"
+    report.config = {"catalog": catalog.name, "apis": len(catalog), "embeddings": model}
+    if args.json:
+        _print_json(report.to_dict())
+        return 0
+    print(f"catalog {catalog.name} ({len(catalog)} APIs); embeddings: {model}\n")
+    print(report.table())
+    print(f"\n{report.overall.queries} queries searched in {report.seconds:.1f} s")
+    return 0
+
+
+SUBCOMMANDS: tuple[Subcommand, ...] = (
+    Subcommand("catalog", "browse a catalog: counts, a category's tools, a tool's APIs", _configure_catalog, cmd_catalog),
+    Subcommand("search", "search a catalog's APIs", _configure_search, cmd_search),
+    Subcommand("eval", "evaluate (retrieval)", _configure_eval, cmd_eval),
+)
+
+
+def build_parser(subcommands: Sequence[Subcommand] = SUBCOMMANDS) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="anytool", description="AnyTool on LangGraph")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for cmd in subcommands:
+        p = sub.add_parser(cmd.name, help=cmd.help, description=cmd.help)
+        cmd.configure(p)
+        p.set_defaults(handler=cmd.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of `anytool`; returns the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help or a usage error (already printed by argparse)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        return int(args.handler(args))
+    except BrokenPipeError:  # output piped into `head` and the like: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except (CatalogError, UsageError, ValueError, ImportError, OSError) as exc:
+        print(f"anytool: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
