@@ -147,15 +147,18 @@ def test_bad_query_files(small: tuple[Catalog, Path], tmp_path: Path) -> None:
 # ---------------------------------------------------------------- quality bars (real data, MiniLM)
 @pytest.mark.toolbench
 @pytest.mark.slow
-def test_quality_bars_on_dev_queries(request: pytest.FixtureRequest) -> None:
-    """Recall@10 ≥ 80 and NDCG@5 ≥ 66 on all development queries with MiniLM (index cached by pytest)."""
+def test_quality_bars_on_dev_queries() -> None:
+    """Recall@10 ≥ 80 and NDCG@5 ≥ 66 on all development queries with MiniLM.
+
+    The dense index goes to the package's usual cache (``$ANYTOOL_INDEX_DIR`` or ~/.cache/langgraph-anytool/index):
+    the first run embeds 3,351 documents (about a minute on 2 cores), later runs load it.
+    """
     if not (TOOLBENCH / "tools").is_dir():
         pytest.skip("../shared/toolbench is absent")
     if not minilm_available():
         pytest.skip("MiniLM extra not installed")
-    index_dir = request.config.cache.mkdir("anytool-search-index") if request.config.cache else None
     cat = Catalog.from_toolbench(TOOLBENCH / "tools")
-    searcher = CatalogSearcher(cat, embeddings="minilm", index_dir=index_dir, progress=False)
+    searcher = CatalogSearcher(cat, embeddings="minilm", progress=False)
     t0 = time.perf_counter()
     searcher.build()
     build_s = time.perf_counter() - t0

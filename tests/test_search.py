@@ -372,3 +372,19 @@ def test_minilm_embeds_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-4)
     assert v[0] @ v[1] > v[0] @ v[2]
     assert np.allclose(emb.embed_query("convert dollars to euros"), v[0], atol=1e-5)
+
+
+def test_query_parts_embedded_in_one_batch_when_supported(catalog: Catalog, tmp_path: Path) -> None:
+    class Batching(FakeEmbeddings):
+        def __init__(self) -> None:
+            super().__init__()
+            self.batches: list[int] = []
+
+        def embed_queries(self, texts: list[str]) -> list[list[float]]:
+            self.batches.append(len(texts))
+            return [self._vec(t) for t in texts]
+
+    fake = Batching()
+    s = CatalogSearcher(catalog, embeddings=fake, index_dir=tmp_path)
+    s.search_apis("Convert 5 euros to dollars. Then show the weather forecast.", 3)
+    assert fake.batches == [3] and fake.query_calls == 0  # whole query + two sentences

@@ -103,6 +103,10 @@ class MiniLMEmbeddings(Embeddings):
     def embed_query(self, text: str) -> list[float]:
         return self.embed_documents([text])[0]
 
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """Several queries in one batch (the model is symmetric: same as `embed_documents`)."""
+        return self.embed_documents(texts)
+
 
 def _openai_embeddings(model: str) -> Embeddings:
     if not model:

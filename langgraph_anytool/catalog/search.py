@@ -276,7 +276,7 @@ class CatalogSearcher:
         tokens = [tokenize(p) for p in parts]
         vectors = None
         if self.embeddings is not None:
-            vectors = np.asarray([self.embeddings.embed_query(p) for p in parts], dtype=np.float32)
+            vectors = np.asarray(self._embed_queries(parts), dtype=np.float32)
             vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         api_p = self._levels["apis"].part_scores(tokens, vectors, w)
         tool_p = self._levels["tools"].part_scores(tokens, vectors, w)
@@ -286,6 +286,14 @@ class CatalogSearcher:
         cat_total = cat_p + self._max_per_group(tool_total, self._cat_sizes)
         combine: Callable[[np.ndarray], np.ndarray] = self._combine_parts
         return combine(api_total), combine(tool_total), combine(cat_total)
+
+    def _embed_queries(self, parts: list[str]) -> list[list[float]]:
+        """One batch when the embeddings offer `embed_queries` (as `MiniLMEmbeddings` does), else one call each."""
+        assert self.embeddings is not None
+        batch = getattr(self.embeddings, "embed_queries", None)
+        if callable(batch):
+            return list(batch(parts))
+        return [self.embeddings.embed_query(p) for p in parts]
 
     def _combine_parts(self, per_part: np.ndarray) -> np.ndarray:
         """Best sentence + `whole` × whole query (row 0); one-part queries: (1 + whole) × whole query."""
