@@ -1,4 +1,4 @@
-"""The `anytool` command: browse a catalog, search it, evaluate retrieval.
+"""The `anytool` command: answer requests, browse a catalog, search it, evaluate retrieval.
 
 Each subcommand is one `Subcommand` (an argument-configuring function and a handler) in `SUBCOMMANDS`.
 User errors (missing path, empty query, unknown name) print one `anytool: error: ...` line and exit with 2.
@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from .catalog.errors import CatalogError, UnknownNameError
+from .llm import ModelNotConfiguredError
 
 if TYPE_CHECKING:
     from .catalog.catalog import Catalog
@@ -223,7 +224,115 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _configure_run(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query", help="the request to answer")
+    _add_catalog_arg(p)
+    p.add_argument("--model", metavar="M", default=None,
+                   help="'provider:model' for init_chat_model (default: $ANYTOOL_MODEL)")
+    p.add_argument("--offline", action="store_true",
+                   help="use OfflinePolicyModel (a rule-based stand-in, not an LLM) when no model is configured")
+    p.add_argument("--thread", metavar="T", default=None, help="thread id; re-using it resumes an interrupted run")
+    p.add_argument("--db", metavar="FILE", default=None, help="SQLite checkpoint file (default: in memory)")
+    p.add_argument("--execution", default="auto", choices=("auto", "local", "template", "http", "virtual"),
+                   help="how APIs are called (auto: local for the builtin catalog, http otherwise; "
+                        "template simulates offline)")
+    p.add_argument("--solver", default="dfsdt", choices=("dfsdt", "cot", "umi"))
+    p.add_argument("--max-reflections", type=_positive_int, default=5)
+    p.add_argument("--token-budget", type=_positive_int, default=200_000)
+    p.add_argument("--json", action="store_true", help="print the result as JSON (progress goes to stderr)")
+
+
+def _run_model(args: argparse.Namespace, catalog: Catalog) -> Any:
+    from .llm import NO_MODEL_HELP
+    from .offline import OfflinePolicyModel
+
+    spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip()
+    if spec:
+        return spec
+    if args.offline:
+        return OfflinePolicyModel(catalog=catalog)
+    raise UsageError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
+
+
+def _result_json(values: dict[str, Any], thread: str) -> dict[str, Any]:
+    agents = {i: {k: a.get(k) for k in ("level", "parent", "category", "tools", "status", "end_reason", "steps",
+                                         "activations", "tokens", "invalid_calls")}
+              for i, a in (values.get("agents") or {}).items()}
+    attempts = [{k: a.get(k) for k in ("attempt", "mode", "finish_type", "answer", "reason", "failed_functions",
+                                        "api_calls")} for a in values.get("solver_attempts") or []]
+    return {"thread_id": thread, "query": values.get("query"), "status": values.get("status"),
+            "answer": values.get("answer"), "reason": values.get("reason"), "api_pool": values.get("api_pool"),
+            "agents": agents, "solver_attempts": attempts, "usage": values.get("usage")}
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """One AnyTool run with live progress; resumes the thread's interrupted run when there is one."""
+    import sqlite3
+    import uuid
+
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from .config import AnyToolConfig
+    from .graphs.anytool import create_anytool_graph
+    from .progress import ProgressPrinter, stream_run, usage_table
+
+    query = args.query.strip()
+    if not query:
+        raise UsageError("the query is empty")
+    catalog = _load_catalog(args.catalog)
+    config = AnyToolConfig(execution=args.execution, solver=args.solver, max_reflections=args.max_reflections,
+                           token_budget=args.token_budget)
+    conn = sqlite3.connect(args.db, check_same_thread=False) if args.db else None
+    checkpointer = SqliteSaver(conn) if conn is not None else InMemorySaver()
+    try:
+        graph = create_anytool_graph(catalog, _run_model(args, catalog), config=config, checkpointer=checkpointer)
+        thread = args.thread or uuid.uuid4().hex[:12]
+        run_config: Any = {"configurable": {"thread_id": thread}}
+        log = sys.stderr if args.json else sys.stdout
+        pending = graph.get_state(run_config)
+        inputs: Any = {"query": query}
+        if pending.next:
+            earlier = pending.values.get("query", "")
+            if earlier != query:
+                raise UsageError(f"thread {thread!r} has an interrupted run of another query ({earlier!r}); "
+                                 "resume it with that query or use another --thread")
+            log.write(f"resuming the interrupted run on thread {thread}\n")
+            inputs = None
+        log.write(f"thread {thread} | catalog {catalog!r}\n")
+        stream_run(graph, inputs, run_config, ProgressPrinter(log).handle)
+        values = graph.get_state(run_config).values
+    finally:
+        if conn is not None:
+            conn.close()
+    if args.json:
+        _print_json(_result_json(values, thread))
+    else:
+        print(f"\nanswer: {values.get('answer') or '(none)'}")
+        print(f"status: {values.get('status')}" + (f" ({values['reason']})" if values.get("reason") else ""))
+        print("API pool: " + (", ".join(e["function_name"] for e in values.get("api_pool") or []) or "(empty)"))
+        print(usage_table(values.get("usage") or {}))
+    return 0 if values.get("status") == "solved" else 1
+
+
+def _configure_demo(p: argparse.ArgumentParser) -> None:
+    p.add_argument("query", nargs="?", default=None, help="a request (default: a three-part builtin example)")
+    p.add_argument("--model", metavar="M", default=None, help="'provider:model' (default: $ANYTOOL_MODEL, "
+                   "else the offline rule-based stand-in)")
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """AnyTool on the builtin offline catalog, with the offline stand-in unless a model is configured."""
+    from .demo import run_demo
+
+    if args.query is not None and not args.query.strip():
+        raise UsageError("the query is empty")
+    return run_demo(args.query, sys.stdout, model=args.model)
+
+
 SUBCOMMANDS: tuple[Subcommand, ...] = (
+    Subcommand("run", "answer a request with AnyTool (live progress, usage table)", _configure_run, cmd_run),
+    Subcommand("demo", "run AnyTool offline on the builtin catalog", _configure_demo, cmd_demo),
     Subcommand("catalog", "browse a catalog: counts, a category's tools, a tool's APIs", _configure_catalog, cmd_catalog),
     Subcommand("search", "search a catalog's APIs", _configure_search, cmd_search),
     Subcommand("eval", "evaluate (retrieval)", _configure_eval, cmd_eval),
@@ -253,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
-    except (CatalogError, UsageError, ValueError, ImportError, OSError) as exc:
+    except (CatalogError, UsageError, ValueError, ImportError, OSError, ModelNotConfiguredError) as exc:
         print(f"anytool: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
