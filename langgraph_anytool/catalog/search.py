@@ -24,7 +24,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -284,8 +284,7 @@ class CatalogSearcher:
         api_total = api_p + w.tool * tool_p[:, self._api_tool]
         tool_total = tool_p + self._max_per_group(api_p, self._tool_sizes)
         cat_total = cat_p + self._max_per_group(tool_total, self._cat_sizes)
-        combine: Callable[[np.ndarray], np.ndarray] = self._combine_parts
-        return combine(api_total), combine(tool_total), combine(cat_total)
+        return self._combine_parts(api_total), self._combine_parts(tool_total), self._combine_parts(cat_total)
 
     def _embed_queries(self, parts: list[str]) -> list[list[float]]:
         """One batch when the embeddings offer `embed_queries` (as `MiniLMEmbeddings` does), else one call each."""
