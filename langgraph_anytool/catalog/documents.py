@@ -2,7 +2,8 @@
 
 Each level has a rich document for BM25 (names, descriptions, category, parameters). APIs also have a short text
 for dense embeddings (tool and API names, API description): it embeds several times faster and, fused with BM25,
-ranks better than the embedding of the rich text. Tools and categories embed their rich documents. Everything here is a pure function of catalog data or of the query text; nothing reads relevance labels.
+ranks better than the embedding of the rich text. Tools and categories embed their rich documents.
+Everything here is a pure function of catalog data or of the query text; nothing reads relevance labels.
 `DOCUMENT_VERSION` is part of the on-disk index key, so changing a document format re-embeds.
 """
 
@@ -70,7 +71,8 @@ def split_query(query: str) -> list[str]:
 
 
 def _params_text(api: Api) -> str:
-    bits = [f"{humanize(p.name)} ({p.description.strip()})" if p.description.strip() else humanize(p.name) for p in api.params]
+    bits = [f"{humanize(p.name)} ({p.description.strip()})" if p.description.strip() else humanize(p.name)
+            for p in api.params]
     return ", ".join(bits)[:_MAX_PARAM_TEXT]
 
 
