@@ -299,8 +299,8 @@ def test_lazy_build_is_thread_safe(catalog: Catalog, tmp_path: Path) -> None:
 
 
 def test_progress_bar_above_threshold(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    many: dict[str, list[tuple[str, str, list[tuple[str, str, list[str]]]]]] = {"Bulk": [(f"Tool {i}", f"generated tool number {i}", [(f"Api {i} {j}", f"does thing {j}", [])
-                                                                  for j in range(11)]) for i in range(100)]}
+    apis = [[(f"Api {i} {j}", f"does thing {j}", list[str]()) for j in range(11)] for i in range(100)]
+    many = {"Bulk": [(f"Tool {i}", f"generated tool number {i}", apis[i]) for i in range(100)]}
     cat = Catalog.from_toolbench(write_toolbench(tmp_path / "bulk", many))
     assert len(cat) == 1100
     CatalogSearcher(cat, embeddings=FakeEmbeddings(), index_dir=tmp_path / "idx").build()
