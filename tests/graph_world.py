@@ -81,7 +81,8 @@ def observations(messages: list[BaseMessage]) -> list[dict[str, Any]]:
     return out
 
 
-def role_of(messages: list[BaseMessage], tools: list[str]) -> str:
+def scope_of(messages: list[BaseMessage], tools: list[str]) -> str:
+    """Which retriever agent a model call belongs to: `meta`, `category:<name>`, `tool:<tools>` or `solvable`."""
     sys = system_text(messages)
     if "create_agent_category_level" in tools:
         return "meta"
@@ -91,11 +92,16 @@ def role_of(messages: list[BaseMessage], tools: list[str]) -> str:
     if "add_apis_into_api_pool" in tools:
         m = re.search(r"within the tools '(.+?)' of the", sys)
         return f"tool:{m.group(1) if m else '?'}"
+    return "solvable"
+
+
+def role_of(messages: list[BaseMessage], tools: list[str]) -> str:
+    """`scope_of`, plus the solver (it has `Finish`) and the judge."""
     if "Finish" in tools:
         return "solver"
-    if "You review whether" in sys:
+    if "You review whether" in system_text(messages):
         return "judge"
-    return "solvable"
+    return scope_of(messages, tools)
 
 
 Script = Mapping[str, Callable[[list[BaseMessage]], AIMessage]]

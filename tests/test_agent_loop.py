@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
@@ -22,7 +21,8 @@ from langgraph_anytool.nodes.tool_agent.handlers import check_if_request_solvabl
 from langgraph_anytool.runtime import Deps, RunSignals
 from langgraph_anytool.state import AgentInput, AgentRecord
 from langgraph_anytool.tools.agent_functions import NoArgs
-from tests.fakes import ScriptedChatModel, ai, call, system_text
+from tests.fakes import ScriptedChatModel, ai, call
+from tests.graph_world import scope_of
 
 # ------------------------------------------------------------------ helpers (also used by test_retriever)
 Plan = Mapping[str, Any]  # category -> tool -> [api names]
@@ -50,20 +50,6 @@ SMALL_PLAN: Plan = {
                 "Storms": ["Alerts"], "Tides": ["High Tide"], "Sun": ["Sunrise"]},
     "Small": {"Jokes": ["Random Joke", "Joke By Id"], "Quotes": ["Quote Of The Day"]},
 }
-
-
-def scope_of(messages: list[BaseMessage], tools: list[str]) -> str:
-    """Which agent a model call belongs to: `meta`, `category:<name>`, `tool:<tools>` or `solvable`."""
-    sys = system_text(messages)
-    if "create_agent_category_level" in tools:
-        return "meta"
-    if "create_agent_tool_level" in tools:
-        m = re.search(r"tools within the '(.+?)' category", sys)
-        return f"category:{m.group(1) if m else '?'}"
-    if "add_apis_into_api_pool" in tools:
-        m = re.search(r"within the tools '(.+?)' of the", sys)
-        return f"tool:{m.group(1) if m else '?'}"
-    return "solvable"
 
 
 def turn(messages: list[BaseMessage]) -> int:
