@@ -32,7 +32,7 @@ class Catalog:
         categories: Iterable[Category],
         *,
         name: str = "catalog",
-        embeddings: Embeddings | None = None,
+        embeddings: Embeddings | str | None = None,
         index_dir: str | Path | None = None,
     ) -> None:
         self.name = name
@@ -112,7 +112,8 @@ class Catalog:
             return cls.from_toolbench(p, **kwargs)
         return cls.from_openapi([p], **kwargs)
 
-    def with_search(self, *, embeddings: Embeddings | None = None, index_dir: str | Path | None = None) -> Catalog:
+    def with_search(self, *, embeddings: Embeddings | str | None = None,
+                    index_dir: str | Path | None = None) -> Catalog:
         """The same catalog with another search configuration (data is shared, not copied)."""
         clone = object.__new__(Catalog)
         clone.__dict__.update(self.__dict__)

@@ -1,0 +1,13 @@
+"""Test-wide defaults: BM25-only search unless a test asks for embeddings (fast, writes nothing to ~/.cache)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _bm25_only_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    if "ANYTOOL_EMBEDDINGS" not in os.environ:
+        monkeypatch.setenv("ANYTOOL_EMBEDDINGS", "none")
