@@ -87,6 +87,22 @@ def test_reactivation_goes_to_lowest_unfinished_level_first() -> None:
     assert plan_reactivation(agents) == (None, [])
 
 
+def test_judge_model_failure_is_a_verdict_not_a_crash() -> None:
+    """A provider error in the judge must not discard the solver's answer (the run goes on as Unsure)."""
+    from langgraph_anytool.catalog import Catalog
+    from langgraph_anytool.nodes.judge import make_judge
+    from langgraph_anytool.runtime import Deps
+
+    def down(*_: Any) -> Any:
+        raise RuntimeError("judge provider 503")
+
+    deps = Deps(catalog=Catalog([], name="empty"), models=ModelSet(default=ScriptedChatModel(responder=down), by_role={}),
+                executor=None, config=AnyToolConfig())  # type: ignore[arg-type]
+    state: Any = {"query": "q", "run_key": "r", "solver_attempts": [attempt("give_answer", answer="42 km")]}
+    out = make_judge(deps)(state)
+    assert out["verdict"]["label"] == "Unsure" and "judge provider 503" in out["verdict"]["reason"]
+
+
 def test_failure_reason_prefers_judge_for_given_answers() -> None:
     state: Any = {"solver_attempts": [attempt("give_answer", answer="x")], "verdict": {"reason": "misses the price"}}
     assert failure_reason(state) == "misses the price"

@@ -7,8 +7,9 @@ import re
 from typing import Any, Literal, TypedDict
 
 from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.errors import GraphBubbleUp
 
-from ...llm import message_usage
+from ...llm import ModelNotConfiguredError, message_usage
 from ...runtime import Deps
 from ...state import AnyToolState, SolverAttempt
 from .prompts import JUDGE_SYSTEM, JUDGE_USER
@@ -85,7 +86,13 @@ def make_judge(deps: Deps) -> Any:
                     HumanMessage(JUDGE_USER.format(query=state["query"], calls=_calls_summary(attempt),
                                                    answer=attempt["answer"])),
                 ]
-                reply = deps.models.for_role("judge").invoke(prompt)
+                try:
+                    reply = deps.models.for_role("judge").invoke(prompt)
+                except (ModelNotConfiguredError, GraphBubbleUp):
+                    raise
+                except Exception as exc:  # a provider error must not discard the solver's answer
+                    reason = f"judge model call failed: {type(exc).__name__}: {exc}"[:500]
+                    return {"verdict": {"label": "Unsure", "reason": reason, "by": "rule"}, "usage": usage}
                 used = message_usage(reply, prompt)
                 deps.signals.add_tokens(state.get("run_key", ""), used.get("input_tokens", 0) + used.get("output_tokens", 0))
                 usage = {"judge": dict(used)}
