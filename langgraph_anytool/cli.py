@@ -274,7 +274,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     from .config import AnyToolConfig
-    from .graphs.anytool import create_anytool_graph
+    from .graphs.anytool import create_anytool_graph, default_executor
     from .progress import ProgressPrinter, stream_run, usage_table
 
     query = args.query.strip()
@@ -283,10 +283,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     catalog = _load_catalog(args.catalog)
     config = AnyToolConfig(execution=args.execution, solver=args.solver, max_reflections=args.max_reflections,
                            token_budget=args.token_budget)
+    model = _run_model(args, catalog)
     conn = sqlite3.connect(args.db, check_same_thread=False) if args.db else None
     checkpointer = SqliteSaver(conn) if conn is not None else InMemorySaver()
+    executor = default_executor(catalog, config)
     try:
-        graph = create_anytool_graph(catalog, _run_model(args, catalog), config=config, checkpointer=checkpointer)
+        graph = create_anytool_graph(catalog, model, config=config, checkpointer=checkpointer, executor=executor)
         thread = args.thread or uuid.uuid4().hex[:12]
         run_config: Any = {"configurable": {"thread_id": thread}}
         log = sys.stderr if args.json else sys.stdout
@@ -303,6 +305,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         stream_run(graph, inputs, run_config, ProgressPrinter(log).handle)
         values = graph.get_state(run_config).values
     finally:
+        executor.close()
         if conn is not None:
             conn.close()
     if args.json:

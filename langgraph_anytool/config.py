@@ -42,8 +42,9 @@ class AnyToolConfig:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            if f.type == "int" and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
-                raise ConfigError(f"AnyToolConfig.{f.name} must be a positive integer, got {value!r}")
+            least = 0 if f.name == "max_reflections" else 1  # 0 reflections: the paper's plain-agent ablation
+            if f.type == "int" and (not isinstance(value, int) or isinstance(value, bool) or value < least):
+                raise ConfigError(f"AnyToolConfig.{f.name} must be an integer ≥ {least}, got {value!r}")
         if self.solver not in ("dfsdt", "cot", "umi"):
             raise ConfigError(f"AnyToolConfig.solver must be 'dfsdt', 'cot' or 'umi', got {self.solver!r}")
         if self.execution not in ("auto", "local", "template", "http", "virtual", "llm"):

@@ -30,7 +30,7 @@ class AgentRecord(TypedDict):
     tokens: int
     invalid_calls: int  # unknown functions, malformed arguments, turns without a function call
     end_reason: str  # finish_search | step_limit | stop_signal | pool_solvable | budget | spawned | error: ...
-    activation_calls: NotRequired[int]  # model calls of the current activation (kept while it yields to children)  # finish_search | step_limit | stop_signal | budget | error text
+    activation_calls: NotRequired[int]  # model calls of the current activation (kept while it yields to children)
 
 
 class PoolEntry(TypedDict):

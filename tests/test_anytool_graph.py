@@ -183,6 +183,37 @@ def test_unsolvable_run_ends_after_max_reflections_with_gave_up() -> None:
     assert broken in {e["function_name"] for e in out["api_pool"]}
 
 
+def test_reflection_can_be_switched_off() -> None:
+    catalog, executor = make_world()
+    world = World({
+        "meta": lambda m: (ai("", call("create_agent_category_level", category_name="Finance"))
+                           if turns(m) == 0 else ai("", call("finish_search"))),
+        "tool": lambda m: adds("Stocks API", "Quote") if turns(m) == 0 else ai("", call("check_if_request_solvable")),
+        "solvable": lambda m: ai("Solvable"),
+        "solver": lambda m: ai("", call("Finish", return_type="give_up", reason="no", failed_functions=[])),
+    })
+    out = create_anytool_graph(catalog, ScriptedChatModel(responder=world), executor=executor,
+                               config=AnyToolConfig(**CFG, max_reflections=0)).invoke({"query": "Price of AAPL?"})
+    assert out["status"] == "gave_up" and len(out["solver_attempts"]) == 1
+    assert out["usage"].get("reflections", 0) == 0
+
+
+def test_tool_calls_without_ids_get_ids_and_answers() -> None:
+    catalog, executor = make_world()
+
+    def meta(m: list[BaseMessage]) -> AIMessage:
+        reply = (ai("", call("create_agent_category_level", category_name="Fun")) if turns(m) == 0
+                 else ai("", call("finish_search")))
+        return reply.model_copy(update={"tool_calls": [{**tc, "id": None} for tc in reply.tool_calls]})
+
+    out = create_anytool_graph(catalog, ScriptedChatModel(responder=World({"meta": meta})), executor=executor,
+                               config=AnyToolConfig(**CFG)).invoke({"query": "a joke"})
+    messages = out["agents"]["meta"]["messages"]
+    ids = [tc["id"] for m in messages if isinstance(m, AIMessage) for tc in m.tool_calls]
+    answered = [m.tool_call_id for m in messages if isinstance(m, ToolMessage)]
+    assert ids and all(ids) and answered == ids
+
+
 def test_token_budget_exhaustion() -> None:
     catalog, executor = make_world()
     world = World({"meta": lambda m: ai("x" * 400, call("get_tools_in_category", category_name="Finance"))})

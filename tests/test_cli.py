@@ -119,10 +119,7 @@ def test_catalog_errors(tb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_catalog_builtin(capsys: pytest.CaptureFixture[str]) -> None:
     from langgraph_anytool.catalog import Catalog
 
-    try:
-        cat = Catalog.builtin()
-    except ImportError:
-        pytest.skip("builtin toolset not available yet")
+    cat = Catalog.builtin()
     code, out, _ = run(capsys, "catalog")
     assert code == 0
     assert out.splitlines()[0] == f"catalog builtin: {len(cat.categories)} categories, {cat.num_tools} tools, {len(cat)} APIs"

@@ -11,6 +11,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langgraph_anytool.catalog import Api, Catalog, Param
+from langgraph_anytool.graphs.anytool import create_anytool_graph
 from langgraph_anytool.offline import (
     OfflinePolicyModel,
     describe_response,
@@ -116,12 +117,7 @@ def test_history_parsing_pairs_actions_with_observations() -> None:
 # ------------------------------------------------------------------------------------------ roles on the builtin catalog
 @pytest.fixture(scope="module")
 def catalog() -> Catalog:
-    try:  # BM25-only search keeps the file fast and independent of the MiniLM index cache
-        cat = Catalog.builtin(embeddings="none")
-        cat.search("convert miles to kilometers", k=3)
-    except (ImportError, AttributeError) as exc:
-        pytest.skip(f"the builtin catalog or its search is not available yet: {exc}")
-    return cat
+    return Catalog.builtin(embeddings="none")  # BM25-only: fast, independent of the MiniLM index cache
 
 
 @pytest.fixture(scope="module")
@@ -251,12 +247,8 @@ def solver_prompt(query: str) -> list[BaseMessage]:
 
 
 def solver_tools(catalog: Catalog, apis: list[Api]) -> list[dict[str, Any]]:
-    try:
-        from langgraph_anytool.tools.lc import api_json_schema
-    except ImportError as exc:
-        pytest.skip(f"the solver's function schemas are not available yet: {exc}")
-
     from langgraph_anytool.nodes.solver.finish import finish_schema
+    from langgraph_anytool.tools.lc import api_json_schema
 
     return [*(api_json_schema(catalog, a.id) for a in apis), finish_schema()]
 
@@ -375,16 +367,7 @@ def test_replies_are_deterministic_and_carry_estimated_usage(model: OfflinePolic
 
 
 # ------------------------------------------------------------------------------------------ end to end
-def _graph_or_skip() -> Any:
-    try:
-        from langgraph_anytool.graphs.anytool import create_anytool_graph
-    except ImportError as exc:
-        pytest.skip(f"the AnyTool graph is not importable yet: {exc}")
-    return create_anytool_graph
-
-
 def test_whole_runs_are_deterministic(catalog: Catalog) -> None:
-    create_anytool_graph = _graph_or_skip()
     query = "Convert 26.2 miles to kilometers. How far is Paris from Berlin?"
     outs = []
     for _ in range(2):
@@ -397,7 +380,6 @@ def test_whole_runs_are_deterministic(catalog: Catalog) -> None:
 
 
 def test_run_demo_solves_the_default_query(monkeypatch: pytest.MonkeyPatch) -> None:
-    _graph_or_skip()
     from langgraph_anytool.demo import run_demo
 
     monkeypatch.delenv("ANYTOOL_MODEL", raising=False)

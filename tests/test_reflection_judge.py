@@ -150,6 +150,9 @@ def test_other_reducers() -> None:
 def test_config_validation_names_the_field() -> None:
     with pytest.raises(ConfigError, match="max_api_pool"):
         AnyToolConfig(max_api_pool=0)
+    assert AnyToolConfig(max_reflections=0).max_reflections == 0  # reflection off: the plain-agent ablation
+    with pytest.raises(ConfigError, match="max_reflections must be an integer ≥ 0"):
+        AnyToolConfig(max_reflections=-1)
     with pytest.raises(ConfigError, match="solver"):
         AnyToolConfig(solver="bfs")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="unknown role 'chef'"):

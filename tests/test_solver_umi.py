@@ -30,7 +30,7 @@ def make_deps(planner: ScriptedChatModel, caller: ScriptedChatModel, summarizer:
 def solve(deps: Deps) -> SolverAttempt:
     out = build_solver_graph(deps).invoke({"query": "Weather in Paris?", "run_key": "r", "round": 1,
                                            "api_pool": WEATHER_POOL, "previous_attempts": []})
-    assert out["usage"]["api"]["calls"] >= 0
+    assert out["usage"]["api"]["calls"] == only_attempt(out)["api_calls"]
     return only_attempt(out)
 
 

@@ -226,6 +226,9 @@ def build_agent_loop(role: Role | str, deps: Deps) -> CompiledStateGraph[Any, An
             return out
         if not isinstance(reply, AIMessage):
             reply = AIMessage(content=reply.content)
+        if any(not tc.get("id") for tc in reply.tool_calls):  # some servers omit ids: a ToolMessage needs one
+            reply = reply.model_copy(update={"tool_calls": [
+                {**tc, "id": tc.get("id") or f"{rec['id']}:{rec['steps']}:{i}"} for i, tc in enumerate(reply.tool_calls)]})
         ctx = CallContext(deps, state["query"], run_key, rnd, rec, state["pool"], [], config)
         ctx.account(spec.level, reply, prompt)
         rec["messages"].append(reply)

@@ -22,7 +22,8 @@ from .retriever import add_retriever, init_retrieval
 from .solver import build_solver_graph
 
 
-def _make_executor(catalog: Catalog, config: AnyToolConfig) -> ApiExecutor:
+def default_executor(catalog: Catalog, config: AnyToolConfig) -> ApiExecutor:
+    """The executor a graph uses when none is given: `config.execution` ("auto": local for the builtin catalog)."""
     kind = config.execution
     if kind == "auto":
         kind = "local" if catalog.name == "builtin" else "http"
@@ -143,7 +144,7 @@ def create_anytool_graph(
     cfg = config or AnyToolConfig()
     cat = catalog if catalog is not None else Catalog.builtin()
     model_set = ModelSet.resolve(model, {**cfg.models, **dict(models or {})})
-    deps = Deps(catalog=cat, models=model_set, executor=executor or _make_executor(cat, cfg), config=cfg,
+    deps = Deps(catalog=cat, models=model_set, executor=executor or default_executor(cat, cfg), config=cfg,
                 signals=RunSignals())
 
     builder = StateGraph(AnyToolState, input_schema=AnyToolInput, output_schema=AnyToolOutput)

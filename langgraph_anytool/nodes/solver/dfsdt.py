@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable
+from langgraph.errors import GraphBubbleUp
 
 from ...catalog.errors import UnknownNameError
 from ...llm import ModelNotConfiguredError, merge_usage, message_usage
@@ -131,7 +132,7 @@ def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[A
     upd: dict[str, Any] = {"model_calls": state["model_calls"] + 1}
     try:
         reply = runnable.invoke(prompt)
-    except ModelNotConfiguredError:
+    except (ModelNotConfiguredError, GraphBubbleUp):  # configuration errors and interrupts are not model failures
         raise
     except Exception as exc:  # a provider error ends this solve, not the run
         upd["finish"] = outcome("error", reason=f"{role} model call failed: {type(exc).__name__}: {exc}")
@@ -307,6 +308,8 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
                 continue
             try:
                 obs = deps.executor.call(api_id, dict(args) if isinstance(args, dict) else args)
+            except GraphBubbleUp:
+                raise
             except Exception as exc:  # executors return observations; this is a last guard
                 api_calls += 1
                 stats["calls"] = stats.get("calls", 0) + 1
