@@ -17,7 +17,6 @@ import random
 import re
 import ssl
 import time
-import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,6 +28,7 @@ import httpx
 from ...catalog.models import Api
 from ..netguard import refusal_reason
 from ..observation import Observation, Status
+from .base import PerLoop
 
 if TYPE_CHECKING:
     from ...catalog.catalog import Catalog
@@ -270,7 +270,7 @@ class HttpExecutor:
         self.max_redirects = max_redirects
         self.trust_env = trust_env
         self._rng = random.Random(seed)
-        self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
+        self._states: PerLoop[_LoopState] = PerLoop(_LoopState)
 
     def __repr__(self) -> str:
         secret_names = sorted({*self._secrets, *self._headers_from_env})
@@ -298,11 +298,7 @@ class HttpExecutor:
 
     # ----------------------------------------------------------------- loop-bound state
     def _state(self) -> _LoopState:
-        loop = asyncio.get_running_loop()
-        state = self._states.get(loop)
-        if state is None:
-            state = self._states[loop] = _LoopState()
-        return state
+        return self._states.get()
 
     def _host_pool(self, state: _LoopState, host_key: str) -> _HostPool:
         pool = state.hosts.get(host_key)
@@ -324,13 +320,7 @@ class HttpExecutor:
 
     async def aclose(self) -> None:
         """Close the HTTP client of the running loop (clients of other, finished loops are dropped)."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self._states.clear()
-            return
-        state = self._states.pop(loop, None)
-        self._states.clear()
+        state = self._states.take()
         if state is not None:
             for pool in state.hosts.values():
                 for client in pool.clients:

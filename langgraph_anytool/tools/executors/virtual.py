@@ -14,7 +14,6 @@ import os
 import random
 import re
 import time
-import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +22,7 @@ import httpx
 
 from ...catalog.models import Api
 from ..observation import Observation, Status
+from .base import PerLoop
 from .http import Redactor, backoff_delay, error_message, parse_retry_after, status_for_http
 
 logger = logging.getLogger(__name__)
@@ -120,7 +120,7 @@ class VirtualServerExecutor:
         self.max_concurrency = max_concurrency
         self._names = names
         self._rng = random.Random(seed)
-        self._states: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopState] = weakref.WeakKeyDictionary()
+        self._states: PerLoop[_LoopState] = PerLoop(self._new_state)
 
     def __repr__(self) -> str:
         return f"VirtualServerExecutor({self.url!r}, real={self.real}, retries={self.retries})"
@@ -128,23 +128,16 @@ class VirtualServerExecutor:
     def _toolbench_key(self) -> str:
         return self._key if self._key is not None else self._environ.get(self._key_env, "")
 
+    def _new_state(self) -> _LoopState:
+        client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, pool=None), trust_env=False,
+                                   limits=httpx.Limits(max_connections=self.max_concurrency))
+        return _LoopState(client, asyncio.Semaphore(self.max_concurrency))
+
     def _state(self) -> _LoopState:
-        loop = asyncio.get_running_loop()
-        state = self._states.get(loop)
-        if state is None:
-            client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, pool=None), trust_env=False,
-                                       limits=httpx.Limits(max_connections=self.max_concurrency))
-            state = self._states[loop] = _LoopState(client, asyncio.Semaphore(self.max_concurrency))
-        return state
+        return self._states.get()
 
     async def aclose(self) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self._states.clear()
-            return
-        state = self._states.pop(loop, None)
-        self._states.clear()
+        state = self._states.take()
         if state is not None:
             await state.client.aclose()
 
