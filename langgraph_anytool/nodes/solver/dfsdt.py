@@ -201,18 +201,25 @@ def solver_system(deps: Deps, functions: dict[str, str]) -> str:
     return prompts.SOLVER_SYSTEM.format(restart_rule="" if cot else prompts.RESTART_RULE, task_description=task)
 
 
+def open_step(deps: Deps, state: SolverState) -> tuple[FinishOutcome | None, dict[str, str], list[AnyMessage]]:
+    """Start a step from the current node: why the solve must end now (or None), the pool's functions, and the
+    diversity prompt when the node already has children (DFSDT's "do something different")."""
+    stop = precheck(deps, state)
+    nodes, cur = state["nodes"], state["current"]
+    added: list[AnyMessage] = []
+    if stop is None and nodes[cur]["children"]:
+        added.append(HumanMessage(content=diversity_text(nodes, cur), name=DIVERSITY))
+    return stop, pool_functions(deps, state["api_pool"]), added
+
+
 def make_expand(deps: Deps) -> Node:
     """One solver model call from the current node; its reply becomes a new child, which becomes current."""
 
     def expand(state: SolverState) -> dict[str, Any]:
-        stop = precheck(deps, state)
+        stop, functions, added = open_step(deps, state)
         if stop:
             return {"finish": stop}
         nodes, cur = state["nodes"], state["current"]
-        functions = pool_functions(deps, state["api_pool"])
-        added: list[AnyMessage] = []
-        if nodes[cur]["children"]:
-            added.append(HumanMessage(content=diversity_text(nodes, cur), name=DIVERSITY))
         prompt: list[BaseMessage] = [
             SystemMessage(content=solver_system(deps, functions)),
             HumanMessage(content=prompts.QUERY.format(query=state["query"])),

@@ -13,14 +13,14 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from . import prompts
 from .dfsdt import (
     Node,
     describe_functions,
-    diversity_text,
     invoke_model,
+    open_step,
     outcome,
     pool_functions,
     precheck,
@@ -93,17 +93,11 @@ def make_plan(deps: Deps) -> Node:
     """The planner: a rationale for a new step (a child of the current node) ending in its decision."""
 
     def plan(state: SolverState) -> dict[str, Any]:
-        stop = precheck(deps, state)
+        stop, functions, added = open_step(deps, state)
         if stop:
             return {"finish": stop}
         nodes, cur = state["nodes"], state["current"]
-        functions = pool_functions(deps, state["api_pool"])
-        added: list[AnyMessage] = []
-        diversity = ""
-        if nodes[cur]["children"]:
-            text = diversity_text(nodes, cur)
-            added.append(HumanMessage(content=text, name=DIVERSITY))
-            diversity = f"\n{text}\n"
+        diversity = f"\n{added[0].content}\n" if added else ""
         system = prompts.PLANNER_SYSTEM.format(doc=describe_functions(deps, functions, with_params=True),
                                                history=render_history(path_messages(nodes, cur)), diversity=diversity)
         prompt: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=state["query"])]
