@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, TypedDict, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import Runnable, RunnableConfig
 
 from .config import ROLES
 
@@ -128,3 +129,38 @@ def total_tokens(usage: Mapping[str, Any]) -> int:
     """Input + output tokens over every role of a usage dict."""
     return sum(int(v.get("input_tokens", 0)) + int(v.get("output_tokens", 0))
                for v in usage.values() if isinstance(v, Mapping))
+
+
+# Metadata keys every model call of the graph carries (LangSmith / Studio show them; the offline stand-in reads them).
+ROLE_KEY = "anytool_role"
+INPUTS_KEY = "anytool_inputs"
+
+
+def role_config(config: RunnableConfig | None, role: str, inputs: Mapping[str, Any] | None = None) -> RunnableConfig:
+    """`config` for one model call of `role`: the run's config plus the role (metadata and a tag) and the call's
+    structured inputs (plain JSON data: query, scope, ...), so a model or tracer needs no prompt parsing."""
+    base: dict[str, Any] = dict(config or {})
+    metadata = {**(base.get("metadata") or {}), ROLE_KEY: role, INPUTS_KEY: dict(inputs or {})}
+    tags = [*(base.get("tags") or []), f"anytool:{role}"]
+    return cast(RunnableConfig, {**base, "metadata": metadata, "tags": tags})
+
+
+def call_role(
+    model: Runnable[Any, BaseMessage],
+    role: str,
+    prompt: list[BaseMessage],
+    config: RunnableConfig | None = None,
+    *,
+    inputs: Mapping[str, Any] | None = None,
+    on_tokens: Callable[[int], Any] | None = None,
+) -> tuple[AIMessage, RoleUsage]:
+    """One model call of `role`: invoked with the role-tagged run config, the reply as an `AIMessage`, its usage
+    (from `usage_metadata`, labelled estimates otherwise), and its tokens reported once to `on_tokens`.
+
+    Provider errors propagate: each caller decides what a failed call means for its node."""
+    reply = model.invoke(prompt, role_config(config, role, inputs))
+    ai = reply if isinstance(reply, AIMessage) else AIMessage(content=reply.content)
+    used = message_usage(ai, prompt)
+    if on_tokens is not None:
+        on_tokens(int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0)))
+    return ai, used

@@ -22,12 +22,12 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired, TypedDict
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.errors import GraphBubbleUp
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from ..llm import ModelNotConfiguredError, RoleUsage, merge_usage, message_usage
+from ..llm import ModelNotConfiguredError, call_role, merge_usage
 from ..state import AgentInput, AgentLevel, AgentOutput, AgentRecord, PoolEntry, PoolUpdate, merge_agents
 from ..tools.agent_functions import AgentFunction
 
@@ -63,6 +63,16 @@ def copy_record(record: AgentRecord) -> AgentRecord:
             "tools": list(record["tools"])}
 
 
+def role_inputs(query: str, record: AgentRecord) -> dict[str, Any]:
+    """The structured inputs of an agent's model call: the query and the agent's scope."""
+    out: dict[str, Any] = {"query": query, "agent_id": record["id"]}
+    if record["category"] is not None:
+        out["category"] = record["category"]
+    if record["tools"]:
+        out["tools"] = list(record["tools"])
+    return out
+
+
 def to_json(value: Any) -> str:
     """Function results are JSON text (non-ASCII kept)."""
     return json.dumps(value, ensure_ascii=False)
@@ -92,14 +102,15 @@ class CallContext:
         seen.update(dict.fromkeys(e["api_id"] for e in self.adds))
         return list(seen)
 
-    def account(self, role: str, reply: BaseMessage, prompt: list[BaseMessage]) -> RoleUsage:
-        """Count a model call: usage delta, the run's token tally, the record's tokens."""
-        usage = message_usage(reply, prompt)
+    def call_model(self, role: str, model: Runnable[Any, BaseMessage], prompt: list[BaseMessage],
+                   inputs: Mapping[str, Any]) -> AIMessage:
+        """One model call made by a function handler (e.g. the solvable check), accounted once: usage delta,
+        the run's token tally, the record's tokens."""
+        reply, usage = call_role(model, role, prompt, self.config, inputs=inputs,
+                                 on_tokens=lambda n: self.deps.signals.add_tokens(self.run_key, n))
         self.usage = merge_usage(self.usage, {role: usage})
-        tokens = int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
-        self.deps.signals.add_tokens(self.run_key, tokens)
-        self.record["tokens"] += tokens
-        return usage
+        self.record["tokens"] += int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+        return reply
 
 
 @dataclass(frozen=True)
@@ -216,7 +227,8 @@ def build_agent_loop(role: Role | str, deps: Deps) -> CompiledStateGraph[Any, An
         prompt: list[BaseMessage] = [SystemMessage(spec.system_prompt(rec, deps)), *rec["messages"]]
         try:
             model = deps.models.for_role(spec.level).bind_tools(schemas)
-            reply = model.invoke(prompt, config)
+            reply, used = call_role(model, spec.level, prompt, config, inputs=role_inputs(state["query"], rec),
+                                    on_tokens=lambda n: deps.signals.add_tokens(run_key, n))
         except (ModelNotConfiguredError, GraphBubbleUp):
             raise
         except Exception as exc:  # a provider error ends this agent only; reflection may re-activate it
@@ -224,19 +236,17 @@ def build_agent_loop(role: Role | str, deps: Deps) -> CompiledStateGraph[Any, An
             _end(rec, "stopped", f"error: {type(exc).__name__}: {exc}"[:500])
             out["ended"] = True
             return out
-        if not isinstance(reply, AIMessage):
-            reply = AIMessage(content=reply.content)
         if any(not tc.get("id") for tc in reply.tool_calls):  # some servers omit ids: a ToolMessage needs one
             reply = reply.model_copy(update={"tool_calls": [
                 {**tc, "id": tc.get("id") or f"{rec['id']}:{rec['steps']}:{i}"} for i, tc in enumerate(reply.tool_calls)]})
-        ctx = CallContext(deps, state["query"], run_key, rnd, rec, state["pool"], [], config)
-        ctx.account(spec.level, reply, prompt)
+        tokens = int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0))
+        rec["tokens"] += tokens
         rec["messages"].append(reply)
         rec["steps"] += 1
         if not reply.tool_calls and not reply.invalid_tool_calls:
             rec["messages"].append(HumanMessage(_nudge(spec)))
             rec["invalid_calls"] += 1
-        out.update(calls=calls + 1, usage=ctx.usage)
+        out.update(calls=calls + 1, usage={spec.level: dict(used)})
         return out
 
     def run_one(ctx: CallContext, name: str, args: Any) -> tuple[FunctionResult, bool]:

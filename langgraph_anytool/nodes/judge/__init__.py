@@ -9,7 +9,7 @@ from typing import Any, Literal, TypedDict
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.errors import GraphBubbleUp
 
-from ...llm import ModelNotConfiguredError, message_usage
+from ...llm import ModelNotConfiguredError, call_role
 from ...runtime import Deps
 from ...state import AnyToolState, SolverAttempt
 from .prompts import JUDGE_SYSTEM, JUDGE_USER
@@ -87,14 +87,14 @@ def make_judge(deps: Deps) -> Any:
                                                    answer=attempt["answer"])),
                 ]
                 try:
-                    reply = deps.models.for_role("judge").invoke(prompt)
+                    reply, used = call_role(deps.models.for_role("judge"), "judge", prompt,
+                                            inputs={"query": state["query"], "answer": attempt["answer"]},
+                                            on_tokens=lambda n: deps.signals.add_tokens(state.get("run_key", ""), n))
                 except (ModelNotConfiguredError, GraphBubbleUp):
                     raise
                 except Exception as exc:  # a provider error must not discard the solver's answer
                     reason = f"judge model call failed: {type(exc).__name__}: {exc}"[:500]
                     return {"verdict": {"label": "Unsure", "reason": reason, "by": "rule"}, "usage": usage}
-                used = message_usage(reply, prompt)
-                deps.signals.add_tokens(state.get("run_key", ""), used.get("input_tokens", 0) + used.get("output_tokens", 0))
                 usage = {"judge": dict(used)}
                 verdict = parse_verdict(str(reply.content))
         return {"verdict": dict(verdict), "usage": usage}

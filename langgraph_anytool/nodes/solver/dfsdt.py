@@ -15,7 +15,7 @@ from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 
 from ...catalog.errors import UnknownNameError
-from ...llm import ModelNotConfiguredError, merge_usage, message_usage
+from ...llm import ModelNotConfiguredError, call_role, merge_usage
 from ...state import PoolEntry, SolverAttempt
 from ...tools.lc import api_json_schema
 from . import prompts
@@ -127,19 +127,18 @@ def precheck(deps: Deps, state: SolverState) -> FinishOutcome | None:
 
 
 def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[Any, BaseMessage],
-                 prompt: list[BaseMessage]) -> tuple[AIMessage | None, dict[str, Any]]:
+                 prompt: list[BaseMessage], inputs: dict[str, Any] | None = None,
+                 ) -> tuple[AIMessage | None, dict[str, Any]]:
     """One model call with accounting → (reply or None on failure, state updates: counters, usage, finish)."""
     upd: dict[str, Any] = {"model_calls": state["model_calls"] + 1}
     try:
-        reply = runnable.invoke(prompt)
+        ai, used = call_role(runnable, role, prompt, None, inputs={"query": state["query"], **(inputs or {})},
+                             on_tokens=lambda n: deps.signals.add_tokens(state["run_key"], n))
     except (ModelNotConfiguredError, GraphBubbleUp):  # configuration errors and interrupts are not model failures
         raise
     except Exception as exc:  # a provider error ends this solve, not the run
         upd["finish"] = outcome("error", reason=f"{role} model call failed: {type(exc).__name__}: {exc}")
         return None, upd
-    ai = reply if isinstance(reply, AIMessage) else AIMessage(content=reply.content)
-    used = message_usage(ai, prompt)
-    deps.signals.add_tokens(state["run_key"], int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0)))
     upd["usage"] = merge_usage(state["usage"], {role: dict(used)})
     return ai, upd
 
@@ -227,7 +226,7 @@ def make_expand(deps: Deps) -> Node:
         ]
         tools = [*tool_schemas(deps, functions), finish_schema(allow_restart=not is_cot(deps))]
         model = deps.models.for_role("solver").bind_tools(tools)
-        ai, upd = invoke_model(deps, state, "solver", model, prompt)
+        ai, upd = invoke_model(deps, state, "solver", model, prompt, {"functions": list(functions)})
         if ai is None:
             return upd
         nodes, child = add_child(nodes, cur, [*added, with_call_ids(ai, f"n{len(nodes)}")])

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from . import prompts
 from .dfsdt import (
@@ -28,7 +28,16 @@ from .dfsdt import (
     tool_schemas,
     with_call_ids,
 )
-from .tree import DIVERSITY, NUDGE, SEED_NOTE, SolverState, add_child, path_messages, update_node
+from .tree import (
+    DIVERSITY,
+    NUDGE,
+    SEED_NOTE,
+    SolverState,
+    add_child,
+    message_to_dict,
+    path_messages,
+    update_node,
+)
 
 if TYPE_CHECKING:
     from ...runtime import Deps
@@ -82,11 +91,24 @@ def render_history(messages: Sequence[BaseMessage]) -> str:
     return "\n".join(lines) if lines else prompts.EMPTY_HISTORY
 
 
-def _step_history(state: SolverState) -> str:
-    """History before the current step (the parent's path): the current step's rationale is passed apart."""
+def _step_messages(state: SolverState) -> list[AnyMessage]:
+    """Messages before the current step (the parent's path): the current step's rationale is passed apart."""
     nodes, cur = state["nodes"], state["current"]
     parent = nodes[cur]["parent"]
-    return render_history(path_messages(nodes, parent) if parent is not None else [])
+    return path_messages(nodes, parent) if parent is not None else []
+
+
+def _step_history(state: SolverState) -> str:
+    return render_history(_step_messages(state))
+
+
+def umi_inputs(history: Sequence[BaseMessage], functions: Mapping[str, str], thought: str | None = None
+               ) -> dict[str, Any]:
+    """Structured inputs of an α-UMi role call: the trajectory so far (as message dicts) and the functions."""
+    out: dict[str, Any] = {"history": [message_to_dict(m) for m in history], "functions": list(functions)}
+    if thought is not None:
+        out["thought"] = thought
+    return out
 
 
 def make_plan(deps: Deps) -> Node:
@@ -101,7 +123,8 @@ def make_plan(deps: Deps) -> Node:
         system = prompts.PLANNER_SYSTEM.format(doc=describe_functions(deps, functions, with_params=True),
                                                history=render_history(path_messages(nodes, cur)), diversity=diversity)
         prompt: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=state["query"])]
-        ai, upd = invoke_model(deps, state, "planner", deps.models.for_role("planner"), prompt)
+        ai, upd = invoke_model(deps, state, "planner", deps.models.for_role("planner"), prompt,
+                               umi_inputs(path_messages(nodes, cur), functions))
         if ai is None:
             return upd
         rationale = text_of(ai).strip()
@@ -145,7 +168,8 @@ def make_call(deps: Deps) -> Node:
         )
         prompt: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=state["query"])]
         model = deps.models.for_role("caller").bind_tools(tool_schemas(deps, functions))
-        ai, upd = invoke_model(deps, state, "caller", model, prompt)
+        ai, upd = invoke_model(deps, state, "caller", model, prompt,
+                               umi_inputs(_step_messages(state), functions, state["thought"]))
         if ai is None:
             return upd
         ai = with_call_ids(ai, f"n{cur}").model_copy(update={"name": "caller"})
@@ -164,7 +188,9 @@ def make_summarize(deps: Deps) -> Node:
         nodes, cur = state["nodes"], state["current"]
         system = prompts.SUMMARIZER_SYSTEM.format(history=_step_history(state), thought=state["thought"] or "(none)")
         prompt: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=state["query"])]
-        ai, upd = invoke_model(deps, state, "summarizer", deps.models.for_role("summarizer"), prompt)
+        ai, upd = invoke_model(deps, state, "summarizer", deps.models.for_role("summarizer"), prompt,
+                               umi_inputs(_step_messages(state), pool_functions(deps, state["api_pool"]),
+                                          state["thought"]))
         if ai is None:
             return upd
         answer = text_of(ai).strip()

@@ -144,8 +144,8 @@ def check_if_request_solvable(ctx: CallContext, args: NoArgs) -> FunctionResult 
     listing = "\n".join(to_json(_api_summary(a)) for a in apis)
     prompt: list[BaseMessage] = [SystemMessage(SOLVABLE_SYSTEM),
                                  HumanMessage(SOLVABLE_HUMAN.format(query=ctx.query, apis=listing))]
-    reply = deps.models.for_role("solvable").invoke(prompt, ctx.config)
-    ctx.account("solvable", reply, prompt)
+    reply = ctx.call_model("solvable", deps.models.for_role("solvable"), prompt,
+                           {"query": ctx.query, "api_ids": [a.id for a in apis]})
     ok, reason = parse_solvable(reply.text)
     if not ok:
         return f"False: {reason}"
