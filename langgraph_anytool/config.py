@@ -1,16 +1,39 @@
-"""`AnyToolConfig`: limits and per-role model choices, validated on construction."""
+"""`AnyToolConfig`: limits, switches and per-role model choices of a run, validated on construction.
+
+Which defaults are the paper's (AnyTool, Du et al. 2024) and which are ours:
+- paper: `max_api_pool=64` (Table 6), `max_tools_per_agent=5` (Table 7), `max_api_calls=10` per solve and
+  `token_budget=200_000` across all roles (Appendix A.1), DFSDT width 2 and `max_depth=12` counted as ToolLLM's
+  `single_chain_max_step` (tree nodes: a thought, and an action plus its input per call), reflection until the
+  budget is spent (the paper states no cap; Table 12 averages 5.1-5.7 reflections);
+- ours: `max_reflections=50` (a safety cap far above the paper's averages), `agent_step_limit=20`,
+  `seed_with_search=True` (the meta-agent sees the categories our search ranks highest), `small_category_shortcut`
+  (a category with at most `max_tools_per_agent` tools gets its tool agent without a model call, as the authors'
+  code does). `AnyToolConfig.paper()` switches our additions off.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any, Literal
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any, Literal, get_args
 
 SolverMode = Literal["dfsdt", "cot", "umi"]
 ExecutionKind = Literal["auto", "local", "template", "http", "virtual", "llm"]
+RetrieverMode = Literal["hierarchical", "flat", "search", "reference"]
+ReflectionScope = Literal["all", "tool", "tool+category"]
+Profile = Literal["default", "paper"]
 
 ROLES: tuple[str, ...] = (
     "meta", "category", "tool", "solvable", "solver", "planner", "caller", "summarizer", "judge", "simulator",
 )
+
+_CHOICES: Mapping[str, tuple[str, ...]] = {
+    "solver": get_args(SolverMode),
+    "execution": get_args(ExecutionKind),
+    "retriever": get_args(RetrieverMode),
+    "reflection_scope": get_args(ReflectionScope),
+}
 
 
 class ConfigError(ValueError):
@@ -19,20 +42,23 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class AnyToolConfig:
-    """Limits of one AnyTool run. Defaults follow the paper (Appendix A.1, Tables 6-7)."""
+    """Limits and switches of one AnyTool run (see the module docstring for which defaults are the paper's)."""
 
     max_api_pool: int = 64
     max_tools_per_agent: int = 5
-    direct_tool_agent_max_tools: int = 5  # a category with at most this many tools gets its tool agent without a model call
+    small_category_shortcut: bool = True  # a category with ≤ max_tools_per_agent tools: tool agent without a model call
     agent_step_limit: int = 20  # model calls per agent activation
-    max_concurrency: int = 8  # agents started per superstep
+    max_concurrency: int = 8  # agent steps run per superstep
+    retriever: RetrieverMode = "hierarchical"
     solver: SolverMode = "dfsdt"
     dfsdt_width: int = 2  # children tried per tree node before backtracking further up
-    max_depth: int = 12  # tree depth (model turns in one chain) before forced backtrack
-    max_api_calls: int = 10  # per solve; a hard stop
-    max_reflections: int = 5
+    max_depth: int = 12  # chain length in ToolLLM tree nodes (its single_chain_max_step) before a forced backtrack
+    max_api_calls: int = 10  # per solve; a hard stop, followed by one Finish-only turn
+    max_reflections: int = 50
+    reflection_scope: ReflectionScope = "all"  # which levels reflection may re-activate (Table 4)
     token_budget: int = 200_000  # across all roles, from usage metadata
     max_observation_chars: int = 2048
+    search_k: int = 64  # retriever="search": the top-k APIs of our hybrid search go into the pool
     # executor when none is passed: "auto" = local for the builtin catalog, http otherwise;
     # "template" (offline simulation) is for tests and dry runs and is never chosen silently
     execution: ExecutionKind = "auto"
@@ -42,18 +68,78 @@ class AnyToolConfig:
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
-            least = 0 if f.name == "max_reflections" else 1  # 0 reflections: the paper's plain-agent ablation
-            if f.type == "int" and (not isinstance(value, int) or isinstance(value, bool) or value < least):
-                raise ConfigError(f"AnyToolConfig.{f.name} must be an integer ≥ {least}, got {value!r}")
-        if self.solver not in ("dfsdt", "cot", "umi"):
-            raise ConfigError(f"AnyToolConfig.solver must be 'dfsdt', 'cot' or 'umi', got {self.solver!r}")
-        if self.execution not in ("auto", "local", "template", "http", "virtual", "llm"):
-            raise ConfigError(f"AnyToolConfig.execution: unknown executor kind {self.execution!r}")
+            if f.type == "int":
+                least = 0 if f.name == "max_reflections" else 1  # 0 reflections: the paper's plain-agent ablation
+                if not isinstance(value, int) or isinstance(value, bool) or value < least:
+                    raise ConfigError(f"AnyToolConfig.{f.name} must be an integer ≥ {least}, got {value!r}")
+            elif f.type == "bool" and not isinstance(value, bool):
+                raise ConfigError(f"AnyToolConfig.{f.name} must be true or false, got {value!r}")
+            elif f.name in _CHOICES and value not in _CHOICES[f.name]:
+                raise ConfigError(f"AnyToolConfig.{f.name} must be one of {', '.join(_CHOICES[f.name])}, "
+                                  f"got {value!r}")
+        if not isinstance(self.models, Mapping):
+            raise ConfigError("AnyToolConfig.models must map roles to 'provider:model' strings")
         for role, spec in self.models.items():
             if role not in ROLES:
                 raise ConfigError(f"AnyToolConfig.models: unknown role {role!r}; roles are {', '.join(ROLES)}")
             if not isinstance(spec, str):
                 raise ConfigError(f"AnyToolConfig.models[{role!r}] must be a 'provider:model' string")
 
+    @classmethod
+    def paper(cls, **overrides: Any) -> AnyToolConfig:
+        """The paper's exact setting: our additions (search hints, the small-category shortcut) off."""
+        return cls(**{"seed_with_search": False, "small_category_shortcut": False, **overrides})
+
+    @classmethod
+    def for_profile(cls, profile: str | None, **overrides: Any) -> AnyToolConfig:
+        """`profile` "paper" → `paper()`, "default"/None → the defaults; `overrides` on top."""
+        if profile in (None, "", "default"):
+            return cls(**overrides)
+        if profile == "paper":
+            return cls.paper(**overrides)
+        raise ConfigError(f"unknown profile {profile!r}; profiles are default, paper")
+
+    def with_values(self, values: Mapping[str, Any]) -> AnyToolConfig:
+        """A copy with `values` (field → value; strings from a command line or the environment are converted)."""
+        names = {f.name: f for f in fields(self)}
+        converted: dict[str, Any] = {}
+        for key, raw in values.items():
+            if key not in names:
+                raise ConfigError(f"unknown AnyToolConfig field {key!r}; fields are {', '.join(names)}")
+            converted[key] = _convert(key, names[key].type, raw)
+        return replace(self, **converted)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, prefix: str = "ANYTOOL_") -> AnyToolConfig:
+        """The configuration from the environment: `ANYTOOL_PROFILE`, and `ANYTOOL_<FIELD>` for every field
+        (e.g. ANYTOOL_MAX_API_POOL=32, ANYTOOL_EXECUTION=template). The one place environment fall-backs live."""
+        env = os.environ if environ is None else environ
+        base = cls.for_profile(env.get(f"{prefix}PROFILE"))
+        values = {f.name: env[f"{prefix}{f.name.upper()}"] for f in fields(cls)
+                  if f.name != "models" and f"{prefix}{f.name.upper()}" in env}
+        return base.with_values(values)
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def _convert(name: str, type_: Any, raw: Any) -> Any:
+    """A field value from a string (or the value itself when it is not a string)."""
+    if not isinstance(raw, str):
+        return raw
+    text = raw.strip()
+    if type_ == "int":
+        try:
+            return int(text)
+        except ValueError:
+            raise ConfigError(f"AnyToolConfig.{name} must be an integer, got {raw!r}") from None
+    if type_ == "bool":
+        low = text.lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off"):
+            return False
+        raise ConfigError(f"AnyToolConfig.{name} must be true or false, got {raw!r}")
+    if name == "models":
+        raise ConfigError("AnyToolConfig.models cannot be set from a string; use role=model pairs")
+    return text

@@ -26,7 +26,7 @@ ROLE_FALLBACK: dict[str, str] = {
 NO_MODEL_HELP = (
     "no chat model configured: pass model='openai:gpt-4o-mini' (any 'provider:model' that "
     "langchain's init_chat_model accepts, e.g. with OPENAI_BASE_URL for vLLM/Ollama) or a BaseChatModel, "
-    "or set ANYTOOL_MODEL"
+    "or set ANYTOOL_MODEL ('offline' runs the heuristic stand-in, not an LLM)"
 )
 
 
@@ -34,12 +34,22 @@ class ModelNotConfiguredError(RuntimeError):
     """No model for a role; the message says how to configure one."""
 
 
-def init_model(spec: ModelSpec) -> BaseChatModel:
-    """A `BaseChatModel` from a `provider:model` string (via `init_chat_model`) or an instance."""
+OFFLINE = "offline"  # the model spec of the offline stand-in (a heuristic, NOT an LLM)
+
+
+def init_model(spec: ModelSpec, catalog: Any = None) -> BaseChatModel:
+    """A `BaseChatModel` from a `provider:model` string (via `init_chat_model`), "offline" (the heuristic stand-in
+    over `catalog`, labelled as NOT an LLM), or an instance."""
     if isinstance(spec, BaseChatModel):
         return spec
     if not isinstance(spec, str) or not spec.strip():
         raise ModelNotConfiguredError(NO_MODEL_HELP)
+    if spec.strip() == OFFLINE:
+        if catalog is None:
+            raise ModelNotConfiguredError("the offline stand-in model needs the catalog the graph runs on")
+        from .offline import OfflinePolicyModel  # imported only when asked for
+
+        return OfflinePolicyModel(catalog=catalog)
     from langchain.chat_models import init_chat_model
 
     try:
@@ -52,23 +62,31 @@ def init_model(spec: ModelSpec) -> BaseChatModel:
 
 @dataclass(frozen=True)
 class ModelSet:
-    """One chat model per role, with fall-backs (planner → solver → default)."""
+    """One chat model per role, with fall-backs (planner → solver → default).
+
+    May be empty: a graph can be built (and drawn, e.g. in Studio) without a model; the first model call then
+    raises `ModelNotConfiguredError` saying how to configure one.
+    """
 
     default: BaseChatModel | None
     by_role: Mapping[str, BaseChatModel]
 
     @classmethod
-    def resolve(cls, model: ModelSpec | None, models: Mapping[str, ModelSpec] | None = None) -> ModelSet:
+    def resolve(cls, model: ModelSpec | None, models: Mapping[str, ModelSpec] | None = None, *,
+                catalog: Any = None) -> ModelSet:
         spec = model if model is not None else os.environ.get("ANYTOOL_MODEL")
-        default = init_model(spec) if spec else None
-        by_role: dict[str, BaseChatModel] = {}
-        for role, m in (models or {}).items():
+        return cls(default=None, by_role={}).with_overrides(spec or None, models or {}, catalog=catalog)
+
+    def with_overrides(self, model: ModelSpec | None, models: Mapping[str, ModelSpec], *,
+                       catalog: Any = None) -> ModelSet:
+        """A copy whose default and per-role models are replaced where given."""
+        by_role = dict(self.by_role)
+        for role, m in models.items():
             if role not in ROLES:
-                raise ValueError(f"unknown model role {role!r}; roles are {', '.join(ROLES)}")
-            by_role[role] = init_model(m)
-        if default is None and not by_role:
-            raise ModelNotConfiguredError(NO_MODEL_HELP)
-        return cls(default=default, by_role=by_role)
+                raise ModelNotConfiguredError(f"unknown model role {role!r}; roles are {', '.join(ROLES)}")
+            by_role[role] = init_model(m, catalog)
+        default = init_model(model, catalog) if model is not None else self.default
+        return ModelSet(default=default, by_role=by_role)
 
     def for_role(self, role: str) -> BaseChatModel:
         seen = role
@@ -110,12 +128,8 @@ def message_usage(msg: BaseMessage, prompt: list[BaseMessage] | None = None) -> 
 
 def merge_usage(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> dict[str, Any]:
     """Reducer: add role → counter dicts (and plain numeric counters) key by key."""
-    right = right or {}
-    base = {} if "__reset__" in right else (left or {})
-    out: dict[str, Any] = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in base.items()}
-    for key, value in right.items():
-        if key == "__reset__":
-            continue
+    out: dict[str, Any] = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in (left or {}).items()}
+    for key, value in (right or {}).items():
         if isinstance(value, Mapping):
             slot = out.setdefault(key, {})
             for k, v in value.items():

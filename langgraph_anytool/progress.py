@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from langchain_core.messages import AIMessage, BaseMessage
+from langgraph.types import Overwrite
 
 from .llm import total_tokens
 
@@ -40,12 +41,15 @@ class ProgressPrinter:
 
     def _track(self, update: Mapping[str, Any]) -> None:
         usage = update.get("usage")
-        if isinstance(usage, Mapping) and "__reset__" not in usage:
+        if isinstance(usage, Overwrite):  # a new run: start over
+            self.tokens = 0
+        elif isinstance(usage, Mapping):
             self.tokens += total_tokens(usage)
         pool = update.get("api_pool")
-        if isinstance(pool, Mapping):
-            if pool.get("reset"):
-                self.pool.clear()
+        if isinstance(pool, Overwrite | list):  # a whole new pool (a new run)
+            entries = pool.value if isinstance(pool, Overwrite) else pool
+            self.pool = {e["api_id"]: e["function_name"] for e in entries}
+        elif isinstance(pool, Mapping):
             for api_id in pool.get("remove") or ():
                 self.pool.pop(api_id, None)
             for e in pool.get("add") or ():
@@ -66,20 +70,20 @@ class ProgressPrinter:
                         self._line(f"{where} → {', '.join(calls)}")
             return
         if node == "init":
-            self.agents = {rid: rec["status"] for rid, rec in (update.get("agents") or {}).items() if rid != "__reset__"}
-            self._line("run started: meta-agent created")
+            agents = update.get("agents")
+            records = agents.value if isinstance(agents, Overwrite) else agents or {}
+            self.agents = {rid: rec["status"] for rid, rec in records.items()}
+            self._line("run started: " + ("meta-agent created" if records else f"pool of {len(self.pool)} APIs"))
         elif node == "dispatch":
-            started = update.get("to_start") or []
+            started = [rid for rid, rec in (update.get("agents") or {}).items() if rec["status"] == "running"]
             if started:
-                self._line(f"starting {len(started)} agent(s): {', '.join(started)}")
+                self._line(f"step of {len(started)} agent(s): {', '.join(started)}")
         elif node in ("meta_agent", "category_agent", "tool_agent"):
             for rid, rec in (update.get("agents") or {}).items():
                 before = self.agents.get(rid)
                 self.agents[rid] = rec["status"]
                 if rec["status"] == "pending" and before is None:
                     self._line(f"  + {rec['level']} agent {rid} created")
-                elif rec["status"] == "pending" and rec.get("end_reason") == "spawned":
-                    self._line(f"{rec['level']} agent {rid} started its children and continues beside them")
                 elif rec["status"] in ("finished", "stopped"):
                     self._line(f"{rec['level']} agent {rid} {rec['status']} ({rec.get('end_reason', '')}, "
                                f"{rec.get('steps', 0)} steps)")

@@ -1,101 +1,164 @@
-"""What a compiled graph's nodes share at run time: catalog, models, executor, limits, run signals."""
+"""What a compiled graph's nodes share: build-time dependencies, per-run settings and run-scoped signals."""
 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from langgraph.runtime import Runtime
 
 from .catalog import Catalog
 from .config import AnyToolConfig
+from .context import context_values, resolve_settings
 from .llm import ModelSet
 
 if TYPE_CHECKING:
     from .tools.pipeline import ApiExecutor
 
 
+# Runs whose signals are kept at once; the least recently used run's entries go first. A run that finishes
+# forgets its own; this bound is what keeps crashed runs (which never reach `finalize`) from piling up.
+MAX_TRACKED_RUNS = 512
+
+
 class RunSignals:
     """Run-scoped, in-process signals that parallel branches cannot see through state.
 
-    - the stop signal: a tool agent found the pool solvable in round r of run k; every agent loop checks it
-      before each model call and stops (status `stopped`);
+    - the stop signal: a tool agent found the pool solvable in round r of run k; every agent step checks it
+      before its model call and stops (status `stopped`);
     - the token tally: tokens spent so far in the run, across all branches, checked against the budget;
     - the live API pool (the paper's global pool): what parallel tool agents have added so far, so that the cap
       holds across them and `check_if_request_solvable` judges the whole pool, not one agent's share.
 
     Not checkpointed: the graph re-derives all three from state (`solvable_round`, `usage`, `api_pool`) at every
-    dispatch, so a resumed run starts from the checkpoint's values.
+    dispatch, so a resumed run starts from the checkpoint's values. At most `max_runs` runs are tracked.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_runs: int = MAX_TRACKED_RUNS) -> None:
         self._lock = threading.Lock()
-        self._stopped: set[tuple[str, int]] = set()
-        self._tokens: dict[str, int] = {}
-        self._pools: dict[str, dict[str, None]] = {}  # run -> ordered set of API ids
-        self._removed: dict[str, set[str]] = {}
+        self._max_runs = max_runs
+        self._runs: OrderedDict[str, _RunEntry] = OrderedDict()
+
+    def _entry(self, run_key: str) -> _RunEntry:
+        """The run's entry (created on first use), marked most recently used. Call with the lock held."""
+        entry = self._runs.get(run_key)
+        if entry is None:
+            entry = self._runs[run_key] = _RunEntry()
+            while len(self._runs) > self._max_runs:
+                self._runs.popitem(last=False)
+        else:
+            self._runs.move_to_end(run_key)
+        return entry
+
+    def tracked_runs(self) -> int:
+        with self._lock:
+            return len(self._runs)
 
     def sync_pool(self, run_key: str, api_ids: list[str], removed: list[str]) -> None:
         """Reset the live pool to the checkpointed one (called between supersteps)."""
         with self._lock:
-            self._pools[run_key] = dict.fromkeys(api_ids)
-            self._removed[run_key] = set(removed)
+            entry = self._entry(run_key)
+            entry.pool = dict.fromkeys(api_ids)
+            entry.removed = set(removed)
 
     def pool_ids(self, run_key: str) -> list[str]:
         with self._lock:
-            return list(self._pools.get(run_key, {}))
+            return list(self._entry(run_key).pool)
 
     def try_add(self, run_key: str, api_id: str, cap: int) -> str:
         """Atomically add to the live pool: "added", "already", "full" or "removed" (pruned by reflection)."""
         with self._lock:
-            pool = self._pools.setdefault(run_key, {})
-            if api_id in pool:
+            entry = self._entry(run_key)
+            if api_id in entry.pool:
                 return "already"
-            if api_id in self._removed.get(run_key, ()):
+            if api_id in entry.removed:
                 return "removed"
-            if len(pool) >= cap:
+            if len(entry.pool) >= cap:
                 return "full"
-            pool[api_id] = None
+            entry.pool[api_id] = None
             return "added"
 
     def stop(self, run_key: str, round_: int) -> None:
         with self._lock:
-            self._stopped.add((run_key, round_))
+            self._entry(run_key).stopped.add(round_)
 
     def is_stopped(self, run_key: str, round_: int) -> bool:
         with self._lock:
-            return (run_key, round_) in self._stopped
+            return round_ in self._entry(run_key).stopped
 
     def seed_tokens(self, run_key: str, tokens: int) -> None:
         """Set the tally to at least `tokens` (e.g. the checkpointed usage after a resume)."""
         with self._lock:
-            self._tokens[run_key] = max(self._tokens.get(run_key, 0), tokens)
+            entry = self._entry(run_key)
+            entry.tokens = max(entry.tokens, tokens)
 
     def add_tokens(self, run_key: str, tokens: int) -> int:
         with self._lock:
-            self._tokens[run_key] = self._tokens.get(run_key, 0) + tokens
-            return self._tokens[run_key]
+            entry = self._entry(run_key)
+            entry.tokens += tokens
+            return entry.tokens
 
     def tokens(self, run_key: str) -> int:
         with self._lock:
-            return self._tokens.get(run_key, 0)
+            return self._entry(run_key).tokens
 
     def forget(self, run_key: str) -> None:
         with self._lock:
-            self._tokens.pop(run_key, None)
-            self._pools.pop(run_key, None)
-            self._removed.pop(run_key, None)
-            self._stopped = {k for k in self._stopped if k[0] != run_key}
+            self._runs.pop(run_key, None)
+
+
+@dataclass
+class _RunEntry:
+    tokens: int = 0
+    pool: dict[str, None] = field(default_factory=dict)  # ordered set of API ids
+    removed: set[str] = field(default_factory=set)
+    stopped: set[int] = field(default_factory=set)  # rounds in which the pool was judged solvable
 
 
 @dataclass(frozen=True)
 class Deps:
-    """Everything a node needs besides its state; captured by the node factories."""
+    """Everything a node needs besides its state; captured by the node factories.
+
+    `config` and `models` are the build-time defaults; a node calls `for_run(runtime.context)` to get the
+    settings and models of the run it serves (the run-time context overrides them field by field).
+    """
 
     catalog: Catalog
     models: ModelSet
     executor: ApiExecutor
     config: AnyToolConfig
     signals: RunSignals = field(default_factory=RunSignals)
+    _model_sets: dict[Any, ModelSet] = field(default_factory=dict, compare=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+
+    def for_run(self, context: Any) -> Deps:
+        """These dependencies with one run's settings and models (self when the context sets nothing)."""
+        values = context_values(context)
+        if not values:
+            return self
+        settings = resolve_settings(self.config, values)
+        model, models = values.get("model"), dict(values.get("models") or {})
+        model_set = self.models
+        if model is not None or models:
+            key = (model, tuple(sorted(models.items())))
+            with self._lock:
+                if key not in self._model_sets:
+                    self._model_sets[key] = self.models.with_overrides(model, models, catalog=self.catalog)
+                model_set = self._model_sets[key]
+        return replace(self, config=settings, models=model_set, _model_sets=self._model_sets, _lock=self._lock)
 
     def over_budget(self, run_key: str) -> bool:
         return self.signals.tokens(run_key) >= self.config.token_budget
+
+
+def per_run(make: Callable[[Deps], Callable[[Any], Any]], base: Deps) -> Any:
+    """A graph node (or edge) built per run: `make(deps)` with the run's settings, called on the state."""
+
+    def node(state: Any, runtime: Runtime[Any]) -> Any:
+        return make(base.for_run(runtime.context))(state)
+
+    node.__name__ = getattr(make, "__name__", "node").removeprefix("make_")
+    return node

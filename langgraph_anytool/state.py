@@ -1,36 +1,46 @@
-"""Graph states and their reducers. Everything here is plain, checkpoint-serialisable data."""
+"""Graph states and their reducers. Everything here is plain, checkpoint-serialisable data.
+
+A new query on a thread that already ran one starts from empty accumulators: `init` writes them with LangGraph's
+`Overwrite`, which bypasses the reducers; the reducers themselves only ever merge.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
+from typing_extensions import TypedDict
 
 from .llm import merge_usage
 
 AgentLevel = Literal["meta", "category", "tool"]
 AgentStatus = Literal["pending", "running", "finished", "stopped"]
-RunStatus = Literal["running", "solved", "unsolved", "gave_up", "budget_exhausted", "no_apis"]
+RunStatus = Literal["running", "solved", "unsolved", "gave_up", "budget_exhausted", "no_apis", "error"]
 
 
 class AgentRecord(TypedDict):
-    """One agent of the hierarchical retriever, as kept in the checkpointed state."""
+    """One agent of the hierarchical retriever, as kept in the checkpointed state.
+
+    An agent runs one step (a model call and its functions) per superstep; between steps it is `pending` again
+    until it ends (`finished`: it called finish_search or hit its step limit; `stopped`: cut off, re-activatable).
+    """
 
     id: str
     level: AgentLevel
     parent: str | None
     category: str | None  # scope: the category of a category/tool agent
-    tools: list[str]  # scope: tool display names of a tool agent
+    tools: list[str]  # scope: tool display names of a tool agent; what a category agent has assigned so far
     status: AgentStatus
     steps: int  # model calls over all activations
     activations: int
+    activation_calls: int  # model calls of the current activation (0: the activation has not started)
+    ready: int  # the dispatch tick at which the agent became ready: the dispatcher starts the longest-waiting first
     messages: list[AnyMessage]  # the agent's own history (system prompt not included)
     children: list[str]
     tokens: int
     invalid_calls: int  # unknown functions, malformed arguments, turns without a function call
-    end_reason: str  # finish_search | step_limit | stop_signal | pool_solvable | budget | spawned | error: ...
-    activation_calls: NotRequired[int]  # model calls of the current activation (kept while it yields to children)
+    end_reason: str  # finish_search | step_limit | stop_signal | pool_solvable | pool_full | budget | error: ...
 
 
 class PoolEntry(TypedDict):
@@ -44,17 +54,12 @@ class PoolEntry(TypedDict):
     added_by: str
 
 
-# A new query on a thread that already ran one starts from empty lists/dicts: the init node writes RESET markers.
-RESET = "__reset__"
-
-
 class PoolUpdate(TypedDict, total=False):
     """A change to the pool: entries to add (deduplicated, capped) and API ids to remove."""
 
     add: list[PoolEntry]
     remove: list[str]
     cap: int
-    reset: bool
 
 
 def update_pool(left: list[PoolEntry] | None, right: PoolUpdate | Sequence[PoolEntry] | None) -> list[PoolEntry]:
@@ -62,10 +67,8 @@ def update_pool(left: list[PoolEntry] | None, right: PoolUpdate | Sequence[PoolE
     if not right:
         return list(left or [])
     upd: Mapping[str, Any] = right if isinstance(right, Mapping) else {"add": list(right)}
-    pool = [] if upd.get("reset") else list(left or [])
     removed = set(upd.get("remove") or ())
-    if removed:
-        pool = [e for e in pool if e["api_id"] not in removed]
+    pool = [e for e in left or [] if e["api_id"] not in removed]
     cap = upd.get("cap")
     have = {e["api_id"] for e in pool}
     for entry in upd.get("add") or ():
@@ -80,35 +83,25 @@ def update_pool(left: list[PoolEntry] | None, right: PoolUpdate | Sequence[PoolE
 
 def merge_agents(left: Mapping[str, AgentRecord] | None, right: Mapping[str, AgentRecord] | None) -> dict[str, AgentRecord]:
     """Reducer for `agents`: records are replaced whole, by id (each branch writes only its own and new ones)."""
-    right = right or {}
-    out = {} if RESET in right else dict(left or {})
-    out.update({k: v for k, v in right.items() if k != RESET})
-    return out
+    return {**(left or {}), **(right or {})}
 
 
 def add_unique(left: list[str] | None, right: Sequence[str] | None) -> list[str]:
-    """Reducer: append unseen items; a leading RESET marker starts over."""
-    right = list(right or ())
-    out = [] if right[:1] == [RESET] else list(left or [])
-    out.extend(x for x in right if x != RESET and x not in out)
+    """Reducer: append unseen items."""
+    out = list(left or [])
+    out.extend(x for x in right or () if x not in out)
     return out
 
 
-def extend_or_reset(left: list[Any] | None, right: Sequence[Any] | None) -> list[Any]:
-    """Reducer: concatenate; a leading RESET marker starts over."""
-    right = list(right or ())
-    if right[:1] == [RESET]:
-        return right[1:]
-    return list(left or []) + right
+def extend(left: list[Any] | None, right: Sequence[Any] | None) -> list[Any]:
+    """Reducer: concatenate."""
+    return [*(left or []), *(right or [])]
 
 
 def latest_round(left: int | None, right: int | None) -> int:
-    """Reducer for `solvable_round`: the highest round written; a negative value resets."""
-    if right is None:
-        return -1 if left is None else left
-    if right < 0:
-        return -1
-    return max(right, -1 if left is None else left)
+    """Reducer for `solvable_round`: the highest round written (-1: none)."""
+    values = [v for v in (left, right) if v is not None]
+    return max(values) if values else -1
 
 
 class SolverAttempt(TypedDict):
@@ -127,24 +120,30 @@ class SolverAttempt(TypedDict):
 
 
 class AnyToolInput(TypedDict):
+    """The graph's input: the query, and for `retriever="reference"` the API ids to solve it with."""
+
     query: str
+    api_ids: NotRequired[list[str]]
 
 
 class AnyToolState(TypedDict):
     """Top-level state of the AnyTool graph."""
 
     query: str
+    api_ids: NotRequired[list[str]]
     run_key: NotRequired[str]
     round: NotRequired[int]  # retrieval round: 0, then +1 per reflection
+    tick: NotRequired[int]  # dispatch supersteps so far
     agents: Annotated[dict[str, AgentRecord], merge_agents]
-    to_start: NotRequired[list[str]]  # agent ids the dispatcher starts this superstep
     api_pool: Annotated[list[PoolEntry], update_pool]
     removed_apis: Annotated[list[str], add_unique]
     solvable_round: Annotated[int, latest_round]  # the last round in which a tool agent judged the pool solvable
-    solver_attempts: Annotated[list[SolverAttempt], extend_or_reset]
+    solver_attempts: Annotated[list[SolverAttempt], extend]
     pool_at_last_solve: NotRequired[list[str]]
     reflections: NotRequired[int]
-    verdict: NotRequired[dict[str, str]]  # judge: {"label", "reason"}
+    reflect_request: NotRequired[str]  # "new" (after a failure) or "climb" (the pool did not change): see reflect
+    reflect_level: NotRequired[str]  # the level re-activated in this round ("" when none)
+    verdict: NotRequired[dict[str, str]]  # judge: {"label", "reason", "by"}
     answer: NotRequired[str]
     status: NotRequired[RunStatus]
     reason: NotRequired[str]
@@ -163,13 +162,14 @@ class AnyToolOutput(TypedDict):
 
 
 class AgentInput(TypedDict):
-    """The `Send` payload that starts one agent activation."""
+    """The `Send` payload that runs one step of one agent."""
 
     query: str
     run_key: str
     round: int
+    tick: int  # the dispatch tick that started the step
     agent: AgentRecord
-    pool: list[str]  # API ids in the pool when the activation starts
+    pool: list[str]  # API ids in the pool when the step starts
 
 
 class AgentOutput(TypedDict, total=False):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import itertools
 import threading
 import time
@@ -17,8 +18,11 @@ from langchain_core.runnables import Runnable
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr
 
-# A responder sees the prompt messages and the names of the bound tools and returns the reply.
-Responder = Callable[[list[BaseMessage], list[str]], AIMessage]
+from .llm import INPUTS_KEY, ROLE_KEY
+
+# A responder sees the prompt messages and the names of the bound tools and returns the reply. A responder with a
+# third parameter also gets the call's metadata: `{"role": ..., "inputs": {...}}` as the graph tagged the call.
+Responder = Callable[..., AIMessage]
 
 _ids = itertools.count(1)
 
@@ -57,7 +61,7 @@ class ScriptedChatModel(BaseChatModel):
 
     @property
     def calls(self) -> list[dict[str, Any]]:
-        """One entry per model call: {"messages", "tools" (names), "tool_schemas"}."""
+        """One entry per model call: {"messages", "tools" (names), "tool_schemas", "role", "inputs"}."""
         return self._calls
 
     def bind_tools(self, tools: Sequence[Any], *, tool_choice: str | None = None,
@@ -67,17 +71,20 @@ class ScriptedChatModel(BaseChatModel):
             kwargs["tool_choice"] = tool_choice
         return self.bind(tools=schemas, **kwargs)
 
-    def _reply(self, messages: list[BaseMessage], tools: list[dict[str, Any]] | None) -> AIMessage:
+    def _reply(self, messages: list[BaseMessage], tools: list[dict[str, Any]] | None,
+               metadata: dict[str, Any] | None = None) -> AIMessage:
         names = [t["function"]["name"] for t in tools or []]
+        meta = {"role": (metadata or {}).get(ROLE_KEY), "inputs": dict((metadata or {}).get(INPUTS_KEY) or {})}
         with self._lock:
-            self._calls.append({"messages": list(messages), "tools": names, "tool_schemas": tools or []})
+            self._calls.append({"messages": list(messages), "tools": names, "tool_schemas": tools or [], **meta})
             if self.responder is None:
                 if self._pos >= len(self.replies):
                     raise AssertionError(f"scripted model ran out of replies after {self._pos} calls")
                 reply = self.replies[self._pos]
                 self._pos += 1
         if self.responder is not None:  # outside the lock: parallel branches may call (and sleep) concurrently
-            reply = self.responder(list(messages), names)
+            wants_meta = len(inspect.signature(self.responder).parameters) >= 3
+            reply = self.responder(list(messages), names, meta) if wants_meta else self.responder(list(messages), names)
         chars = sum(len(str(m.content)) for m in messages)
         reply = reply.model_copy(deep=True)
         reply.usage_metadata = {
@@ -91,13 +98,15 @@ class ScriptedChatModel(BaseChatModel):
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         if self.latency:
             time.sleep(self.latency)
-        return ChatResult(generations=[ChatGeneration(message=self._reply(messages, kwargs.get("tools")))])
+        metadata = run_manager.metadata if run_manager is not None else None
+        return ChatResult(generations=[ChatGeneration(message=self._reply(messages, kwargs.get("tools"), metadata))])
 
     async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                          run_manager: AsyncCallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         if self.latency:
             await asyncio.sleep(self.latency)
-        return ChatResult(generations=[ChatGeneration(message=self._reply(messages, kwargs.get("tools")))])
+        metadata = run_manager.metadata if run_manager is not None else None
+        return ChatResult(generations=[ChatGeneration(message=self._reply(messages, kwargs.get("tools"), metadata))])
 
 
 def system_text(messages: list[BaseMessage]) -> str:

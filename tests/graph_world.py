@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -13,7 +12,7 @@ from langgraph_anytool.catalog import Catalog, Category
 from langgraph_anytool.catalog.parse import parse_tool
 from langgraph_anytool.tools.executors.local import LocalExecutor
 from langgraph_anytool.tools.pipeline import ApiExecutor
-from tests.fakes import ai, call, system_text
+from tests.fakes import ai, call
 
 # category -> tool -> api -> (parameter names, implementation)
 Impl = Callable[..., Any]
@@ -81,27 +80,21 @@ def observations(messages: list[BaseMessage]) -> list[dict[str, Any]]:
     return out
 
 
-def scope_of(messages: list[BaseMessage], tools: list[str]) -> str:
-    """Which retriever agent a model call belongs to: `meta`, `category:<name>`, `tool:<tools>` or `solvable`."""
-    sys = system_text(messages)
-    if "create_agent_category_level" in tools:
-        return "meta"
-    if "create_agent_tool_level" in tools:
-        m = re.search(r"tools within the '(.+?)' category", sys)
-        return f"category:{m.group(1) if m else '?'}"
-    if "add_apis_into_api_pool" in tools:
-        m = re.search(r"within the tools '(.+?)' of the", sys)
-        return f"tool:{m.group(1) if m else '?'}"
-    return "solvable"
+def scope_of(messages: list[BaseMessage], tools: list[str], meta: Mapping[str, Any] | None = None) -> str:
+    """Which model call this is, from the role and inputs the graph tagged it with: `meta`, `category:<name>`,
+    `tool:<tools>`, `solvable`, `solver`, `judge`, ..."""
+    role = (meta or {}).get("role") or ""
+    inputs = (meta or {}).get("inputs") or {}
+    if role == "category":
+        return f"category:{inputs.get('category', '?')}"
+    if role == "tool":
+        return f"tool:{', '.join(inputs.get('tools') or ['?'])}"
+    return role or "?"
 
 
-def role_of(messages: list[BaseMessage], tools: list[str]) -> str:
-    """`scope_of`, plus the solver (it has `Finish`) and the judge."""
-    if "Finish" in tools:
-        return "solver"
-    if "You review whether" in system_text(messages):
-        return "judge"
-    return scope_of(messages, tools)
+def role_of(messages: list[BaseMessage], tools: list[str], meta: Mapping[str, Any] | None = None) -> str:
+    """`scope_of` (kept for the tests that name it so)."""
+    return scope_of(messages, tools, meta)
 
 
 Script = Mapping[str, Callable[[list[BaseMessage]], AIMessage]]
@@ -114,8 +107,8 @@ class World:
         self.script = script
         self.roles: list[str] = []
 
-    def __call__(self, messages: list[BaseMessage], tools: list[str]) -> AIMessage:
-        role = role_of(messages, tools)
+    def __call__(self, messages: list[BaseMessage], tools: list[str], meta: Mapping[str, Any]) -> AIMessage:
+        role = role_of(messages, tools, meta)
         self.roles.append(role)
         handler = self.script.get(role) or self.script.get(role.split(":", 1)[0])
         if handler is None:

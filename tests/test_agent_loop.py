@@ -11,10 +11,12 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langgraph_anytool.catalog import Catalog, Category
 from langgraph_anytool.catalog.parse import parse_tool
 from langgraph_anytool.config import AnyToolConfig
-from langgraph_anytool.graphs.agent_loop import CallContext, build_agent_loop, copy_record, new_agent_record
+from langgraph_anytool.graphs.agent_step import build_agent_step
 from langgraph_anytool.llm import ModelSet, merge_usage
+from langgraph_anytool.nodes.agents import CallContext, copy_record, new_agent_record
 from langgraph_anytool.nodes.category_agent import REACTIVATE_PROMPT as CATEGORY_REACTIVATE
 from langgraph_anytool.nodes.meta_agent import REACTIVATE_PROMPT as META_REACTIVATE
+from langgraph_anytool.nodes.reflection import reactivated
 from langgraph_anytool.nodes.tool_agent import REACTIVATE_PROMPT as TOOL_REACTIVATE
 from langgraph_anytool.nodes.tool_agent import parse_solvable
 from langgraph_anytool.nodes.tool_agent.handlers import check_if_request_solvable
@@ -68,8 +70,8 @@ class Script:
         self.solvable = solvable or (lambda prompt: "Unsolvable: not enough")
         self.scopes: list[str] = []
 
-    def __call__(self, messages: list[BaseMessage], tools: list[str]) -> AIMessage:
-        scope = scope_of(messages, tools)
+    def __call__(self, messages: list[BaseMessage], tools: list[str], meta: Mapping[str, Any]) -> AIMessage:
+        scope = scope_of(messages, tools, meta)
         self.scopes.append(scope)
         if scope == "solvable":
             return ai(self.solvable(str(messages[-1].content)))
@@ -90,8 +92,8 @@ def make_deps(catalog: Catalog, model: ScriptedChatModel, solvable_model: Script
 
 
 def payload(record: AgentRecord, query: str = "q", pool: list[str] | None = None, run_key: str = "run",
-            round_: int = 0) -> AgentInput:
-    return {"query": query, "run_key": run_key, "round": round_, "agent": record, "pool": pool or []}
+            round_: int = 0, tick: int = 1) -> AgentInput:
+    return {"query": query, "run_key": run_key, "round": round_, "tick": tick, "agent": record, "pool": pool or []}
 
 
 def assert_calls_answered(messages: list[BaseMessage]) -> None:
@@ -112,16 +114,23 @@ def tool_texts(record: AgentRecord) -> list[str]:
 
 
 def run_loop(level: str, record: AgentRecord, deps: Deps, **kw: Any) -> dict[str, Any]:
-    """One logical activation: re-invokes the loop while the agent yields to let new children start."""
-    loop = build_agent_loop(level, deps)
-    out = loop.invoke(payload(record, **kw))
-    while out["agents"][record["id"]]["end_reason"] == "spawned":
-        more = loop.invoke(payload(out["agents"][record["id"]], **kw))
-        pool = (out.get("api_pool") or {}).get("add", []) + (more.get("api_pool") or {}).get("add", [])
+    """One activation, step by step (what the dispatcher does): the step subgraph runs while the agent is pending
+    again after its step; outputs are merged as the parent graph's reducers would."""
+    step = build_agent_step(level, deps)
+    out: dict[str, Any] = {"agents": {}}
+    adds: list[Any] = []
+    current = record
+    for tick in range(1, 200):
+        more = step.invoke(payload(current, tick=tick, **kw))
+        adds += (more.get("api_pool") or {}).get("add", [])
         out = {**out, **more, "agents": {**out["agents"], **more["agents"]},
                "usage": merge_usage(out.get("usage"), more.get("usage"))}
-        if pool:
-            out["api_pool"] = {"add": pool, "cap": deps.config.max_api_pool}
+        current = more["agents"][record["id"]]
+        if current["status"] != "pending":
+            break
+    out.pop("api_pool", None)
+    if adds:
+        out["api_pool"] = {"add": adds, "cap": deps.config.max_api_pool}
     return out
 
 
@@ -152,7 +161,7 @@ def test_bad_calls_are_answered_in_band_and_counted(catalog: Catalog) -> None:
     assert "missing argument 'category_name'" in texts[2]
     assert "not valid JSON" in texts[3]
     assert '"FX Rates": "FX Rates of Finance"' in texts[4]
-    nudges = [m for m in rec["messages"] if isinstance(m, HumanMessage) and "did not call a function" in str(m.content)]
+    nudges = [m for m in rec["messages"] if isinstance(m, HumanMessage) and "No function was called" in str(m.content)]
     assert len(nudges) == 1
     assert_calls_answered(rec["messages"])
     assert rec["steps"] == len(model.calls) == 5 and rec["activations"] == 1
@@ -192,7 +201,7 @@ def test_meta_spawns_categories_refuses_duplicates_and_unknowns(catalog: Catalog
     assert agents["meta"]["children"] == ["meta/Finance", "meta/Small"]
     fin, small, small_tool = agents["meta/Finance"], agents["meta/Small"], agents["meta/Small/t1"]
     assert (fin["level"], fin["parent"], fin["category"], fin["status"]) == ("category", "meta", "Finance", "pending")
-    # a category with ≤ direct_tool_agent_max_tools tools: finished without a model call, one tool agent for all
+    # a category with ≤ max_tools_per_agent tools: finished without a model call, one tool agent for all
     assert (small["status"], small["end_reason"], small["steps"]) == ("finished", "small_category", 0)
     assert small["children"] == ["meta/Small/t1"]
     assert (small_tool["level"], small_tool["parent"], small_tool["status"]) == ("tool", "meta/Small", "pending")
@@ -289,6 +298,8 @@ def test_solvable_pool_stops_the_agent_and_signals_the_run(catalog: Catalog) -> 
         ('```json\n{"solvable": true}\n```', True, ""),
         ("True", True, ""),
         ("I am not sure.", False, "unclear judgement: I am not sure."),
+        ("Unsure", True, ""),  # ToolBench's semantics: an Unsure check counts as solvable
+        ('{"label": "Unsure", "reason": "maybe"}', True, ""),
         ("", False, "no judgement given"),
     ],
 )
@@ -315,7 +326,7 @@ def test_model_errors_stop_only_this_agent(catalog: Catalog) -> None:
 
     rec = run_loop("meta", new_agent_record("meta", "meta"), make_deps(catalog, ScriptedChatModel(responder=boom)))
     assert rec["agents"]["meta"]["status"] == "stopped"
-    assert rec["agents"]["meta"]["end_reason"].startswith("error: RuntimeError: provider down")
+    assert rec["agents"]["meta"]["end_reason"].startswith("error: model call failed: RuntimeError: provider down")
 
 
 def test_reactivation_keeps_the_history(catalog: Catalog) -> None:
@@ -328,8 +339,8 @@ def test_reactivation_keeps_the_history(catalog: Catalog) -> None:
     # what reflection does: append the re-activation prompt, set pending
     reason = "no stock history API"
     again = copy_record(first)
-    again["status"] = "pending"
     again["messages"].append(HumanMessage(CATEGORY_REACTIVATE.format(reason=reason)))
+    again = reactivated({again["id"]: again}, [again["id"]], ready=5)[again["id"]]
     script.plan = {"category:Finance": [*script.plan["category:Finance"],
                                         ai("", call("create_agent_tool_level", tool_names=["Stocks API"])),
                                         ai("", call("create_agent_tool_level", tool_names=["Crypto Prices"]))]}
@@ -345,14 +356,14 @@ def test_reactivation_keeps_the_history(catalog: Catalog) -> None:
 
 def test_reactivation_prompts_have_a_reason_slot() -> None:
     for template in (META_REACTIVATE, CATEGORY_REACTIVATE, TOOL_REACTIVATE):
-        assert "failed to solve the query" in template.format(reason="R") and "R" in template.format(reason="R")
+        assert "<<R>>" in template.format(reason="<<R>>")
 
 
 def test_solvable_check_skipped_once_the_run_is_stopping(catalog: Catalog) -> None:
     model = ScriptedChatModel(responder=Script({}, solvable=lambda prompt: "Solvable"))
     deps = make_deps(catalog, model)
     rec = new_agent_record("meta/Small/t1", "tool", parent="meta/Small", category="Small", tools=["Jokes"])
-    ctx = CallContext(deps, "q", "run", 0, rec, [catalog.find_api("Jokes", "Random Joke").id], [])
+    ctx = CallContext(deps, "q", "run", 0, 1, rec, [catalog.find_api("Jokes", "Random Joke").id], [])
     deps.signals.stop("run", 0)
     assert str(check_if_request_solvable(ctx, NoArgs())).startswith("Not checked: another agent")
     assert model.calls == [] and not ctx.solvable

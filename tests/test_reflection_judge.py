@@ -6,18 +6,18 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
 
 from langgraph_anytool.config import AnyToolConfig, ConfigError
 from langgraph_anytool.llm import ModelNotConfiguredError, ModelSet, merge_usage, message_usage, total_tokens
 from langgraph_anytool.nodes.judge import parse_verdict, rule_verdict
-from langgraph_anytool.nodes.reflection import failure_reason, plan_reactivation, route_after_reflect
+from langgraph_anytool.nodes.reflection import failure_reason, make_reflect, mentioned_apis, plan_reactivation
 from langgraph_anytool.state import (
-    RESET,
     AgentRecord,
     PoolEntry,
     SolverAttempt,
     add_unique,
-    extend_or_reset,
+    extend,
     latest_round,
     merge_agents,
     update_pool,
@@ -32,8 +32,19 @@ def attempt(finish: str = "give_answer", answer: str = "", reason: str = "", fai
 
 def agent(id_: str, level: str, status: str) -> AgentRecord:
     return {"id": id_, "level": level, "parent": None, "category": None, "tools": [], "status": status,  # type: ignore[typeddict-item]
-            "steps": 1, "activations": 1, "messages": [], "children": [], "tokens": 0, "invalid_calls": 0,
-            "end_reason": ""}
+            "steps": 1, "activations": 1, "activation_calls": 3, "ready": 0, "messages": [], "children": [],
+            "tokens": 0, "invalid_calls": 0, "end_reason": "step_limit" if status == "finished" else "stop_signal"}
+
+
+RUNTIME: Any = Runtime(context=None)
+
+
+def deps_for(model: Any = None, **cfg: Any) -> Any:
+    from langgraph_anytool.catalog import Catalog
+    from langgraph_anytool.runtime import Deps
+
+    return Deps(catalog=Catalog([], name="empty"), models=ModelSet(default=model, by_role={}), executor=None,  # type: ignore[arg-type]
+                config=AnyToolConfig(**cfg))
 
 
 def entry(api_id: str) -> PoolEntry:
@@ -88,19 +99,31 @@ def test_reactivation_goes_to_lowest_unfinished_level_first() -> None:
 
 
 def test_judge_model_failure_is_a_verdict_not_a_crash() -> None:
-    """A provider error in the judge must not discard the solver's answer (the run goes on as Unsure)."""
-    from langgraph_anytool.catalog import Catalog
+    """A provider error in the judge must not discard the solver's answer (Unsure, which is not Solved)."""
     from langgraph_anytool.nodes.judge import make_judge
-    from langgraph_anytool.runtime import Deps
 
     def down(*_: Any) -> Any:
         raise RuntimeError("judge provider 503")
 
-    deps = Deps(catalog=Catalog([], name="empty"), models=ModelSet(default=ScriptedChatModel(responder=down), by_role={}),
-                executor=None, config=AnyToolConfig())  # type: ignore[arg-type]
     state: Any = {"query": "q", "run_key": "r", "solver_attempts": [attempt("give_answer", answer="42 km")]}
-    out = make_judge(deps)(state)
-    assert out["verdict"]["label"] == "Unsure" and "judge provider 503" in out["verdict"]["reason"]
+    out = make_judge(deps_for(ScriptedChatModel(responder=down)))(state, RUNTIME)
+    assert out.update["verdict"]["label"] == "Unsure" and "judge provider 503" in out.update["verdict"]["reason"]
+    assert out.goto == "reflect"
+
+
+@pytest.mark.parametrize(("label", "goto"), [("Solved", "finalize"), ("Unsure", "reflect"), ("Unsolved", "reflect")])
+def test_unsure_is_not_solved(label: str, goto: str) -> None:
+    """AnyTool §4.3 / Eq. 2: only Solved ends the run as solved; Unsure goes to reflection like Unsolved."""
+    from langgraph_anytool.nodes.judge import make_judge
+    from langgraph_anytool.nodes.lifecycle import outcome
+
+    judge_model = ScriptedChatModel(replies=[ai(f'{{"label": "{label}", "reason": "r"}}')])
+    state: Any = {"query": "q", "run_key": "r", "api_pool": [entry("a")],
+                  "solver_attempts": [attempt("give_answer", answer="42 km")]}
+    out = make_judge(deps_for(judge_model))(state, RUNTIME)
+    assert out.goto == goto
+    status, _ = outcome({**state, **out.update}, deps_for())
+    assert status == ("solved" if label == "Solved" else "unsolved")
 
 
 def test_failure_reason_prefers_judge_for_given_answers() -> None:
@@ -110,39 +133,74 @@ def test_failure_reason_prefers_judge_for_given_answers() -> None:
     assert failure_reason(state) == "f_for_t returned 500"
 
 
-def test_route_after_reflect() -> None:
-    pending = {"a": agent("a", "tool", "pending")}
+def _reflect_state(agents: dict[str, AgentRecord], **extra: Any) -> Any:
+    return {"query": "q", "run_key": "r", "round": 0, "tick": 7, "reflections": 0, "agents": agents,
+            "api_pool": [entry("x"), entry("y")], "pool_at_last_solve": ["x", "y"],
+            "solver_attempts": [attempt("give_up", reason="y broke", failed=["x"])], "reflect_request": "new",
+            **extra}
+
+
+def test_reflect_node_reactivates_only_the_lowest_unfinished_level_and_prunes_by_id() -> None:
+    agents = {"meta": agent("meta", "meta", "stopped"), "meta/A": agent("meta/A", "category", "stopped"),
+              "meta/A/t1": agent("meta/A/t1", "tool", "finished"), "meta/A/t2": agent("meta/A/t2", "tool", "stopped")}
+    out = make_reflect(deps_for())(_reflect_state(agents), RUNTIME)
+    upd = out.update
+    assert out.goto == "dispatch" and upd["round"] == 1 and upd["reflections"] == 1
+    assert {i: a["status"] for i, a in upd["agents"].items()} == {
+        "meta": "stopped", "meta/A": "stopped", "meta/A/t2": "pending"}  # finished agents are left out entirely
+    assert upd["agents"]["meta/A/t2"]["activation_calls"] == 0 and upd["reflect_level"] == "tool"
+    # the reason reached every unfinished agent; "y" is pruned because the reason names it, "x" as failed
+    assert all("y broke" in str(a["messages"][-1].content) for a in upd["agents"].values())
+    assert upd["api_pool"] == {"remove": ["x", "y"]} and upd["removed_apis"] == ["x", "y"]
+
+
+def test_reflect_climbs_a_level_without_spending_a_reflection() -> None:
+    agents = {"meta": agent("meta", "meta", "stopped"), "meta/A": agent("meta/A", "category", "stopped"),
+              "meta/A/t2": agent("meta/A/t2", "tool", "stopped")}
+    state = _reflect_state(agents, reflect_request="climb", reflect_level="tool", round=1, reflections=1)
+    out = make_reflect(deps_for())(state, RUNTIME)
+    assert out.goto == "dispatch" and set(out.update) == {"agents", "reflect_level"}
+    assert out.update["reflect_level"] == "category" and list(out.update["agents"]) == ["meta/A"]
+    out = make_reflect(deps_for(reflection_scope="tool"))(state, RUNTIME)  # Table 4's tool-only scope
+    assert out.goto == "finalize"
+
+
+def test_reflect_without_agents_to_reactivate() -> None:
     done = {"a": agent("a", "tool", "finished")}
-    assert route_after_reflect({"agents": pending, "api_pool": []}) == "dispatch"  # type: ignore[typeddict-item]
-    # only the pool changed (a failed API was pruned): solve again
-    state: Any = {"agents": done, "api_pool": [entry("x")], "pool_at_last_solve": ["x", "y"]}
-    assert route_after_reflect(state) == "gate"
-    state = {"agents": done, "api_pool": [entry("x")], "pool_at_last_solve": ["x"]}
-    assert route_after_reflect(state) == "finalize"
+    state = _reflect_state(done, solver_attempts=[attempt("give_up", reason="a call failed", failed=["x"])])
+    assert make_reflect(deps_for())(state, RUNTIME).goto == "gate"  # pruning x changed the pool: solve again
+    assert make_reflect(deps_for())(_reflect_state(done), RUNTIME).goto == "finalize"  # x and y pruned: empty
+    state = _reflect_state(done, solver_attempts=[attempt("give_up", reason="nothing fits")])
+    assert make_reflect(deps_for())(state, RUNTIME).goto == "finalize"  # nothing new: no re-solve
+    assert make_reflect(deps_for(max_reflections=0))(_reflect_state(done), RUNTIME).goto == "finalize"
+
+
+def test_mentioned_apis_match_whole_names() -> None:
+    pool = [entry("get_quote_for_stocks"), {**entry("c/t/q"), "api": "Quote", "function_name": "quote_for_t"}]
+    assert mentioned_apis(pool, "get_quote_for_stocks returned 500") == ["get_quote_for_stocks"]
+    assert mentioned_apis(pool, "the Quote API is down") == ["c/t/q"]
+    assert mentioned_apis(pool, "the quotes were stale; my_get_quote_for_stocks_v2 too") == []
 
 
 # --------------------------------------------------------------- reducers
-def test_pool_reducer_dedupes_caps_removes_and_resets() -> None:
+def test_pool_reducer_dedupes_caps_removes() -> None:
     pool = update_pool([], {"add": [entry("a"), entry("b"), entry("a")], "cap": 3})
     assert [e["api_id"] for e in pool] == ["a", "b"]
     pool = update_pool(pool, {"add": [entry("c"), entry("d")], "cap": 3})
     assert [e["api_id"] for e in pool] == ["a", "b", "c"]
     pool = update_pool(pool, {"remove": ["b"], "add": [entry("b")]})  # a removed API is not re-added by the same update
     assert [e["api_id"] for e in pool] == ["a", "c"]
-    assert update_pool(pool, {"reset": True, "add": [entry("z")]}) == [entry("z")]
     assert update_pool(pool, [entry("q")])[-1]["api_id"] == "q"
 
 
 def test_other_reducers() -> None:
     a = agent("a", "tool", "running")
     assert merge_agents({"a": a}, {"b": agent("b", "tool", "pending")}).keys() == {"a", "b"}
-    assert merge_agents({"a": a}, {RESET: True, "b": a}).keys() == {"b"}  # type: ignore[dict-item]
-    assert add_unique(["x"], ["x", "y"]) == ["x", "y"] and add_unique(["x"], [RESET, "z"]) == ["z"]
-    assert extend_or_reset([1], [2]) == [1, 2] and extend_or_reset([1], [RESET, 3]) == [3]
-    assert latest_round(2, 1) == 2 and latest_round(2, -1) == -1 and latest_round(None, None) == -1
+    assert add_unique(["x"], ["x", "y"]) == ["x", "y"]
+    assert extend([1], [2]) == [1, 2]
+    assert latest_round(2, 1) == 2 and latest_round(None, None) == -1 and latest_round(-1, 0) == 0
     usage = merge_usage({"solver": {"model_calls": 1, "input_tokens": 5}}, {"solver": {"model_calls": 2}, "reflections": 1})
     assert usage == {"solver": {"model_calls": 3, "input_tokens": 5}, "reflections": 1}
-    assert merge_usage(usage, {RESET: True, "judge": {"model_calls": 1}}) == {"judge": {"model_calls": 1}}
     assert total_tokens({"a": {"input_tokens": 3, "output_tokens": 4}, "reflections": 9}) == 7
 
 
@@ -162,7 +220,7 @@ def test_config_validation_names_the_field() -> None:
 def test_models_resolve_with_role_fallbacks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANYTOOL_MODEL", raising=False)
     with pytest.raises(ModelNotConfiguredError, match="ANYTOOL_MODEL"):
-        ModelSet.resolve(None)
+        ModelSet.resolve(None).for_role("meta")  # building without a model is fine; using it is not
     base, planner = ScriptedChatModel(), ScriptedChatModel()
     ms = ModelSet.resolve(base, {"planner": planner})
     assert ms.for_role("planner") is planner and ms.for_role("caller") is base and ms.for_role("judge") is base

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -17,7 +16,7 @@ from langgraph_anytool.catalog import Catalog
 from langgraph_anytool.graphs.retriever import create_retriever_graph
 from langgraph_anytool.nodes.meta_agent import seed_categories
 from langgraph_anytool.state import AgentRecord
-from tests.fakes import ScriptedChatModel, ai, call, system_text
+from tests.fakes import ScriptedChatModel, ai, call
 from tests.test_agent_loop import SMALL_PLAN, Script, assert_calls_answered, make_catalog, make_deps, turn
 
 TOOLBENCH = Path(__file__).resolve().parents[1].parent / "shared" / "toolbench"
@@ -107,7 +106,7 @@ def test_sibling_agents_run_in_parallel() -> None:
     script = Script({"meta": [ai("", *(call("create_agent_category_level", category_name=c) for c in plan))],
                      **{f"category:{c}": [ai("", call("get_tools_in_category", category_name=c))] for c in plan}})
     model = ScriptedChatModel(responder=script, latency=latency)
-    graph = retriever(catalog, model, direct_tool_agent_max_tools=1)
+    graph = retriever(catalog, model, small_category_shortcut=False)
     start = time.perf_counter()
     out = graph.invoke({"query": "q"})
     wall = time.perf_counter() - start
@@ -121,11 +120,11 @@ def test_sibling_agents_run_in_parallel() -> None:
 def test_dispatch_starts_at_most_max_concurrency_oldest_first() -> None:
     plan = {f"C{i}": {f"T{i}a": ["A"], f"T{i}b": ["B"]} for i in range(5)}
     script = Script({"meta": [ai("", *(call("create_agent_category_level", category_name=c) for c in plan))]})
-    graph = retriever(make_catalog(plan), ScriptedChatModel(responder=script), direct_tool_agent_max_tools=1,
+    graph = retriever(make_catalog(plan), ScriptedChatModel(responder=script), small_category_shortcut=False,
                       max_concurrency=2)
-    started = [u["dispatch"]["to_start"] for u in graph.stream({"query": "q"}, stream_mode="updates")
-               if "dispatch" in u]
-    # the meta-agent yields after spawning and continues beside its children (oldest first)
+    started = [[i for i, a in u["dispatch"]["agents"].items() if a["status"] == "running"]
+               for u in graph.stream({"query": "q"}, stream_mode="updates") if "dispatch" in u]
+    # one step per agent per superstep: the meta-agent continues beside its children (longest waiting first)
     assert started == [["meta"], ["meta", "meta/C0"], ["meta/C1", "meta/C2"], ["meta/C3", "meta/C4"], []]
 
 
@@ -137,7 +136,10 @@ def test_pool_cap_holds_with_parallel_adders() -> None:
     out = retriever(make_catalog(plan), model, max_api_pool=3).invoke({"query": "q"})
     assert len(out["api_pool"]) == 3
     assert len({e["api_id"] for e in out["api_pool"]}) == 3
-    assert statuses(out["agents"])["meta/S0/t1"] == ("finished", "finish_search")
+    # a full pool stops every agent at its next step (not only new ones): nobody steps again after it filled up
+    tool_agents = {i: st for i, st in statuses(out["agents"]).items() if i.count("/") == 2}
+    assert tool_agents == {f"meta/S{i}/t1": ("stopped", "pool_full") for i in range(3)}
+    assert len([c for c in model.calls if c["role"] == "tool"]) == 3
 
 
 def test_solvable_pool_stops_siblings_and_pending_children() -> None:
@@ -160,27 +162,32 @@ def test_solvable_pool_stops_siblings_and_pending_children() -> None:
         "meta": ("finished", "finish_search"),
         "meta/Small": ("finished", "small_category"),
         "meta/Small/t1": ("stopped", "pool_solvable"),
-        "meta/Finance": ("stopped", "stop_signal"),  # a running sibling, cut off before its next model call
+        "meta/Finance": ("stopped", "pool_solvable"),  # a sibling, cut off before its next step
     }
     assert agents["meta/Finance"]["steps"] >= 2
     assert pool_names(out) == {("Jokes", "Random Joke")} and out["solvable_round"] == 0
 
 
-def test_pending_children_of_a_yielded_parent_are_stopped_when_solvable() -> None:
+def test_agents_between_steps_are_stopped_when_solvable() -> None:
     catalog = make_catalog(SMALL_PLAN)
+
+    def browse(messages: list[BaseMessage]) -> AIMessage:
+        return ai("", call("get_tools_in_category", category_name="Finance"))
+
     script = Script({
         "meta": [ai("", call("create_agent_category_level", category_name="Small"),
                     call("create_agent_category_level", category_name="Finance"))],
         "tool:Jokes, Quotes": [adds("Jokes", "Random Joke"), ai("", call("check_if_request_solvable"))],
-        "category:Finance": [ai("", call("create_agent_tool_level", tool_names=["Stocks API"]))],
+        "category:Finance": [ai("", call("create_agent_tool_level", tool_names=["Stocks API"])), browse, browse],
+        "tool:Stocks API": [ai("", call("get_apis_in_tool", tool_name="Stocks API"))] * 3,
     }, solvable=lambda prompt: "Solvable")
     model = ScriptedChatModel(responder=script, latency=0.02)
     judge = ScriptedChatModel(responder=script, latency=0.3)
     agents = retriever(catalog, model, judge).invoke({"query": "tell me a joke"})["agents"]
-    # Finance yielded after spawning its tool agent; both were pending when the pool was judged solvable
+    # Finance and the tool agent it created stepped beside the check; both were pending when it said solvable
     assert statuses(agents)["meta/Finance"] == ("stopped", "pool_solvable")
     assert statuses(agents)["meta/Finance/t1"] == ("stopped", "pool_solvable")
-    assert agents["meta/Finance"]["steps"] == 1 and agents["meta/Finance/t1"]["activations"] == 0
+    assert agents["meta/Finance"]["steps"] == 2 and agents["meta/Finance/t1"]["steps"] == 1
 
 
 def test_budget_stops_agents_and_dispatch() -> None:
@@ -262,18 +269,17 @@ def test_retrieval_on_the_toolbench_catalog() -> None:
     query, plan = _toolbench_query()
     tools_of = {t: c for c, ts in plan.items() for t in ts}
 
-    def responder(messages: list[BaseMessage], tools: list[str]) -> AIMessage:
-        sys, n = system_text(messages), turn(messages)
+    def responder(messages: list[BaseMessage], tools: list[str], meta: Mapping[str, Any]) -> AIMessage:
+        n = turn(messages)
         if "create_agent_category_level" in tools:
             calls = [call("create_agent_category_level", category_name=c) for c in plan]
             return ai("", *calls) if n == 0 else ai("", call("finish_search"))
         if "create_agent_tool_level" in tools:
-            m = re.search(r"tools within the '(.+?)' category", sys)
-            names = list(plan[m.group(1) if m else ""])
+            names = list(plan[meta["inputs"]["category"]])
             calls = [call("create_agent_tool_level", tool_names=names[i:i + 5]) for i in range(0, len(names), 5)]
             return ai("", *calls) if n == 0 else ai("", call("finish_search"))
         if "add_apis_into_api_pool" in tools:
-            mine = [t for t in tools_of if f"\n- {t}: " in sys]
+            mine = list(meta["inputs"]["tools"])
             if n == 0:
                 return ai("", call("get_apis_in_tool", tool_name=mine[0]))
             if n == 1:
@@ -314,7 +320,7 @@ def test_solvable_check_sees_the_whole_live_pool_of_parallel_agents() -> None:
         "tool:T2": [adds("T2", "A2"), ai("", call("check_if_request_solvable"))],
     }, solvable=solvable)
     model = ScriptedChatModel(responder=script, latency=0.2)
-    out = retriever(catalog, model, direct_tool_agent_max_tools=1).invoke({"query": "q"})
+    out = retriever(catalog, model, small_category_shortcut=False).invoke({"query": "q"})
     assert pool_names(out) == {("T1", "A1"), ("T2", "A2")}
     assert len(prompts) == 1 and '"api": "A1"' in prompts[0] and '"api": "A2"' in prompts[0]
 

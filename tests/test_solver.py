@@ -244,7 +244,7 @@ def test_depth_limit_backtracks_to_the_parent() -> None:
         ai("", call(FORECAST, city="Paris")),  # depth 2 = limit: backtrack
         ai("", finish("give_answer", final_answer="Sunny.")),  # second child of step 1
     ])
-    attempt = only_attempt(solve(make_deps(model, max_depth=2)))
+    attempt = only_attempt(solve(make_deps(model, max_depth=4)))  # 2 turns × (action + action input)
     assert attempt["finish_type"] == "give_answer"
     assert node(attempt, 2)["status"] == "dead" and "depth limit" in node(attempt, 2)["note"]
     assert node(attempt, 1)["children"] == [2, 3]
@@ -268,25 +268,43 @@ def test_width_exhaustion_gives_up_with_reason_and_failed_functions() -> None:
 
 
 # ------------------------------------------------------------------------------------------ budgets
-def test_api_call_budget_is_a_hard_stop() -> None:
+def test_api_call_budget_is_a_hard_stop_then_one_finish_only_turn() -> None:
+    """AnyTool A.1 / the authors' code: after the 10th API call the solver gets one turn with Finish alone."""
     n = 0
 
     def keep_calling(messages: list[Any], tools: list[str]) -> AIMessage:
         nonlocal n
         n += 1
+        if tools == ["Finish"]:
+            assert "used all 10 API calls" in str(messages[-1].content)
+            return ai("", finish("give_answer", final_answer="Paris is 21°C."))
         return ai("", call(CURRENT, city=f"City{n}"))
 
     model = ScriptedChatModel(responder=keep_calling)
-    attempt = only_attempt(out := solve(make_deps(model, max_depth=50)))
-    assert attempt["finish_type"] == "call_budget" and attempt["api_calls"] == 10
-    assert len(model.calls) == 10 and out["usage"]["api"]["calls"] == 10
-    assert max(nd["depth"] for nd in attempt["tree"]) == 10
+    attempt = only_attempt(out := solve(make_deps(model, max_depth=100)))
+    assert attempt["finish_type"] == "give_answer" and attempt["answer"] == "Paris is 21°C."
+    assert attempt["api_calls"] == 10 and out["usage"]["api"]["calls"] == 10  # no 11th call
+    assert len(model.calls) == 11 and model.calls[-1]["tools"] == ["Finish"]
+    assert max(nd["depth"] for nd in attempt["tree"]) == 11
+
+
+def test_finish_only_turn_without_finish_ends_as_call_budget() -> None:
+    model = ScriptedChatModel(responder=lambda m, t: ai("", call(CURRENT, city="Paris")))  # ignores the limit
+    attempt = only_attempt(solve(make_deps(model, max_api_calls=2, max_depth=100)))
+    assert attempt["finish_type"] == "call_budget" and attempt["api_calls"] == 2
+    assert len(model.calls) == 3 and model.calls[-1]["tools"] == ["Finish"]
+    last = node(attempt, 3)
+    assert [c["status"] for c in last["calls"]] == ["not_executed"]  # refused: no call is left
+    # a restart is not offered on the last turn: there are no calls left to restart with
+    enum = model.calls[-1]["tool_schemas"][0]["function"]["parameters"]["properties"]["return_type"]["enum"]
+    assert "give_up_and_restart" not in enum
 
 
 def test_parallel_calls_over_the_budget_are_not_executed() -> None:
-    model = ScriptedChatModel(replies=[ai("", *[call(CURRENT, city=f"C{i}") for i in range(4)])])
+    model = ScriptedChatModel(replies=[ai("", *[call(CURRENT, city=f"C{i}") for i in range(4)]),
+                                       ai("", finish("give_up", reason="out of calls"))])
     attempt = only_attempt(solve(make_deps(model, max_api_calls=3)))
-    assert attempt["finish_type"] == "call_budget" and attempt["api_calls"] == 3
+    assert attempt["finish_type"] == "give_up" and attempt["api_calls"] == 3
     assert [c["status"] for c in node(attempt, 1)["calls"]] == ["ok", "ok", "ok", "not_executed"]
     assert len([m for m in node(attempt, 1)["messages"] if m["role"] == "tool"]) == 4
 
@@ -348,8 +366,16 @@ def test_cot_has_one_chain_and_a_restart_ends_it() -> None:
 
 def test_cot_depth_limit_gives_up() -> None:
     model = ScriptedChatModel(responder=lambda m, t: ai("", call(CURRENT, city="Paris")))
-    attempt = only_attempt(solve(make_deps(model, solver="cot", max_depth=3)))
+    attempt = only_attempt(solve(make_deps(model, solver="cot", max_depth=6)))
     assert attempt["finish_type"] == "give_up" and "depth limit" in attempt["reason"] and len(model.calls) == 3
+
+
+def test_depth_counts_toolllm_tree_nodes() -> None:
+    """max_depth is ToolLLM's single_chain_max_step: a thought node per turn with text, action + action input per
+    call. With 12, a chain of thought-and-call turns is cut after 4 turns (12 nodes), not 12 turns."""
+    model = ScriptedChatModel(responder=lambda m, t: ai("Let me check.", call(CURRENT, city="Paris")))
+    attempt = only_attempt(solve(make_deps(model, solver="cot", max_depth=12)))
+    assert attempt["finish_type"] == "give_up" and len(model.calls) == 4
 
 
 # ------------------------------------------------------------------------------------------ seeding

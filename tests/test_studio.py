@@ -28,7 +28,7 @@ def free_port() -> int:
 def request(url: str, body: Any = None) -> Any:
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
-    with urllib.request.urlopen(req, timeout=5) as resp:
+    with urllib.request.urlopen(req, timeout=60) as resp:
         return json.loads(resp.read())
 
 
@@ -38,9 +38,8 @@ def test_langgraph_dev_serves_the_anytool_graph(tmp_path: Path) -> None:
     if not cli.exists() and shutil.which("langgraph") is None:
         pytest.skip("langgraph-cli[inmem] is not installed")
     port = free_port()
-    env = {**os.environ, "ANYTOOL_MODEL": "openai:gpt-test", "OPENAI_API_KEY": "sk-not-used",
-           "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "ANYTOOL_EMBEDDINGS": "none", "LANGSMITH_TRACING": "false",
-           "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
+    env = {k: v for k, v in os.environ.items() if k != "ANYTOOL_MODEL"}  # Studio must load without a model
+    env.update({"ANYTOOL_EMBEDDINGS": "none", "LANGSMITH_TRACING": "false", "LANGGRAPH_CLI_NO_ANALYTICS": "1"})
     log = (tmp_path / "dev.log").open("w")
     proc = subprocess.Popen([str(cli if cli.exists() else "langgraph"), "dev", "--port", str(port), "--host",
                              "127.0.0.1", "--no-browser", "--no-reload", "--config", str(ROOT / "langgraph.json")],
@@ -64,8 +63,22 @@ def test_langgraph_dev_serves_the_anytool_graph(tmp_path: Path) -> None:
         edges = {(e["source"], e["target"]) for e in graph["edges"]}
         assert ("solver", "judge") in edges and ("reflect", "dispatch") in edges
         # the solver's own structure (its backtracking edge) is visible as a subgraph
-        sub = request(f"{base}/assistants/{assistants[0]['assistant_id']}/graph?xray=1")
+        assistant = assistants[0]["assistant_id"]
+        sub = request(f"{base}/assistants/{assistant}/graph?xray=true")
         assert any("backtrack" in n["id"] for n in sub["nodes"])
+        schemas = request(f"{base}/assistants/{assistant}/schemas")
+        assert schemas["input_schema"]["properties"]["query"] and schemas["output_schema"]["properties"]["answer"]
+        assert {"model", "max_api_pool", "profile"} <= set(schemas["context_schema"]["properties"])
+        # a run without a model ends with the one-line "configure a model" error
+        thread = request(f"{base}/threads", {})["thread_id"]
+        failed = request(f"{base}/threads/{thread}/runs/wait", {"assistant_id": assistant, "input": {"query": "q"}})
+        assert "ANYTOOL_MODEL" in json.dumps(failed), failed
+        # the offline stand-in, chosen per run through the context panel's fields
+        thread = request(f"{base}/threads", {})["thread_id"]
+        out = request(f"{base}/threads/{thread}/runs/wait",
+                      {"assistant_id": assistant, "input": {"query": "Convert 26.2 miles to kilometers"},
+                       "context": {"model": "offline", "max_api_pool": 8}})
+        assert out["status"] in ("solved", "unsolved") and "42.16" in out["answer"], out
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:

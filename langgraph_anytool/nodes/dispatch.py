@@ -1,9 +1,9 @@
-"""The retriever's dispatcher: starts pending agents (bounded per superstep) or ends retrieval.
+"""The retriever's dispatcher: each superstep, starts one step of each ready agent (bounded) or ends retrieval.
 
-`dispatch` runs once per superstep (after every agent branch of the previous one has returned): it marks up to
-`max_concurrency` pending agents, oldest first, `running` and lists them in `to_start`; `route_dispatch` then
-`Send`s each to its level's loop node. When the pool was judged solvable in this round, is full, or the token
-budget is spent, pending agents are marked `stopped` instead and retrieval is over (route to `done`).
+`dispatch` runs after every agent step of the previous superstep has returned. It marks up to `max_concurrency`
+pending agents `running` (longest waiting first) and `Send`s each to its level's step subgraph. When the pool was
+judged solvable in this round, is full, or the token budget is spent, pending agents are marked `stopped`
+instead and retrieval is over (`goto` the `done` node).
 """
 
 from __future__ import annotations
@@ -11,18 +11,19 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from langgraph.types import Send
+from langgraph.runtime import Runtime
+from langgraph.types import Command, Send
 
-from ..graphs.agent_loop import NODE_FOR_LEVEL
 from ..llm import total_tokens
 from ..state import AgentInput, AgentRecord
+from .agents.records import NODE_FOR_LEVEL
 
 if TYPE_CHECKING:
     from ..runtime import Deps
 
 
 def stop_reason(state: Mapping[str, Any], deps: Deps) -> str | None:
-    """Why no agent may start now (`pool_solvable`, `pool_full`, `budget`), or None."""
+    """Why no agent may take another step now (`pool_solvable`, `pool_full`, `budget`), or None."""
     if state.get("solvable_round", -1) == state.get("round", 0):
         return "pool_solvable"
     if len(state.get("api_pool") or []) >= deps.config.max_api_pool:
@@ -32,42 +33,31 @@ def stop_reason(state: Mapping[str, Any], deps: Deps) -> str | None:
     return None
 
 
-def make_dispatch(deps: Deps) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
-    """The `dispatch` node."""
+def make_dispatch(base: Deps, done: str) -> Callable[..., Command[Any]]:
+    """The `dispatch` node; `done` is the node that follows retrieval."""
 
-    def dispatch(state: Mapping[str, Any]) -> dict[str, Any]:
+    def dispatch(state: Mapping[str, Any], runtime: Runtime[Any]) -> Command[Any]:
+        deps = base.for_run(runtime.context)
         agents: Mapping[str, AgentRecord] = state.get("agents") or {}
-        pending = [a for a in agents.values() if a["status"] == "pending"]  # insertion order = creation order
+        # oldest ready first; insertion (creation) order breaks ties
+        pending = sorted((a for a in agents.values() if a["status"] == "pending"), key=lambda a: a["ready"])
         run_key = state.get("run_key", "")
+        tick = state.get("tick", 0) + 1
         # the checkpointed state is authoritative: re-seed the run-scoped views from it (also after a resume)
         deps.signals.sync_pool(run_key, [e["api_id"] for e in state.get("api_pool") or []],
                                list(state.get("removed_apis") or []))
         deps.signals.seed_tokens(run_key, total_tokens(state.get("usage") or {}))
         reason = stop_reason(state, deps)
-        if reason is not None:
+        if reason is not None or not pending:
             stopped = {a["id"]: {**a, "status": "stopped", "end_reason": reason} for a in pending}
-            return {"agents": stopped, "to_start": []}
-        start = pending[: deps.config.max_concurrency]
-        return {"agents": {a["id"]: {**a, "status": "running"} for a in start}, "to_start": [a["id"] for a in start]}
-
-    return dispatch
-
-
-def make_route_dispatch(done: str) -> Callable[[Mapping[str, Any]], list[Send] | str]:
-    """The conditional edge after `dispatch`: one `Send` per started agent, or `done` when none starts."""
-
-    def route_dispatch(state: Mapping[str, Any]) -> list[Send] | str:
-        ids = state.get("to_start") or []
-        if not ids:
-            return done
-        agents: Mapping[str, AgentRecord] = state["agents"]
+            return Command(update={"agents": stopped, "tick": tick}, goto=done)
+        start = {a["id"]: AgentRecord(**{**a, "status": "running"}) for a in pending[: deps.config.max_concurrency]}
         pool = [e["api_id"] for e in state.get("api_pool") or []]
         sends = []
-        for agent_id in ids:
-            record = agents[agent_id]
-            payload: AgentInput = {"query": state["query"], "run_key": state.get("run_key", ""),
-                                   "round": state.get("round", 0), "agent": record, "pool": list(pool)}
+        for record in start.values():
+            payload: AgentInput = {"query": state["query"], "run_key": run_key, "round": state.get("round", 0),
+                                   "tick": tick, "agent": record, "pool": list(pool)}
             sends.append(Send(NODE_FOR_LEVEL[record["level"]], payload))
-        return sends
+        return Command(update={"agents": start, "tick": tick}, goto=sends)
 
-    return route_dispatch
+    return dispatch

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 
 class _Args(BaseModel):
@@ -57,8 +57,23 @@ class ToolArgs(_Args):
 
 
 class ApiDetailArgs(_Args):
+    """Table 8's `get_API_details([API names])`: several APIs of one tool in one call (`api_name` for one)."""
+
     tool_name: str = Field(description="The name of one of your tools.")
-    api_name: str = Field(description="The name of an API of that tool.")
+    api_names: list[str] = Field(description="Names of APIs of that tool.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_api_name(cls, value: Any) -> Any:
+        if isinstance(value, dict) and "api_name" in value and "api_names" not in value:
+            value = {**value, "api_names": value["api_name"]}
+            del value["api_name"]
+        return value
+
+    @field_validator("api_names", mode="before")
+    @classmethod
+    def _one_name_is_a_list(cls, value: Any) -> Any:
+        return _as_list(value)
 
 
 class ApiRef(_Args):
@@ -131,7 +146,8 @@ CREATE_AGENT_TOOL_LEVEL = AgentFunction(
 GET_APIS_IN_TOOL = AgentFunction(
     "get_apis_in_tool", "Get the names (and short descriptions) of the APIs of one of your tools.", ToolArgs)
 GET_API_DETAILS = AgentFunction(
-    "get_api_details", "Get the details of an API: description, method, required and optional parameters.",
+    "get_api_details",
+    "Get the details of APIs of one of your tools: description, method, required and optional parameters.",
     ApiDetailArgs)
 ADD_APIS_INTO_API_POOL = AgentFunction(
     "add_apis_into_api_pool", "Add APIs of your tools to the API-candidate pool used to solve the query.",

@@ -314,6 +314,12 @@ class ApiExecutor:
         if self._owns_cache and self.cache is not None:
             self.cache.close()
 
+    def __enter__(self) -> ApiExecutor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def close(self) -> None:
         """Blocking `aclose`, then stop the private loop thread."""
         with self._lock:

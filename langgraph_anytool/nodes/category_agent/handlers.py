@@ -5,8 +5,9 @@ from __future__ import annotations
 import difflib
 
 from ...catalog import Catalog, Category, Tool, UnknownNameError
-from ...graphs.agent_loop import CallContext, FunctionResult, new_agent_record, to_json
 from ...tools.agent_functions import CategoryArgs, ToolNamesArgs, ToolsDescriptionArgs
+from ..agents.context import CallContext, FunctionResult, to_json
+from ..agents.records import new_agent_record
 
 DESCRIPTION_CHARS = 512  # per tool, in get_tools_descriptions
 LIST_ALL_UP_TO = 100  # refusals list every valid name when there are at most this many
@@ -124,7 +125,8 @@ def create_agent_tool_level(ctx: CallContext, args: ToolNamesArgs) -> FunctionRe
                 f"Tools not yet assigned: {to_json(free)}. No agent was created.")
     child_id = f"{rec['id']}/t{len(rec['children']) + 1}"
     names = [t.name for t in tools]
-    ctx.children[child_id] = new_agent_record(child_id, "tool", parent=rec["id"], category=category, tools=names)
+    ctx.children[child_id] = new_agent_record(child_id, "tool", parent=rec["id"], category=category, tools=names,
+                                              ready=ctx.tick + 1)
     rec["children"].append(child_id)
     rec["tools"].extend(names)  # a category agent's `tools`: what it has assigned so far
     return f"Created tool agent {child_id} for the tools {to_json(names)}."

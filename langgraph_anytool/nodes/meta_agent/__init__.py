@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from ...graphs.agent_loop import Role, finish_search
 from ...state import AgentRecord
-from ...tools.agent_functions import META_FUNCTIONS
-from .handlers import create_agent_category_level, get_tools_descriptions, get_tools_in_category, seed_categories
+from .handlers import seed_categories
 from .prompts import BOOTSTRAP_PROMPT, FIRST_MESSAGE, REACTIVATE_PROMPT, SEARCH_HINT
 
 if TYPE_CHECKING:
     from ...runtime import Deps
 
-__all__ = ["REACTIVATE_PROMPT", "meta_role", "seed_categories"]
+__all__ = ["REACTIVATE_PROMPT", "first_message", "seed_categories", "system_prompt"]
 
 
 def system_prompt(record: AgentRecord, deps: Deps) -> str:
@@ -28,19 +25,3 @@ def first_message(query: str, record: AgentRecord, deps: Deps) -> str:
         if hints:
             text += "\n" + SEARCH_HINT.format(categories=", ".join(hints))
     return text
-
-
-def meta_role() -> Role:
-    """The meta-agent's role for `build_agent_loop`."""
-    return Role(
-        level="meta",
-        system_prompt=system_prompt,
-        first_message=first_message,
-        functions=META_FUNCTIONS,
-        handlers=MappingProxyType({
-            "get_tools_in_category": get_tools_in_category,
-            "get_tools_descriptions": get_tools_descriptions,
-            "create_agent_category_level": create_agent_category_level,
-            "finish_search": finish_search,
-        }),
-    )

@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from ...graphs.agent_loop import CallContext, new_agent_record, to_json
 from ...tools.agent_functions import CategoryArgs, ToolsDescriptionArgs
+from ..agents.context import CallContext, to_json
+from ..agents.records import new_agent_record
 from ..category_agent.handlers import describe_tools, list_tools, resolve_category
 
 if TYPE_CHECKING:
@@ -31,8 +32,9 @@ def category_agent_id(parent_id: str, category: str) -> str:
 def create_agent_category_level(ctx: CallContext, args: CategoryArgs) -> str:
     """Create a category agent (each category at most once per run).
 
-    A category with at most `direct_tool_agent_max_tools` tools gets no model call: its agent is recorded
-    `finished` (`small_category`) with one pending tool agent holding all its tools, as in the original AnyTool.
+    With `small_category_shortcut` on, a category with at most `max_tools_per_agent` tools gets no model call: its
+    agent is recorded `finished` (`small_category`) with one pending tool agent holding all its tools, as the
+    authors' code does. `AnyToolConfig.paper()` turns the shortcut off.
     """
     rec, catalog, cfg = ctx.record, ctx.deps.catalog, ctx.deps.config
     cat = resolve_category(catalog, args.category_name)
@@ -45,13 +47,14 @@ def create_agent_category_level(ctx: CallContext, args: CategoryArgs) -> str:
     tools = [t.name for t in cat.tools]
     if not tools:
         return f"The category {cat.name!r} has no tools; no agent was created."
-    child = new_agent_record(child_id, "category", parent=rec["id"], category=cat.name)
+    child = new_agent_record(child_id, "category", parent=rec["id"], category=cat.name, ready=ctx.tick + 1)
     rec["children"].append(child_id)
     ctx.children[child_id] = child
-    if len(tools) > cfg.direct_tool_agent_max_tools:
+    if not cfg.small_category_shortcut or len(tools) > cfg.max_tools_per_agent:
         return f"Created category agent {child_id} for the category {cat.name!r} ({len(tools)} tools)."
     tool_id = f"{child_id}/t1"
-    ctx.children[tool_id] = new_agent_record(tool_id, "tool", parent=child_id, category=cat.name, tools=tools)
+    ctx.children[tool_id] = new_agent_record(tool_id, "tool", parent=child_id, category=cat.name, tools=tools,
+                                             ready=ctx.tick + 1)
     child["status"], child["end_reason"] = "finished", "small_category"
     child["children"], child["tools"] = [tool_id], list(tools)
     return (f"Created category agent {child_id} for the category {cat.name!r}. It has only {len(tools)} tools, "

@@ -1,81 +1,142 @@
-"""Self-reflection (AnyTool §4.3): route the failure reason back to unfinished agents, prune failed APIs."""
+"""Self-reflection (AnyTool §4.3): route the failure reason back to unfinished agents, prune failed APIs.
+
+A reflection starts after a failed solve (or an empty pool after retrieval): the round advances, the APIs that
+failed leave the pool (those the solver named, and pooled APIs whose function or API name the failure reason
+mentions, as the authors' code does), the reason is appended to the history of every unfinished agent, and the
+lowest level (tool, then category, then meta: Table 4's order) that has unfinished agents is re-activated.
+When the re-activated agents leave the pool as it was, the next level up is re-activated in the same round
+("climb") before the solver runs again; an unchanged or empty pool never reaches the solver.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import HumanMessage
+from langgraph.runtime import Runtime
+from langgraph.types import Command
 
-from ...runtime import Deps
-from ...state import AgentRecord, AnyToolState
+from ...config import ReflectionScope
+from ...state import AgentRecord, AnyToolState, PoolEntry
 from ..category_agent.prompts import REACTIVATE_PROMPT as CATEGORY_REACTIVATE
 from ..meta_agent.prompts import REACTIVATE_PROMPT as META_REACTIVATE
 from ..tool_agent.prompts import REACTIVATE_PROMPT as TOOL_REACTIVATE
 
+if TYPE_CHECKING:
+    from ...runtime import Deps
+
 # The paper's Table 4 / §4.3 order: re-activate the lowest level that has unfinished agents.
 LEVEL_ORDER: tuple[str, ...] = ("tool", "category", "meta")
+SCOPE_LEVELS: Mapping[str, tuple[str, ...]] = {
+    "all": LEVEL_ORDER, "tool+category": ("tool", "category"), "tool": ("tool",)}
+
+ReflectRequest = Literal["new", "climb"]
 
 
 def reactivation_prompt(level: str, reason: str) -> str:
-    """The re-activation message for an agent of `level` (paper Tables 18-20, kept beside each role)."""
+    """The re-activation message for an agent of `level` (Tables 18-20's contract, kept beside each role)."""
     template = {"tool": TOOL_REACTIVATE, "category": CATEGORY_REACTIVATE}.get(level, META_REACTIVATE)
     return template.format(reason=reason)
 
 
-def failure_reason(state: AnyToolState) -> str:
-    """The solver's give-up reason, or the judge's reason for an answer judged unsolved."""
-    attempt = state["solver_attempts"][-1]
+def failure_reason(state: Mapping[str, Any]) -> str:
+    """The judge's reason for an answer judged unsolved, the solver's give-up reason, or the state's reason."""
+    attempts = state.get("solver_attempts") or []
     verdict = state.get("verdict") or {}
+    if not attempts or attempts[-1]["round"] != state.get("round", 0):
+        return state.get("reason") or "no API relevant to the query was found"
+    attempt = attempts[-1]
     if attempt["finish_type"] == "give_answer" and verdict.get("reason"):
-        return verdict["reason"]
+        return str(verdict["reason"])
     return attempt["reason"] or verdict.get("reason") or f"the solver ended with {attempt['finish_type']}"
 
 
-def plan_reactivation(agents: dict[str, AgentRecord]) -> tuple[str | None, list[str]]:
-    """The level to re-activate and the ids of its unfinished agents (none → (None, []))."""
-    for level in LEVEL_ORDER:
+def mentioned_apis(pool: Sequence[PoolEntry], text: str) -> list[str]:
+    """Pooled API ids whose function name or API name the text mentions (whole words, as written)."""
+    out = []
+    for entry in pool:
+        for name in (entry["function_name"], entry["api"]):
+            if name and re.search(rf"(?<![\w]){re.escape(name)}(?![\w])", text):
+                out.append(entry["api_id"])
+                break
+    return out
+
+
+def failed_apis(state: Mapping[str, Any], reason: str) -> list[str]:
+    """The pooled APIs to prune: those the solver named as failed, and those the reason mentions."""
+    pool: list[PoolEntry] = list(state.get("api_pool") or [])
+    pooled = {e["api_id"] for e in pool}
+    attempts = state.get("solver_attempts") or []
+    named = attempts[-1].get("failed_api_ids", []) if attempts and attempts[-1]["round"] == state.get("round") else []
+    return list(dict.fromkeys([a for a in named if a in pooled] + mentioned_apis(pool, reason)))
+
+
+def plan_reactivation(agents: Mapping[str, AgentRecord], scope: ReflectionScope = "all", above: str = ""
+                      ) -> tuple[str | None, list[str]]:
+    """The level to re-activate and the ids of its unfinished agents, looking at the levels of `scope` above
+    `above` (all of them when empty), lowest first; (None, []) when none has unfinished agents."""
+    levels = SCOPE_LEVELS[scope]
+    if above in levels:
+        levels = levels[levels.index(above) + 1:]
+    for level in levels:
         ids = [a["id"] for a in agents.values() if a["level"] == level and a["status"] != "finished"]
         if ids:
             return level, ids
     return None, []
 
 
-def make_reflect(deps: Deps) -> Any:
-    """The `reflect` node: prunes failed APIs, appends the reason to unfinished agents, re-activates a level."""
+def reactivated(agents: Mapping[str, AgentRecord], ids: Iterable[str], ready: int) -> dict[str, AgentRecord]:
+    """The records of `ids` made pending for a new activation."""
+    return {i: {**agents[i], "status": "pending", "end_reason": "", "activation_calls": 0, "ready": ready}
+            for i in ids}
 
-    def reflect(state: AnyToolState) -> dict[str, Any]:
+
+def can_reflect(state: Mapping[str, Any], deps: Deps) -> bool:
+    """Whether a new reflection may start: reflections left and budget left."""
+    return state.get("reflections", 0) < deps.config.max_reflections and not deps.over_budget(
+        state.get("run_key", ""))
+
+
+def pool_ids(state: Mapping[str, Any]) -> list[str]:
+    return sorted(e["api_id"] for e in state.get("api_pool") or [])
+
+
+def make_reflect(base: Deps) -> Any:
+    """The `reflect` node: a new reflection (`reflect_request` "new") or a climb to the next level ("climb")."""
+
+    def reflect(state: AnyToolState, runtime: Runtime[Any]) -> Command[Literal["dispatch", "gate", "finalize"]]:
+        deps = base.for_run(runtime.context)
+        agents = state.get("agents", {})
+        tick = state.get("tick", 0)
+        scope = deps.config.reflection_scope
+        if state.get("reflect_request") == "climb":
+            level, ids = plan_reactivation(agents, scope, above=state.get("reflect_level") or "")
+            if not ids:
+                return Command(goto="finalize")
+            return Command(update={"agents": reactivated(agents, ids, tick), "reflect_level": level},
+                           goto="dispatch")
+        if not can_reflect(state, deps):
+            return Command(goto="finalize")
         reason = failure_reason(state)
-        attempt = state["solver_attempts"][-1]
-        pooled = {e["api_id"] for e in state.get("api_pool", [])}
-        failed = [a for a in attempt.get("failed_api_ids", []) if a in pooled]
-        _level, reactivate = plan_reactivation(state.get("agents", {}))
+        failed = failed_apis(state, reason)
         updated: dict[str, AgentRecord] = {}
-        for agent in state.get("agents", {}).values():
-            if agent["status"] == "finished":
-                continue
-            record: AgentRecord = {**agent, "messages": [*agent["messages"],
-                                                         HumanMessage(reactivation_prompt(agent["level"], reason))]}
-            if agent["id"] in reactivate:
-                record["status"] = "pending"
-            updated[agent["id"]] = record
-        return {
-            "agents": updated,
-            "api_pool": {"remove": failed},
-            "removed_apis": failed,
-            "round": state.get("round", 0) + 1,
-            "reflections": state.get("reflections", 0) + 1,
-            "reason": reason,
-            "usage": {"reflections": 1},
+        for agent in agents.values():
+            if agent["status"] != "finished":
+                message = HumanMessage(reactivation_prompt(agent["level"], reason))
+                updated[agent["id"]] = {**agent, "messages": [*agent["messages"], message]}
+        level, ids = plan_reactivation(updated, scope)
+        updated.update(reactivated(updated, ids, tick))
+        update: dict[str, Any] = {
+            "agents": updated, "api_pool": {"remove": failed}, "removed_apis": failed,
+            "round": state.get("round", 0) + 1, "reflections": state.get("reflections", 0) + 1, "reason": reason,
+            "reflect_level": level or "", "usage": {"reflections": 1},
         }
+        if ids:
+            return Command(update=update, goto="dispatch")
+        remaining = sorted(set(pool_ids(state)) - set(failed))
+        changed = bool(remaining) and remaining != sorted(state.get("pool_at_last_solve") or [])
+        return Command(update=update, goto="gate" if changed else "finalize")
 
     return reflect
-
-
-def route_after_reflect(state: AnyToolState) -> Literal["dispatch", "gate", "finalize"]:
-    """Re-run the retriever if agents were re-activated; re-solve if only the pool changed; else stop."""
-    if any(a["status"] == "pending" for a in state.get("agents", {}).values()):
-        return "dispatch"
-    current = sorted(e["api_id"] for e in state.get("api_pool", []))
-    if current != sorted(state.get("pool_at_last_solve", [])) and current:
-        return "gate"
-    return "finalize"

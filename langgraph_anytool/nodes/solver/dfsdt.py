@@ -31,6 +31,7 @@ from .tree import (
     TreeNode,
     add_child,
     backtrack_target,
+    chain_length,
     last_ai,
     new_tree,
     path_messages,
@@ -67,11 +68,6 @@ def tree_width(deps: Deps) -> int:
 def model_call_cap(deps: Deps) -> int:
     """Model calls allowed in one solve (every role counted)."""
     return 4 * deps.config.max_api_calls + 10
-
-
-def recursion_budget(deps: Deps) -> int:
-    """Graph steps one solve can take: at most three per model call (model, execute, backtrack) plus a margin."""
-    return 3 * model_call_cap(deps) + 10
 
 
 def outcome(type_: str, answer: str = "", reason: str = "", failed: Sequence[str] = ()) -> FinishOutcome:
@@ -174,7 +170,7 @@ def make_seed(deps: Deps) -> Node:
                 root.append(HumanMessage(content=prompts.SEED_NOTE, name=SEED_NOTE))
         upd: dict[str, Any] = {
             "nodes": new_tree(root), "current": 0, "api_calls": 0, "model_calls": 0, "failed_seen": [],
-            "last_reason": "", "thought": "", "decision": "", "finish": None,
+            "last_reason": "", "thought": "", "decision": "", "finish": None, "finish_only": False,
             "usage": {"api": {"calls": 0, "cache_hits": 0, "errors": 0}},
         }
         if not functions:
@@ -184,8 +180,15 @@ def make_seed(deps: Deps) -> Node:
     return seed
 
 
-def route_seed(state: SolverState) -> Literal["expand", "finalize"]:
-    return "finalize" if state.get("finish") else "expand"
+def make_route_step(deps: Deps) -> Callable[[SolverState], Literal["expand", "plan", "finalize"]]:
+    """After seed or backtrack: the next step (α-UMi's planner or DFSDT/CoT's expand), or finalize."""
+
+    def route_step(state: SolverState) -> Literal["expand", "plan", "finalize"]:
+        if state.get("finish"):
+            return "finalize"
+        return "plan" if deps.config.solver == "umi" else "expand"
+
+    return route_step
 
 
 # ------------------------------------------------------------------------------------------ expand
@@ -219,12 +222,17 @@ def make_expand(deps: Deps) -> Node:
         if stop:
             return {"finish": stop}
         nodes, cur = state["nodes"], state["current"]
+        last_turn = bool(state.get("finish_only"))
+        if last_turn:  # the API-call budget is spent: one Finish-only turn, as the authors' code does
+            added = [*added, HumanMessage(content=prompts.CALL_LIMIT.format(limit=deps.config.max_api_calls),
+                                          name=NUDGE)]
         prompt: list[BaseMessage] = [
             SystemMessage(content=solver_system(deps, functions)),
             HumanMessage(content=prompts.QUERY.format(query=state["query"])),
             *path_messages(nodes, cur), *added,
         ]
-        tools = [*tool_schemas(deps, functions), finish_schema(allow_restart=not is_cot(deps))]
+        finish = finish_schema(allow_restart=not is_cot(deps) and not last_turn)
+        tools = [finish] if last_turn else [*tool_schemas(deps, functions), finish]
         model = deps.models.for_role("solver").bind_tools(tools)
         ai, upd = invoke_model(deps, state, "solver", model, prompt, {"functions": list(functions)})
         if ai is None:
@@ -291,7 +299,8 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
                     continue
                 msgs.append(ToolMessage(content=_finish_reply(fc), tool_call_id=tc_id, name=name))
                 records.append(_record(tc_id, name, "", args, f"finish:{fc.return_type}"))
-                status, finish, failed_seen, last_reason = _decide(deps, fc, failed_seen, last_reason)
+                status, finish, failed_seen, last_reason = _decide(deps, fc, failed_seen, last_reason,
+                                                                   bool(state.get("finish_only")))
                 continue
             if single_call and handled:
                 msgs.append(_error("not executed: make exactly one function call per step", tc_id, name))
@@ -335,13 +344,17 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
             detail = bad.get("error") or "the arguments are not a valid JSON object"
             msgs.append(_error(f"malformed arguments ({detail}); send a JSON object matching the schema", tc_id, name))
             records.append(_record(tc_id, name, "", bad.get("args"), "malformed_arguments"))
+        upd_only: dict[str, Any] = {}
         if finish is None and api_calls >= max_calls:
-            finish = outcome("call_budget", reason=f"the budget of {max_calls} API calls per solve is used up",
-                             failed=failed_seen)
+            if state.get("finish_only"):  # the Finish-only turn (α-UMi: the summary) is spent
+                finish = outcome("call_budget", reason=f"the budget of {max_calls} API calls per solve is used up",
+                                 failed=failed_seen)
+            else:
+                upd_only["finish_only"] = True
         usage = {**state["usage"], "api": stats}
         nodes = update_node(nodes, cur, messages=msgs, calls=records, status=status)
         upd: dict[str, Any] = {"nodes": nodes, "api_calls": api_calls, "usage": usage, "failed_seen": failed_seen,
-                               "last_reason": last_reason}
+                               "last_reason": last_reason, **upd_only}
         if finish is not None:
             upd["finish"] = finish
         return upd
@@ -356,28 +369,35 @@ def _finish_reply(fc: FinishCall) -> str:
     return json.dumps({"response": text})
 
 
-def _decide(deps: Deps, fc: FinishCall, failed_seen: list[str], last_reason: str
+def _decide(deps: Deps, fc: FinishCall, failed_seen: list[str], last_reason: str, last_turn: bool = False
             ) -> tuple[NodeStatus, FinishOutcome | None, list[str], str]:
     """Node status, outcome (None: backtrack), failed functions so far, latest reason after a valid Finish."""
     seen = failed_seen + [f for f in fc.failed_functions if f not in failed_seen]
     if fc.return_type == "give_answer":
         return "answer", outcome("give_answer", answer=fc.final_answer, reason=fc.reason), seen, last_reason
     failed = fc.failed_functions + [f for f in failed_seen if f not in fc.failed_functions]
-    if fc.return_type == "give_up" or is_cot(deps):  # CoT has one chain: a restart ends it
+    if fc.return_type == "give_up" or is_cot(deps) or last_turn:  # CoT has one chain; no calls left to restart
         return "given_up", outcome("give_up", answer=fc.final_answer, reason=fc.reason, failed=failed), seen, fc.reason
     return "given_up", None, seen, fc.reason or last_reason
 
 
-def make_route_after_execute(deps: Deps) -> Callable[[SolverState], Literal["expand", "backtrack", "finalize"]]:
-    """answer / give up / budget → finalize; restart or depth limit → backtrack; otherwise expand a child."""
+RouteAfterExecute = Literal["expand", "plan", "summarize", "backtrack", "finalize"]
 
-    def route_after_execute(state: SolverState) -> Literal["expand", "backtrack", "finalize"]:
+
+def make_route_after_execute(deps: Deps) -> Callable[[SolverState], RouteAfterExecute]:
+    """answer / give up / budget → finalize; restart or depth limit (`max_depth` in ToolLLM tree nodes) →
+    backtrack; the API-call budget just spent → the Finish-only turn (α-UMi: the summarizer); else the next step."""
+
+    def route_after_execute(state: SolverState) -> RouteAfterExecute:
         if state.get("finish"):
             return "finalize"
-        node = state["nodes"][state["current"]]
-        if node["status"] == "given_up" or node["depth"] >= deps.config.max_depth:
+        nodes, cur = state["nodes"], state["current"]
+        umi = deps.config.solver == "umi"
+        if state.get("finish_only"):  # the last turn answers from where the budget ran out
+            return "summarize" if umi else "expand"
+        if nodes[cur]["status"] == "given_up" or chain_length(nodes, cur) >= deps.config.max_depth:
             return "backtrack"
-        return "expand"
+        return "plan" if umi else "expand"
 
     return route_after_execute
 
@@ -392,7 +412,7 @@ def make_backtrack(deps: Deps) -> Node:
 
     def backtrack(state: SolverState) -> dict[str, Any]:
         nodes, cur = state["nodes"], state["current"]
-        depth_hit = nodes[cur]["status"] == "open" and nodes[cur]["depth"] >= deps.config.max_depth
+        depth_hit = nodes[cur]["status"] == "open" and chain_length(nodes, cur) >= deps.config.max_depth
         if depth_hit:
             nodes = update_node(nodes, cur, note=f"depth limit {deps.config.max_depth} reached")
         restart = nodes[cur]["status"] == "given_up"
@@ -407,10 +427,6 @@ def make_backtrack(deps: Deps) -> Node:
         return {"nodes": nodes, "finish": outcome("give_up", reason=reason, failed=state["failed_seen"])}
 
     return backtrack
-
-
-def route_after_backtrack(state: SolverState) -> Literal["expand", "finalize"]:
-    return "finalize" if state.get("finish") else "expand"
 
 
 # ------------------------------------------------------------------------------------------ finalize

@@ -46,6 +46,11 @@ SEED_NOTE = (
     "were removed). The set of functions has changed since then: continue from here with the functions now listed."
 )
 
+CALL_LIMIT = (
+    "You have used all {limit} API calls allowed for this task: no more functions will run. Call Finish now: "
+    "give the best answer the results above support (return_type give_answer), or give up with the reason."
+)
+
 FINISH_ALONE = (
     "Finish was not accepted: it must be the only function call of a step. The other calls of this step were "
     "executed; look at their results, then call Finish alone."

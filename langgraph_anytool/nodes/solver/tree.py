@@ -74,6 +74,7 @@ class SolverState(TypedDict, total=False):
     thought: str  # α-UMi: the planner's rationale of the current step
     decision: str  # α-UMi: caller | summarizer | give_up
     finish: FinishOutcome | None
+    finish_only: bool  # the API-call budget is spent: the next turn may only call Finish
     usage: dict[str, Any]
     solver_attempts: list[SolverAttempt]
 
@@ -131,6 +132,17 @@ def path_ids(nodes: Sequence[TreeNode], node_id: int) -> list[int]:
 def path_messages(nodes: Sequence[TreeNode], node_id: int) -> list[AnyMessage]:
     """The messages along root → `node_id`."""
     return [m for i in path_ids(nodes, node_id) for m in nodes[i]["messages"]]
+
+
+def chain_length(nodes: Sequence[TreeNode], node_id: int) -> int:
+    """The chain root → `node_id` in ToolLLM's tree nodes (the unit of its `single_chain_max_step`): a thought per
+    model turn with text, and an action node plus an action-input node per function call."""
+    length = 0
+    for i in path_ids(nodes, node_id):
+        for m in nodes[i]["messages"]:
+            if isinstance(m, AIMessage):
+                length += int(bool(str(m.content).strip())) + 2 * (len(m.tool_calls) + len(m.invalid_tool_calls))
+    return length
 
 
 def last_ai(node: TreeNode) -> AIMessage | None:

@@ -2,26 +2,17 @@
 
 from __future__ import annotations
 
-from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from ...catalog import UnknownNameError
-from ...graphs.agent_loop import Role, finish_search
 from ...state import AgentRecord
-from ...tools.agent_functions import TOOL_FUNCTIONS
-from .handlers import (
-    add_apis_into_api_pool,
-    check_if_request_solvable,
-    get_api_details,
-    get_apis_in_tool,
-    parse_solvable,
-)
+from .handlers import parse_solvable
 from .prompts import BOOTSTRAP_PROMPT, FIRST_MESSAGE, REACTIVATE_PROMPT
 
 if TYPE_CHECKING:
     from ...runtime import Deps
 
-__all__ = ["REACTIVATE_PROMPT", "parse_solvable", "tool_role"]
+__all__ = ["REACTIVATE_PROMPT", "first_message", "parse_solvable", "system_prompt"]
 
 TOOL_DESCRIPTION_CHARS = 300
 
@@ -42,20 +33,3 @@ def system_prompt(record: AgentRecord, deps: Deps) -> str:
 
 def first_message(query: str, record: AgentRecord, deps: Deps) -> str:
     return FIRST_MESSAGE.format(query=query)
-
-
-def tool_role() -> Role:
-    """The tool agent's role for `build_agent_loop`."""
-    return Role(
-        level="tool",
-        system_prompt=system_prompt,
-        first_message=first_message,
-        functions=TOOL_FUNCTIONS,
-        handlers=MappingProxyType({
-            "get_apis_in_tool": get_apis_in_tool,
-            "get_api_details": get_api_details,
-            "add_apis_into_api_pool": add_apis_into_api_pool,
-            "check_if_request_solvable": check_if_request_solvable,
-            "finish_search": finish_search,
-        }),
-    )

@@ -9,16 +9,19 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from ...catalog import Api, Tool, UnknownNameError
-from ...graphs.agent_loop import CallContext, FunctionResult, to_json
 from ...state import PoolEntry
 from ...tools.agent_functions import AddApisArgs, ApiDetailArgs, NoArgs, ToolArgs
+from ..agents.context import CallContext, FunctionResult, to_json
 from .prompts import SOLVABLE_HUMAN, SOLVABLE_SYSTEM
 
 API_DESCRIPTION_CHARS = 160  # per API in get_apis_in_tool
 CHECK_DESCRIPTION_CHARS = 300  # per API in the solvable check's prompt
 
-_VERDICT = re.compile(r"\b(unsolvable|not solvable|cannot be solved|can ?not be solved|solvable|false|true)\b")
+# ToolBench's task-solvability labels; "Unsure" counts as solvable (the check only stops the search when the pool
+# is not clearly insufficient). Older replies say true/false, "not solvable", ...
+_VERDICT = re.compile(r"\b(unsolvable|not solvable|cannot be solved|can ?not be solved|unsure|solvable|false|true)\b")
 _JSON_FLAG = re.compile(r'"(?:solvable|is_solvable)"\s*:\s*(true|false)')
+_JSON_LABEL = re.compile(r'"(?:label|answer_status|task_status|status)"\s*:\s*"(solvable|unsolvable|unsure)"')
 
 
 def _short(text: str, limit: int) -> str:
@@ -55,11 +58,22 @@ def get_apis_in_tool(ctx: CallContext, args: ToolArgs) -> str:
 
 
 def get_api_details(ctx: CallContext, args: ApiDetailArgs) -> str:
+    """The details of each named API of one tool (an unknown name is answered in place, listing the tool's APIs)."""
     tool = own_tool(ctx, args.tool_name)
     if isinstance(tool, str):
         return tool
-    api = find_own_api(ctx, tool, args.api_name)
-    return api if isinstance(api, str) else to_json(api.details())
+    if not args.api_names:
+        return "Error: give at least one API name in api_names."
+    names = list(dict.fromkeys(args.api_names))
+    if len(names) == 1:
+        api = find_own_api(ctx, tool, names[0])
+        return api if isinstance(api, str) else to_json(api.details())
+    details: list[Any] = []
+    for name in names:
+        api = find_own_api(ctx, tool, name)
+        details.append({"api_name": name, "error": api.removeprefix("Error: ")} if isinstance(api, str)
+                       else api.details())
+    return to_json(details)
 
 
 def add_apis_into_api_pool(ctx: CallContext, args: AddApisArgs) -> str:
@@ -104,11 +118,13 @@ def add_apis_into_api_pool(ctx: CallContext, args: AddApisArgs) -> str:
 
 
 def parse_solvable(text: str) -> tuple[bool, str]:
-    """`(True, "")` for a "Solvable" verdict, `(False, reason)` otherwise (unclear text counts as unsolvable)."""
+    """`(True, "")` for a "Solvable" or "Unsure" verdict (ToolBench's semantics), `(False, reason)` for
+    "Unsolvable"; text with no verdict counts as unsolvable (the reason says so)."""
     low = text.strip().lower()
+    label = _JSON_LABEL.search(low)
     flag = _JSON_FLAG.search(low)
-    if flag:
-        if flag.group(1) == "true":
+    if label or flag:
+        if (label and label.group(1) != "unsolvable") or (flag and flag.group(1) == "true"):
             return True, ""
         try:
             data = json.loads(text.strip().strip("`").removeprefix("json").strip())
@@ -119,7 +135,7 @@ def parse_solvable(text: str) -> tuple[bool, str]:
     match = _VERDICT.search(low)
     if match is None:
         return False, f"unclear judgement: {_short(text.strip(), 200)}" if text.strip() else "no judgement given"
-    if match.group(1) in ("solvable", "true"):
+    if match.group(1) in ("solvable", "true", "unsure"):
         return True, ""
     reason = text.strip()[match.end():].lstrip(" :.-—\n*`\"'").strip()
     return False, reason or "judged unsolvable"

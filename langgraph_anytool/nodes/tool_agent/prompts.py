@@ -22,11 +22,13 @@ REACTIVATE_PROMPT = (
     "finish_search function. Remember not to invent tool or API names."
 )
 
+# The check follows ToolBench's task-solvability labels (Solvable / Unsolvable / Unsure); Unsure counts as solvable.
 SOLVABLE_SYSTEM = (
-    "You check whether a user query can be solved with a given set of APIs. Consider every part of the query: "
-    "it is solvable only if, for each part, some API can provide the needed information or action, and the query "
-    "gives (or earlier API results can give) the required parameters. Reply with exactly one line: 'Solvable', "
-    "or 'Unsolvable: <reason>' naming what is missing."
+    "Decide whether a user query can be solved with a given set of APIs. Go through every part of the query: a "
+    "part is covered when some API can provide the information or perform the action it needs, and the query (or "
+    "the results of other APIs) supplies that API's required parameters. Reply with exactly one line: 'Solvable' "
+    "when every part is covered, 'Unsolvable: <what is missing>' when some part clearly is not, or 'Unsure' when "
+    "you cannot tell from the descriptions."
 )
 
 SOLVABLE_HUMAN = "Query: {query}\n\nAPIs in the candidate pool:\n{apis}"

@@ -1,0 +1,62 @@
+"""The run-time context of the AnyTool graph: per-run settings read through LangGraph's `Runtime`.
+
+`graph.invoke(input, config, context={"max_api_pool": 16, "model": "openai:gpt-4o-mini"})` overrides, for that
+run only, what the graph was built with; a field left unset (None) keeps the build-time value. The fields are
+every `AnyToolConfig` field except the executor kind (the executor is built with the graph), plus `model` (the
+default chat model, "provider:model" or "offline"), `models` (per-role overrides) and `profile` ("paper":
+`AnyToolConfig.paper()` under the other fields). The class is generated from `AnyToolConfig`, so the two cannot
+drift apart; LangGraph Studio shows its fields.
+"""
+
+from __future__ import annotations
+
+from dataclasses import field, fields, make_dataclass
+from typing import Any, get_type_hints
+
+from .config import AnyToolConfig, ConfigError, Profile
+
+BUILD_TIME_FIELDS = frozenset({"execution"})  # chosen with the executor, when the graph is built
+
+
+def _context_class() -> type:
+    hints = get_type_hints(AnyToolConfig)
+    specs: list[tuple[str, Any, Any]] = [
+        ("model", str | None, field(default=None)),
+        ("profile", Profile | None, field(default=None)),
+    ]
+    specs += [(f.name, hints[f.name] | None, field(default=None))
+              for f in fields(AnyToolConfig) if f.name not in BUILD_TIME_FIELDS]
+    cls = make_dataclass("AnyToolContext", specs, frozen=True, kw_only=True)
+    cls.__module__ = __name__
+    cls.__doc__ = "Per-run overrides of the graph's settings (None: the value the graph was built with)."
+    return cls
+
+
+AnyToolContext: Any = _context_class()
+
+
+def context_values(context: Any) -> dict[str, Any]:
+    """The fields a context sets (not None), from an `AnyToolContext`, a mapping, or None."""
+    if context is None:
+        return {}
+    items = context.items() if isinstance(context, dict) else ((f.name, getattr(context, f.name))
+                                                                for f in fields(context))
+    return {k: v for k, v in items if v is not None}
+
+
+def resolve_settings(base: AnyToolConfig, context: Any) -> AnyToolConfig:
+    """The settings of one run: `base` (or the paper profile), overridden by the context's set fields."""
+    values = context_values(context)
+    values.pop("model", None)
+    profile = values.pop("profile", None)
+    if "models" in values:
+        values["models"] = {**base.models, **values["models"]}
+    unknown = sorted(set(values) - {f.name for f in fields(AnyToolConfig)} - BUILD_TIME_FIELDS)
+    if unknown:
+        raise ConfigError(f"unknown context field(s) {', '.join(unknown)}")
+    if profile == "paper":
+        base = AnyToolConfig.paper(**{f.name: getattr(base, f.name) for f in fields(base)
+                                      if f.name not in ("seed_with_search", "small_category_shortcut")})
+    elif profile not in (None, "default"):
+        raise ConfigError(f"unknown profile {profile!r}; profiles are default, paper")
+    return base.with_values(values) if values else base

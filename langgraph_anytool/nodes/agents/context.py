@@ -1,0 +1,103 @@
+"""What a retriever agent's function handlers see (`CallContext`), what they return, and what a role is."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+
+from ...llm import call_role, merge_usage
+from ...state import AgentLevel, AgentRecord, PoolEntry
+from ...tools.agent_functions import AgentFunction
+
+if TYPE_CHECKING:
+    from ...runtime import Deps
+
+
+def to_json(value: Any) -> str:
+    """Function results are JSON text (non-ASCII kept)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def role_inputs(query: str, record: AgentRecord) -> dict[str, Any]:
+    """The structured inputs of an agent's model call: the query and the agent's scope."""
+    out: dict[str, Any] = {"query": query, "agent_id": record["id"]}
+    if record["category"] is not None:
+        out["category"] = record["category"]
+    if record["tools"] and record["level"] == "tool":
+        out["tools"] = list(record["tools"])
+    return out
+
+
+@dataclass
+class CallContext:
+    """What a function handler sees and may change during one agent step."""
+
+    deps: Deps  # with the run's settings and models (`Deps.for_run`)
+    query: str
+    run_key: str
+    round: int
+    tick: int  # the dispatch tick of this step (children created now are ready from the next one)
+    record: AgentRecord  # the agent's working record (handlers may append children, assign tools)
+    pool: list[str]  # API ids in the pool when the step started
+    adds: list[PoolEntry]  # this step's pool additions so far
+    config: RunnableConfig | None = None
+    children: dict[str, AgentRecord] = field(default_factory=dict)  # records created in this step
+    usage: dict[str, Any] = field(default_factory=dict)  # model usage of handlers (e.g. solvable checks)
+    solvable: bool = False
+
+    def pool_ids(self) -> list[str]:
+        """The whole pool as of now: the payload's pool, what parallel agents added since (the run's live pool),
+        and this agent's own additions."""
+        seen = dict.fromkeys(self.pool)
+        seen.update(dict.fromkeys(self.deps.signals.pool_ids(self.run_key)))
+        seen.update(dict.fromkeys(e["api_id"] for e in self.adds))
+        return list(seen)
+
+    def call_model(self, role: str, model: Runnable[Any, BaseMessage], prompt: list[BaseMessage],
+                   inputs: Mapping[str, Any]) -> AIMessage:
+        """One model call made by a function handler (e.g. the solvable check), accounted once: usage delta,
+        the run's token tally, the record's tokens."""
+        reply, usage = call_role(model, role, prompt, self.config, inputs=inputs,
+                                 on_tokens=lambda n: self.deps.signals.add_tokens(self.run_key, n))
+        self.usage = merge_usage(self.usage, {role: usage})
+        self.record["tokens"] += int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
+        return reply
+
+
+@dataclass(frozen=True)
+class FunctionResult:
+    """A handler's answer; `end` set when the function ends the agent's activation."""
+
+    content: str
+    end: Literal["finished", "stopped"] | None = None
+    end_reason: str = ""
+
+
+Handler = Callable[[CallContext, Any], "FunctionResult | str"]
+
+
+@dataclass(frozen=True)
+class Role:
+    """One kind of retriever agent: level, prompts, functions and their handlers."""
+
+    level: AgentLevel
+    system_prompt: Callable[[AgentRecord, Deps], str]  # built from the record's scope at every call
+    first_message: Callable[[str, AgentRecord, Deps], str]  # the user message opening the first activation
+    functions: tuple[AgentFunction, ...]
+    handlers: Mapping[str, Handler]
+
+    def function(self, name: str) -> AgentFunction | None:
+        return next((f for f in self.functions if f.name == name), None)
+
+    def signatures(self) -> str:
+        return ", ".join(f.signature() for f in self.functions)
+
+
+def finish_search(ctx: CallContext, args: Any) -> FunctionResult:
+    """`finish_search()`: every role's way to end its search (status `finished`)."""
+    return FunctionResult("Search finished.", end="finished", end_reason="finish_search")

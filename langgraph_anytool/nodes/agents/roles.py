@@ -1,0 +1,37 @@
+"""The role table: each retriever level's prompts, functions (AnyTool Table 8) and handlers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType, ModuleType
+
+from ...tools.agent_functions import CATEGORY_FUNCTIONS, META_FUNCTIONS, TOOL_FUNCTIONS, AgentFunction
+from .. import category_agent, meta_agent, tool_agent
+from ..category_agent import handlers as category_handlers
+from ..meta_agent import handlers as meta_handlers
+from ..tool_agent import handlers as tool_handlers
+from .context import Handler, Role, finish_search
+
+
+def _handlers(module: ModuleType, functions: tuple[AgentFunction, ...]) -> Mapping[str, Handler]:
+    """Each function's handler: the module's function of the same name (`finish_search` is shared)."""
+    return MappingProxyType({f.name: finish_search if f.name == "finish_search" else getattr(module, f.name)
+                             for f in functions})
+
+
+ROLES: Mapping[str, Role] = MappingProxyType({
+    "meta": Role("meta", meta_agent.system_prompt, meta_agent.first_message, META_FUNCTIONS,
+                 _handlers(meta_handlers, META_FUNCTIONS)),
+    "category": Role("category", category_agent.system_prompt, category_agent.first_message, CATEGORY_FUNCTIONS,
+                     _handlers(category_handlers, CATEGORY_FUNCTIONS)),
+    "tool": Role("tool", tool_agent.system_prompt, tool_agent.first_message, TOOL_FUNCTIONS,
+                 _handlers(tool_handlers, TOOL_FUNCTIONS)),
+})
+
+
+def role_for_level(level: str) -> Role:
+    """The built-in role of a level."""
+    try:
+        return ROLES[level]
+    except KeyError:
+        raise ValueError(f"unknown agent level {level!r}; levels are meta, category, tool") from None

@@ -1,0 +1,185 @@
+"""One step of a retriever agent: a model call (`call_model`), then its function calls (`run_functions`).
+
+An agent takes one step per superstep: the dispatcher sends every ready agent's record; the step ends with the
+record `pending` (ready for its next step), `finished` (finish_search, or its step limit as the paper counts it)
+or `stopped` (the run's stop signal, a full pool, the token budget, a model error). So a child created in a step
+starts in the very next superstep, beside its parent, as the paper's concurrent agents do.
+
+Unknown functions, bad arguments and turns without a function call are answered in-band and counted in
+`invalid_calls`; every tool call is answered by a ToolMessage before the agent's next model call.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.errors import GraphBubbleUp
+from langgraph.runtime import Runtime
+from typing_extensions import TypedDict
+
+from ...llm import ModelNotConfiguredError, call_role, merge_usage
+from ...state import AgentRecord, PoolUpdate, merge_agents
+from . import prompts
+from .context import CallContext, FunctionResult, Role, role_inputs
+from .records import copy_record
+
+if TYPE_CHECKING:
+    from ...runtime import Deps
+
+log = logging.getLogger(__name__)
+
+
+class AgentStepState(TypedDict):
+    """The step subgraph's state: the payload, the output keys and whether the step is over."""
+
+    query: str
+    run_key: str
+    round: int
+    tick: int
+    agent: AgentRecord  # the working record
+    pool: list[str]
+    agents: Annotated[dict[str, AgentRecord], merge_agents]
+    api_pool: NotRequired[PoolUpdate]
+    solvable_round: NotRequired[int]
+    usage: Annotated[dict[str, Any], merge_usage]
+    ended: NotRequired[bool]
+
+
+def _end(record: AgentRecord, status: Literal["finished", "stopped"], reason: str) -> None:
+    record["status"] = status
+    record["end_reason"] = reason
+
+
+def stop_before_call(deps: Deps, record: AgentRecord, run_key: str, round_: int) -> tuple[str, str] | None:
+    """Why the agent must not make its next model call: (status, end reason), or None."""
+    if deps.signals.is_stopped(run_key, round_):
+        return "stopped", "stop_signal"
+    if len(deps.signals.pool_ids(run_key)) >= deps.config.max_api_pool:
+        return "stopped", "pool_full"
+    if deps.over_budget(run_key):
+        return "stopped", "budget"
+    if record["activation_calls"] >= deps.config.agent_step_limit:
+        return "finished", "step_limit"
+    return None
+
+
+def make_call_model(role: Role, base: Deps) -> Any:
+    """The `call_model` node of `role`: checks, then one model call with the role's functions bound."""
+    schemas = [f.as_tool() for f in role.functions]
+
+    def call_model(state: AgentStepState, config: RunnableConfig, runtime: Runtime[Any]) -> dict[str, Any]:
+        deps = base.for_run(runtime.context)
+        rec = copy_record(state["agent"])
+        run_key, rnd = state["run_key"], state["round"]
+        if rec["activation_calls"] == 0:  # start of an activation
+            rec["activations"] += 1
+            if rec["activations"] == 1:  # the query opens the history (before any re-activation message)
+                rec["messages"].insert(0, HumanMessage(role.first_message(state["query"], rec, deps)))
+        rec["status"], rec["end_reason"] = "running", ""
+        out: dict[str, Any] = {"agent": rec, "agents": {rec["id"]: rec}, "ended": True}
+        stop = stop_before_call(deps, rec, run_key, rnd)
+        if stop is not None:
+            _end(rec, stop[0], stop[1])  # type: ignore[arg-type]
+            return out
+        prompt: list[BaseMessage] = [SystemMessage(role.system_prompt(rec, deps)), *rec["messages"]]
+        try:
+            model = deps.models.for_role(role.level).bind_tools(schemas)
+            reply, used = call_role(model, role.level, prompt, config, inputs=role_inputs(state["query"], rec),
+                                    on_tokens=lambda n: deps.signals.add_tokens(run_key, n))
+        except (ModelNotConfiguredError, GraphBubbleUp):
+            raise
+        except Exception as exc:  # a provider error ends this agent only; reflection may re-activate it
+            log.warning("agent %s: model call failed: %s", rec["id"], exc)
+            _end(rec, "stopped", f"error: model call failed: {type(exc).__name__}: {exc}"[:500])
+            return out
+        if any(not tc.get("id") for tc in reply.tool_calls):  # some servers omit ids: a ToolMessage needs one
+            reply = reply.model_copy(update={"tool_calls": [
+                {**tc, "id": tc.get("id") or f"{rec['id']}:{rec['steps']}:{i}"} for i, tc in enumerate(reply.tool_calls)]})
+        rec["tokens"] += int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0))
+        rec["messages"].append(reply)
+        rec["steps"] += 1
+        rec["activation_calls"] += 1
+        out["usage"] = {role.level: dict(used)}
+        if reply.tool_calls or reply.invalid_tool_calls:
+            out["ended"] = False
+            return out
+        rec["messages"].append(HumanMessage(prompts.nudge(role.signatures())))  # no call: nudged, next step
+        rec["invalid_calls"] += 1
+        rec["status"], rec["ready"] = "pending", state["tick"] + 1
+        return out
+
+    return call_model
+
+
+def _run_one(role: Role, ctx: CallContext, name: str, args: Any) -> tuple[FunctionResult, bool]:
+    """Run one function call; returns the result and whether it was an invalid call."""
+    fn = role.function(name)
+    if fn is None:
+        return FunctionResult(f"Error: unknown function {name!r}. Valid functions: {role.signatures()}."), True
+    parsed = fn.validate(args)
+    if isinstance(parsed, str):
+        return FunctionResult(parsed), True
+    handler = role.handlers.get(name)
+    if handler is None:
+        return FunctionResult(f"Error: {name} is not available to this agent."), True
+    try:
+        result = handler(ctx, parsed)
+    except (ModelNotConfiguredError, GraphBubbleUp):
+        raise
+    except Exception as exc:  # a handler bug or a catalog error: answered, not raised
+        log.warning("agent %s: %s failed: %s", ctx.record["id"], name, exc)
+        return FunctionResult(f"Error: {name} failed: {exc}"), False
+    return (FunctionResult(result) if isinstance(result, str) else result), False
+
+
+def make_run_functions(role: Role, base: Deps) -> Any:
+    """The `run_functions` node of `role`: answers every tool call of the step's model turn, in order."""
+
+    def run_functions(state: AgentStepState, config: RunnableConfig, runtime: Runtime[Any]) -> dict[str, Any]:
+        deps = base.for_run(runtime.context)
+        rec = copy_record(state["agent"])
+        ctx = CallContext(deps, state["query"], state["run_key"], state["round"], state["tick"], rec,
+                          state["pool"], [], config)
+        last = rec["messages"][-1]
+        assert isinstance(last, AIMessage), "run_functions follows a model turn"
+        terminal: FunctionResult | None = None
+        for tc in last.tool_calls:
+            name, call_id = tc.get("name") or "", tc.get("id") or ""
+            if terminal is not None:
+                content, error = prompts.after_end(terminal.end_reason), True
+            else:
+                result, invalid = _run_one(role, ctx, name, tc.get("args"))
+                rec["invalid_calls"] += int(invalid)
+                content, error = result.content, invalid or result.content.startswith("Error")
+                if result.end is not None:
+                    terminal = result
+            rec["messages"].append(ToolMessage(content=content, tool_call_id=call_id, name=name,
+                                               status="error" if error else "success"))
+        for bad in last.invalid_tool_calls:
+            rec["invalid_calls"] += 1
+            fn = role.function(bad.get("name") or "")
+            expected = fn.signature() if fn else f"one of {role.signatures()}"
+            rec["messages"].append(ToolMessage(
+                content=prompts.malformed(bad.get("name"), bad.get("error"), expected),
+                tool_call_id=bad.get("id") or "", name=bad.get("name") or "", status="error"))
+        if terminal is not None and terminal.end is not None:
+            _end(rec, terminal.end, terminal.end_reason)
+        else:
+            rec["status"], rec["ready"] = "pending", state["tick"] + 1
+        out: dict[str, Any] = {"agent": rec, "agents": {rec["id"]: rec, **ctx.children}, "ended": True}
+        if ctx.adds:
+            out["api_pool"] = {"add": ctx.adds, "cap": deps.config.max_api_pool}
+        if ctx.solvable:
+            out["solvable_round"] = state["round"]
+        if ctx.usage:
+            out["usage"] = ctx.usage
+        return out
+
+    return run_functions
+
+
+def route_after_model(state: AgentStepState) -> Literal["run_functions", "__end__"]:
+    return "__end__" if state.get("ended") else "run_functions"

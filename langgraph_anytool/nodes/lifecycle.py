@@ -1,0 +1,135 @@
+"""The run's lifecycle nodes: `init` (a fresh run), `gate` (solve now, or reflect) and `finalize` (the outcome).
+
+`init` starts retrieval the configured way (`retriever`): the meta-agent (hierarchical, the paper's), the
+query's own APIs (reference: ToolBench's setting), or the top-k of our hybrid search (search: a non-LLM baseline).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from langgraph.runtime import Runtime
+from langgraph.types import Command, Overwrite, Send
+
+from ..catalog import Catalog
+from ..config import ConfigError
+from ..llm import total_tokens
+from ..state import AnyToolState, PoolEntry, RunStatus, SolverInput
+from .agents.records import new_agent_record
+from .reflection import can_reflect, pool_ids
+
+if TYPE_CHECKING:
+    from ..runtime import Deps
+
+META_AGENT_ID = "meta"
+
+
+def pool_entry(catalog: Catalog, api_id: str, added_by: str) -> PoolEntry:
+    api = catalog.api(api_id)
+    return {"api_id": api.id, "category": api.category, "tool": api.tool_name, "api": api.name,
+            "function_name": catalog.function_name(api.id), "added_by": added_by}
+
+
+def initial_pool(deps: Deps, state: Mapping[str, Any]) -> list[PoolEntry]:
+    """The pool a non-agent retriever starts the run with (reference: the input's `api_ids`; search: top-k)."""
+    mode = deps.config.retriever
+    if mode == "reference":
+        ids = list(state.get("api_ids") or [])
+        if not ids:
+            raise ConfigError("retriever='reference' needs the input's 'api_ids' (catalog API ids)")
+        unknown = [i for i in ids if i not in deps.catalog]
+        if unknown:
+            raise ConfigError(f"input 'api_ids': not in the catalog: {', '.join(unknown[:5])}")
+        return [pool_entry(deps.catalog, i, "reference") for i in dict.fromkeys(ids)][: deps.config.max_api_pool]
+    hits = deps.catalog.search(state["query"], k=min(deps.config.search_k, deps.config.max_api_pool))
+    return [pool_entry(deps.catalog, h.api_id, "search") for h in hits]
+
+
+def make_init(base: Deps) -> Any:
+    """The `init` node: a fresh run (new run key, empty accumulators) and its retrieval start."""
+
+    def init(state: AnyToolState, runtime: Runtime[Any]) -> dict[str, Any]:
+        deps = base.for_run(runtime.context)
+        mode = deps.config.retriever
+        agents = {} if mode in ("reference", "search") else {
+            META_AGENT_ID: new_agent_record(META_AGENT_ID, "meta")}  # "flat" runs the meta level too (see roles)
+        pool = initial_pool(deps, state) if mode in ("reference", "search") else []
+        return {
+            "run_key": uuid.uuid4().hex, "round": 0, "tick": 0, "reflections": 0,
+            "agents": Overwrite(agents), "api_pool": Overwrite(pool), "removed_apis": Overwrite([]),
+            "solvable_round": Overwrite(-1), "solver_attempts": Overwrite([]), "usage": Overwrite({}),
+            "pool_at_last_solve": [], "verdict": {}, "answer": "", "status": "running", "reason": "",
+            "reflect_request": "", "reflect_level": "",
+        }
+
+    return init
+
+
+def make_gate(base: Deps) -> Any:
+    """The `gate` node (retrieval is over): solve when the pool is new to the solver, or the retriever judged it
+    solvable or full; else reflect (a new reflection on an empty first pool, a climb within a round)."""
+
+    def gate(state: AnyToolState, runtime: Runtime[Any]) -> Command[Literal["solver", "reflect", "finalize"]]:
+        deps = base.for_run(runtime.context)
+        run_key = state.get("run_key", "")
+        deps.signals.seed_tokens(run_key, total_tokens(state.get("usage", {})))
+        if deps.over_budget(run_key):
+            return Command(goto="finalize")
+        current = pool_ids(state)
+        attempts = state.get("solver_attempts", [])
+        vouched = state.get("solvable_round", -1) == state.get("round", 0) or len(current) >= deps.config.max_api_pool
+        if current and (not attempts or current != sorted(state.get("pool_at_last_solve") or []) or vouched):
+            payload: SolverInput = {"query": state["query"], "run_key": run_key, "round": state.get("round", 0),
+                                    "api_pool": list(state.get("api_pool", [])), "previous_attempts": list(attempts)}
+            return Command(update={"pool_at_last_solve": current}, goto=Send("solver", payload))
+        if state.get("reflect_level"):  # re-activated agents changed nothing: the next level up, same round
+            return Command(update={"reflect_request": "climb"}, goto="reflect")
+        if not current and can_reflect(state, deps):
+            return Command(update={"reflect_request": "new",
+                                   "reason": "the retriever found no API relevant to the query"}, goto="reflect")
+        return Command(goto="finalize")
+
+    return gate
+
+
+def outcome(state: Mapping[str, Any], deps: Deps) -> tuple[RunStatus, str]:
+    """The run's status and reason from its attempts, verdict, pool and agents."""
+    attempts = state.get("solver_attempts") or []
+    verdict = state.get("verdict") or {}
+    last = attempts[-1] if attempts else None
+    errors = [a["end_reason"] for a in (state.get("agents") or {}).values() if a["end_reason"].startswith("error")]
+    if last is not None and verdict.get("label") == "Solved":
+        return "solved", verdict.get("reason", "")
+    if deps.over_budget(state.get("run_key", "")) or (last is not None and last["finish_type"] == "budget"):
+        return "budget_exhausted", f"token budget of {deps.config.token_budget} reached"
+    if last is not None and last["finish_type"] == "error":
+        return "error", last["reason"]
+    if not state.get("api_pool") and (last is None or last["finish_type"] == "no_apis"):
+        if errors and len(errors) == len(state.get("agents") or {}):
+            return "error", errors[-1].removeprefix("error: ")
+        return "no_apis", "no API in the catalog was found relevant to the query"
+    if last is None:
+        return "unsolved", state.get("reason") or "the solver never ran: the pool did not change"
+    if last["finish_type"] != "give_answer":
+        return "gave_up", last["reason"] or state.get("reason", "")
+    if verdict.get("label") == "Unsure":
+        return "unsolved", f"the judge could not confirm the answer (Unsure): {verdict.get('reason', '')}"
+    return "unsolved", verdict.get("reason") or state.get("reason", "")
+
+
+def make_finalize(base: Deps) -> Any:
+    """The `finalize` node: the run's answer and status; the run's signals are dropped."""
+
+    def finalize(state: AnyToolState, runtime: Runtime[Any]) -> dict[str, Any]:
+        deps = base.for_run(runtime.context)
+        attempts = state.get("solver_attempts", [])
+        answers = [a["answer"] for a in attempts if a["finish_type"] == "give_answer" and a["answer"]]
+        status, reason = outcome(state, deps)
+        deps.signals.forget(state.get("run_key", ""))
+        # usage was overwritten by init, so this is the run's total (input + output tokens over all roles)
+        return {"answer": answers[-1] if answers else "", "status": status, "reason": reason,
+                "usage": {"total_tokens": total_tokens(state.get("usage", {}))}}
+
+    return finalize
