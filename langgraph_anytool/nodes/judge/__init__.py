@@ -70,6 +70,12 @@ def _calls_summary(attempt: SolverAttempt) -> str:
     return "\n".join(lines) or "(none)"
 
 
+def _calls_inputs(attempt: SolverAttempt) -> list[dict[str, Any]]:
+    """The attempt's API calls as structured judge inputs: `[{function, status}]`."""
+    return [{"function": obs.get("function", "?"), "status": obs.get("status", "?")}
+            for node in attempt["tree"] for obs in node.get("observations", []) or []]
+
+
 def make_judge(deps: Deps) -> Any:
     """The `judge` node: writes `verdict` ({label, reason, by}) for the latest solver attempt."""
 
@@ -88,7 +94,8 @@ def make_judge(deps: Deps) -> Any:
                 ]
                 try:
                     reply, used = call_role(deps.models.for_role("judge"), "judge", prompt,
-                                            inputs={"query": state["query"], "answer": attempt["answer"]},
+                                            inputs={"query": state["query"], "answer": attempt["answer"],
+                                                    "calls": _calls_inputs(attempt)},
                                             on_tokens=lambda n: deps.signals.add_tokens(state.get("run_key", ""), n))
                 except (ModelNotConfiguredError, GraphBubbleUp):
                     raise
