@@ -146,7 +146,7 @@ OPENING: list[BaseMessage] = [SystemMessage("(system prompt: any wording)"), Hum
 
 
 def reply(model: OfflinePolicyModel, role: str | None, inputs: dict[str, Any] | None,
-          messages: list[BaseMessage] | None = None, tools: list[dict[str, Any]] | None = None) -> AIMessage:
+          messages: list[BaseMessage] | None = None, tools: list[Any] | None = None) -> AIMessage:
     """One call as the graph makes it: role and inputs in the call's metadata (`role=None`: a direct call)."""
     runnable: Any = model.bind_tools(tools) if tools else model
     config = role_config(None, role, inputs) if role else None
@@ -424,9 +424,9 @@ def test_direct_call_with_any_langchain_tool(model: OfflinePolicyModel) -> None:
         return "sunny"
 
     msgs: list[BaseMessage] = [HumanMessage('Count the words of "hello big world"')]
-    first = reply(model, None, None, msgs, [current_weather, count_words])  # type: ignore[list-item]
+    first = reply(model, None, None, msgs, [current_weather, count_words])
     assert [(tc["name"], tc["args"]) for tc in first.tool_calls] == [("count_words", {"text": "hello big world"})]
-    second = reply(model, None, None, [*msgs, *answer_calls(first, ["3"])], [current_weather, count_words])  # type: ignore[list-item]
+    second = reply(model, None, None, [*msgs, *answer_calls(first, ["3"])], [current_weather, count_words])
     assert not second.tool_calls and "3" in str(second.content)
 
 
