@@ -244,12 +244,13 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
 
 def _run_model(args: argparse.Namespace, catalog: Catalog) -> Any:
     from .llm import NO_MODEL_HELP
-    from .offline import OfflinePolicyModel
 
     spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip()
     if spec:
         return spec
     if args.offline:
+        from .offline import OfflinePolicyModel
+
         return OfflinePolicyModel(catalog=catalog)
     raise UsageError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
 

@@ -14,7 +14,6 @@ from langchain_core.runnables import RunnableConfig
 
 from .catalog import Catalog
 from .llm import ModelNotConfiguredError, ModelSpec
-from .offline import LABEL, OfflinePolicyModel
 from .progress import ProgressPrinter, stream_run, usage_table
 
 # A three-part request the builtin toolset answers locally: a unit conversion, a public holiday, a distance.
@@ -29,6 +28,8 @@ def _model_choice(catalog: Catalog, model: str | None) -> tuple[ModelSpec, str, 
     if spec:
         source = "the model option" if model else "ANYTOOL_MODEL"
         return spec, f"model: {spec} (from {source})", False
+    from .offline import LABEL, OfflinePolicyModel  # only when used: the graph never imports it
+
     return (OfflinePolicyModel(catalog=catalog),
             f"model: {LABEL}; no ANYTOOL_MODEL set, so every role is played by heuristics over the catalog search",
             True)
@@ -72,6 +73,8 @@ def run_demo(query: str | None, out: TextIO, model: str | None = None) -> int:
     out.write(f"API pool ({len(pool)}):\n" + "\n".join(_pool_lines(pool) or ["  (empty)"]) + "\n\n")
     out.write(usage_table(state.get("usage") or {}) + "\n")
     if offline:
+        from .offline import LABEL
+
         out.write(f"note: answers and token counts come from {LABEL}; tokens are estimated as characters / 4.\n")
     out.flush()
     return 0 if status == "solved" else 1

@@ -1,5 +1,6 @@
-"""OfflinePolicyModel (the rule-based stand-in, not an LLM): argument extraction, each role's reply,
-determinism, and an end-to-end `run_demo` on the builtin catalog."""
+"""OfflinePolicyModel (the rule-based stand-in, not an LLM): argument extraction, each role's reply (role and
+inputs given as call metadata, as the graph gives them; the prompt text is deliberately meaningless), the generic
+fall-back without metadata, determinism, and an end-to-end `run_demo` on the builtin catalog."""
 
 from __future__ import annotations
 
@@ -12,13 +13,16 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from langgraph_anytool.catalog import Api, Catalog, Param
 from langgraph_anytool.graphs.anytool import create_anytool_graph
+from langgraph_anytool.llm import role_config
+from langgraph_anytool.nodes.solver.tree import message_to_dict
 from langgraph_anytool.offline import (
+    LABEL,
     OfflinePolicyModel,
     describe_response,
     extract_arguments,
     parse_observation,
     split_clauses,
-    steps_from_history,
+    steps_from_dicts,
 )
 
 
@@ -106,12 +110,17 @@ def test_observations_and_response_text() -> None:
     assert "is holiday: yes" in text and "National Day" in text
 
 
-def test_history_parsing_pairs_actions_with_observations() -> None:
-    history = ("Planner: call it\nAction: f_a\nAction Input: {\"x\": 1}\n"
-               "Observation (f_a): {\"status\":\"ok\",\"response\":{\"v\":2}}\n"
-               "Action: f_b\nAction Input: {}\nObservation (f_b): {\"error\":\"bad\"}")
-    steps = steps_from_history(history)
+def test_history_dicts_pair_actions_with_observations() -> None:
+    history = [
+        {"role": "assistant", "content": "call it", "tool_calls": [{"name": "f_a", "args": {"x": 1}, "id": "1"}]},
+        {"role": "tool", "content": '{"status":"ok","response":{"v":2}}', "tool_call_id": "1"},
+        {"role": "assistant", "content": "", "tool_calls": [{"name": "f_b", "args": {}, "id": "2"}]},
+        {"role": "tool", "content": '{"error":"bad"}', "tool_call_id": "2", "name": "f_b"},
+        {"role": "user", "content": "a note"},
+    ]
+    steps = steps_from_dicts(history)
     assert [(s.function, s.args, s.ok) for s in steps] == [("f_a", {"x": 1}, True), ("f_b", {}, False)]
+    assert steps[0].response == {"v": 2} and steps[1].error == "bad"
 
 
 # ------------------------------------------------------------------------------------------ roles on the builtin catalog
@@ -132,118 +141,105 @@ def agent_schemas(level: str) -> list[dict[str, Any]]:
     return [f.as_tool() for f in functions]
 
 
-def reply(model: OfflinePolicyModel, messages: list[BaseMessage], tools: list[dict[str, Any]] | None = None
-          ) -> AIMessage:
+# The prompt the graph would send carries no information the policy may use: these stand in for it.
+OPENING: list[BaseMessage] = [SystemMessage("(system prompt: any wording)"), HumanMessage("(any wording)")]
+
+
+def reply(model: OfflinePolicyModel, role: str | None, inputs: dict[str, Any] | None,
+          messages: list[BaseMessage] | None = None, tools: list[Any] | None = None) -> AIMessage:
+    """One call as the graph makes it: role and inputs in the call's metadata (`role=None`: a direct call)."""
     runnable: Any = model.bind_tools(tools) if tools else model
-    out = runnable.invoke(messages)
+    config = role_config(None, role, inputs) if role else None
+    out = runnable.invoke(messages if messages is not None else OPENING, config)
     assert isinstance(out, AIMessage)
     return out
 
 
-def answer_calls(ai: AIMessage, results: list[str]) -> list[BaseMessage]:
-    return [ai, *(ToolMessage(content=r, tool_call_id=tc["id"], name=tc["name"]) for tc, r in
+def answer_calls(ai: AIMessage, results: list[str], status: str = "success") -> list[BaseMessage]:
+    return [ai, *(ToolMessage(content=r, tool_call_id=tc["id"], name=tc["name"], status=status) for tc, r in
                   zip(ai.tool_calls, results, strict=True))]
 
 
 QUERY = "Convert 26.2 miles to kilometers. Is 2025-07-14 a public holiday in France?"
 
 
-def meta_prompt(catalog: Catalog, query: str) -> list[BaseMessage]:
-    from langgraph_anytool.nodes.meta_agent import prompts
-
-    hint = prompts.SEARCH_HINT.format(categories=", ".join(catalog.categories[:3]))
-    return [SystemMessage(prompts.BOOTSTRAP_PROMPT.format(categories=", ".join(catalog.categories))),
-            HumanMessage(prompts.FIRST_MESSAGE.format(query=query) + "\n" + hint)]
-
-
 def test_meta_agent_creates_category_agents_then_finishes(model: OfflinePolicyModel, catalog: Catalog) -> None:
-    msgs = meta_prompt(catalog, QUERY)
-    first = reply(model, msgs, agent_schemas("meta"))
+    inputs = {"query": QUERY, "agent_id": "meta"}
+    first = reply(model, "meta", inputs, OPENING, agent_schemas("meta"))
     created = [tc["args"]["category_name"] for tc in first.tool_calls]
     assert {tc["name"] for tc in first.tool_calls} == {"create_agent_category_level"}
     assert len(created) == 3 and all(c in catalog.categories for c in created)
     assert created[:2] == ["Units_Conversion", "Holidays"]  # the category of each part's best API, in order
-    second = reply(model, [*msgs, *answer_calls(first, ["Created."] * len(created))], agent_schemas("meta"))
+    done = [*OPENING, *answer_calls(first, ["Created."] * len(created))]
+    second = reply(model, "meta", inputs, done, agent_schemas("meta"))
     assert [tc["name"] for tc in second.tool_calls] == ["finish_search"]
-    # a re-activation message makes it assign categories it has not assigned yet
-    from langgraph_anytool.nodes.meta_agent.prompts import REACTIVATE_PROMPT
-
-    again = HumanMessage(REACTIVATE_PROMPT.format(reason="no API answered the distance"))
-    done = [*msgs, *answer_calls(first, ["Created."] * len(created)), again]
-    third = reply(model, done, agent_schemas("meta"))
+    # a re-activation (a user message after its moves, whatever it says) makes it assign new categories
+    third = reply(model, "meta", inputs, [*done, HumanMessage("(re-activation: any wording)")], agent_schemas("meta"))
     more = [tc["args"].get("category_name") for tc in third.tool_calls]
-    assert not set(more) & set(created)
+    assert more and not set(more) & set(created)
 
 
 def test_category_agent_assigns_its_best_tools(model: OfflinePolicyModel, catalog: Catalog) -> None:
-    from langgraph_anytool.nodes.category_agent import prompts
-
-    category = "Holidays"
-    n = len(catalog.tools(category))
-    msgs: list[BaseMessage] = [
-        SystemMessage(prompts.BOOTSTRAP_PROMPT.format(category=category, max_tools=2)),
-        HumanMessage(prompts.FIRST_MESSAGE.format(query=QUERY, category=category, n_tools=n)),
-    ]
-    first = reply(model, msgs, agent_schemas("category"))
+    inputs = {"query": QUERY, "agent_id": "meta/c1", "category": "Holidays", "max_tools": 2}
+    first = reply(model, "category", inputs, OPENING, agent_schemas("category"))
     assert [tc["name"] for tc in first.tool_calls] == ["create_agent_tool_level"]
     names = first.tool_calls[0]["args"]["tool_names"]
-    assert 1 <= len(names) <= 2 and all(catalog.tool(category, t) for t in names)
-    second = reply(model, [*msgs, *answer_calls(first, ["Created."])], agent_schemas("category"))
+    assert 1 <= len(names) <= 2 and all(catalog.tool("Holidays", t) for t in names)
+    second = reply(model, "category", {**inputs, "tools": names},
+                   [*OPENING, *answer_calls(first, ["Created."])], agent_schemas("category"))
     assert [tc["name"] for tc in second.tool_calls] == ["finish_search"]
+    # no category in the inputs: it cannot tell its scope, and says so
+    lost = reply(model, "category", {"query": QUERY}, OPENING, agent_schemas("category"))
+    assert [tc["name"] for tc in lost.tool_calls] == ["finish_search"]
 
 
-def tool_agent_prompt(catalog: Catalog, query: str, category: str, tools: list[str]) -> list[BaseMessage]:
-    from langgraph_anytool.nodes.tool_agent import prompts
-
-    lines = "\n".join(f"- {t}: {catalog.tool(category, t).description}" for t in tools)
-    return [SystemMessage(prompts.BOOTSTRAP_PROMPT.format(tools=", ".join(tools), category=category,
-                                                          descriptions=lines)),
-            HumanMessage(prompts.FIRST_MESSAGE.format(query=query))]
+def test_category_agent_halves_a_refused_assignment(catalog: Catalog) -> None:
+    wide = OfflinePolicyModel(catalog=catalog, max_tools_per_agent=8)
+    inputs = {"query": "Convert 26.2 miles to kilometers. Convert 5 GB to MB.", "agent_id": "meta/c1",
+              "category": "Units_Conversion"}
+    first = reply(wide, "category", inputs, OPENING, agent_schemas("category"))
+    names = first.tool_calls[0]["args"]["tool_names"]
+    assert len(names) >= 2, names
+    refused = answer_calls(first, ["Error: at most 1 tools per agent."], status="error")
+    second = reply(wide, "category", inputs, [*OPENING, *refused], agent_schemas("category"))
+    assert [tc["name"] for tc in second.tool_calls] == ["create_agent_tool_level"]
+    assert len(second.tool_calls[0]["args"]["tool_names"]) == len(names) // 2
 
 
 def test_tool_agent_adds_apis_checks_then_finishes(model: OfflinePolicyModel, catalog: Catalog) -> None:
     target = catalog.find_api("Public Holidays", "Is Public Holiday")
-    msgs = tool_agent_prompt(catalog, QUERY, target.category, [target.tool_name])
-    first = reply(model, msgs, agent_schemas("tool"))
+    inputs = {"query": QUERY, "agent_id": "meta/t1", "category": target.category, "tools": [target.tool_name]}
+    first = reply(model, "tool", inputs, OPENING, agent_schemas("tool"))
     assert [tc["name"] for tc in first.tool_calls] == ["add_apis_into_api_pool"]
     apis = first.tool_calls[0]["args"]["apis"]
     assert apis[0] == {"tool_name": target.tool_name, "api_name": target.name}
     assert len(apis) <= model.max_apis_per_agent
-    msgs = [*msgs, *answer_calls(first, ['{"added": ["x"], "pool_size": 1}'])]
-    second = reply(model, msgs, agent_schemas("tool"))
+    msgs = [*OPENING, *answer_calls(first, ['{"added": ["x"], "pool_size": 1}'])]
+    second = reply(model, "tool", inputs, msgs, agent_schemas("tool"))
     assert [tc["name"] for tc in second.tool_calls] == ["check_if_request_solvable"]
     msgs = [*msgs, *answer_calls(second, ["False: a part is missing"])]
-    third = reply(model, msgs, agent_schemas("tool"))
+    third = reply(model, "tool", inputs, msgs, agent_schemas("tool"))
     assert [tc["name"] for tc in third.tool_calls] == ["finish_search"]
 
 
 def test_tool_agent_with_irrelevant_tools_finishes_at_once(model: OfflinePolicyModel, catalog: Catalog) -> None:
     tool = catalog.find_api("Public Holidays", "Is Public Holiday").tool_name
-    msgs = tool_agent_prompt(catalog, "Convert 26.2 miles to kilometers", "Holidays", [tool])
-    first = reply(model, msgs, agent_schemas("tool"))
+    inputs = {"query": "Convert 26.2 miles to kilometers", "agent_id": "a", "category": "Holidays", "tools": [tool]}
+    first = reply(model, "tool", inputs, OPENING, agent_schemas("tool"))
     assert [tc["name"] for tc in first.tool_calls] == ["finish_search"]
 
 
-def solvable_prompt(query: str, pool: list[Api]) -> list[BaseMessage]:
-    from langgraph_anytool.nodes.tool_agent.prompts import SOLVABLE_HUMAN, SOLVABLE_SYSTEM
-
-    listing = "\n".join(json.dumps({"tool": a.tool_name, "api": a.name, "description": a.description}) for a in pool)
-    return [SystemMessage(SOLVABLE_SYSTEM), HumanMessage(SOLVABLE_HUMAN.format(query=query, apis=listing))]
+def solvable(model: OfflinePolicyModel, query: str, pool: list[Api]) -> str:
+    return str(reply(model, "solvable", {"query": query, "api_ids": [a.id for a in pool]}).content)
 
 
 def test_solvable_check_needs_an_api_for_every_part(model: OfflinePolicyModel, catalog: Catalog) -> None:
     convert = catalog.find_api("Universal Unit Converter", "Convert Units")
     holiday = catalog.find_api("Public Holidays", "Is Public Holiday")
-    assert str(reply(model, solvable_prompt(QUERY, [convert, holiday])).content) == "Solvable"
-    partial = str(reply(model, solvable_prompt(QUERY, [convert])).content)
+    assert solvable(model, QUERY, [convert, holiday]) == "Solvable"
+    partial = solvable(model, QUERY, [convert])
     assert partial.startswith("Unsolvable:") and "holiday" in partial
-
-
-def solver_prompt(query: str) -> list[BaseMessage]:
-    from langgraph_anytool.nodes.solver import prompts
-
-    return [SystemMessage(prompts.SOLVER_SYSTEM.format(restart_rule=prompts.RESTART_RULE, task_description="...")),
-            HumanMessage(prompts.QUERY.format(query=query))]
+    assert solvable(model, QUERY, []).startswith("Unsolvable:")
 
 
 def solver_tools(catalog: Catalog, apis: list[Api]) -> list[dict[str, Any]]:
@@ -253,17 +249,20 @@ def solver_tools(catalog: Catalog, apis: list[Api]) -> list[dict[str, Any]]:
     return [*(api_json_schema(catalog, a.id) for a in apis), finish_schema()]
 
 
+def solver_inputs(catalog: Catalog, query: str, apis: list[Api]) -> dict[str, Any]:
+    return {"query": query, "functions": [catalog.function_name(a.id) for a in apis]}
+
+
 def test_solver_calls_the_best_api_then_answers(model: OfflinePolicyModel, catalog: Catalog) -> None:
     q = "Convert 26.2 miles to kilometers"
     best = catalog.find_api("Universal Unit Converter", "Convert Units")
     other = catalog.find_api("Public Holidays", "Is Public Holiday")
-    tools = solver_tools(catalog, [other, best])
-    msgs = solver_prompt(q)
-    first = reply(model, msgs, tools)
+    tools, inputs = solver_tools(catalog, [other, best]), solver_inputs(catalog, q, [other, best])
+    first = reply(model, "solver", inputs, OPENING, tools)
     assert len(first.tool_calls) == 1 and first.tool_calls[0]["name"] == catalog.function_name(best.id)
     assert 26.2 in first.tool_calls[0]["args"].values()
     obs = json.dumps({"status": "ok", "response": {"result": 42.16, "text": "26.2 mi = 42.16 km"}})
-    second = reply(model, [*msgs, *answer_calls(first, [obs])], tools)
+    second = reply(model, "solver", inputs, [*OPENING, *answer_calls(first, [obs])], tools)
     (finish,) = second.tool_calls
     assert finish["name"] == "Finish" and finish["args"]["return_type"] == "give_answer"
     assert "42.16" in finish["args"]["final_answer"]
@@ -274,11 +273,11 @@ def test_solver_tries_another_api_after_an_error_then_gives_up(model: OfflinePol
     ranked = [catalog.find_api("Universal Unit Converter", "Convert Units"),
               catalog.find_api("Quick Metric Converter", "Convert Length"),
               catalog.find_api("Public Holidays", "Is Public Holiday")]
-    tools = solver_tools(catalog, ranked)
-    msgs = solver_prompt(q)
+    tools, inputs = solver_tools(catalog, ranked), solver_inputs(catalog, q, ranked)
+    msgs = list(OPENING)
     tried: list[str] = []
     for _ in range(len(ranked) + 1):
-        ai = reply(model, msgs, tools)
+        ai = reply(model, "solver", inputs, msgs, tools)
         (tc,) = ai.tool_calls
         if tc["name"] == "Finish":
             break
@@ -291,48 +290,61 @@ def test_solver_tries_another_api_after_an_error_then_gives_up(model: OfflinePol
     assert "HTTP 500" in tc["args"]["reason"]
 
 
-def test_umi_planner_caller_summarizer(model: OfflinePolicyModel, catalog: Catalog) -> None:
-    from langgraph_anytool.nodes.solver import prompts
+def test_solver_avoids_what_the_diversity_message_lists(model: OfflinePolicyModel, catalog: Catalog) -> None:
+    from langgraph_anytool.nodes.solver.tree import DIVERSITY
 
+    q = "Convert 26.2 miles to kilometers"
+    apis = [catalog.find_api("Universal Unit Converter", "Convert Units"),
+            catalog.find_api("Quick Metric Converter", "Convert Length")]
+    tools, inputs = solver_tools(catalog, apis), solver_inputs(catalog, q, apis)
+    first = reply(model, "solver", inputs, OPENING, tools).tool_calls[0]["name"]
+    tried = json.dumps([{"function": first, "arguments": {}}])
+    other = reply(model, "solver", inputs, [*OPENING, HumanMessage(f"(any wording) {tried}", name=DIVERSITY)], tools)
+    assert other.tool_calls[0]["name"] not in (first, "Finish")
+
+
+def test_umi_planner_caller_summarizer(model: OfflinePolicyModel, catalog: Catalog) -> None:
     q = "Convert 26.2 miles to kilometers"
     best = catalog.find_api("Universal Unit Converter", "Convert Units")
     fn = catalog.function_name(best.id)
-    doc = f"1. {fn} (tool {best.tool_name!r}, API {best.name!r}): {best.description}"
-    plan = reply(model, [SystemMessage(prompts.PLANNER_SYSTEM.format(doc=doc, history=prompts.EMPTY_HISTORY,
-                                                                     diversity="")), HumanMessage(q)])
+    base = {"query": q, "functions": [fn]}
+    plan = reply(model, "planner", {**base, "history": []}, [SystemMessage("(any)"), HumanMessage(q)])
     assert str(plan.content).endswith("Next: caller") and fn in str(plan.content)
-    caller_sys = prompts.CALLER_SYSTEM.format(doc=doc, history=prompts.EMPTY_HISTORY, thought=plan.content,
-                                              tool_names=fn)
-    call = reply(model, [SystemMessage(caller_sys), HumanMessage(q)], solver_tools(catalog, [best])[:1])
+    thought = str(plan.content)
+    call = reply(model, "caller", {**base, "history": [], "thought": thought}, OPENING, solver_tools(catalog, [best])[:1])
     assert [tc["name"] for tc in call.tool_calls] == [fn]
-    history = (f"Action: {fn}\nAction Input: {json.dumps(call.tool_calls[0]['args'])}\n"
-               f'Observation ({fn}): {{"status":"ok","response":{{"text":"26.2 mi = 42.16 km"}}}}')
-    plan2 = reply(model, [SystemMessage(prompts.PLANNER_SYSTEM.format(doc=doc, history=history, diversity="")),
-                          HumanMessage(q)])
+    obs = ToolMessage(content='{"status":"ok","response":{"text":"26.2 mi = 42.16 km"}}',
+                      tool_call_id=call.tool_calls[0]["id"], name=fn)
+    history = [message_to_dict(m) for m in (AIMessage(content=thought, name="planner"),
+                                            call.model_copy(update={"name": "caller"}), obs)]
+    plan2 = reply(model, "planner", {**base, "history": history})
     assert str(plan2.content).endswith("Next: summarizer")
-    summary = reply(model, [SystemMessage(prompts.SUMMARIZER_SYSTEM.format(history=history, thought=plan2.content)),
-                            HumanMessage(q)])
+    summary = reply(model, "summarizer", {**base, "history": history, "thought": str(plan2.content)})
     assert "42.16 km" in str(summary.content)
 
 
+def judge(model: OfflinePolicyModel, calls: list[tuple[str, str]] | None, answer: str,
+          query: str = "Convert 26.2 miles to kilometers") -> dict[str, Any]:
+    inputs: dict[str, Any] = {"query": query, "answer": answer}
+    if calls is not None:
+        inputs["calls"] = [{"function": f, "status": s} for f, s in calls]
+    return dict(json.loads(str(reply(model, "judge", inputs).content)))
+
+
 def test_judge_labels(model: OfflinePolicyModel) -> None:
-    from langgraph_anytool.nodes.judge.prompts import JUDGE_SYSTEM, JUDGE_USER
-
-    def judge(calls: str, answer: str, query: str = "Convert 26.2 miles to kilometers") -> dict[str, Any]:
-        out = reply(model, [SystemMessage(JUDGE_SYSTEM), HumanMessage(JUDGE_USER.format(
-            query=query, calls=calls, answer=answer))])
-        return dict(json.loads(str(out.content)))
-
-    assert judge("- convert_units → ok", "Convert Units: 26.2 mi = 42.16 km.")["label"] == "Solved"
-    assert judge("- convert_units → server_error", "Convert Units: 26.2 mi = 42.16 km.")["label"] == "Unsolved"
-    assert judge("- convert_units → ok", "")["label"] == "Unsolved"
+    answer = "Convert Units: 26.2 mi = 42.16 km."
+    assert judge(model, [("convert_units", "ok")], answer)["label"] == "Solved"
+    assert judge(model, [("convert_units", "server_error")], answer)["label"] == "Unsolved"
+    assert judge(model, [], answer)["label"] == "Unsolved"
+    assert judge(model, None, answer)["label"] == "Solved"  # without call records the answer alone is judged
+    assert judge(model, [("convert_units", "ok")], "")["label"] == "Unsolved"
     # every part must be addressed: one of its values and one of its topic words
     two = "Convert 26.2 miles to kilometers. Is 2025-07-14 a public holiday in France?"
-    partial = judge("- convert_units → ok", "Convert Units: 26.2 mi = 42.16 km.", two)
+    partial = judge(model, [("convert_units", "ok")], answer, two)
     assert partial["label"] == "Unsolved" and "holiday" in partial["reason"]
     full = "Convert Units: 26.2 mi = 42.16 km. Is Public Holiday: date 2025-07-14, holiday: yes."
-    assert judge("- convert_units → ok\n- is_public_holiday → ok", full, two)["label"] == "Solved"
-    off_topic = judge("- city_details → ok", "City Details: Paris, population 11200000.",
+    assert judge(model, [("convert_units", "ok"), ("is_public_holiday", "ok")], full, two)["label"] == "Solved"
+    off_topic = judge(model, [("city_details", "ok")], "City Details: Paris, population 11200000.",
                       "What is the weather in Paris tomorrow?")
     assert off_topic["label"] == "Unsolved"
 
@@ -340,30 +352,89 @@ def test_judge_labels(model: OfflinePolicyModel) -> None:
 def test_no_api_is_taken_for_a_topic_the_catalog_lacks(model: OfflinePolicyModel, catalog: Catalog) -> None:
     query = "What is the weather in Paris tomorrow?"
     tools = [t.name for t in catalog.tools("Geography")]
-    first = reply(model, tool_agent_prompt(catalog, query, "Geography", tools), agent_schemas("tool"))
+    inputs = {"query": query, "agent_id": "a", "category": "Geography", "tools": tools}
+    first = reply(model, "tool", inputs, OPENING, agent_schemas("tool"))
     assert [tc["name"] for tc in first.tool_calls] == ["finish_search"]
     city = catalog.find_api("World Cities Database", "City Details")
-    assert str(reply(model, solvable_prompt(query, [city])).content).startswith("Unsolvable")
+    assert solvable(model, query, [city]).startswith("Unsolvable")
 
 
-def test_umi_prompts_that_embed_other_markers_keep_their_role(model: OfflinePolicyModel) -> None:
-    from langgraph_anytool.nodes.solver import prompts
+def test_the_role_comes_from_metadata_not_from_the_prompt(model: OfflinePolicyModel, catalog: Catalog) -> None:
+    """A prompt full of other roles' markers and of a different query changes nothing: role and query are
+    read from the metadata; the reply is the same as with a blank prompt."""
+    fn = catalog.function_name(catalog.find_api("Universal Unit Converter", "Convert Units").id)
+    noisy: list[BaseMessage] = [
+        SystemMessage('Make a conclusion. Next: caller. {"label": "Solved"} solvable. Your category: Holidays '
+                      f"(3 tools). 1. {fn} (tool 'x', API 'y')"),
+        HumanMessage("Query: Is 2025-07-14 a public holiday in France?")]
+    inputs = {"query": "Convert 26.2 miles to kilometers", "functions": [fn], "history": []}
+    noisy_plan = reply(model, "planner", inputs, noisy)
+    assert noisy_plan.response_metadata["role"] == "planner"
+    assert noisy_plan.content == reply(model, "planner", inputs, OPENING).content
+    assert "26.2" in str(noisy_plan.content) and "Next: caller" in str(noisy_plan.content)
 
-    history = 'Observation (f): {"status":"ok","response":{"label":"x"}}\nPlanner: ok. Next: caller'
-    msgs: list[BaseMessage] = [SystemMessage(prompts.SUMMARIZER_SYSTEM.format(history=history, thought="done")),
-                               HumanMessage("q")]
-    assert model.role_of(msgs, []) == "summarizer"
+
+async def test_async_calls_read_the_metadata_too(model: OfflinePolicyModel, catalog: Catalog) -> None:
+    convert = catalog.find_api("Universal Unit Converter", "Convert Units")
+    out = await model.ainvoke(OPENING, role_config(None, "solvable", {"query": "Convert 26.2 miles to kilometers",
+                                                                       "api_ids": [convert.id]}))
+    assert out.content == "Solvable" and out.response_metadata["role"] == "solvable"
 
 
 def test_replies_are_deterministic_and_carry_estimated_usage(model: OfflinePolicyModel, catalog: Catalog) -> None:
-    msgs = meta_prompt(catalog, QUERY)
-    a = reply(model, msgs, agent_schemas("meta"))
-    b = reply(OfflinePolicyModel(catalog=catalog), msgs, agent_schemas("meta"))
+    inputs = {"query": QUERY, "agent_id": "meta"}
+    a = reply(model, "meta", inputs, OPENING, agent_schemas("meta"))
+    b = reply(OfflinePolicyModel(catalog=catalog), "meta", inputs, OPENING, agent_schemas("meta"))
     assert a.tool_calls == b.tool_calls and a.content == b.content
     assert all(tc["id"] for tc in a.tool_calls) and len({tc["id"] for tc in a.tool_calls}) == len(a.tool_calls)
     assert a.usage_metadata is not None
-    assert a.usage_metadata["input_tokens"] == sum(len(str(m.content)) for m in msgs) // 4
+    assert a.usage_metadata["input_tokens"] == sum(len(str(m.content)) for m in OPENING) // 4
     assert a.response_metadata["estimated_usage"] is True and a.response_metadata["model_name"] == "offline-policy"
+    assert a.response_metadata["role"] == "meta"
+
+
+# ------------------------------------------------------------------------------------------ without role metadata
+def test_direct_call_with_catalog_tools_acts_as_a_tool_calling_assistant(model: OfflinePolicyModel,
+                                                                          catalog: Catalog) -> None:
+    from langgraph_anytool.tools.lc import api_json_schema
+
+    convert = catalog.find_api("Universal Unit Converter", "Convert Units")
+    holiday = catalog.find_api("Public Holidays", "Is Public Holiday")
+    tools = [api_json_schema(catalog, a.id) for a in (holiday, convert)]
+    msgs: list[BaseMessage] = [HumanMessage("Convert 26.2 miles to kilometers")]
+    first = reply(model, None, None, msgs, tools)
+    assert first.response_metadata["role"] == "generic"
+    assert [tc["name"] for tc in first.tool_calls] == [catalog.function_name(convert.id)]
+    obs = json.dumps({"status": "ok", "response": {"result": 42.16, "text": "26.2 mi = 42.16 km"}})
+    second = reply(model, None, None, [*msgs, *answer_calls(first, [obs])], tools)
+    assert not second.tool_calls and "42.16 km" in str(second.content)
+
+
+def test_direct_call_with_any_langchain_tool(model: OfflinePolicyModel) -> None:
+    from langchain_core.tools import tool
+
+    @tool
+    def count_words(text: str) -> int:
+        """Count the words of a text."""
+        return len(text.split())
+
+    @tool
+    def current_weather(city: str) -> str:
+        """Current weather of a city."""
+        return "sunny"
+
+    msgs: list[BaseMessage] = [HumanMessage('Count the words of "hello big world"')]
+    first = reply(model, None, None, msgs, [current_weather, count_words])
+    assert [(tc["name"], tc["args"]) for tc in first.tool_calls] == [("count_words", {"text": "hello big world"})]
+    second = reply(model, None, None, [*msgs, *answer_calls(first, ["3"])], [current_weather, count_words])
+    assert not second.tool_calls and "3" in str(second.content)
+
+
+def test_direct_call_without_tools_says_what_it_is(model: OfflinePolicyModel) -> None:
+    out = reply(model, None, None, [HumanMessage("Hello there")])
+    assert LABEL in str(out.content) and not out.tool_calls
+    unknown = reply(model, "router", {"query": "Hello there"}, [HumanMessage("Hello there")])
+    assert unknown.response_metadata["role"] == "generic" and LABEL in str(unknown.content)
 
 
 # ------------------------------------------------------------------------------------------ end to end

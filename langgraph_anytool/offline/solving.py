@@ -1,0 +1,166 @@
+"""The solver's roles: one decision rule (`decide`: call an API for the first unanswered request part, answer,
+or give up) played as the DFSDT / CoT solver (function calls, then `Finish`) and as α-UMi's planner, caller and
+summarizer. Functions come from the call's inputs, progress from the trajectory's tool calls and observations."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage
+
+from ..catalog import Api
+from ..catalog.errors import UnknownNameError
+from ..nodes.solver.finish import FINISH_NAME
+from ..nodes.solver.tree import DIVERSITY
+from .arguments import extract_arguments
+from .call import RoleCall
+from .relevance import Heuristics
+from .responses import describe_response
+from .text import message_text, split_clauses
+from .trajectory import Step, steps_from_dicts, steps_from_messages, tool_calls
+
+
+@dataclass(frozen=True)
+class CallApi:
+    function: str
+    args: dict[str, Any]
+    clause: str
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+    failed: list[str]
+
+
+@dataclass(frozen=True)
+class GiveUp:
+    reason: str
+    failed: list[str]
+
+
+Decision = CallApi | Answer | GiveUp
+
+
+def catalog_functions(h: Heuristics, functions: Iterable[str]) -> dict[str, Api]:
+    """function name → API, for the names the catalog knows."""
+    apis: dict[str, Api] = {}
+    for fn in functions:
+        try:
+            apis[fn] = h.catalog.api_for_function(fn)
+        except UnknownNameError:
+            continue
+    return apis
+
+
+def decide(h: Heuristics, query: str, apis: Mapping[str, Api], steps: Sequence[Step], avoid: Iterable[str] = (),
+           *, relative_to_given: bool = False) -> Decision:
+    """The next solver move over `apis` (function name → API): call an API for the first unanswered request part,
+    answer from the successful calls, or give up."""
+    avoided = set(avoid)
+    by_id = {a.id: fn for fn, a in apis.items()}
+    answered: list[tuple[str, Step]] = []
+    unanswered: list[tuple[str, list[str]]] = []
+    used_ok: set[int] = set()
+    for clause in split_clauses(query) or [query]:
+        ratio = h.relevance_ratio * h.solver_ratio
+        candidates = [by_id[a.id] for a in h.relevant(clause, apis.values(), ratio,
+                                                      relative_to_given=relative_to_given)]
+        ok = next((i for i, s in enumerate(steps) if s.ok and i not in used_ok and s.function in candidates), None)
+        if ok is not None:
+            used_ok.add(ok)
+            answered.append((clause, steps[ok]))
+            continue
+        tried = list(dict.fromkeys(s.function for s in steps if not s.ok and s.function in candidates))
+        left = [c for c in candidates if c not in tried and c not in avoided]
+        if left and len(tried) < h.max_failures:
+            return CallApi(left[0], extract_arguments(apis[left[0]], clause), clause)
+        unanswered.append((clause, tried))
+    failed = list(dict.fromkeys(s.function for s in steps if not s.ok))
+    if not answered:
+        detail = "; ".join(f"{s.function}: {s.error[:120] or 'failed'}" for s in steps if not s.ok)
+        why = f"No API call succeeded ({detail})." if detail else "None of the available functions fits the query."
+        return GiveUp(why, failed)
+    parts = [_sentence(apis.get(s.function), s) for _, s in answered]
+    text = " ".join(p if p.endswith((".", "!", "?")) else p + "." for p in parts)
+    if unanswered:
+        text += " I could not answer: " + "; ".join(
+            repr(c) + (f" (failed: {', '.join(t)})" if t else " (no suitable API)") for c, t in unanswered) + "."
+    return Answer(text, failed)
+
+
+def _sentence(api: Api | None, step: Step) -> str:
+    body = describe_response(step.response) or "done"
+    label = api.name if api else step.function
+    return f"{label}: {body}"
+
+
+def finish_call(decision: Answer | GiveUp, text: str = "") -> AIMessage:
+    """The `Finish` call of an answer or a give-up."""
+    if isinstance(decision, Answer):
+        return tool_calls(text or "I have the results.", (FINISH_NAME, {
+            "return_type": "give_answer", "final_answer": decision.text, "reason": "",
+            "failed_functions": decision.failed}))
+    return tool_calls(text or decision.reason, (FINISH_NAME, {
+        "return_type": "give_up", "final_answer": "", "reason": decision.reason, "failed_functions": decision.failed}))
+
+
+# ------------------------------------------------------------------------------------------ DFSDT / CoT solver
+def solver_reply(h: Heuristics, call: RoleCall) -> AIMessage:
+    """A function call for the next unanswered part, else `Finish`. At a node with tried children (DFSDT's
+    diversity message, recognised by its message name), the functions those children called are avoided."""
+    functions = call.strings("functions") or [t for t in call.tools if t != FINISH_NAME]
+    avoid = {fn for m in call.messages if isinstance(m, HumanMessage) and m.name == DIVERSITY
+             for fn in functions if fn in message_text(m)}
+    decision = decide(h, call.query, catalog_functions(h, functions), steps_from_messages(call.messages), avoid)
+    if isinstance(decision, CallApi):
+        return tool_calls(f"For {decision.clause!r} I call {decision.function}.", (decision.function, decision.args))
+    return finish_call(decision)
+
+
+# ------------------------------------------------------------------------------------------ α-UMi
+def planner_reply(h: Heuristics, call: RoleCall) -> AIMessage:
+    """A rationale ending in α-UMi's decision: `Next: caller`, `Next: summarizer` or `Next: give up`."""
+    apis = catalog_functions(h, call.strings("functions"))
+    decision = decide(h, call.query, apis, steps_from_dicts(call.records("history")))
+    if isinstance(decision, CallApi):
+        text = (f"For {decision.clause!r} the caller should call {decision.function} with "
+                f"{json.dumps(decision.args, ensure_ascii=False)}. Next: caller")
+    elif isinstance(decision, Answer):
+        text = "The API results cover the query; time to write the answer. Next: summarizer"
+    else:
+        failed = f" Failed functions: {', '.join(decision.failed)}." if decision.failed else ""
+        text = f"{decision.reason}{failed} Next: give up"
+    return AIMessage(content=text)
+
+
+def caller_reply(h: Heuristics, call: RoleCall) -> AIMessage:
+    """The one function call the planner's thought names (its arguments read from the request)."""
+    functions = list(call.tools) or call.strings("functions")
+    query, thought = call.query, call.text("thought")
+    decision = decide(h, query, catalog_functions(h, functions), steps_from_dicts(call.records("history")))
+    named = next((t for t in sorted(functions, key=len, reverse=True) if t in thought), None)
+    if isinstance(decision, CallApi) and (named is None or named == decision.function):
+        return tool_calls("", (decision.function, decision.args))
+    if named is not None:
+        try:
+            api = h.catalog.api_for_function(named)
+        except UnknownNameError:
+            return AIMessage(content=f"{named} is not a function of the catalog.")
+        clause = decision.clause if isinstance(decision, CallApi) else query
+        return tool_calls("", (named, extract_arguments(api, clause)))
+    return AIMessage(content="No function fits the thought.")
+
+
+def summarizer_reply(h: Heuristics, call: RoleCall) -> AIMessage:
+    """The final answer from the trajectory's successful calls."""
+    steps = steps_from_dicts(call.records("history"))
+    functions = list(dict.fromkeys(s.function for s in steps))
+    decision = decide(h, call.query, catalog_functions(h, functions), steps, avoid=functions)
+    if isinstance(decision, Answer):
+        return AIMessage(content=decision.text)
+    reason = decision.reason if isinstance(decision, GiveUp) else ""
+    return AIMessage(content=f"I could not answer the query: {reason}".strip())
