@@ -41,6 +41,17 @@ class Subcommand:
 
 
 # ------------------------------------------------------------------ shared helpers
+def _count(text: str) -> int:
+    """A whole number ≥ 0."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more: {value}")
+    return value
+
+
 def _positive_int(text: str) -> int:
     try:
         value = int(text)
@@ -236,10 +247,34 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--execution", default="auto", choices=("auto", "local", "template", "http", "virtual"),
                    help="how APIs are called (auto: local for the builtin catalog, http otherwise; "
                         "template simulates offline)")
-    p.add_argument("--solver", default="dfsdt", choices=("dfsdt", "cot", "umi"))
-    p.add_argument("--max-reflections", type=_positive_int, default=5)
-    p.add_argument("--token-budget", type=_positive_int, default=200_000)
+    p.add_argument("--solver", default=None, choices=("dfsdt", "cot", "umi"))
+    p.add_argument("--profile", default="default", choices=("default", "paper"),
+                   help="paper: AnyTool's exact setting (no search hints, no small-category shortcut)")
+    p.add_argument("--max-reflections", type=_count, default=None,
+                   help="cap on reflections (default 50; 0 = the paper's no-reflection ablation)")
+    p.add_argument("--token-budget", type=_positive_int, default=None, help="tokens across all roles (default 200000)")
+    p.add_argument("--set", metavar="FIELD=VALUE", action="append", default=[], dest="settings",
+                   help="any AnyToolConfig field, e.g. --set max_api_pool=16 (repeatable)")
     p.add_argument("--json", action="store_true", help="print the result as JSON (progress goes to stderr)")
+
+
+def run_settings(args: argparse.Namespace) -> Any:
+    """The `AnyToolConfig` of `anytool run`: the profile, then the named options, then `--set` pairs."""
+    from .config import AnyToolConfig, ConfigError
+
+    values: dict[str, Any] = {"execution": args.execution}
+    for name in ("solver", "max_reflections", "token_budget"):
+        if getattr(args, name) is not None:
+            values[name] = getattr(args, name)
+    for pair in args.settings:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set {pair!r}: expected FIELD=VALUE, e.g. --set max_api_pool=16")
+        values[key.strip()] = value
+    try:
+        return AnyToolConfig.for_profile(args.profile).with_values(values)
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _run_model(args: argparse.Namespace, catalog: Catalog) -> Any:
@@ -274,7 +309,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     from langgraph.checkpoint.memory import InMemorySaver
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from .config import AnyToolConfig
     from .graphs.anytool import create_anytool_graph, default_executor
     from .progress import ProgressPrinter, stream_run, usage_table
 
@@ -282,8 +316,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not query:
         raise UsageError("the query is empty")
     catalog = _load_catalog(args.catalog)
-    config = AnyToolConfig(execution=args.execution, solver=args.solver, max_reflections=args.max_reflections,
-                           token_budget=args.token_budget)
+    config = run_settings(args)
     model = _run_model(args, catalog)
     conn = sqlite3.connect(args.db, check_same_thread=False) if args.db else None
     checkpointer = SqliteSaver(conn) if conn is not None else InMemorySaver()

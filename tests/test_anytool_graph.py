@@ -108,7 +108,7 @@ def test_reflection_prunes_failed_api_and_reactivates_tool_agent_first() -> None
     agents = out["agents"]
     tool_agent_rec = agents["meta/Finance/t1"]
     assert tool_agent_rec["activations"] == 2 and tool_agent_rec["status"] == "finished"
-    assert any("failed to solve the query" in str(msg.content) and broken in str(msg.content)
+    assert any("did not solve the query" in str(msg.content) and broken in str(msg.content)
                for msg in tool_agent_rec["messages"])
     assert agents["meta"]["activations"] == 1  # the meta-agent had finished: not re-activated
     second_calls = [n for n in second["tree"] for tc in n.get("tool_calls", []) if tc.get("name") == broken]

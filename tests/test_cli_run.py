@@ -62,3 +62,14 @@ def test_demo_runs_offline(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert out.splitlines()[0].startswith("model: OfflinePolicyModel") and "NOT an LLM" in out.splitlines()[0]
     assert "879.7" in out and "status: solved" in out
+
+
+def test_run_settings_profile_flags_and_set() -> None:
+    from langgraph_anytool.cli import build_parser, run_settings
+
+    args = build_parser().parse_args(["run", "q", "--profile", "paper", "--max-reflections", "0",
+                                      "--set", "max_api_pool=16", "--set", "reflection_scope=tool"])
+    cfg = run_settings(args)
+    assert (cfg.max_reflections, cfg.max_api_pool, cfg.reflection_scope) == (0, 16, "tool")
+    assert not cfg.seed_with_search and not cfg.small_category_shortcut  # the paper's setting
+    assert run_settings(build_parser().parse_args(["run", "q"])).max_reflections == 50

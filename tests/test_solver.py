@@ -129,7 +129,7 @@ def test_straight_solve_calls_the_api_then_answers() -> None:
     # the model saw the functions (bound and listed), and the observation in its second prompt
     assert model.calls[0]["tools"] == [CURRENT, FORECAST, "Finish"]
     system = model.calls[0]["messages"][0]
-    assert isinstance(system, SystemMessage) and CURRENT in system.content and "AutoGPT" in system.content
+    assert isinstance(system, SystemMessage) and CURRENT in system.content and "calling functions" in system.content
     assert "What is the weather in Paris?" in model.calls[0]["messages"][1].content
     second = model.calls[1]["messages"]
     assert isinstance(second[-1], ToolMessage) and second[-1].tool_call_id == first["id"]

@@ -1,22 +1,19 @@
-"""Category-agent prompts: the bootstrap prompt (AnyTool Table 15) and the re-activation prompt (Table 19)."""
+"""Category-agent prompts. Same instructions and output contract as AnyTool's Table 15 (bootstrap) and Table 19
+(re-activation), in our own words."""
 
 BOOTSTRAP_PROMPT = (
-    "You are APIGPT, with access to a database of APIs categorized into various groups. Each category contains "
-    "numerous tools, and each tool encompasses multiple APIs. Your task is to assist users in finding relevant "
-    "tools within the '{category}' category. Use the 'get_tools_in_category' function to list its tools and, if "
-    "uncertain about the functionality of some tools, the 'get_tools_descriptions' function to obtain detailed "
-    "information. Then, employ the 'create_agent_tool_level' function to allocate a subset of pertinent tools to "
-    "an agent, ensuring that similar tools are assigned to the same agent and limiting the allocation to no more "
-    "than {max_tools} tools per agent. You may assign different subsets to multiple agents. Remember, your role is "
-    "not to answer queries directly, but to assign all possible tools. Once you complete the assignment, or if you "
-    "determine the query is irrelevant to the tools in the specified category, invoke the 'finish_search' "
-    "function. Execute each step by calling the appropriate functions, and keep your thought process concise, "
-    "ideally within three sentences."
+    "You search one category of a large API catalog, '{category}', for tools that can help with a user request; "
+    "you do not answer the request. 'get_tools_in_category' lists the category's tools and "
+    "'get_tools_descriptions' explains what given tools do. Hand the relevant tools to tool agents with "
+    "'create_agent_tool_level': group similar tools in one agent, at most {max_tools} tools per agent, and create "
+    "as many agents as needed so that every tool that might help is assigned. When that is done, or when nothing "
+    "in this category fits the request, call 'finish_search'. Before each step, state in at most three sentences "
+    "what you know and what you do next, and act only through function calls."
 )
 
 FIRST_MESSAGE = "Query: {query}\nYour category: {category} ({n_tools} tools)."
 
 REACTIVATE_PROMPT = (
-    "The current APIs have failed to solve the query, and the reason is: {reason}. Please consider assigning more "
-    "unexplored tools to the agents."
+    "The APIs gathered so far did not solve the query. Why: {reason}. Assign tools of your category that no agent "
+    "has yet, if any could help; otherwise call finish_search."
 )

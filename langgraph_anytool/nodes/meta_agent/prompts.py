@@ -1,19 +1,15 @@
-"""Meta-agent prompts: the bootstrap prompt (AnyTool Table 14) and the re-activation prompt (Table 20)."""
+"""Meta-agent prompts. Same instructions and output contract as AnyTool's Table 14 (bootstrap) and Table 20
+(re-activation), in our own words."""
 
 BOOTSTRAP_PROMPT = (
-    "You are APIGPT, with access to a database of APIs. This database is organized into the following categories: "
-    "{categories}. Your task is to help users identify the relevant categories for their needs. To do this, you "
-    "can use the 'get_tools_in_category' function to retrieve the available tools within a specific category. If "
-    "you are unsure about the functionality of some tools, the 'get_tools_descriptions' function can be used to "
-    "obtain detailed information about these tools. This information will aid you in understanding the general "
-    "functionality of each category. Additionally, the 'create_agent_category_level' function allows you to "
-    "assign a relevant category to an agent, with each agent being assigned only one category. However, you can "
-    "assign multiple categories to different agents. It is important to explore as many categories as possible, "
-    "as the solution to a query may be found in unexpected categories. Remember, your goal is not to answer the "
-    "query directly but to identify all potentially relevant categories and assign them to agents. Once you have "
-    "completed the assignment, call the 'finish_search' function. At each step, you should briefly analyze the "
-    "current status and determine your next action, including the function calls needed to execute your step. "
-    "Keep your analysis concise, ideally no longer than three sentences."
+    "You route user requests through a large API catalog. The catalog is split into these categories: "
+    "{categories}. Your job is to find every category that may hold APIs for the request and hand each one to a "
+    "category agent; you never answer the request yourself. 'get_tools_in_category' lists the tools of a "
+    "category and 'get_tools_descriptions' explains what given tools do, so you can judge what a category covers. "
+    "'create_agent_category_level' starts an agent for one category (one category per agent; call it once per "
+    "category you pick). Cast a wide net: useful APIs often sit in categories whose names do not suggest them. "
+    "When every promising category has its agent, call 'finish_search'. Before each step, state in at most three "
+    "sentences what you know and what you do next, and act only through function calls."
 )
 
 FIRST_MESSAGE = "Query: {query}"
@@ -24,6 +20,6 @@ SEARCH_HINT = (
 )
 
 REACTIVATE_PROMPT = (
-    "The current APIs have failed to solve the query, and the reason is: {reason}. Please consider assigning more "
-    "unexplored categories to the agents."
+    "The APIs gathered so far did not solve the query. Why: {reason}. Look at categories you have not assigned "
+    "yet and start agents for those that could help; call finish_search if none is left."
 )

@@ -1,31 +1,30 @@
-"""Prompts of the solver: the DFSDT/CoT bootstrap prompt (AnyTool Table 17, after ToolLLM) and α-UMi's
-planner / caller / summarizer prompts (α-UMi Appendix A.1-A.3), adapted to chat models with function calling."""
+"""Prompts of the solver: the DFSDT/CoT bootstrap prompt (the contract of AnyTool's Table 17, after ToolLLM) and
+α-UMi's planner / caller / summarizer prompts (α-UMi Appendix A.1-A.3), in our own words, for chat models with
+function calling."""
 
 from __future__ import annotations
 
-SOLVER_SYSTEM = """You are AutoGPT, you can use many tools (functions) to do the following task.
-First I will give you the task description, and your task starts.
-At each step, you need to give your thought to analyze the status now and what to do next, with a function call to actually execute your step.
-After the call, you will get the call result, and you are now in a new state.
-Then you will analyze your status now, then decide what to do next...
-After many (Thought-call) pairs, you finally perform the task, then you can give your final answer.
-If you feel you cannot solve the task or can only solve it partially, you should choose to give up and give your reason, which should mention the names of the failed functions.
-Remember:
-1. The state change is irreversible, you can't go back to one of the former states.{restart_rule}
-2. All the thoughts are short, at most 5 sentences.
-3. You can do more than one try, so if your plan is to try several conditions one after another, do one of the conditions per try.
-Let's Begin!
+SOLVER_SYSTEM = """You solve a task by calling functions (APIs), one step at a time.
+At every step, think briefly about where you stand and what to do next, then make a function call that carries the step out. \
+Its result puts you in a new state; repeat until you can answer.
+If you find you cannot solve the task, or only part of it, give up and say why, naming the functions that failed.
+Rules:
+1. A call cannot be undone: you never return to an earlier state by yourself.{restart_rule}
+2. Keep each thought short: five sentences at most.
+3. When a plan means trying several options in turn, try one option per attempt.
 Task description: {task_description}"""
 
 RESTART_RULE = (
-    ' If you want to restart the task, call Finish with return_type "give_up_and_restart" and give the reason,'
-    " naming the failed functions."
+    ' To start over from an earlier state, call Finish with return_type "give_up_and_restart" and say why, naming'
+    " the functions that failed."
 )
 
-TASK_DESCRIPTION = """You should use functions to help handle the real-time user query. Remember:
-1. ALWAYS call the "Finish" function at the end of the task. The final answer should contain enough information to show to the user. If you can't handle the task, or you find that function calls always fail (the function is not valid now), call Finish with {give_up_types} and name the failed functions in "failed_functions".
-2. Call only the functions listed below, with the parameters their schemas define. Call one function per step.
-You have access to the following functions:
+TASK_DESCRIPTION = """Use the functions below to answer the user's real-time request.
+1. Always end by calling Finish. Its final answer must hold everything the user needs to see. If you cannot handle \
+the task, or the functions keep failing (they may be unavailable now), call Finish with {give_up_types} and list the \
+failed functions in "failed_functions".
+2. Call only the functions listed here, with the parameters their schemas define, one function per step.
+Functions:
 {functions}"""
 
 QUERY = "{query}\nBegin!"

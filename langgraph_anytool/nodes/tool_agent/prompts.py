@@ -1,28 +1,25 @@
-"""Tool-agent prompts: the bootstrap prompt (AnyTool Table 16), the re-activation prompt (Table 18) and the
-prompt of `check_if_request_solvable`."""
+"""Tool-agent prompts. Same instructions and output contract as AnyTool's Table 16 (bootstrap) and Table 18
+(re-activation), in our own words; and the prompt of `check_if_request_solvable`."""
 
 BOOTSTRAP_PROMPT = (
-    "You are APIGPT with access to a database of APIs, categorized into various sections. Each category contains "
-    "multiple tools, and each tool encompasses numerous APIs. Your task is to assist users in finding relevant "
-    "APIs within the tools '{tools}' of the '{category}' category. You will be provided with descriptions and "
-    "details of these tools and their APIs: use 'get_apis_in_tool' and 'get_api_details'. Upon identifying "
-    "relevant API names, use the 'add_apis_into_api_pool' function to add them to the final API list, and "
-    "'check_if_request_solvable' to check whether the APIs gathered so far suffice for the query. If you conclude "
-    "that all possible APIs have been explored, or if there are no relevant APIs in these tools, invoke the "
-    "'finish_search' function. During the process, you may receive feedback on these APIs. At each step, ensure "
-    "to execute your actions using the appropriate functions. Keep your responses concise, ideally within three "
-    "sentences.\n\nYour tools:\n{descriptions}"
+    "You search the tools {tools} of the '{category}' category of a large API catalog for APIs that can help "
+    "with a user request; you do not answer the request. 'get_apis_in_tool' lists a tool's APIs and "
+    "'get_api_details' gives the description and parameters of APIs. Put every API that may help into the "
+    "shared candidate pool with 'add_apis_into_api_pool', and use 'check_if_request_solvable' to ask whether the "
+    "pool as a whole now covers the request. Once you have looked at every API that could matter, or when these "
+    "tools hold nothing relevant, call 'finish_search'. You may receive feedback about APIs that failed. Act only "
+    "through function calls and keep any text to at most three sentences."
+    "\n\nYour tools:\n{descriptions}"
 )
 
 FIRST_MESSAGE = "Query: {query}"
 
 REACTIVATE_PROMPT = (
-    "The current APIs have failed to solve the query, resulting in: {reason}. You need to analyze this result and "
-    "seek additional APIs. It's possible that the tools lack the relevant APIs. In such cases, you should call the "
-    "finish_search function. Remember not to invent tool or API names."
+    "The APIs gathered so far did not solve the query. Why: {reason}. Look for other APIs of your tools that "
+    "could help and add them to the pool. If your tools have none, call finish_search; never make up tool or "
+    "API names."
 )
 
-# The check follows ToolBench's task-solvability labels (Solvable / Unsolvable / Unsure); Unsure counts as solvable.
 SOLVABLE_SYSTEM = (
     "Decide whether a user query can be solved with a given set of APIs. Go through every part of the query: a "
     "part is covered when some API can provide the information or perform the action it needs, and the query (or "
