@@ -8,6 +8,10 @@
 2. Parallel speedup: the meta-agent starts N category agents (small categories: one tool agent each), every model
    call sleeps `latency`; speedup = (sum of all model-call time, i.e. what a sequential run would take) / wall time,
    for max_concurrency = N + 1 (the meta-agent continues beside its children) and = 1.
+3. Child start delay: the meta-agent starts a slow category agent (it browses for 7 model calls) and a quick one
+   that creates a tool agent in its first call; the delay is the time from the end of the model call that created
+   the tool agent to the start of the tool agent's first model call (ideal: about one model-call latency, the
+   sibling's step running beside it).
 """
 
 from __future__ import annotations
@@ -36,10 +40,11 @@ class Clock:
         self.spans: list[tuple[float, float, bool]] = []  # start, end, is an agent call
 
     def wrap(self, fn: Callable[..., Any]) -> Callable[..., Any]:
-        def timed(*a: Any, **k: Any) -> Any:
+        def timed(messages: Any, tools: Any, meta: Any) -> Any:
+            a = (messages, tools, meta)
             start = time.perf_counter()
             try:
-                return fn(*a, **k)
+                return fn(*a)
             finally:
                 end = time.perf_counter()
                 tools = a[1] if len(a) > 1 else []
@@ -56,7 +61,7 @@ def turns(messages: list[BaseMessage]) -> int:
 
 
 def script(catalog: Catalog, categories: list[str], fn_name: str, args: dict[str, Any], latency: float) -> Any:
-    def reply(messages: list[BaseMessage], tools: list[str]) -> AIMessage:
+    def reply(messages: list[BaseMessage], tools: list[str], meta: dict[str, Any]) -> AIMessage:
         if latency:
             time.sleep(latency)
         n = turns(messages)
@@ -64,8 +69,7 @@ def script(catalog: Catalog, categories: list[str], fn_name: str, args: dict[str
             return ai("", *(call("create_agent_category_level", category_name=c) for c in categories)) if n == 0 \
                 else ai("", call("finish_search"))
         if "add_apis_into_api_pool" in tools:
-            system = str(messages[0].content)
-            tool = next(t for c in categories for t in catalog.tools(c) if f"'{t.name}" in system or t.name in system)
+            tool = catalog.tool(meta["inputs"]["category"], meta["inputs"]["tools"][0])
             api = tool.apis[0]
             return ai("", call("add_apis_into_api_pool", apis=[{"tool_name": tool.name, "api_name": api.name}])) \
                 if n == 0 else ai("", call("finish_search"))
@@ -117,6 +121,42 @@ def speedup(agents: int, latency: float, concurrency: int) -> tuple[float, float
     return wall, clock.seconds, clock.calls, agent_wall, agent_sum
 
 
+def child_delay(latency: float) -> tuple[float, float]:
+    """(seconds from the tool agent's creation to its first model call, the slow sibling's activation length)."""
+    catalog = Catalog.builtin()
+    big = max(catalog.categories, key=lambda c: len(catalog.tools(c)))
+    small = next(c for c in catalog.categories if c != big and len(catalog.tools(c)) > 1)
+    marks: dict[str, float] = {}
+    lock = threading.Lock()
+
+    def reply(messages: list[BaseMessage], tools: list[str], meta: dict[str, Any]) -> AIMessage:
+        role, inputs, n = meta["role"], meta["inputs"], turns(messages)
+        start = time.perf_counter()
+        with lock:
+            marks.setdefault(f"start:{role}:{inputs.get('category')}", start)
+        time.sleep(latency)
+        if role == "meta":
+            return ai("", call("create_agent_category_level", category_name=big),
+                      call("create_agent_category_level", category_name=small)) if n == 0 else ai("", call("finish_search"))
+        if role == "category" and inputs["category"] == big:  # the slow sibling: 7 model calls
+            return ai("", call("get_tools_in_category", category_name=big)) if n < 6 else ai("", call("finish_search"))
+        if role == "category":
+            if n == 0:
+                with lock:
+                    marks["created"] = time.perf_counter()
+                return ai("", call("create_agent_tool_level", tool_names=[catalog.tools(small)[0].name]))
+            return ai("", call("finish_search"))
+        if role == "tool":
+            return ai("", call("finish_search"))
+        return ai('{"label": "Solved", "reason": "ok"}')
+
+    cfg = AnyToolConfig(seed_with_search=False, small_category_shortcut=False, max_concurrency=8)
+    graph = create_anytool_graph(catalog, ScriptedChatModel(responder=reply), config=cfg)
+    graph.invoke({"query": "q"})
+    slow = 7 * latency
+    return marks[f"start:tool:{small}"] - marks["created"], slow
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=20)
@@ -134,6 +174,9 @@ def main() -> None:
               f"speedup {agent_sum / agent_wall:.2f}x\n"
               f"  whole run ({calls} model calls, solver and judge included): sequential sum {busy:.2f} s, "
               f"wall {wall:.2f} s, speedup {busy / wall:.2f}x")
+    delay, slow = child_delay(a.latency)
+    print(f"child start delay: a tool agent starts {delay:.2f} s after the model call that created it ended "
+          f"({a.latency * 1000:.0f} ms per model call; its slow sibling's activation takes {slow:.2f} s)")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from typing import Any, Literal, get_args
 
 SolverMode = Literal["dfsdt", "cot", "umi"]
 ExecutionKind = Literal["auto", "local", "template", "http", "virtual", "llm"]
-RetrieverMode = Literal["hierarchical", "flat", "search", "reference"]
+RetrieverMode = Literal["hierarchical", "search", "reference"]
 ReflectionScope = Literal["all", "tool", "tool+category"]
 Profile = Literal["default", "paper"]
 

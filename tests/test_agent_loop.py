@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from typing import Any, cast
 
@@ -367,3 +368,26 @@ def test_solvable_check_skipped_once_the_run_is_stopping(catalog: Catalog) -> No
     deps.signals.stop("run", 0)
     assert str(check_if_request_solvable(ctx, NoArgs())).startswith("Not checked: another agent")
     assert model.calls == [] and not ctx.solvable
+
+
+def test_small_category_shortcut_uses_k_and_can_be_switched_off(catalog: Catalog) -> None:
+    """A 2-tool category with K=1 gets a real category agent; K=5 takes the shortcut unless it is switched off."""
+    script = Script({"meta": [ai("", call("create_agent_category_level", category_name="Small"))]})
+    for cfg, shortcut in (({"max_tools_per_agent": 1}, False), ({"max_tools_per_agent": 5}, True),
+                          ({"max_tools_per_agent": 5, "small_category_shortcut": False}, False)):
+        deps = make_deps(catalog, ScriptedChatModel(responder=script), **cfg)
+        agents = run_loop("meta", new_agent_record("meta", "meta"), deps)["agents"]
+        small = agents["meta/Small"]
+        assert (small["end_reason"] == "small_category") is shortcut, cfg
+        assert ("meta/Small/t1" in agents) is shortcut
+
+
+def test_get_api_details_takes_several_apis(catalog: Catalog) -> None:
+    rec = new_agent_record("meta/Finance/t1", "tool", parent="meta/Finance", category="Finance", tools=["FX Rates"])
+    script = Script({"tool:FX Rates": [ai("", call("get_api_details", tool_name="FX Rates",
+                                                   api_names=["Convert", "Latest", "Teleport"]))]})
+    agent = run_loop("tool", rec, make_deps(catalog, ScriptedChatModel(responder=script)))["agents"][rec["id"]]
+    details = json.loads(tool_texts(agent)[0])
+    assert [d.get("api_name") for d in details] == ["Convert", "Latest", "Teleport"]
+    assert "required_parameters" in details[0] and "has no API 'Teleport'" in details[2]["error"]
+    assert agent["invalid_calls"] == 0

@@ -336,3 +336,25 @@ def test_live_pool_is_atomic_capped_and_refuses_pruned_apis() -> None:
     assert signals.pool_ids("r") == ["a", "b", "c"]
     signals.forget("r")
     assert signals.pool_ids("r") == []
+
+
+def test_a_child_starts_in_the_next_superstep_not_after_its_busy_sibling() -> None:
+    """AnyTool's agents run concurrently: a tool agent created by one category agent starts its first step in the
+    next superstep, beside a sibling that is still mid-activation (before: after the sibling's whole activation)."""
+    catalog = make_catalog(SMALL_PLAN)
+
+    def browse(messages: list[BaseMessage]) -> AIMessage:
+        return ai("", call("get_tools_in_category", category_name="Weather"))
+
+    script = Script({
+        "meta": [ai("", call("create_agent_category_level", category_name="Weather"),
+                    call("create_agent_category_level", category_name="Finance"))],
+        "category:Weather": [browse] * 5,
+        "category:Finance": [ai("", call("create_agent_tool_level", tool_names=["Stocks API"]))],
+    })
+    model = ScriptedChatModel(responder=script)
+    retriever(catalog, model).invoke({"query": "q"})
+    order = [("tool" if c["role"] == "tool" else c["inputs"].get("category", c["role"])) for c in model.calls]
+    first_tool = order.index("tool")
+    assert order[:first_tool].count("Weather") <= 2  # Weather's third step comes after the child's first
+    assert order.count("Weather") == 6  # 5 browsing steps and finish_search

@@ -54,7 +54,7 @@ def make_init(base: Deps) -> Any:
         deps = base.for_run(runtime.context)
         mode = deps.config.retriever
         agents = {} if mode in ("reference", "search") else {
-            META_AGENT_ID: new_agent_record(META_AGENT_ID, "meta")}  # "flat" runs the meta level too (see roles)
+            META_AGENT_ID: new_agent_record(META_AGENT_ID, "meta")}
         pool = initial_pool(deps, state) if mode in ("reference", "search") else []
         return {
             "run_key": uuid.uuid4().hex, "round": 0, "tick": 0, "reflections": 0,

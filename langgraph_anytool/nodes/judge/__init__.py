@@ -1,22 +1,27 @@
-"""The judge: quick rules, then a model labels the solver's answer Solved / Unsolved / Unsure."""
+"""The in-loop judge (AnyTool §4.2-4.3): did the solver's answer solve the query? Solved / Unsolved / Unsure.
+
+It follows ToolEval's two-stage procedure, as the paper's judge uses ToolBench's: a give-up or an empty answer is
+Unsolved without a model call; otherwise `check_answer_status` on the query and answer, and on Unsure
+`parse_answer_status` on the whole solve (the API calls with their truncated outputs). A final Unsure is not
+Solved: the run reflects as on Unsolved. The judge has its own model (role "judge"), separate from any evaluator
+(`eval/`), which runs the same procedure with its own model and cache.
+"""
 
 from __future__ import annotations
 
 import json
-import re
 from typing import TYPE_CHECKING, Any, Literal
 
-from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from ...llm import ModelNotConfiguredError, call_role
+from ...llm import ModelNotConfiguredError
 from ...state import AnyToolState, SolverAttempt
 from ...tools.observation import Status
 from ..reflection import can_reflect
-from .prompts import JUDGE_SYSTEM, JUDGE_USER
+from .tooleval import check_is_solved
 
 if TYPE_CHECKING:
     from ...runtime import Deps
@@ -25,50 +30,21 @@ _OBSERVED = frozenset(s.value for s in Status)
 
 Label = Literal["Solved", "Unsolved", "Unsure"]
 
-# Phrases that mark an answer as a refusal or failure, matched case-insensitively as whole phrases.
-_APOLOGY = re.compile(
-    r"\b(sorry|apologi[sz]e|unfortunately|i (?:am|'m) (?:unable|not able)|i (?:can ?not|can't|couldn't|could not)"
-    r"|unable to (?:retrieve|find|get|access|fetch|provide)|no (?:relevant )?(?:information|data|results) (?:is |was )?(?:available|found))\b",
-    re.IGNORECASE,
-)
-
 
 class Verdict(TypedDict):
     label: Label
     reason: str
-    by: str  # "rule" or "model"
+    by: str  # "rule", or the ToolEval stage that decided: "answer" | "process"
 
 
 def rule_verdict(attempt: SolverAttempt) -> Verdict | None:
-    """Quick rules that need no model; None when the model must decide."""
+    """The verdicts that need no model (a give-up, an empty answer: ToolEval's rule); None when the model decides."""
     if attempt["finish_type"] != "give_answer":
         reason = attempt["reason"] or f"the solver ended with {attempt['finish_type']}"
         return {"label": "Unsolved", "reason": reason, "by": "rule"}
-    answer = attempt["answer"].strip()
-    if not answer:
+    if not attempt["answer"].strip():
         return {"label": "Unsolved", "reason": "the final answer is empty", "by": "rule"}
-    if _APOLOGY.search(answer):
-        return {"label": "Unsolved", "reason": f"the answer is a refusal or apology: {answer[:200]!r}", "by": "rule"}
     return None
-
-
-def parse_verdict(text: str) -> Verdict:
-    """Parse the judge model's reply (JSON, or a plain label as a fall-back)."""
-    match = re.search(r"\{.*\}", text, re.DOTALL)
-    if match:
-        try:
-            data: Any = json.loads(match.group(0))
-        except json.JSONDecodeError:
-            data = None
-        if isinstance(data, dict):
-            label = str(data.get("label", "")).strip().capitalize()
-            if label in ("Solved", "Unsolved", "Unsure"):
-                return {"label": label, "reason": str(data.get("reason", "")).strip(), "by": "model"}  # type: ignore[typeddict-item]
-    low = text.lower()
-    for word, label in (("unsolved", "Unsolved"), ("unsure", "Unsure"), ("solved", "Solved")):
-        if word in low:
-            return {"label": label, "reason": text.strip()[:500], "by": "model"}  # type: ignore[typeddict-item]
-    return {"label": "Unsure", "reason": f"unparseable judge reply: {text.strip()[:200]!r}", "by": "model"}
 
 
 PROCESS_OUTPUT_CHARS = 600  # per API output shown to the judge
@@ -93,39 +69,36 @@ def process_text(attempt: SolverAttempt, max_chars: int = PROCESS_OUTPUT_CHARS) 
     return "\n".join(lines) or "(no API was called)"
 
 
-def observed_calls(attempt: SolverAttempt) -> list[dict[str, str]]:
-    """The API calls of a solve that reached the executor: function and status (structured judge input)."""
-    return [{"function": str(c.get("function")), "status": str(c.get("status"))}
-            for node in attempt["tree"] for c in node.get("calls", []) if c.get("status") in _OBSERVED]
-
-
 def make_judge(base: Deps) -> Any:
     """The `judge` node: the verdict ({label, reason, by}) on the latest solver attempt, then the route: Solved →
     finalize; Unsolved or Unsure (Unsure never counts as solved) → reflect, while reflections and budget last."""
 
     def judge(state: AnyToolState, runtime: Runtime[Any]) -> Command[Literal["reflect", "finalize"]]:
         deps = base.for_run(runtime.context)
+        run_key = state.get("run_key", "")
         attempt = state["solver_attempts"][-1]
         verdict = rule_verdict(attempt)
         usage: dict[str, Any] = {}
-        if verdict is None and deps.over_budget(state.get("run_key", "")):
+        if verdict is None and deps.over_budget(run_key):
             verdict = {"label": "Unsure", "reason": "token budget exhausted before judging", "by": "rule"}
         elif verdict is None:
-            prompt = [SystemMessage(JUDGE_SYSTEM),
-                      HumanMessage(JUDGE_USER.format(query=state["query"], calls=process_text(attempt),
-                                                     answer=attempt["answer"]))]
             try:
-                reply, used = call_role(deps.models.for_role("judge"), "judge", prompt,
-                                        inputs={"query": state["query"], "answer": attempt["answer"],
-                                                "calls": observed_calls(attempt)},
-                                        on_tokens=lambda n: deps.signals.add_tokens(state.get("run_key", ""), n))
-                verdict = parse_verdict(str(reply.content))
-                usage = {"judge": dict(used)}
+                result = check_is_solved(deps.models.for_role("judge"), state["query"], attempt["answer"],
+                                         process_text(attempt))
             except (ModelNotConfiguredError, GraphBubbleUp):
                 raise
             except Exception as exc:  # a provider error must not discard the solver's answer
+                result = None
                 verdict = {"label": "Unsure", "reason": f"judge model call failed: {type(exc).__name__}: {exc}"[:500],
                            "by": "rule"}
+            if result is not None:
+                used: dict[str, int] = {k: int(v) for k, v in result.usage.items() if isinstance(v, int)}
+                deps.signals.add_tokens(run_key, used.get("input_tokens", 0) + used.get("output_tokens", 0))
+                usage = {"judge": used} if used else {}
+                label: Label = "Solved" if result.label == "Solved" else (
+                    "Unsolved" if result.label == "Unsolved" else "Unsure")
+                verdict = {"label": label, "reason": result.reason, "by": result.stage}
+        assert verdict is not None
         update = {"verdict": dict(verdict), "usage": usage}
         if verdict["label"] == "Solved" or not can_reflect(state, deps):
             return Command(update=update, goto="finalize")
