@@ -293,3 +293,33 @@ def test_toolbench_catalog_with_template_simulation() -> None:
     assert out["api_pool"][0]["api_id"] == api.id
     node_obs = [o for n in out["solver_attempts"][0]["tree"] for o in n.get("observations", [])]
     assert node_obs and node_obs[0]["status"] == "ok"
+
+
+def test_failing_model_ends_the_run_as_error_naming_the_failure() -> None:
+    """Every model call fails (e.g. a provider's 401): status `error` with the failure, not `no_apis`."""
+    catalog, executor = make_world()
+
+    def unauthorized(messages: list[BaseMessage], tools: list[str]) -> AIMessage:
+        raise RuntimeError("Error code: 401 - Unauthorized")
+
+    model = ScriptedChatModel(responder=unauthorized)
+    out = create_anytool_graph(catalog, model, config=AnyToolConfig(**CFG), executor=executor).invoke({"query": "q"})
+    assert out["status"] == "error" and "model call failed" in out["reason"] and "401" in out["reason"]
+    assert len(model.calls) == 1  # no reflection loop on a provider that keeps failing
+
+
+def test_solver_model_error_is_an_error_status() -> None:
+    catalog, executor = make_world()
+    weather = fn(catalog, "Weather Now", "Current")
+
+    def solver_down(m: list[BaseMessage]) -> AIMessage:
+        raise RuntimeError("503 Service Unavailable")
+
+    world = World({"meta": lambda m: (ai("", call("create_agent_category_level", category_name="Weather"))
+                                      if turns(m) == 0 else ai("", call("finish_search"))),
+                   "tool": lambda m: adds("Weather Now", "Current") if turns(m) == 0 else ai("", call("finish_search")),
+                   "solver": solver_down})
+    out = create_anytool_graph(catalog, ScriptedChatModel(responder=world), config=AnyToolConfig(**CFG),
+                               executor=executor).invoke({"query": "Weather in Oslo?"})
+    assert out["status"] == "error" and "503" in out["reason"] and len(out["solver_attempts"]) == 1
+    assert [e["function_name"] for e in out["api_pool"]] == [weather]

@@ -84,6 +84,8 @@ def make_gate(base: Deps) -> Any:
             payload: SolverInput = {"query": state["query"], "run_key": run_key, "round": state.get("round", 0),
                                     "api_pool": list(state.get("api_pool", [])), "previous_attempts": list(attempts)}
             return Command(update={"pool_at_last_solve": current}, goto=Send("solver", payload))
+        if not current and failed_by_errors(state):  # every agent's model failed: reflecting cannot help
+            return Command(goto="finalize")
         if state.get("reflect_level"):  # re-activated agents changed nothing: the next level up, same round
             return Command(update={"reflect_request": "climb"}, goto="reflect")
         if not current and can_reflect(state, deps):
@@ -94,12 +96,18 @@ def make_gate(base: Deps) -> Any:
     return gate
 
 
+def failed_by_errors(state: Mapping[str, Any]) -> str | None:
+    """The model error that ended retrieval, when every agent that is not finished ended on one (else None)."""
+    unfinished = [a for a in (state.get("agents") or {}).values() if a["status"] != "finished"]
+    errors = [a["end_reason"] for a in unfinished if a["end_reason"].startswith("error")]
+    return errors[-1].removeprefix("error: ") if errors and len(errors) == len(unfinished) else None
+
+
 def outcome(state: Mapping[str, Any], deps: Deps) -> tuple[RunStatus, str]:
     """The run's status and reason from its attempts, verdict, pool and agents."""
     attempts = state.get("solver_attempts") or []
     verdict = state.get("verdict") or {}
     last = attempts[-1] if attempts else None
-    errors = [a["end_reason"] for a in (state.get("agents") or {}).values() if a["end_reason"].startswith("error")]
     if last is not None and verdict.get("label") == "Solved":
         return "solved", verdict.get("reason", "")
     if deps.over_budget(state.get("run_key", "")) or (last is not None and last["finish_type"] == "budget"):
@@ -107,8 +115,9 @@ def outcome(state: Mapping[str, Any], deps: Deps) -> tuple[RunStatus, str]:
     if last is not None and last["finish_type"] == "error":
         return "error", last["reason"]
     if not state.get("api_pool") and (last is None or last["finish_type"] == "no_apis"):
-        if errors and len(errors) == len(state.get("agents") or {}):
-            return "error", errors[-1].removeprefix("error: ")
+        error = failed_by_errors(state)
+        if error is not None:
+            return "error", error
         return "no_apis", "no API in the catalog was found relevant to the query"
     if last is None:
         return "unsolved", state.get("reason") or "the solver never ran: the pool did not change"

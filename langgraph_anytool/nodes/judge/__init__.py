@@ -71,7 +71,8 @@ def process_text(attempt: SolverAttempt, max_chars: int = PROCESS_OUTPUT_CHARS) 
 
 def make_judge(base: Deps) -> Any:
     """The `judge` node: the verdict ({label, reason, by}) on the latest solver attempt, then the route: Solved →
-    finalize; Unsolved or Unsure (Unsure never counts as solved) → reflect, while reflections and budget last."""
+    finalize; Unsolved or Unsure (Unsure never counts as solved) → reflect, while reflections and budget last; a
+    solve ended by a model error → finalize (status `error`: reflecting cannot mend a failing provider)."""
 
     def judge(state: AnyToolState, runtime: Runtime[Any]) -> Command[Literal["reflect", "finalize"]]:
         deps = base.for_run(runtime.context)
@@ -100,7 +101,7 @@ def make_judge(base: Deps) -> Any:
                 verdict = {"label": label, "reason": result.reason, "by": result.stage}
         assert verdict is not None
         update = {"verdict": dict(verdict), "usage": usage}
-        if verdict["label"] == "Solved" or not can_reflect(state, deps):
+        if verdict["label"] == "Solved" or attempt["finish_type"] == "error" or not can_reflect(state, deps):
             return Command(update=update, goto="finalize")
         return Command(update={**update, "reflect_request": "new"}, goto="reflect")
 
