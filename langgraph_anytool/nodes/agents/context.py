@@ -23,11 +23,14 @@ def to_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def role_inputs(query: str, record: AgentRecord) -> dict[str, Any]:
-    """The structured inputs of an agent's model call: the query and the agent's scope."""
+def role_inputs(query: str, record: AgentRecord, max_tools: int | None = None) -> dict[str, Any]:
+    """The structured inputs of an agent's model call: the query, the agent's scope (and a category agent's limit
+    of tools per tool agent)."""
     out: dict[str, Any] = {"query": query, "agent_id": record["id"]}
     if record["category"] is not None:
         out["category"] = record["category"]
+    if record["level"] == "category" and max_tools is not None:
+        out["max_tools"] = max_tools
     if record["tools"] and record["level"] == "tool":
         out["tools"] = list(record["tools"])
     return out

@@ -87,7 +87,7 @@ def make_call_model(role: Role, base: Deps) -> Any:
         prompt: list[BaseMessage] = [SystemMessage(role.system_prompt(rec, deps)), *rec["messages"]]
         try:
             model = deps.models.for_role(role.level).bind_tools(schemas)
-            reply, used = call_role(model, role.level, prompt, config, inputs=role_inputs(state["query"], rec),
+            reply, used = call_role(model, role.level, prompt, config, inputs=role_inputs(state["query"], rec, deps.config.max_tools_per_agent),
                                     on_tokens=lambda n: deps.signals.add_tokens(run_key, n))
         except (ModelNotConfiguredError, GraphBubbleUp):
             raise

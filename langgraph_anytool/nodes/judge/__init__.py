@@ -69,6 +69,12 @@ def process_text(attempt: SolverAttempt, max_chars: int = PROCESS_OUTPUT_CHARS) 
     return "\n".join(lines) or "(no API was called)"
 
 
+def observed_calls(attempt: SolverAttempt) -> list[dict[str, str]]:
+    """The API calls of a solve that reached the executor: function and status (structured judge input)."""
+    return [{"function": str(c.get("function")), "status": str(c.get("status"))}
+            for node in attempt["tree"] for c in node.get("calls", []) if c.get("status") in _OBSERVED]
+
+
 def make_judge(base: Deps) -> Any:
     """The `judge` node: the verdict ({label, reason, by}) on the latest solver attempt, then the route: Solved →
     finalize; Unsolved or Unsure (Unsure never counts as solved) → reflect, while reflections and budget last; a
@@ -85,7 +91,7 @@ def make_judge(base: Deps) -> Any:
         elif verdict is None:
             try:
                 result = check_is_solved(deps.models.for_role("judge"), state["query"], attempt["answer"],
-                                         process_text(attempt))
+                                         process_text(attempt), inputs={"calls": observed_calls(attempt)})
             except (ModelNotConfiguredError, GraphBubbleUp):
                 raise
             except Exception as exc:  # a provider error must not discard the solver's answer

@@ -180,34 +180,36 @@ def _ask(model: ModelLike, system: str, user: str, config: RunnableConfig | None
 
 
 def check_answer_status(model: ModelLike, query: str, final_answer: str, *,
-                        config: RunnableConfig | None = None) -> JudgeResult:
+                        config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None) -> JudgeResult:
     """Stage 1 (ToolEval `check_answer_status`): Solved / Unsolved / Unsure from the query and final answer."""
     answer = _clip(final_answer.strip(), MAX_ANSWER_CHARS)
     return _ask(model, ANSWER_STATUS_SYSTEM, ANSWER_STATUS_USER.format(query=query, answer=answer), config,
-                {"query": query, "answer": final_answer, "stage": "answer"}, ANSWER_LABELS, "answer")
+                {**(inputs or {}), "query": query, "answer": final_answer, "stage": "answer"}, ANSWER_LABELS, "answer")
 
 
 def parse_answer_status(model: ModelLike, query: str, final_answer: str, process: Any, *,
-                        config: RunnableConfig | None = None) -> JudgeResult:
+                        config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None) -> JudgeResult:
     """Stage 2 (ToolEval `parse_answer_status`): Solved / Unsolved / Unsure from the whole answer process
     (API calls with their results, as text or JSON-able data)."""
     answer = _clip(final_answer.strip(), MAX_ANSWER_CHARS)
     user = PROCESS_STATUS_USER.format(query=query, process=render_process(process), answer=answer)
     return _ask(model, PROCESS_STATUS_SYSTEM, user, config,
-                {"query": query, "answer": final_answer, "stage": "process"}, ANSWER_LABELS, "process")
+                {**(inputs or {}), "query": query, "answer": final_answer, "stage": "process"}, ANSWER_LABELS,
+                "process")
 
 
 def check_is_solved(model: ModelLike, query: str, final_answer: str, process: Any, *,
-                    config: RunnableConfig | None = None) -> JudgeResult:
+                    config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None) -> JudgeResult:
     """ToolEval's two-stage check: the empty-answer rule, stage 1, and stage 2 on an Unsure of stage 1.
 
-    The returned usage covers both stages; the reason and stage are those of the deciding check."""
+    The returned usage covers both stages; the reason and stage are those of the deciding check. `inputs` adds
+    structured inputs to the calls' metadata (e.g. the in-loop judge's API call records)."""
     if is_empty_answer(final_answer):
         return JudgeResult("Unsolved", "the final answer is empty (or a give_up_and_restart)", "rule", RoleUsage())
-    first = check_answer_status(model, query, final_answer, config=config)
+    first = check_answer_status(model, query, final_answer, config=config, inputs=inputs)
     if first.label != "Unsure":
         return first
-    second = parse_answer_status(model, query, final_answer, process, config=config)
+    second = parse_answer_status(model, query, final_answer, process, config=config, inputs=inputs)
     return JudgeResult(second.label, second.reason, "process", add_usage(first.usage, second.usage))
 
 
