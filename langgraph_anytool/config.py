@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal
 
 SolverMode = Literal["dfsdt", "cot", "umi"]
+UmiPrompts = Literal["default", "alpha_umi"]
 ExecutionKind = Literal["auto", "local", "template", "http", "virtual", "llm"]
 
 ROLES: tuple[str, ...] = (
@@ -38,6 +39,9 @@ class AnyToolConfig:
     execution: ExecutionKind = "auto"
     seed_with_search: bool = True  # show the meta-agent the categories search ranks highest
     models: dict[str, Any] = field(default_factory=dict)  # role -> "provider:model" (strings only here)
+    # roles whose model has no native function calling: calls are written as `Action:` / `Action Input:` text
+    text_mode_roles: tuple[str, ...] = ()
+    umi_prompts: UmiPrompts = "default"  # "alpha_umi": α-UMi's prompt formats (Next: caller./conclusion./give up.)
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -49,6 +53,13 @@ class AnyToolConfig:
             raise ConfigError(f"AnyToolConfig.solver must be 'dfsdt', 'cot' or 'umi', got {self.solver!r}")
         if self.execution not in ("auto", "local", "template", "http", "virtual", "llm"):
             raise ConfigError(f"AnyToolConfig.execution: unknown executor kind {self.execution!r}")
+        object.__setattr__(self, "text_mode_roles", tuple(self.text_mode_roles))
+        for role in self.text_mode_roles:
+            if role not in ("solver", "caller"):
+                raise ConfigError(f"AnyToolConfig.text_mode_roles: {role!r} does not call functions; "
+                                  "text mode applies to 'solver' and 'caller'")
+        if self.umi_prompts not in ("default", "alpha_umi"):
+            raise ConfigError(f"AnyToolConfig.umi_prompts must be 'default' or 'alpha_umi', got {self.umi_prompts!r}")
         for role, spec in self.models.items():
             if role not in ROLES:
                 raise ConfigError(f"AnyToolConfig.models: unknown role {role!r}; roles are {', '.join(ROLES)}")
