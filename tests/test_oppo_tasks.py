@@ -92,7 +92,7 @@ def test_loader_errors(tmp_path: Path) -> None:
     (tmp_path / "task1.csv").write_text("instruction,type,api,tool_use_label\nhello,VI,A##B,1\n")
     with pytest.raises(TaskDataError, match=r"task1.csv: row 2, column 'type'"):
         load_task(1, tmp_path)
-    with pytest.raises(TaskDataError, match="expected task3.csv"):
+    with pytest.raises(TaskDataError, match=r"expected task3\.csv"):
         load_task(3, tmp_path)
 
 
