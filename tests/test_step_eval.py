@@ -177,3 +177,10 @@ def test_cli_steps_json(umi_file: Path, capsys: Any) -> None:
     data = json.loads(capsys.readouterr().out)
     assert data["overall"]["steps"] == 3 and "NOT an LLM" in data["model"] and len(data["steps"]) == 3
     assert main(["eval", "steps", str(umi_file.parent / "nope.json"), "--offline"]) == 2
+
+
+def test_group_by(umi_file: Path) -> None:
+    assert {c.source for c in load_step_cases([umi_file]).cases} == {"in_domain"}
+    assert {c.source for c in load_step_cases([umi_file], group_by="dir").cases} == {umi_file.parent.name}
+    with pytest.raises(StepDataError, match="grouping"):
+        load_step_cases([umi_file], group_by="nope")

@@ -35,6 +35,9 @@ def configure_steps(sub: Any) -> None:
                                    "files or α-UMi test files.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="answer/test files or directories of *.json")
     p.add_argument("--format", default="auto", choices=("auto", "toolbench", "umi"), help="input format")
+    p.add_argument("--group-by", default="auto", choices=("auto", "file", "dir"),
+                   help="table rows: per file, per directory, or auto (directory for ToolBench answers, "
+                        "file for α-UMi test files)")
     p.add_argument("--mode", default="single", choices=("single", "multi"),
                    help="single: the DFSDT solver's one model; multi: planner / caller / summarizer")
     _add_model_args(p)
@@ -70,7 +73,7 @@ def cmd_steps(args: argparse.Namespace) -> int:
     from .steps import evaluate_steps
 
     try:
-        loaded = load_step_cases(args.paths, args.format)
+        loaded = load_step_cases(args.paths, args.format, args.group_by)
     except StepDataError as exc:
         raise ValueError(str(exc)) from exc
     cases = loaded.cases[: args.limit] if args.limit else loaded.cases

@@ -85,7 +85,7 @@ def decide_tool_use(model: BaseChatModel, catalog: Catalog, instruction: str, ap
                     config: RunnableConfig | None = None) -> ToolDecision:
     """Task 1: given the API(s), does the model call one (tool needed) or answer directly?"""
     ai = _call(model.bind_tools(_schemas(catalog, api_ids)), "oppo_decide",
-               [SystemMessage(content=P.AGENT_SYSTEM), HumanMessage(content=instruction)], config,
+               [SystemMessage(content=P.DECIDE_SYSTEM), HumanMessage(content=instruction)], config,
                query=instruction, functions=[catalog.function_name(a) for a in api_ids])
     return ToolDecision(use_tool=bool(ai.tool_calls or ai.invalid_tool_calls), reply=ai)
 

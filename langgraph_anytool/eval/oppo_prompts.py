@@ -3,6 +3,10 @@ in our own words."""
 
 from __future__ import annotations
 
+DECIDE_SYSTEM = """You are a helpful assistant that can call functions (tools) when a request needs them.
+Call a function only when the request cannot be answered well without it (for example it needs an exact \
+computation, a lookup or current data); otherwise answer directly from your own knowledge."""
+
 AGENT_SYSTEM = """You are a helpful assistant that can call functions (tools) when a request needs them.
 Call a function only when the request cannot be answered well without it (for example it needs an exact \
 computation, a lookup or current data); otherwise answer directly from your own knowledge.

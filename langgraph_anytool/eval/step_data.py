@@ -303,17 +303,23 @@ def detect_format(path: Path) -> str:
     return "toolbench"
 
 
-def load_step_cases(paths: Iterable[str | Path], fmt: str = "auto") -> LoadReport:
+def load_step_cases(paths: Iterable[str | Path], fmt: str = "auto", group_by: str = "auto") -> LoadReport:
     """Every step case under `paths` (files or directories of *.json). ToolBench files without train_messages
-    are skipped and listed; any other malformed file raises `StepDataError`."""
+    are skipped and listed; any other malformed file raises `StepDataError`.
+
+    Groups (the rows of the report): `file` (the file's stem), `dir` (its directory), or `auto` — the directory for
+    ToolBench answer files (one query each, e.g. G1_answer) and the file for α-UMi test files (e.g. in_domain)."""
+    if group_by not in ("auto", "file", "dir"):
+        raise StepDataError(f"unknown grouping {group_by!r}; use auto, file or dir")
     report = LoadReport(cases=[])
     for path in _files(paths):
         kind = detect_format(path) if fmt == "auto" else fmt
+        label = {"file": path.stem, "dir": path.parent.name}.get(group_by)
         try:
             if kind == "umi":
-                cases, skipped = load_umi_test(path)
+                cases, skipped = load_umi_test(path, label)
             elif kind == "toolbench":
-                cases, skipped = load_toolbench_answer(path)
+                cases, skipped = load_toolbench_answer(path, label)
             else:
                 raise StepDataError(f"unknown step file format {fmt!r}; use auto, toolbench or umi")
         except StepDataError as exc:
