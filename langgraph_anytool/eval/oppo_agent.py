@@ -24,6 +24,7 @@ from langchain_core.messages import (
 from langchain_core.runnables import RunnableConfig
 
 from ..catalog import Catalog
+from ..catalog.errors import UnknownNameError
 from ..llm import call_role
 from ..tools.lc import api_json_schema
 from ..tools.pipeline import ApiExecutor
@@ -68,7 +69,7 @@ def _raw_calls(catalog: Catalog, ai: AIMessage) -> list[RawCall]:
         name = str(tc.get("name") or "")
         try:
             api_id: str | None = catalog.api_for_function(name).id
-        except Exception:
+        except UnknownNameError:
             api_id = None
         out.append(RawCall(name, tc.get("args"), api_id))
     return out
@@ -176,7 +177,7 @@ def answer_from_conversation(model: BaseChatModel, catalog: Catalog, conv: Seque
     for n in names:
         try:
             ids.append(catalog.api_for_function(n).id)
-        except Exception:
+        except UnknownNameError:
             continue
     bound: Any = model.bind_tools(_schemas(catalog, ids)) if ids else model
     query = next((_text(m) for m in messages if isinstance(m, HumanMessage)), "")
@@ -232,7 +233,7 @@ def solve_chain(model: BaseChatModel, catalog: Catalog, executor: ApiExecutor, i
             name = tc["name"]
             try:
                 api_id: str | None = catalog.api_for_function(name).id
-            except Exception:
+            except UnknownNameError:
                 api_id = None
             if api_id is None or api_id not in api_ids:
                 content, ok = json.dumps({"error": f"function {name!r} is not available"}), False

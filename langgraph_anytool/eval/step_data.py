@@ -96,7 +96,7 @@ def _toolbench_functions(path: Path, raw: Any) -> tuple[FunctionSpec, ...]:
     return tuple(out)
 
 
-def _finish_args(raw: Any) -> dict[str, Any]:
+def _json_object(raw: Any) -> dict[str, Any]:
     if isinstance(raw, Mapping):
         return dict(raw)
     try:
@@ -125,7 +125,7 @@ def _toolbench_history(messages: Sequence[Mapping[str, Any]], prefix: str) -> tu
             fc = m.get("function_call") or {}
             if fc.get("name"):
                 pending = f"{prefix}_{i}"
-                args = _finish_args(fc.get("arguments")) if fc.get("arguments") else {}
+                args = _json_object(fc.get("arguments")) if fc.get("arguments") else {}
                 out.append(AIMessage(content=content, tool_calls=[{"name": fc["name"], "args": args, "id": pending,
                                                                    "type": "tool_call"}]))
             else:
@@ -168,7 +168,7 @@ def load_toolbench_answer(path: str | Path, source: str | None = None) -> tuple[
             skipped += 1
             continue
         if fc["name"] == _FINISH:
-            args = _finish_args(fc.get("arguments"))
+            args = _json_object(fc.get("arguments"))
             if str(args.get("return_type")) == "give_answer":
                 ref = StepRef("conclusion", thought, answer=str(args.get("final_answer") or ""))
             else:
