@@ -204,7 +204,11 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------ eval
 def _configure_eval(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="eval_command", metavar="{retrieval}", required=True)
+    from .eval.commands import configure_steps, configure_tasks
+
+    sub = p.add_subparsers(dest="eval_command", metavar="{retrieval,steps,tasks}", required=True)
+    configure_steps(sub)
+    configure_tasks(sub)
     r = sub.add_parser("retrieval", help="Recall@k / NDCG@k of API search on query files")
     _add_catalog_arg(r)
     r.add_argument("--queries", nargs="+", required=True, metavar="FILE", help="query files (group = file stem)")
@@ -215,7 +219,9 @@ def _configure_eval(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """`anytool eval retrieval`: per-group and overall retrieval metrics."""
+    """`anytool eval retrieval`: per-group and overall retrieval metrics (`steps` / `tasks`: eval/commands.py)."""
+    if getattr(args, "eval_handler", None) is not None:
+        return int(args.eval_handler(args))
     from .catalog.embeddings import embeddings_id
     from .eval.retrieval import evaluate_retrieval
 
@@ -372,7 +378,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("demo", "run AnyTool offline on the builtin catalog", _configure_demo, cmd_demo),
     Subcommand("catalog", "browse a catalog: counts, a category's tools, a tool's APIs", _configure_catalog, cmd_catalog),
     Subcommand("search", "search a catalog's APIs", _configure_search, cmd_search),
-    Subcommand("eval", "evaluate (retrieval)", _configure_eval, cmd_eval),
+    Subcommand("eval", "evaluate (retrieval, steps, tasks)", _configure_eval, cmd_eval),
 )
 
 

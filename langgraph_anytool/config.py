@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal, get_args
 
 SolverMode = Literal["dfsdt", "cot", "umi"]
+UmiPrompts = Literal["default", "alpha_umi"]
 ExecutionKind = Literal["auto", "local", "template", "http", "virtual", "llm"]
 RetrieverMode = Literal["hierarchical", "search", "reference"]
 ReflectionScope = Literal["all", "tool", "tool+category"]
@@ -64,6 +65,9 @@ class AnyToolConfig:
     execution: ExecutionKind = "auto"
     seed_with_search: bool = True  # show the meta-agent the categories search ranks highest
     models: dict[str, Any] = field(default_factory=dict)  # role -> "provider:model" (strings only here)
+    # roles whose model has no native function calling: calls are written as `Action:` / `Action Input:` text
+    text_mode_roles: tuple[str, ...] = ()
+    umi_prompts: UmiPrompts = "default"  # "alpha_umi": α-UMi's prompt formats (Next: caller./conclusion./give up.)
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -79,6 +83,13 @@ class AnyToolConfig:
                                   f"got {value!r}")
         if not isinstance(self.models, Mapping):
             raise ConfigError("AnyToolConfig.models must map roles to 'provider:model' strings")
+        object.__setattr__(self, "text_mode_roles", tuple(self.text_mode_roles))
+        for role in self.text_mode_roles:
+            if role not in ("solver", "caller"):
+                raise ConfigError(f"AnyToolConfig.text_mode_roles: {role!r} does not call functions; "
+                                  "text mode applies to 'solver' and 'caller'")
+        if self.umi_prompts not in ("default", "alpha_umi"):
+            raise ConfigError(f"AnyToolConfig.umi_prompts must be 'default' or 'alpha_umi', got {self.umi_prompts!r}")
         for role, spec in self.models.items():
             if role not in ROLES:
                 raise ConfigError(f"AnyToolConfig.models: unknown role {role!r}; roles are {', '.join(ROLES)}")
@@ -140,6 +151,8 @@ def _convert(name: str, type_: Any, raw: Any) -> Any:
         if low in ("0", "false", "no", "off"):
             return False
         raise ConfigError(f"AnyToolConfig.{name} must be true or false, got {raw!r}")
+    if isinstance(type_, str) and type_.startswith("tuple"):  # a comma-separated list
+        return tuple(part.strip() for part in text.split(",") if part.strip())
     if name == "models":
         raise ConfigError("AnyToolConfig.models cannot be set from a string; use role=model pairs")
     return text

@@ -28,6 +28,7 @@ from .dfsdt import (
     tool_schemas,
     with_call_ids,
 )
+from .textmode import bind_role_tools, umi_template
 from .tree import (
     DIVERSITY,
     NUDGE,
@@ -120,7 +121,7 @@ def make_plan(deps: Deps) -> Node:
             return {"finish": stop}
         nodes, cur = state["nodes"], state["current"]
         diversity = f"\n{added[0].content}\n" if added else ""
-        system = prompts.PLANNER_SYSTEM.format(doc=describe_functions(deps, functions, with_params=True),
+        system = umi_template(deps.config, "planner").format(doc=describe_functions(deps, functions, with_params=True),
                                                history=render_history(path_messages(nodes, cur)), diversity=diversity)
         prompt: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=state["query"])]
         ai, upd = invoke_model(deps, state, "planner", deps.models.for_role("planner"), prompt,
@@ -162,12 +163,12 @@ def make_call(deps: Deps) -> Node:
             return {"finish": stop}
         nodes, cur = state["nodes"], state["current"]
         functions = pool_functions(deps, state["api_pool"])
-        system = prompts.CALLER_SYSTEM.format(
+        system = umi_template(deps.config, "caller").format(
             doc=describe_functions(deps, functions, with_params=True), history=_step_history(state),
             thought=state["thought"] or "(none)", tool_names=", ".join(functions),
         )
         prompt: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=state["query"])]
-        model = deps.models.for_role("caller").bind_tools(tool_schemas(deps, functions))
+        model = bind_role_tools(deps.models.for_role("caller"), deps.config, "caller", tool_schemas(deps, functions))
         ai, upd = invoke_model(deps, state, "caller", model, prompt,
                                umi_inputs(_step_messages(state), functions, state["thought"]))
         if ai is None:
@@ -186,7 +187,7 @@ def make_summarize(deps: Deps) -> Node:
         if stop:
             return {"finish": stop}
         nodes, cur = state["nodes"], state["current"]
-        system = prompts.SUMMARIZER_SYSTEM.format(history=_step_history(state), thought=state["thought"] or "(none)")
+        system = umi_template(deps.config, "summarizer").format(history=_step_history(state), thought=state["thought"] or "(none)")
         prompt: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=state["query"])]
         ai, upd = invoke_model(deps, state, "summarizer", deps.models.for_role("summarizer"), prompt,
                                umi_inputs(_step_messages(state), pool_functions(deps, state["api_pool"]),

@@ -1,0 +1,194 @@
+"""Text-mode tool calling for models without native function calling (e.g. α-UMi's fine-tuned checkpoints served
+by vLLM): function calls are written as text in α-UMi's caller format (α-UMi Appendix A.2)
+
+    Action: <function name>
+    Action Input: <JSON object>
+
+`parse_action` reads that format, `render_action` writes it, `TextToolRunnable` makes a chat model behave like a
+tool-bound one (tool list and reply format appended to the system prompt, earlier calls and observations shown as
+text, the reply parsed into `tool_calls`). `bind_role_tools` is the one hook the solver nodes call: native binding,
+or text mode when the role is listed in `AnyToolConfig.text_mode_roles`.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import Runnable, RunnableConfig
+
+from . import text_prompts
+
+if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from ...config import AnyToolConfig
+
+_ACTION = re.compile(r"^\s*\**\s*Action\s*\**\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
+_INPUT = re.compile(r"^\s*\**\s*Action\s+Input\s*\**\s*:\s*", re.IGNORECASE | re.MULTILINE)
+_END_MARKERS = re.compile(r"\n\s*(?:Observation|Thought|Action|Next)\s*:", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ParsedAction:
+    """A text-mode call: the function name, its arguments (a JSON object) or the reason they are unusable."""
+
+    name: str
+    args: dict[str, Any] | None
+    raw_args: str
+    error: str = ""
+
+
+def _first_json_object(text: str) -> tuple[Any, str]:
+    """The leading JSON value of `text` (trailing chatter ignored) and its source text."""
+    text = text.strip()
+    if text.startswith("```"):
+        text = re.sub(r"^```(?:json)?\s*", "", text)
+        text = text.split("```", 1)[0]
+    decoder = json.JSONDecoder()
+    try:
+        value, end = decoder.raw_decode(text)
+        return value, text[:end]
+    except ValueError:
+        pass
+    cut = _END_MARKERS.search(text)
+    body = (text[: cut.start()] if cut else text).strip()
+    try:  # a Python-literal dict ({'a': 1}); never eval
+        return ast.literal_eval(body), body
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None, body
+
+
+def parse_action(text: str) -> ParsedAction | None:
+    """The last `Action:` / `Action Input:` pair of a reply, or None when it holds no `Action:` line.
+
+    A missing `Action Input:` means no arguments (`{}`); arguments that are not a JSON object give a
+    `ParsedAction` with `args=None` and the reason in `error`.
+    """
+    matches = list(_ACTION.finditer(text or ""))
+    matches = [m for m in matches if not m.group(0).lstrip(" *").lower().startswith("action input")]
+    if not matches:
+        return None
+    last = matches[-1]
+    name = last.group(1).strip().strip("`*\"' ")
+    name = name.split()[0] if name else ""
+    rest = text[last.end():]
+    found = _INPUT.search(rest)
+    if found is None:
+        return ParsedAction(name=name, args={}, raw_args="")
+    value, raw = _first_json_object(rest[found.end():])
+    if value is None and not raw:
+        return ParsedAction(name=name, args={}, raw_args="")
+    if not isinstance(value, dict):
+        return ParsedAction(name=name, args=None, raw_args=raw, error="Action Input is not a JSON object")
+    return ParsedAction(name=name, args=value, raw_args=raw)
+
+
+def render_action(name: str, args: Any) -> str:
+    """`Action: name\\nAction Input: {json}`."""
+    body = args if isinstance(args, str) else json.dumps(args if args is not None else {}, ensure_ascii=False)
+    return f"Action: {name}\nAction Input: {body}"
+
+
+def thought_of(text: str) -> str:
+    """The text before the first `Action:` line (the model's thought), stripped."""
+    m = _ACTION.search(text or "")
+    return (text[: m.start()] if m else text or "").strip()
+
+
+def action_message(text: str, *, id_prefix: str = "text") -> AIMessage:
+    """A text reply as an `AIMessage`: its thought as content and the parsed action as a tool call (or an invalid
+    tool call when the arguments are unusable)."""
+    parsed = parse_action(text)
+    if parsed is None:
+        return AIMessage(content=text.strip())
+    call_id = f"{id_prefix}_{uuid.uuid5(uuid.NAMESPACE_OID, text).hex[:12]}"
+    if parsed.args is None:
+        return AIMessage(content=thought_of(text), invalid_tool_calls=[{
+            "name": parsed.name, "args": parsed.raw_args, "id": call_id, "error": parsed.error,
+            "type": "invalid_tool_call"}])
+    return AIMessage(content=thought_of(text), tool_calls=[{"name": parsed.name, "args": parsed.args, "id": call_id,
+                                                            "type": "tool_call"}])
+
+
+def _text(msg: BaseMessage) -> str:
+    if isinstance(msg.content, str):
+        return msg.content
+    return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in msg.content if isinstance(b, str | dict))
+
+
+def messages_as_text(messages: Sequence[BaseMessage], tools: Sequence[Mapping[str, Any]]) -> list[BaseMessage]:
+    """The prompt for a text-mode model: the tool list and reply format appended to the system message, earlier
+    calls written as `Action:` lines and observations as user messages (no tool-call structure left)."""
+    listing = "\n".join(json.dumps(_function(t), ensure_ascii=False) for t in tools)
+    names = ", ".join(str(_function(t).get("name")) for t in tools)
+    systems = [m for m in messages if isinstance(m, SystemMessage)]
+    system_text = "\n\n".join(_text(m) for m in systems)
+    appendix = text_prompts.TEXT_TOOLS.format(functions=listing, tool_names=names)
+    if "Action Input:" in system_text:  # the prompt states the format already (α-UMi caller profile)
+        appendix = text_prompts.TEXT_TOOLS_LIST.format(functions=listing)
+    out: list[BaseMessage] = [SystemMessage(content=f"{system_text}\n\n{appendix}".strip())]
+    for m in messages:
+        if isinstance(m, SystemMessage):
+            continue
+        if isinstance(m, AIMessage):
+            parts = [_text(m).strip()]
+            parts += [render_action(tc["name"], tc["args"]) for tc in m.tool_calls]
+            parts += [render_action(str(tc.get("name")), tc.get("args") or "") for tc in m.invalid_tool_calls]
+            out.append(AIMessage(content="\n".join(p for p in parts if p)))
+        elif isinstance(m, ToolMessage):
+            out.append(HumanMessage(content=f"Observation ({m.name or 'function'}): {_text(m)}"))
+        else:
+            out.append(m)
+    return out
+
+
+def _function(tool: Mapping[str, Any]) -> Mapping[str, Any]:
+    fn = tool.get("function")
+    return fn if isinstance(fn, Mapping) else tool
+
+
+class TextToolRunnable(Runnable[Any, BaseMessage]):
+    """A chat model called in text mode with a fixed tool list; replies come back with parsed `tool_calls`."""
+
+    def __init__(self, model: Runnable[Any, BaseMessage], tools: Sequence[Mapping[str, Any]]) -> None:
+        self.model = model
+        self.tools = [dict(t) for t in tools]
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> BaseMessage:
+        messages = list(input) if isinstance(input, Sequence) and not isinstance(input, str) else [
+            HumanMessage(content=str(input))]
+        reply = self.model.invoke(messages_as_text(messages, self.tools), config, **kwargs)
+        parsed = action_message(_text(reply), id_prefix="text")
+        return parsed.model_copy(update={"usage_metadata": getattr(reply, "usage_metadata", None),
+                                         "response_metadata": dict(getattr(reply, "response_metadata", {}) or {}),
+                                         "id": reply.id})
+
+
+def is_text_mode(config: AnyToolConfig, role: str) -> bool:
+    return role in config.text_mode_roles
+
+
+def bind_role_tools(model: BaseChatModel, config: AnyToolConfig, role: str, tools: Sequence[Mapping[str, Any]]
+                    ) -> Runnable[Any, BaseMessage]:
+    """`model` with `tools`: natively (`bind_tools`), or in text mode when the config lists the role."""
+    if is_text_mode(config, role):
+        return TextToolRunnable(model, tools)
+    return model.bind_tools([dict(t) for t in tools])
+
+
+def umi_template(config: AnyToolConfig, role: str) -> str:
+    """The α-UMi role prompt of the configured profile: "default" (`prompts.py`) or "alpha_umi" (`text_prompts.py`)."""
+    from . import prompts
+
+    if config.umi_prompts == "alpha_umi":
+        return {"planner": text_prompts.UMI_PLANNER, "caller": text_prompts.UMI_CALLER,
+                "summarizer": text_prompts.UMI_SUMMARIZER}[role]
+    return {"planner": prompts.PLANNER_SYSTEM, "caller": prompts.CALLER_SYSTEM,
+            "summarizer": prompts.SUMMARIZER_SYSTEM}[role]

@@ -1,0 +1,186 @@
+"""`eval steps`: loaders, teacher-forced prediction in single and multi mode (scripted and offline models), CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, ToolMessage
+
+from langgraph_anytool.cli import main
+from langgraph_anytool.config import AnyToolConfig
+from langgraph_anytool.eval.step_data import StepCase, StepDataError, load_step_cases, load_umi_test
+from langgraph_anytool.eval.step_predict import step_tools
+from langgraph_anytool.eval.steps import evaluate_steps
+from langgraph_anytool.llm import ModelSet
+from langgraph_anytool.testing import ScriptedChatModel, ai, call
+
+SHARED = Path(__file__).parents[1] / ".." / "shared"
+DFS = SHARED / "toolbench" / "trajectories" / "toolbench_chatgpt_dfs"
+needs_shared = pytest.mark.skipif(not DFS.is_dir(), reason="../shared/toolbench is absent")
+
+UMI_ITEM = {
+    "tools": [
+        {"Name": "search_for_video_db", "function": "Search videos by keyword.", "input": {"q": "string, the query"}},
+        {"Name": "details_for_video_db", "function": "Details of a video.", "input": {"is_id": "string, video id"}},
+    ],
+    "instruction": "Find a comedy video and give me its details.",
+    "conversations": [
+        {"from": "user", "value": "Find a comedy video and give me its details."},
+        {"from": "assistant", "value": "I will search for comedy videos first. Next: caller."},
+        {"from": "caller", "value": "Action: search_for_video_db\nAction Input: {\n  \"q\": \"comedy\"\n}"},
+        {"from": "observation", "value": "{'items': [{'id': 'v1'}]}"},
+        {"from": "assistant", "value": "Now the details of v1. Next: caller."},
+        {"from": "caller", "value": "Action: details_for_video_db\nAction Input: {\"is_id\": \"v1\"}"},
+        {"from": "observation", "value": "{'title': 'Funny cats'}"},
+        {"from": "assistant", "value": "I have what the user needs. Next: conclusion."},
+        {"from": "conclusion", "value": "The comedy video v1 is titled Funny cats."},
+    ],
+}
+
+
+@pytest.fixture()
+def umi_file(tmp_path: Path) -> Path:
+    path = tmp_path / "in_domain.json"
+    path.write_text(json.dumps([UMI_ITEM]), encoding="utf-8")
+    return path
+
+
+def test_umi_loader(umi_file: Path) -> None:
+    cases, skipped = load_umi_test(umi_file)
+    assert skipped == 0 and [c.reference.plan for c in cases] == ["call", "call", "conclusion"]
+    first, second, last = cases
+    assert first.reference.action == "search_for_video_db" and json.loads(first.reference.args) == {"q": "comedy"}
+    assert first.history == () and first.query == UMI_ITEM["instruction"]
+    assert [type(m) for m in second.history] == [AIMessage, AIMessage, ToolMessage]
+    assert second.history[1].tool_calls[0]["args"] == {"q": "comedy"}  # type: ignore[union-attr]
+    assert last.reference.answer == "The comedy video v1 is titled Funny cats."
+    assert first.functions[0].parameters["properties"]["q"]["type"] == "string"
+
+
+def test_loader_errors(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"tools": [], "conversations": [{"from": "robot", "value": "x"}]}]))
+    with pytest.raises(StepDataError, match=r"bad.json: item 0: conversations\[0\].from is 'robot'"):
+        load_step_cases([bad])
+    with pytest.raises(StepDataError, match="no such file"):
+        load_step_cases([tmp_path / "missing.json"])
+
+
+def test_step_tools_keep_toolbench_names() -> None:
+    from langgraph_anytool.eval.step_data import FunctionSpec
+
+    tools = step_tools([FunctionSpec("transitaire_for_transitaires"), FunctionSpec("weird name!")])
+    assert "transitaire_for_transitaires" in tools.functions
+    shown = tools.to_shown["weird name!"]
+    assert shown != "weird name!" and tools.to_recorded[shown] == "weird name!"
+
+
+def _tc(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {"name": name, "args": args, "id": f"ref_{name}", "type": "tool_call"}
+
+
+def _reference_replies(cases: list[StepCase], mode: str) -> list[AIMessage]:
+    """Replies that reproduce every reference step (one model plays every role, in call order)."""
+    out: list[AIMessage] = []
+    for c in cases:
+        ref = c.reference
+        args = json.loads(ref.args) if ref.plan == "call" and ref.args else {}
+        if mode == "single":
+            if ref.plan == "call":
+                out.append(ai(ref.thought, _tc(str(ref.action), args)))
+            elif ref.plan == "conclusion":
+                out.append(ai("", call("Finish", return_type="give_answer", final_answer=ref.answer)))
+            else:
+                out.append(ai("", call("Finish", return_type="give_up_and_restart", reason="stuck")))
+            continue
+        word = {"call": "caller", "conclusion": "conclusion", "give_up": "give up"}[ref.plan]
+        out.append(ai(f"{ref.thought} Next: {word}."))
+        if ref.plan == "call":
+            out.append(ai("", _tc(str(ref.action), args)))
+        elif ref.plan == "conclusion":
+            out.append(ai(str(ref.answer)))
+    return out
+
+
+@pytest.mark.toolbench
+@needs_shared
+@pytest.mark.parametrize("mode", ["single", "multi"])
+def test_scripted_reference_model_over_shared_trajectories(mode: str) -> None:
+    loaded = load_step_cases([DFS])
+    model = ScriptedChatModel(replies=_reference_replies(loaded.cases, mode))
+    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode=mode,  # type: ignore[arg-type]
+                            model_label="scripted", loaded=loaded)
+    s = report.overall
+    assert s.steps == 50 and report.files == 13 and len(report.skipped_files) == 2
+    assert (s.plan_acc, s.act_em, s.arg_f1, s.rouge_l) == (1.0, 1.0, 1.0, 1.0)
+    assert s.hallucinated == 1  # replaying the reference repeats its one call to a function it was not given
+    assert set(report.groups) == {"G1_answer", "G2_answer", "G3_answer"}
+    if mode == "single":  # the solver's own prompt and function set were used
+        first = model.calls[0]
+        assert "calling functions" in str(first["messages"][0].content) and "Finish" in first["tools"]
+    else:
+        roles = {(c["tools"] and "caller") or "text" for c in model.calls}
+        assert roles == {"caller", "text"}
+
+
+def test_scripted_model_hand_computed(umi_file: Path) -> None:
+    """Single mode on the α-UMi file: call the wrong function, then the right one with an extra key, then give up."""
+    loaded = load_step_cases([umi_file])
+    model = ScriptedChatModel(replies=[
+        ai("", call("details_for_video_db", is_id="v1")),  # wrong name: plan ok, EM 0, F1 0
+        ai("", call("details_for_video_db", is_id="v1", lang="en")),  # name ok; P = 1/2, R = 1 → F1 = 2/3
+        ai("", call("Finish", return_type="give_up", reason="no")),  # plan miss; Rouge-L of "none" = 0
+    ])
+    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="single")  # type: ignore[arg-type]
+    s = report.overall
+    assert s.plan_acc == pytest.approx(2 / 3) and s.act_em == pytest.approx(1 / 2)
+    assert s.arg_f1 == pytest.approx((0 + 2 / 3) / 2) and s.rouge_l == 0.0 and s.hallu == 0.0
+
+
+def test_multi_mode_text_caller(umi_file: Path) -> None:
+    """The caller in text mode: no tools bound, the reply's Action lines parsed into the call."""
+    loaded = load_step_cases([umi_file])
+    model = ScriptedChatModel(replies=[
+        ai("Search first. Next: caller."), ai('Action: search_for_video_db\nAction Input: {"q": "comedy"}'),
+        ai("Details now. Next: caller."), ai("Action: details_for_video_db\nAction Input: {'is_id': 'v2'}"),
+        ai("Done. Next: conclusion."), ai("The comedy video v1 is titled Funny cats."),
+    ])
+    cfg = AnyToolConfig(solver="umi", text_mode_roles=("caller",), umi_prompts="alpha_umi")
+    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="multi", config=cfg)  # type: ignore[arg-type]
+    s = report.overall
+    assert (s.plan_acc, s.act_em, s.rouge_l) == (1.0, 1.0, 1.0)
+    assert s.arg_f1 == pytest.approx((1 + 0.5) / 2)  # is_id other value → 0.5 credit, P = R = 0.5
+    caller_calls = [c for c in model.calls if "Action Input:" in str(c["messages"][0].content)]
+    assert caller_calls and all(c["tools"] == [] for c in caller_calls)
+    assert "Next: conclusion." in str(model.calls[0]["messages"][0].content)  # the alpha_umi planner profile
+
+
+@pytest.mark.toolbench
+@needs_shared
+def test_offline_stand_in_over_shared_trajectories() -> None:
+    from langgraph_anytool.offline import LABEL, OfflinePolicyModel
+
+    loaded = load_step_cases([DFS / "G1_answer"])
+    report = evaluate_steps(loaded.cases, lambda c: ModelSet(default=OfflinePolicyModel(catalog=c), by_role={}),
+                            mode="single", model_label=LABEL, loaded=loaded)
+    s = report.overall
+    assert s.steps == 16 and report.errors == 0
+    assert all(0.0 <= (s.metric(m) or 0.0) <= 1.0 for m in ("plan_acc", "act_em", "hallu", "arg_f1", "rouge_l"))
+    assert s.plan_acc is not None and s.plan_acc > 0 and "NOT an LLM" in report.table()
+
+
+def test_cli_steps_json(umi_file: Path, capsys: Any) -> None:
+    assert main(["eval", "steps", str(umi_file), "--offline", "--mode", "multi", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["overall"]["steps"] == 3 and "NOT an LLM" in data["model"] and len(data["steps"]) == 3
+    assert main(["eval", "steps", str(umi_file.parent / "nope.json"), "--offline"]) == 2
+
+
+def test_group_by(umi_file: Path) -> None:
+    assert {c.source for c in load_step_cases([umi_file]).cases} == {"in_domain"}
+    assert {c.source for c in load_step_cases([umi_file], group_by="dir").cases} == {umi_file.parent.name}
+    with pytest.raises(StepDataError, match="grouping"):
+        load_step_cases([umi_file], group_by="nope")
