@@ -131,3 +131,16 @@ def test_umi_solver_with_text_mode_caller_and_alpha_umi_prompts() -> None:
     assert "Next: conclusion." in system_of(planner, 0)
     stats = hallucination_stats([attempt])
     assert stats.calls == 2 and stats.hallucinated == 1 and stats.functions == ("weather_magic",)
+
+
+def test_dfsdt_solver_in_text_mode() -> None:
+    """A solver model without function calling: its `Action:` / `Action Input:` text drives the DFSDT tree."""
+    from tests.test_solver import CURRENT, make_deps, only_attempt, solve
+
+    model = ScriptedChatModel(replies=[
+        ai(f'Check the weather.\nAction: {CURRENT}\nAction Input: {{"city": "Paris"}}'),
+        ai('Action: Finish\nAction Input: {"return_type": "give_answer", "final_answer": "Sunny in Paris."}'),
+    ])
+    attempt = only_attempt(solve(make_deps(model, text_mode_roles=("solver",))))
+    assert attempt["finish_type"] == "give_answer" and attempt["answer"] == "Sunny in Paris."
+    assert attempt["api_calls"] == 1 and model.calls[0]["tools"] == []  # nothing bound natively

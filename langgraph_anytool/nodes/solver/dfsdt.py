@@ -20,6 +20,7 @@ from ...state import PoolEntry, SolverAttempt
 from ...tools.lc import api_json_schema
 from . import prompts
 from .finish import FINISH_NAME, FinishCall, FinishError, finish_schema, parse_finish, resolve_failed
+from .textmode import bind_role_tools
 from .tree import (
     DIVERSITY,
     NUDGE,
@@ -233,7 +234,7 @@ def make_expand(deps: Deps) -> Node:
         ]
         finish = finish_schema(allow_restart=not is_cot(deps) and not last_turn)
         tools = [finish] if last_turn else [*tool_schemas(deps, functions), finish]
-        model = deps.models.for_role("solver").bind_tools(tools)
+        model = bind_role_tools(deps.models.for_role("solver"), deps.config, "solver", tools)
         ai, upd = invoke_model(deps, state, "solver", model, prompt, {"functions": list(functions)})
         if ai is None:
             return upd
