@@ -21,7 +21,7 @@ from typing import Any, Literal, get_args
 SolverMode = Literal["dfsdt", "cot", "umi"]
 UmiPrompts = Literal["default", "alpha_umi"]
 ExecutionKind = Literal["auto", "local", "template", "http", "virtual", "llm"]
-RetrieverMode = Literal["hierarchical", "search", "reference"]
+RetrieverMode = Literal["hierarchical", "flat", "search", "reference"]
 ReflectionScope = Literal["all", "tool", "tool+category"]
 Profile = Literal["default", "paper"]
 
@@ -50,7 +50,7 @@ class AnyToolConfig:
     small_category_shortcut: bool = True  # a category with ≤ max_tools_per_agent tools: tool agent without a model call
     agent_step_limit: int = 20  # model calls per agent activation
     max_concurrency: int = 8  # agent steps run per superstep
-    retriever: RetrieverMode = "hierarchical"
+    retriever: RetrieverMode = "hierarchical"  # flat: one agent, no hierarchy (Table 3); search; reference
     solver: SolverMode = "dfsdt"
     dfsdt_width: int = 2  # children tried per tree node before backtracking further up
     max_depth: int = 12  # chain length in ToolLLM tree nodes (its single_chain_max_step) before a forced backtrack

@@ -14,7 +14,7 @@ from typing_extensions import TypedDict
 
 from .llm import merge_usage
 
-AgentLevel = Literal["meta", "category", "tool"]
+AgentLevel = Literal["meta", "category", "tool", "flat"]  # flat: the one agent of the -hierarchy ablation
 AgentStatus = Literal["pending", "running", "finished", "stopped"]
 RunStatus = Literal["running", "solved", "unsolved", "gave_up", "budget_exhausted", "no_apis", "error"]
 

@@ -1,7 +1,8 @@
 """The run's lifecycle nodes: `init` (a fresh run), `gate` (solve now, or reflect) and `finalize` (the outcome).
 
-`init` starts retrieval the configured way (`retriever`): the meta-agent (hierarchical, the paper's), the
-query's own APIs (reference: ToolBench's setting), or the top-k of our hybrid search (search: a non-LLM baseline).
+`init` starts retrieval the configured way (`retriever`): the meta-agent (hierarchical, the paper's), one agent
+with every level's functions (flat: Table 3's "-hierarchy"), the query's own APIs (reference: ToolBench's
+setting), or the top-k of our hybrid search (search: a non-LLM baseline).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from ..runtime import Deps
 
 META_AGENT_ID = "meta"
+FLAT_AGENT_ID = "flat"
 
 
 def pool_entry(catalog: Catalog, api_id: str, added_by: str) -> PoolEntry:
@@ -53,8 +55,9 @@ def make_init(base: Deps) -> Any:
     def init(state: AnyToolState, runtime: Runtime[Any]) -> dict[str, Any]:
         deps = base.for_run(runtime.context)
         mode = deps.config.retriever
-        agents = {} if mode in ("reference", "search") else {
-            META_AGENT_ID: new_agent_record(META_AGENT_ID, "meta")}
+        agents = {} if mode in ("reference", "search") else (
+            {FLAT_AGENT_ID: new_agent_record(FLAT_AGENT_ID, "flat")} if mode == "flat"
+            else {META_AGENT_ID: new_agent_record(META_AGENT_ID, "meta")})
         pool = initial_pool(deps, state) if mode in ("reference", "search") else []
         return {
             "run_key": uuid.uuid4().hex, "round": 0, "tick": 0, "reflections": 0,

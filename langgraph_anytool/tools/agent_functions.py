@@ -85,6 +85,24 @@ class AddApisArgs(_Args):
     apis: list[ApiRef] = Field(description='APIs to add, e.g. [{"tool_name": "...", "api_name": "..."}].')
 
 
+class CategoryToolArgs(_Args):
+    category_name: str = Field(description="The category of the tool.")
+    tool_name: str = Field(description="The name of a tool of that category.")
+
+
+class CategoryApiDetailArgs(ApiDetailArgs):
+    category_name: str = Field(description="The category of the tool.")
+
+
+class CategoryApiRef(ApiRef):
+    category_name: str = Field(description="The category of the tool.")
+
+
+class FlatAddApisArgs(_Args):
+    apis: list[CategoryApiRef] = Field(
+        description='APIs to add, e.g. [{"category_name": "...", "tool_name": "...", "api_name": "..."}].')
+
+
 @dataclass(frozen=True)
 class AgentFunction:
     """One function an agent can call."""
@@ -168,3 +186,14 @@ CATEGORY_FUNCTIONS: tuple[AgentFunction, ...] = (
     GET_TOOLS_IN_CATEGORY, GET_TOOLS_DESCRIPTIONS, CREATE_AGENT_TOOL_LEVEL, FINISH_SEARCH)
 TOOL_FUNCTIONS: tuple[AgentFunction, ...] = (
     GET_APIS_IN_TOOL, GET_API_DETAILS, ADD_APIS_INTO_API_POOL, CHECK_IF_REQUEST_SOLVABLE, FINISH_SEARCH)
+
+# The flat retriever (Table 3's "-hierarchy" ablation): one agent with every level's browsing functions.
+FLAT_FUNCTIONS: tuple[AgentFunction, ...] = (
+    GET_TOOLS_IN_CATEGORY, GET_TOOLS_DESCRIPTIONS,
+    AgentFunction("get_apis_in_tool", "Get the names (and short descriptions) of the APIs of a tool.", CategoryToolArgs),
+    AgentFunction("get_api_details", "Get the details of APIs of a tool: description, method, parameters.",
+                  CategoryApiDetailArgs),
+    AgentFunction("add_apis_into_api_pool", "Add APIs to the API-candidate pool used to solve the query.",
+                  FlatAddApisArgs),
+    CHECK_IF_REQUEST_SOLVABLE, FINISH_SEARCH,
+)

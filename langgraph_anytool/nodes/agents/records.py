@@ -9,7 +9,7 @@ from ...state import AgentLevel, AgentRecord
 
 # The parent graph's node name of each level's step subgraph.
 NODE_FOR_LEVEL: Mapping[str, str] = MappingProxyType(
-    {"meta": "meta_agent", "category": "category_agent", "tool": "tool_agent"})
+    {"meta": "meta_agent", "category": "category_agent", "tool": "tool_agent", "flat": "flat_agent"})
 
 
 def new_agent_record(

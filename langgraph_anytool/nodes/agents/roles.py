@@ -5,9 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType, ModuleType
 
-from ...tools.agent_functions import CATEGORY_FUNCTIONS, META_FUNCTIONS, TOOL_FUNCTIONS, AgentFunction
-from .. import category_agent, meta_agent, tool_agent
+from ...tools.agent_functions import (
+    CATEGORY_FUNCTIONS,
+    FLAT_FUNCTIONS,
+    META_FUNCTIONS,
+    TOOL_FUNCTIONS,
+    AgentFunction,
+)
+from .. import category_agent, flat_agent, meta_agent, tool_agent
 from ..category_agent import handlers as category_handlers
+from ..flat_agent import handlers as flat_handlers
 from ..meta_agent import handlers as meta_handlers
 from ..tool_agent import handlers as tool_handlers
 from .context import Handler, Role, finish_search
@@ -26,6 +33,8 @@ ROLES: Mapping[str, Role] = MappingProxyType({
                      _handlers(category_handlers, CATEGORY_FUNCTIONS)),
     "tool": Role("tool", tool_agent.system_prompt, tool_agent.first_message, TOOL_FUNCTIONS,
                  _handlers(tool_handlers, TOOL_FUNCTIONS)),
+    "flat": Role("flat", flat_agent.system_prompt, flat_agent.first_message, FLAT_FUNCTIONS,
+                 _handlers(flat_handlers, FLAT_FUNCTIONS)),
 })
 
 
@@ -34,4 +43,4 @@ def role_for_level(level: str) -> Role:
     try:
         return ROLES[level]
     except KeyError:
-        raise ValueError(f"unknown agent level {level!r}; levels are meta, category, tool") from None
+        raise ValueError(f"unknown agent level {level!r}; levels are {', '.join(ROLES)}") from None

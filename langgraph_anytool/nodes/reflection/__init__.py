@@ -21,6 +21,7 @@ from langgraph.types import Command
 from ...config import ReflectionScope
 from ...state import AgentRecord, AnyToolState, PoolEntry
 from ..category_agent.prompts import REACTIVATE_PROMPT as CATEGORY_REACTIVATE
+from ..flat_agent.prompts import REACTIVATE_PROMPT as FLAT_REACTIVATE
 from ..meta_agent.prompts import REACTIVATE_PROMPT as META_REACTIVATE
 from ..tool_agent.prompts import REACTIVATE_PROMPT as TOOL_REACTIVATE
 
@@ -28,16 +29,18 @@ if TYPE_CHECKING:
     from ...runtime import Deps
 
 # The paper's Table 4 / §4.3 order: re-activate the lowest level that has unfinished agents.
-LEVEL_ORDER: tuple[str, ...] = ("tool", "category", "meta")
+# The flat retriever's single agent ("flat") stands in for the whole hierarchy.
+LEVEL_ORDER: tuple[str, ...] = ("tool", "category", "meta", "flat")
 SCOPE_LEVELS: Mapping[str, tuple[str, ...]] = {
-    "all": LEVEL_ORDER, "tool+category": ("tool", "category"), "tool": ("tool",)}
+    "all": LEVEL_ORDER, "tool+category": ("tool", "category", "flat"), "tool": ("tool", "flat")}
 
 ReflectRequest = Literal["new", "climb"]
 
 
 def reactivation_prompt(level: str, reason: str) -> str:
     """The re-activation message for an agent of `level` (Tables 18-20's contract, kept beside each role)."""
-    template = {"tool": TOOL_REACTIVATE, "category": CATEGORY_REACTIVATE}.get(level, META_REACTIVATE)
+    template = {"tool": TOOL_REACTIVATE, "category": CATEGORY_REACTIVATE, "flat": FLAT_REACTIVATE}.get(
+        level, META_REACTIVATE)
     return template.format(reason=reason)
 
 

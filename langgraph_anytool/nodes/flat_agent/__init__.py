@@ -1,0 +1,21 @@
+"""The flat agent: one agent that browses categories, tools and APIs itself and fills the pool (no hierarchy)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...state import AgentRecord
+from .prompts import BOOTSTRAP_PROMPT, FIRST_MESSAGE, REACTIVATE_PROMPT
+
+if TYPE_CHECKING:
+    from ...runtime import Deps
+
+__all__ = ["REACTIVATE_PROMPT", "first_message", "system_prompt"]
+
+
+def system_prompt(record: AgentRecord, deps: Deps) -> str:
+    return BOOTSTRAP_PROMPT.format(categories=", ".join(deps.catalog.categories))
+
+
+def first_message(query: str, record: AgentRecord, deps: Deps) -> str:
+    return FIRST_MESSAGE.format(query=query)
