@@ -67,7 +67,7 @@ def test_search_retriever_fills_the_pool_without_agents() -> None:
         {"query": "current weather in Oslo"})
     assert out["agents"] == {} and 1 <= len(out["api_pool"]) <= 2  # at most search_k hits
     assert all(e["added_by"] == "search" for e in out["api_pool"]) and weather in tools_of(model)
-    assert [c["role"] for c in model.calls][0] == "solver"  # no retriever model call at all
+    assert model.calls[0]["role"] == "solver"  # no retriever model call at all
 
 
 def tools_of(model: ScriptedChatModel) -> list[str]:
