@@ -193,7 +193,9 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------ eval
 def _configure_eval(p: argparse.ArgumentParser) -> None:
-    sub = p.add_subparsers(dest="eval_command", metavar="{retrieval}", required=True)
+    from .eval.commands import EVAL_COMMANDS, add_eval_commands
+
+    sub = p.add_subparsers(dest="eval_command", metavar="{retrieval," + ",".join(EVAL_COMMANDS) + "}", required=True)
     r = sub.add_parser("retrieval", help="Recall@k / NDCG@k of API search on query files")
     _add_catalog_arg(r)
     r.add_argument("--queries", nargs="+", required=True, metavar="FILE", help="query files (group = file stem)")
@@ -201,10 +203,13 @@ def _configure_eval(p: argparse.ArgumentParser) -> None:
                    help="cutoffs for both metrics (default: Recall@5,10,64 and NDCG@5,10)")
     _add_search_args(r)
     r.add_argument("--json", action="store_true", help="print JSON")
+    add_eval_commands(sub)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """`anytool eval retrieval`: per-group and overall retrieval metrics."""
+    """`anytool eval retrieval`: per-group and overall retrieval metrics (other eval subcommands: eval/commands.py)."""
+    if getattr(args, "eval_handler", None) is not None:
+        return int(args.eval_handler(args))
     from .catalog.embeddings import embeddings_id
     from .eval.retrieval import evaluate_retrieval
 
@@ -338,7 +343,8 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("demo", "run AnyTool offline on the builtin catalog", _configure_demo, cmd_demo),
     Subcommand("catalog", "browse a catalog: counts, a category's tools, a tool's APIs", _configure_catalog, cmd_catalog),
     Subcommand("search", "search a catalog's APIs", _configure_search, cmd_search),
-    Subcommand("eval", "evaluate (retrieval)", _configure_eval, cmd_eval),
+    Subcommand("eval", "evaluate: retrieval, batch runs, pass rate, statistics, format conversion", _configure_eval,
+               cmd_eval),
 )
 
 

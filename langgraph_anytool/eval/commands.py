@@ -1,0 +1,216 @@
+"""`anytool eval run | passrate | stats | convert`: argument set-up and handlers (registered in `cli.py`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..catalog.errors import CatalogError
+
+
+class EvalUsageError(ValueError):
+    """A mistake on the `anytool eval` command line, reported as one line."""
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {value}")
+    return value
+
+
+# ------------------------------------------------------------------------------------------------ run
+def configure_run(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--queries", nargs="+", required=True, metavar="FILE",
+                   help="query files: ToolBench/StableToolBench groups (group = file stem) or anytoolbench.json")
+    p.add_argument("--catalog", metavar="PATH", default=None,
+                   help="ToolBench tools directory (default: the builtin toolset)")
+    p.add_argument("--mode", choices=("whole", "reference"), default="whole",
+                   help="whole: search the whole catalog (AnyTool); reference: solve with the query's api_list (ToolBench)")
+    p.add_argument("--model", metavar="M", default=None, help="'provider:model' (default: $ANYTOOL_MODEL)")
+    p.add_argument("--offline", action="store_true",
+                   help="the offline policy model (a rule-based stand-in, NOT an LLM; results are labelled)")
+    p.add_argument("--execution", default=None, choices=("auto", "local", "template", "http", "virtual", "llm"),
+                   help="how APIs are called (template: offline simulation from response templates)")
+    p.add_argument("--concurrency", type=_positive_int, default=2, help="queries in flight at once (default 2)")
+    p.add_argument("--timeout", type=_positive_float, default=None, metavar="S", help="seconds per query")
+    p.add_argument("--limit", type=_positive_int, default=None, metavar="N", help="first N queries of each group")
+    p.add_argument("--out", default="results.jsonl", metavar="FILE", help="JSON-lines results (appended; resumable)")
+    p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
+                   help="an AnyToolConfig field, e.g. --set max_api_pool=16 --set solver=cot (repeatable)")
+    p.add_argument("--exclude", metavar="FILE", default=None,
+                   help="exclusion list of query ids (the paper's filtered ToolBench: anytoolbench/unsolvable.json)")
+    p.add_argument("--skip-uncovered", action="store_true",
+                   help="drop queries whose relevant APIs are not all in the catalog")
+    p.add_argument("--sample-apis", type=_positive_int, default=None, metavar="N",
+                   help="run on N APIs drawn at random from the catalog (AnyTool Table 5)")
+    p.add_argument("--seed", type=int, default=0, help="seed of --sample-apis (default 0)")
+    p.add_argument("--db", metavar="FILE|URL", default=None,
+                   help="checkpoints: a SQLite file or a postgresql:// URL (shared by several workers; "
+                        "in-flight queries resume from their last step)")
+    p.add_argument("--server", metavar="URL", default=None,
+                   help="send each query as a run to a LangGraph server (langgraph dev / a deployment)")
+    p.add_argument("--assistant", default="anytool", help="assistant or graph id on --server (default anytool)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _select(args: argparse.Namespace, catalog: Any) -> tuple[list[Any], list[str]]:
+    from .datasets import coverage_report, filter_excluded, is_covered, load_exclusion_list, load_queries
+
+    notes: list[str] = []
+    excluded = load_exclusion_list(args.exclude) if args.exclude else None
+    selected = []
+    for f in args.queries:
+        group = load_queries(f)
+        if excluded is not None:
+            before = len(group)
+            group = filter_excluded(group, excluded)
+            notes.append(f"{Path(f).stem}: {before - len(group)} of {before} queries excluded by {args.exclude}")
+        if args.limit:
+            group = group[: args.limit]
+        selected.extend(group)
+    for cov in coverage_report(catalog, selected):
+        if cov.uncovered:
+            notes.append(f"{cov.group}: {cov.uncovered} of {cov.queries} queries have relevant APIs missing from "
+                         f"the catalog ({cov.missing_refs} references; e.g. {', '.join(cov.examples)})"
+                         + ("; skipped" if args.skip_uncovered else ""))
+    if args.skip_uncovered:
+        selected = [q for q in selected if is_covered(catalog, q)]
+    return selected, notes
+
+
+def _model(args: argparse.Namespace, catalog: Any) -> tuple[Any, str]:
+    from ..llm import NO_MODEL_HELP
+    from .runner import OFFLINE_LABEL
+
+    spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip()
+    if args.offline:
+        from ..offline import OfflinePolicyModel
+
+        return OfflinePolicyModel(catalog=catalog), OFFLINE_LABEL
+    if spec:
+        return spec, spec
+    raise EvalUsageError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """`anytool eval run`."""
+    from ..catalog.catalog import Catalog
+    from ..config import AnyToolConfig
+    from .datasets import sample_catalog
+    from .results import ResultsWriter
+    from .runner import BatchOptions, parse_settings, summary_table
+
+    settings = parse_settings(args.settings)
+    if args.execution:
+        settings["execution"] = args.execution
+    catalog = Catalog.load(args.catalog)
+    if args.sample_apis:
+        catalog = sample_catalog(catalog, args.sample_apis, args.seed)
+    queries, notes = _select(args, catalog)
+    model, label = (None, f"server {args.server}") if args.server else _model(args, catalog)
+    log = sys.stderr
+    for n in notes:
+        log.write(f"note: {n}\n")
+    log.write(f"{len(queries)} queries | catalog {catalog.name} ({len(catalog)} APIs) | mode {args.mode} | "
+              f"model {label} | out {args.out}\n")
+    options = BatchOptions(mode=args.mode, settings=settings, concurrency=args.concurrency, timeout=args.timeout,
+                           model_label=label)
+    config = AnyToolConfig(**settings)
+    with ResultsWriter(args.out) as writer:
+        tally = asyncio.run(_run_async(args, queries, catalog, model, writer, options, config))
+    print(f"\n{tally.done} queries run now, {tally.skipped} already in {args.out}"
+          + (f"; policy model: {label}" if args.offline else ""))
+    if tally.by_group:
+        print(summary_table(tally))
+    return 0
+
+
+async def _run_async(args: argparse.Namespace, queries: list[Any], catalog: Any, model: Any, writer: Any,
+                     options: Any, config: Any) -> Any:
+    from contextlib import AsyncExitStack
+
+    from ..graphs.anytool import default_executor
+    from .persistence import PostgresClaims, async_checkpointer, is_postgres
+    from .runner import run_batch
+
+    pending = sum(1 for q in queries if not writer.is_finished(q.group, q.query_id))
+    bar, on_record = _progress(pending, disabled=args.no_progress)
+    async with AsyncExitStack() as stack:
+        remote = None
+        executor = None
+        checkpointer = None
+        claim: Callable[[Any], Any] | None = None
+        if args.server:
+            from .remote import RemoteSolver
+
+            remote = RemoteSolver(args.server, assistant=args.assistant, api_key=os.environ.get("LANGSMITH_API_KEY"))
+        else:
+            executor = default_executor(catalog, config)
+            stack.callback(executor.close)
+            checkpointer = await stack.enter_async_context(async_checkpointer(args.db))
+        if is_postgres(args.db):
+            batch = os.path.abspath(args.out)
+            claims = await stack.enter_async_context(
+                PostgresClaims(args.db, batch, worker=f"{socket.gethostname()}:{os.getpid()}"))
+
+            async def claim(q: Any) -> bool:
+                return await claims.claim(f"{q.group}:{q.query_id}")
+
+        try:
+            return await run_batch(queries, catalog, model, writer, options, executor=executor,
+                                   checkpointer=checkpointer, on_record=on_record, claim=claim, remote=remote)
+        finally:
+            if bar is not None:
+                bar.close()
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _progress(total: int, *, disabled: bool) -> tuple[Any, Callable[[dict[str, Any], Any], None]]:
+    from tqdm import tqdm
+
+    if disabled or total == 0:
+        return None, lambda rec, tally: None
+    bar = tqdm(total=total, unit="query", file=sys.stderr, dynamic_ncols=True)
+
+    def on_record(rec: dict[str, Any], tally: Any) -> None:
+        bar.update(1)
+        bar.set_postfix_str(f"solved* {tally.count('solved')}/{tally.done}, timeout {tally.count('timeout')}, "
+                            f"error {tally.count('error')}")
+
+    return bar, on_record
+
+
+EVAL_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
+    "run": ("run benchmark queries through AnyTool (resumable JSON lines)", configure_run, cmd_run),
+}
+
+
+def add_eval_commands(sub: Any) -> None:
+    """Register the subcommands on `anytool eval`'s subparsers."""
+    for name, (help_text, configure, handler) in EVAL_COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        configure(p)
+        p.set_defaults(eval_handler=handler)
+
+
+__all__ = ["EVAL_COMMANDS", "CatalogError", "EvalUsageError", "add_eval_commands"]

@@ -1,0 +1,97 @@
+"""Checkpointers from a `--db` value: a SQLite file, or a PostgreSQL URL (optional `postgres` extra) that several
+worker processes or machines share; plus a claim table so workers sharing a batch never run a query twice."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+POSTGRES_HELP = "a PostgreSQL --db needs the postgres extra: pip install 'langgraph-anytool[postgres]'"
+
+
+def is_postgres(db: str | None) -> bool:
+    return bool(db) and str(db).startswith(("postgres://", "postgresql://"))
+
+
+@contextmanager
+def sync_checkpointer(db: str | None) -> Iterator[Any]:
+    """A checkpointer for synchronous runs: in memory (None), SQLite (a path) or PostgreSQL (a URL)."""
+    if not db:
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        yield InMemorySaver()
+    elif is_postgres(db):
+        try:
+            from langgraph.checkpoint.postgres import PostgresSaver
+        except ImportError as exc:
+            raise ImportError(f"{POSTGRES_HELP} ({exc})") from None
+        with PostgresSaver.from_conn_string(db) as saver:
+            saver.setup()
+            yield saver
+    else:
+        import sqlite3
+
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        conn = sqlite3.connect(db, check_same_thread=False)
+        try:
+            yield SqliteSaver(conn)
+        finally:
+            conn.close()
+
+
+@asynccontextmanager
+async def async_checkpointer(db: str | None) -> AsyncIterator[Any]:
+    """The asynchronous counterpart (the batch runner runs queries as asyncio tasks)."""
+    if not db:
+        yield None  # the runner gives each query its own in-memory saver
+    elif is_postgres(db):
+        try:
+            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        except ImportError as exc:
+            raise ImportError(f"{POSTGRES_HELP} ({exc})") from None
+        async with AsyncPostgresSaver.from_conn_string(db) as saver:
+            await saver.setup()
+            yield saver
+    else:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        async with AsyncSqliteSaver.from_conn_string(db) as saver:
+            yield saver
+
+
+class PostgresClaims:
+    """A claim table in the run's PostgreSQL database: the first worker to insert a (batch, query) key owns it.
+
+    Claims of queries that ended are kept (the results file records them); a claim whose worker died before
+    writing a result is taken over after `stale_seconds`."""
+
+    def __init__(self, db: str, batch: str, *, worker: str, stale_seconds: float = 3600.0) -> None:
+        self.db, self.batch, self.worker, self.stale = db, batch, worker, stale_seconds
+        self._conn: Any = None
+
+    async def __aenter__(self) -> PostgresClaims:
+        try:
+            import psycopg
+        except ImportError as exc:
+            raise ImportError(f"{POSTGRES_HELP} ({exc})") from None
+        self._conn = await psycopg.AsyncConnection.connect(self.db, autocommit=True)
+        await self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS anytool_claims (batch TEXT NOT NULL, query_key TEXT NOT NULL, "
+            "worker TEXT NOT NULL, claimed_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (batch, query_key))")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._conn is not None:
+            await self._conn.close()
+
+    async def claim(self, key: str) -> bool:
+        """True when this worker now owns `key` (new, already its own, or taken over from a stale claim)."""
+        cur = await self._conn.execute(
+            "INSERT INTO anytool_claims (batch, query_key, worker) VALUES (%s, %s, %s) "
+            "ON CONFLICT (batch, query_key) DO UPDATE SET worker = EXCLUDED.worker, claimed_at = now() "
+            "WHERE anytool_claims.worker = EXCLUDED.worker "
+            "OR anytool_claims.claimed_at < now() - make_interval(secs => %s) RETURNING worker",
+            (self.batch, key, self.worker, self.stale))
+        return await cur.fetchone() is not None
