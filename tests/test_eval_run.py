@@ -47,7 +47,7 @@ def builtin() -> Catalog:
 def test_parse_settings_validates_against_the_config() -> None:
     assert parse_settings(["max_api_pool=16", "solver=cot", "seed_with_search=false", "max-reflections=0"]) == {
         "max_api_pool": 16, "solver": "cot", "seed_with_search": False, "max_reflections": 0}
-    with pytest.raises(ConfigError, match="no field 'max_pool'.*max_api_pool"):
+    with pytest.raises(ConfigError, match=r"no field 'max_pool'.*max_api_pool"):
         parse_settings(["max_pool=3"])
     with pytest.raises(ConfigError, match="expected key=value"):
         parse_settings(["max_api_pool"])
