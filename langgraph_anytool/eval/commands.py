@@ -200,8 +200,85 @@ def _progress(total: int, *, disabled: bool) -> tuple[Any, Callable[[dict[str, A
     return bar, on_record
 
 
+# ------------------------------------------------------------------------------------------------ passrate
+def _default_cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "langgraph-anytool" / "evaluator.sqlite"
+
+
+def configure_passrate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", nargs="+", metavar="RESULTS.jsonl", help="results of `anytool eval run`")
+    p.add_argument("--evaluator", metavar="M", default=None,
+                   help="'provider:model' of the evaluator (separate from the in-loop judge; default $ANYTOOL_EVALUATOR)")
+    p.add_argument("--offline", action="store_true",
+                   help="the offline policy model's judge as evaluator (a rule-based stand-in, NOT an LLM; labelled)")
+    p.add_argument("--catalog", metavar="PATH", default=None, help="catalog for --offline (default: builtin)")
+    p.add_argument("--protocol", choices=("anytool", "toolllm", "sopr"), default="anytool",
+                   help="anytool: Eq. 2 of the AnyTool paper; toolllm: Eq. 1; sopr: StableToolBench's solvable pass rate")
+    p.add_argument("--samples", type=_positive_int, default=3, help="evaluator samples per query (default 3)")
+    p.add_argument("--concurrency", type=_positive_int, default=4, help="queries scored at once (default 4)")
+    p.add_argument("--cache", metavar="FILE", default=None, help=f"evaluator cache (default {_default_cache()})")
+    p.add_argument("--no-cache", action="store_true", help="call the evaluator for every sample")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def cmd_passrate(args: argparse.Namespace) -> int:
+    """`anytool eval passrate`."""
+    from ..cli import _print_json
+    from ..llm import init_model
+    from .passrate import UNSURE_RULE, EvaluatorCache, evaluate_records, passrate_table, report_dict, score
+    from .results import read_results
+
+    records = [r for f in args.results for r in read_results(f)]
+    if not records:
+        raise EvalUsageError(f"no results in {', '.join(args.results)}")
+    spec = args.evaluator or os.environ.get("ANYTOOL_EVALUATOR", "").strip()
+    if args.offline:
+        from ..catalog.catalog import Catalog
+        from ..offline import OfflinePolicyModel
+        from .runner import OFFLINE_LABEL
+
+        evaluator: Any = OfflinePolicyModel(catalog=Catalog.load(args.catalog))
+        evaluator_id = OFFLINE_LABEL
+    elif spec:
+        evaluator, evaluator_id = init_model(spec), spec
+    else:
+        raise EvalUsageError("no evaluator: pass --evaluator 'provider:model' (or set ANYTOOL_EVALUATOR), "
+                             "or --offline for the rule-based stand-in")
+    cache = None if args.no_cache else EvaluatorCache(args.cache or _default_cache())
+    try:
+        verdicts = evaluate_records(records, evaluator, evaluator_id, samples=args.samples, protocol=args.protocol,
+                                    cache=cache, concurrency=args.concurrency)
+    finally:
+        if cache is not None:
+            cache.close()
+    groups, overall = score(verdicts, args.protocol, args.samples)
+    in_loop = sorted({str(r.get("model", "")) for r in records})
+    meta = {"protocol": args.protocol, "evaluator": evaluator_id, "samples": args.samples,
+            "unsure_rule": UNSURE_RULE if args.protocol != "sopr" else "Unsure scores 0.5 (StableToolBench SoPR)",
+            "runs_made_by": in_loop,
+            "cache": None if cache is None else {"path": str(cache.path), "hits": cache.hits, "calls": cache.misses}}
+    if args.json:
+        _print_json(report_dict(groups, overall, **meta))
+        return 0
+    title = {"anytool": "AnyTool Eq. 2: Solved / (Solved + Unsolved)",
+             "toolllm": "ToolLLM Eq. 1: (Non-solvable + Solved) / all (inflated when the APIs offered are unrelated)",
+             "sopr": "StableToolBench SoPR: Solved 1, Unsure 0.5, Unsolved 0; mean over samples"}[args.protocol]
+    print(f"pass rate — {title}")
+    print(f"evaluator: {evaluator_id} (separate from the in-loop judge), {args.samples} samples per query, majority vote")
+    if args.protocol != "sopr":
+        print(f"unsure: {UNSURE_RULE}")
+    if cache is not None:
+        print(f"evaluator cache: {cache.hits} hits, {cache.misses} new checks ({cache.path})")
+    print()
+    print(passrate_table(groups, overall, args.protocol))
+    return 0
+
+
 EVAL_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
     "run": ("run benchmark queries through AnyTool (resumable JSON lines)", configure_run, cmd_run),
+    "passrate": ("pass rate of results by a separate evaluator (anytool Eq. 2 | toolllm Eq. 1 | sopr)",
+                 configure_passrate, cmd_passrate),
 }
 
 
