@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import socket
 import sys
@@ -275,10 +276,81 @@ def cmd_passrate(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------------------------------------ stats
+def configure_stats(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", nargs="+", metavar="RESULTS.jsonl", help="results of `anytool eval run`")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    """`anytool eval stats`: Table 12 per group, and pool recall."""
+    from ..cli import _print_json
+    from .results import read_results
+    from .stats import results_stats, stats_dict, stats_table
+
+    records = [r for f in args.results for r in read_results(f)]
+    if not records:
+        raise EvalUsageError(f"no results in {', '.join(args.results)}")
+    groups, overall = results_stats(records)
+    if args.json:
+        _print_json(stats_dict(groups, overall))
+        return 0
+    models = sorted({str(r.get("model", "")) for r in records})
+    print(f"consumption per query (AnyTool Table 12); runs made by: {', '.join(models)}\n")
+    print(stats_table(groups, overall))
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------ convert
+def configure_convert(p: argparse.ArgumentParser) -> None:
+    p.add_argument("inputs", nargs="+", metavar="PATH",
+                   help="--to tooleval: our results files; --to ours: ToolEval converted-answer files (.json) or "
+                        "ToolBench/StableToolBench answer directories")
+    p.add_argument("--to", choices=("tooleval", "ours"), required=True, help="target format")
+    p.add_argument("--out", required=True, metavar="PATH",
+                   help="--to tooleval: a directory (one <group>.json each); --to ours: a results .jsonl file")
+    p.add_argument("--group", default=None, help="--to ours: group name (default: file stem / directory name)")
+    p.add_argument("--catalog", metavar="PATH", default=None,
+                   help="--to tooleval: catalog for the available tools' schemas (default: names only)")
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    """`anytool eval convert`."""
+    from .convert import from_answer_dir, from_tooleval, to_tooleval
+    from .results import ResultsWriter, read_results
+
+    if args.to == "tooleval":
+        catalog = None
+        if args.catalog:
+            from ..catalog.catalog import Catalog
+
+            catalog = Catalog.load(args.catalog)
+        records = [r for f in args.inputs for r in read_results(f)]
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        for group, entries in to_tooleval(records, catalog).items():
+            path = out / f"{group or 'results'}.json"
+            path.write_text(json.dumps(entries, ensure_ascii=False, indent=1), encoding="utf-8")
+            print(f"{path}: {len(entries)} answers")
+        return 0
+    converted: list[dict[str, Any]] = []
+    for inp in args.inputs:
+        p = Path(inp)
+        converted.extend(from_answer_dir(p, args.group) if p.is_dir() else from_tooleval(p, args.group))
+    with ResultsWriter(args.out) as writer:
+        for rec in converted:
+            writer.append(rec)
+    print(f"{args.out}: {len(converted)} records")
+    return 0
+
+
 EVAL_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
     "run": ("run benchmark queries through AnyTool (resumable JSON lines)", configure_run, cmd_run),
     "passrate": ("pass rate of results by a separate evaluator (anytool Eq. 2 | toolllm Eq. 1 | sopr)",
                  configure_passrate, cmd_passrate),
+    "stats": ("consumption statistics per group (AnyTool Table 12) and pool recall", configure_stats, cmd_stats),
+    "convert": ("convert results to ToolEval's answer format, or ToolBench answers to ours", configure_convert,
+                cmd_convert),
 }
 
 

@@ -119,11 +119,12 @@ def usage_summary(values: Mapping[str, Any]) -> dict[str, Any]:
     self-reflections, API-candidate pool size, agents per level."""
     usage = values.get("usage") or {}
     roles = {r: {k: int(v.get(k, 0)) for k in ("model_calls", "input_tokens", "output_tokens", "estimated_tokens")
-                 if k in v} for r, v in usage.items() if isinstance(v, Mapping)}
+                 if k in v} for r, v in usage.items() if isinstance(v, Mapping) and "model_calls" in v}
     agents: dict[str, int] = {}
     for a in (values.get("agents") or {}).values():
         agents[str(a.get("level"))] = agents.get(str(a.get("level")), 0) + 1
     attempts = values.get("solver_attempts") or []
+    api: Mapping[str, Any] = usage["api"] if isinstance(usage.get("api"), Mapping) else {}
     return {
         "roles": roles,
         "model_calls": sum(r.get("model_calls", 0) for r in roles.values()),
@@ -131,6 +132,7 @@ def usage_summary(values: Mapping[str, Any]) -> dict[str, Any]:
         "output_tokens": sum(r.get("output_tokens", 0) for r in roles.values()),
         "estimated_tokens": sum(r.get("estimated_tokens", 0) for r in roles.values()),
         "api_calls": sum(int(a.get("api_calls", 0)) for a in attempts),
+        "api_stats": dict(api),  # executor counters (calls, cache hits, errors) when the graph reports them
         "solver_attempts": len(attempts),
         "reflections": int(values.get("reflections", max(0, len(attempts) - 1)) or 0),
         "pool_size": len(values.get("api_pool") or []),
