@@ -152,6 +152,24 @@ def from_tooleval(path: str | Path, group: str | None = None) -> list[dict[str, 
     return out
 
 
+def _chain_calls(trys: Any) -> list[tuple[str, Any, str]]:
+    """Calls of the last try's chain (nodes "Action" = function name, then "Action Input" = arguments with the
+    observation)."""
+    if not isinstance(trys, list) or not trys or not isinstance(trys[-1], Mapping):
+        return []
+    calls: list[tuple[str, Any, str]] = []
+    name = None
+    for node in trys[-1].get("chain") or []:
+        if not isinstance(node, Mapping):
+            continue
+        if node.get("node_type") == "Action":
+            name = str(node.get("description", ""))
+        elif node.get("node_type") == "Action Input" and name and name != "Finish":
+            calls.append((name, node.get("description"), str(node.get("observation", ""))))
+            name = None
+    return calls
+
+
 def from_answer_dir(path: str | Path, group: str | None = None) -> list[dict[str, Any]]:
     """Records from a ToolBench / StableToolBench answer directory (`<query_id>_<method>.json` files with
     `answer_generation`); the calls are those of the last chain of `train_messages`."""
@@ -176,6 +194,8 @@ def from_answer_dir(path: str | Path, group: str | None = None) -> list[dict[str
                     pending = dict(fc)
                 elif isinstance(m, Mapping) and m.get("role") == "function" and m.get("name") != "Finish":
                     calls.append((str(m.get("name")), pending.get("arguments"), str(m.get("content", ""))))
+        if not calls:  # an unfinished CoT run keeps no train_messages: read the last try's chain instead
+            calls = _chain_calls(data.get("trys") or [])
         tools = [str(t.get("name")) for t in gen.get("function") or [] if isinstance(t, Mapping) and t.get("name") != "Finish"]
         usage = {"model_calls": gen.get("query_count"), "total_tokens": gen.get("total_tokens")}
         out.append(_record(group or d.name, qid, str(gen.get("query", "")), gen.get("final_answer"), calls, tools,
