@@ -237,7 +237,8 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--offline", action="store_true",
                    help="use OfflinePolicyModel (a rule-based stand-in, not an LLM) when no model is configured")
     p.add_argument("--thread", metavar="T", default=None, help="thread id; re-using it resumes an interrupted run")
-    p.add_argument("--db", metavar="FILE", default=None, help="SQLite checkpoint file (default: in memory)")
+    p.add_argument("--db", metavar="FILE|URL", default=None,
+                   help="checkpoints: a SQLite file or a postgresql:// URL (default: in memory)")
     p.add_argument("--execution", default="auto", choices=("auto", "local", "template", "http", "virtual"),
                    help="how APIs are called (auto: local for the builtin catalog, http otherwise; "
                         "template simulates offline)")
@@ -272,13 +273,11 @@ def _result_json(values: dict[str, Any], thread: str) -> dict[str, Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """One AnyTool run with live progress; resumes the thread's interrupted run when there is one."""
-    import sqlite3
     import uuid
-
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.checkpoint.sqlite import SqliteSaver
+    from contextlib import ExitStack
 
     from .config import AnyToolConfig
+    from .eval.persistence import sync_checkpointer
     from .graphs.anytool import create_anytool_graph, default_executor
     from .progress import ProgressPrinter, stream_run, usage_table
 
@@ -289,8 +288,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = AnyToolConfig(execution=args.execution, solver=args.solver, max_reflections=args.max_reflections,
                            token_budget=args.token_budget)
     model = _run_model(args, catalog)
-    conn = sqlite3.connect(args.db, check_same_thread=False) if args.db else None
-    checkpointer = SqliteSaver(conn) if conn is not None else InMemorySaver()
+    stack = ExitStack()
+    checkpointer = stack.enter_context(sync_checkpointer(args.db))
     executor = default_executor(catalog, config)
     try:
         graph = create_anytool_graph(catalog, model, config=config, checkpointer=checkpointer, executor=executor)
@@ -311,8 +310,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         values = graph.get_state(run_config).values
     finally:
         executor.close()
-        if conn is not None:
-            conn.close()
+        stack.close()
     if args.json:
         _print_json(_result_json(values, thread))
     else:

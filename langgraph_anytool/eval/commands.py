@@ -68,6 +68,8 @@ def configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--db", metavar="FILE|URL", default=None,
                    help="checkpoints: a SQLite file or a postgresql:// URL (shared by several workers; "
                         "in-flight queries resume from their last step)")
+    p.add_argument("--batch", metavar="NAME", default=None,
+                   help="with a postgresql:// --db: the batch name workers share (default: the --out file name)")
     p.add_argument("--server", metavar="URL", default=None,
                    help="send each query as a run to a LangGraph server (langgraph dev / a deployment)")
     p.add_argument("--assistant", default="anytool", help="assistant or graph id on --server (default anytool)")
@@ -118,8 +120,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..catalog.catalog import Catalog
     from ..config import AnyToolConfig
     from .datasets import sample_catalog
-    from .results import ResultsWriter
-    from .runner import BatchOptions, parse_settings, summary_table
+    from .results import ResultsWriter, read_results, record_key
+    from .runner import BatchOptions, BatchTally, parse_settings, summary_table
 
     settings = parse_settings(args.settings)
     if args.execution:
@@ -141,8 +143,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         tally = asyncio.run(_run_async(args, queries, catalog, model, writer, options, config))
     print(f"\n{tally.done} queries run now, {tally.skipped} already in {args.out}"
           + (f"; policy model: {label}" if args.offline else ""))
-    if tally.by_group:
-        print(summary_table(tally))
+    wanted = {(q.group, q.query_id) for q in queries}
+    whole = BatchTally()  # the summary covers every selected query on file, not only this session's
+    for rec in read_results(args.out):
+        if record_key(rec) in wanted:
+            whole.add(rec)
+    if whole.by_group:
+        print(summary_table(whole))
     return 0
 
 
@@ -161,6 +168,7 @@ async def _run_async(args: argparse.Namespace, queries: list[Any], catalog: Any,
         executor = None
         checkpointer = None
         claim: Callable[[Any], Any] | None = None
+        done: Callable[[Any], Any] | None = None
         if args.server:
             from .remote import RemoteSolver
 
@@ -170,16 +178,21 @@ async def _run_async(args: argparse.Namespace, queries: list[Any], catalog: Any,
             stack.callback(executor.close)
             checkpointer = await stack.enter_async_context(async_checkpointer(args.db))
         if is_postgres(args.db):
-            batch = os.path.abspath(args.out)
+            batch = args.batch or Path(args.out).name
+            stale = max(2 * args.timeout, 600.0) if args.timeout else 3600.0
             claims = await stack.enter_async_context(
-                PostgresClaims(args.db, batch, worker=f"{socket.gethostname()}:{os.getpid()}"))
+                PostgresClaims(args.db, batch, worker=f"{socket.gethostname()}:{os.getpid()}", stale_seconds=stale))
 
             async def claim(q: Any) -> bool:
                 return await claims.claim(f"{q.group}:{q.query_id}")
 
+            async def done(q: Any) -> None:
+                await claims.done(f"{q.group}:{q.query_id}")
+
         try:
             return await run_batch(queries, catalog, model, writer, options, executor=executor,
-                                   checkpointer=checkpointer, on_record=on_record, claim=claim, remote=remote)
+                                   checkpointer=checkpointer, on_record=on_record, claim=claim, done=done,
+                                   remote=remote)
         finally:
             if bar is not None:
                 bar.close()

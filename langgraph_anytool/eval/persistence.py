@@ -8,6 +8,20 @@ from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 POSTGRES_HELP = "a PostgreSQL --db needs the postgres extra: pip install 'langgraph-anytool[postgres]'"
+_SETUP_LOCK = 0x616E7974  # advisory lock serialising schema set-up of workers starting together
+
+
+@asynccontextmanager
+async def _setup_lock(db: str) -> AsyncIterator[None]:
+    """Hold a session advisory lock while creating tables (concurrent CREATE TABLE IF NOT EXISTS can collide)."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(db, autocommit=True) as conn:
+        await conn.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK,))
+        try:
+            yield
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK,))
 
 
 def is_postgres(db: str | None) -> bool:
@@ -52,7 +66,8 @@ async def async_checkpointer(db: str | None) -> AsyncIterator[Any]:
         except ImportError as exc:
             raise ImportError(f"{POSTGRES_HELP} ({exc})") from None
         async with AsyncPostgresSaver.from_conn_string(db) as saver:
-            await saver.setup()
+            async with _setup_lock(db):
+                await saver.setup()
             yield saver
     else:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
@@ -64,8 +79,8 @@ async def async_checkpointer(db: str | None) -> AsyncIterator[Any]:
 class PostgresClaims:
     """A claim table in the run's PostgreSQL database: the first worker to insert a (batch, query) key owns it.
 
-    Claims of queries that ended are kept (the results file records them); a claim whose worker died before
-    writing a result is taken over after `stale_seconds`."""
+    A finished query's claim is marked done and never taken again; a claim whose worker died before finishing
+    is taken over after `stale_seconds` (the query then resumes from its checkpoints in the same database)."""
 
     def __init__(self, db: str, batch: str, *, worker: str, stale_seconds: float = 3600.0) -> None:
         self.db, self.batch, self.worker, self.stale = db, batch, worker, stale_seconds
@@ -77,9 +92,11 @@ class PostgresClaims:
         except ImportError as exc:
             raise ImportError(f"{POSTGRES_HELP} ({exc})") from None
         self._conn = await psycopg.AsyncConnection.connect(self.db, autocommit=True)
-        await self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS anytool_claims (batch TEXT NOT NULL, query_key TEXT NOT NULL, "
-            "worker TEXT NOT NULL, claimed_at TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (batch, query_key))")
+        async with _setup_lock(self.db):
+            await self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS anytool_claims (batch TEXT NOT NULL, query_key TEXT NOT NULL, "
+                "worker TEXT NOT NULL, claimed_at TIMESTAMPTZ NOT NULL DEFAULT now(), "
+                "done BOOLEAN NOT NULL DEFAULT false, PRIMARY KEY (batch, query_key))")
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -91,7 +108,12 @@ class PostgresClaims:
         cur = await self._conn.execute(
             "INSERT INTO anytool_claims (batch, query_key, worker) VALUES (%s, %s, %s) "
             "ON CONFLICT (batch, query_key) DO UPDATE SET worker = EXCLUDED.worker, claimed_at = now() "
-            "WHERE anytool_claims.worker = EXCLUDED.worker "
-            "OR anytool_claims.claimed_at < now() - make_interval(secs => %s) RETURNING worker",
+            "WHERE NOT anytool_claims.done AND (anytool_claims.worker = EXCLUDED.worker "
+            "OR anytool_claims.claimed_at < now() - make_interval(secs => %s)) RETURNING worker",
             (self.batch, key, self.worker, self.stale))
         return await cur.fetchone() is not None
+
+    async def done(self, key: str) -> None:
+        """Mark `key` finished (its record is written)."""
+        await self._conn.execute("UPDATE anytool_claims SET done = true WHERE batch = %s AND query_key = %s",
+                                 (self.batch, key))

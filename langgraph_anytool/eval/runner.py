@@ -221,11 +221,13 @@ async def run_batch(
     checkpointer: Any = None,
     on_record: Callable[[dict[str, Any], BatchTally], None] | None = None,
     claim: Callable[[BenchQuery], Any] | None = None,
+    done: Callable[[BenchQuery], Any] | None = None,
     remote: Any = None,
 ) -> BatchTally:
     """Run every unfinished query (at most `options.concurrency` at once), appending one record per query.
 
-    `claim(q)` (optional, async) returns False when another worker owns the query (shared-database scale-out);
+    `claim(q)` (optional, async) returns False when another worker owns the query (shared-database scale-out) and
+    `done(q)` (async) marks it finished;
     `remote` (a `RemoteSolver`) sends each query to a LangGraph server instead of running the graph here."""
     from langgraph.checkpoint.memory import InMemorySaver
 
@@ -274,6 +276,8 @@ async def run_batch(
                 rec = failure_record(q, "error", f"{type(exc).__name__}: {exc}"[:1000], relevant=relevant,
                                      missing=missing, run_info=run_info, seconds=time.perf_counter() - started)
             writer.append(rec)
+            if done is not None:
+                await done(q)
             tally.add(rec)
             if on_record is not None:
                 on_record(rec, tally)
