@@ -146,3 +146,14 @@ def test_kill_9_mid_batch_then_resume_redoes_nothing_finished(tmp_path: Path) ->
     ids = [json.loads(line)["query_id"] for line in after]
     assert sorted(ids) == [str(100 + i) for i in range(len(QUERIES))]  # each query exactly once
     assert f"{len(QUERIES) - len(before)} queries run now, {len(before)} already" in done.stdout
+
+
+def test_cli_virtual_execution_needs_a_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    from langgraph_anytool.cli import main
+
+    monkeypatch.delenv("ANYTOOL_VIRTUAL_URL", raising=False)
+    q = write_group(tmp_path / "g.json", 1)
+    assert main(["eval", "run", "--queries", str(q), "--offline", "--execution", "virtual", "--out",
+                 str(tmp_path / "r.jsonl"), "--no-progress"]) == 2
+    assert "--virtual-url" in capsys.readouterr().err

@@ -52,6 +52,10 @@ def configure_run(p: argparse.ArgumentParser) -> None:
                    help="the offline policy model (a rule-based stand-in, NOT an LLM; results are labelled)")
     p.add_argument("--execution", default=None, choices=("auto", "local", "template", "http", "virtual", "llm"),
                    help="how APIs are called (template: offline simulation from response templates)")
+    p.add_argument("--virtual-url", metavar="URL", default=None,
+                   help="--execution virtual: the StableToolBench-compatible server (default $ANYTOOL_VIRTUAL_URL)")
+    p.add_argument("--api-cache", metavar="FILE", default=None,
+                   help="SQLite cache of API responses shared by the batch (same call → cached response)")
     p.add_argument("--concurrency", type=_positive_int, default=2, help="queries in flight at once (default 2)")
     p.add_argument("--timeout", type=_positive_float, default=None, metavar="S", help="seconds per query")
     p.add_argument("--limit", type=_positive_int, default=None, metavar="N", help="first N queries of each group")
@@ -157,7 +161,6 @@ async def _run_async(args: argparse.Namespace, queries: list[Any], catalog: Any,
                      options: Any, config: Any) -> Any:
     from contextlib import AsyncExitStack
 
-    from ..graphs.anytool import default_executor
     from .persistence import PostgresClaims, async_checkpointer, is_postgres
     from .runner import run_batch
 
@@ -174,7 +177,7 @@ async def _run_async(args: argparse.Namespace, queries: list[Any], catalog: Any,
 
             remote = RemoteSolver(args.server, assistant=args.assistant, api_key=os.environ.get("LANGSMITH_API_KEY"))
         else:
-            executor = default_executor(catalog, config)
+            executor = _executor(args, catalog, config)
             stack.callback(executor.close)
             checkpointer = await stack.enter_async_context(async_checkpointer(args.db))
         if is_postgres(args.db):
@@ -197,6 +200,25 @@ async def _run_async(args: argparse.Namespace, queries: list[Any], catalog: Any,
             if bar is not None:
                 bar.close()
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _executor(args: argparse.Namespace, catalog: Any, config: Any) -> Any:
+    """The API executor of a local batch: the config's kind, a virtual server's URL, an optional response cache."""
+    from ..graphs.anytool import default_executor
+    from ..tools.pipeline import ApiExecutor
+
+    url = args.virtual_url or os.environ.get("ANYTOOL_VIRTUAL_URL", "").strip()
+    if config.execution == "virtual":
+        if not url:
+            raise EvalUsageError("--execution virtual needs --virtual-url URL (or ANYTOOL_VIRTUAL_URL): the "
+                                 "StableToolBench-compatible server's endpoint")
+        return ApiExecutor.for_catalog(catalog, kind="virtual", url=url, cache_path=args.api_cache,
+                                       max_observation_chars=config.max_observation_chars)
+    if args.api_cache:
+        kind = config.execution if config.execution != "auto" else ("local" if catalog.name == "builtin" else "http")
+        return ApiExecutor.for_catalog(catalog, kind=kind, cache_path=args.api_cache,
+                                       max_observation_chars=config.max_observation_chars)
+    return default_executor(catalog, config)
 
 
 def _progress(total: int, *, disabled: bool) -> tuple[Any, Callable[[dict[str, Any], Any], None]]:
