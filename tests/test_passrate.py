@@ -115,3 +115,18 @@ def test_two_stage_flow_over_chatopenai_and_the_cache(tmp_path: Path) -> None:
         more = evaluate_records(records[:1], model, "openai:gpt-test", samples=3, cache=again)
         assert len(server.chat_requests) == 7 and more[0].answer_labels == ["Solved"] * 3  # only sample 3 is new
         again.close()
+
+
+def test_passrate_cli_states_the_evaluator_and_unsure_rule(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from langgraph_anytool.cli import main
+
+    res = tmp_path / "r.jsonl"
+    res.write_text(json.dumps({**record("q1", "", []), "model": "x"}) + "\n")  # empty answer: no evaluator call
+    cache = str(tmp_path / "c.sqlite")
+    assert main(["eval", "passrate", str(res), "--offline", "--cache", cache]) == 0
+    out = capsys.readouterr().out
+    assert "NOT an LLM" in out and "separate from the in-loop judge" in out and "coin flip" in out
+    assert main(["eval", "passrate", str(res), "--offline", "--cache", cache, "--json", "--protocol", "sopr"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["protocol"] == "sopr" and data["overall"]["rate"] == 0.0 and "0.5" in data["unsure_rule"]
+    assert main(["eval", "passrate", str(res)]) == 2  # no evaluator configured: one-line error

@@ -136,6 +136,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     queries, notes = _select(args, catalog)
     model, label = (None, f"server {args.server}") if args.server else _model(args, catalog)
     log = sys.stderr
+    if args.server and settings:
+        notes.append(f"--set values travel to {args.server} as the run context ({', '.join(sorted(settings))}); "
+                     "the served graph applies those its context schema declares")
     for n in notes:
         log.write(f"note: {n}\n")
     log.write(f"{len(queries)} queries | catalog {catalog.name} ({len(catalog)} APIs) | mode {args.mode} | "
