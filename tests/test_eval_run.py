@@ -157,3 +157,25 @@ def test_cli_virtual_execution_needs_a_url(tmp_path: Path, monkeypatch: pytest.M
     assert main(["eval", "run", "--queries", str(q), "--offline", "--execution", "virtual", "--out",
                  str(tmp_path / "r.jsonl"), "--no-progress"]) == 2
     assert "--virtual-url" in capsys.readouterr().err
+
+
+def test_db_returns_a_finished_thread_without_running_it_again(tmp_path: Path, builtin: Catalog) -> None:
+    """The record of a finished query was lost (crash between the end of the run and the write): with --db the
+    re-run takes the finished state from the checkpoint and makes no model call."""
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from langgraph_anytool.offline import OfflinePolicyModel
+
+    queries = load_queries(write_group(tmp_path / "db.json", 1))
+
+    async def go(model: object, out: Path) -> None:
+        async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "ck.sqlite")) as saver:
+            with ResultsWriter(out) as w:
+                await run_batch(queries, builtin, model, w, BatchOptions(model_label="m"), checkpointer=saver)
+
+    asyncio.run(go(OfflinePolicyModel(catalog=builtin), tmp_path / "a.jsonl"))
+    silent = ScriptedChatModel(replies=[])  # any call would fail the query
+    asyncio.run(go(silent, tmp_path / "b.jsonl"))
+    (a,), (b,) = read_results(tmp_path / "a.jsonl"), read_results(tmp_path / "b.jsonl")
+    assert b["error"] is None and b["answer"] == a["answer"] and b["status"] == a["status"]
+    assert silent.calls == []

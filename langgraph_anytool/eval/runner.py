@@ -74,16 +74,19 @@ def supports_reference_mode() -> bool:
 # ------------------------------------------------------------------------------------------------ one query
 async def solve(catalog: Any, model: Any, config: AnyToolConfig, query: str, *, api_ids: list[str] | None,
                 executor: Any, checkpointer: Any, thread_id: str) -> dict[str, Any]:
-    """Build the graph and run one query on `thread_id`; the final state values. A thread with an interrupted
-    run of the same query (a persistent checkpointer after a crash) is resumed instead of restarted."""
+    """Build the graph and run one query on `thread_id`; the final state values. On a persistent checkpointer a
+    thread holding an interrupted run of the same query resumes it, and a finished one is returned as it is."""
     from ..graphs.anytool import create_anytool_graph
 
     graph = create_anytool_graph(catalog, model, config=config, checkpointer=checkpointer, executor=executor)
     run_config: Any = {"configurable": {"thread_id": thread_id}}
     inputs: Any = {"query": query} if api_ids is None else {"query": query, "api_ids": api_ids}
     pending = await graph.aget_state(run_config)
-    if pending.next and pending.values.get("query") == query:
-        inputs = None
+    if pending.values.get("query") == query:
+        if pending.next:  # interrupted (a crash): go on from the last checkpoint
+            inputs = None
+        elif pending.values.get("status") not in (None, "running"):  # finished, but its record was never written
+            return dict(pending.values)
     await graph.ainvoke(inputs, run_config)
     return dict((await graph.aget_state(run_config)).values)
 
