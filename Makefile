@@ -13,7 +13,7 @@ $(BIN)/python:
 # CPU torch first (pinned: an unpinned torch pulls CUDA), then the package with extras.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q $(TORCH)
-	$(BIN)/pip install -q -e '.[dev,local-embeddings]'
+	$(BIN)/pip install -q -e '.[dev,local-embeddings,postgres]'
 	touch $@
 
 install: $(VENV)/.installed

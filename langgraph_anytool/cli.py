@@ -204,9 +204,11 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------ eval
 def _configure_eval(p: argparse.ArgumentParser) -> None:
-    from .eval.commands import configure_steps, configure_tasks
+    from .eval.bench_commands import configure_steps, configure_tasks
+    from .eval.commands import EVAL_COMMANDS, add_eval_commands
 
-    sub = p.add_subparsers(dest="eval_command", metavar="{retrieval,steps,tasks}", required=True)
+    names = ",".join(["retrieval", *EVAL_COMMANDS, "steps", "tasks"])
+    sub = p.add_subparsers(dest="eval_command", metavar="{" + names + "}", required=True)
     configure_steps(sub)
     configure_tasks(sub)
     r = sub.add_parser("retrieval", help="Recall@k / NDCG@k of API search on query files")
@@ -216,10 +218,12 @@ def _configure_eval(p: argparse.ArgumentParser) -> None:
                    help="cutoffs for both metrics (default: Recall@5,10,64 and NDCG@5,10)")
     _add_search_args(r)
     r.add_argument("--json", action="store_true", help="print JSON")
+    add_eval_commands(sub)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """`anytool eval retrieval`: per-group and overall retrieval metrics (`steps` / `tasks`: eval/commands.py)."""
+    """`anytool eval retrieval`: per-group and overall retrieval metrics (other eval subcommands: eval/commands.py,
+    eval/bench_commands.py)."""
     if getattr(args, "eval_handler", None) is not None:
         return int(args.eval_handler(args))
     from .catalog.embeddings import embeddings_id
@@ -249,7 +253,8 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--offline", action="store_true",
                    help="use OfflinePolicyModel (a rule-based stand-in, not an LLM) when no model is configured")
     p.add_argument("--thread", metavar="T", default=None, help="thread id; re-using it resumes an interrupted run")
-    p.add_argument("--db", metavar="FILE", default=None, help="SQLite checkpoint file (default: in memory)")
+    p.add_argument("--db", metavar="FILE|URL", default=None,
+                   help="checkpoints: a SQLite file or a postgresql:// URL (default: in memory)")
     p.add_argument("--execution", default="auto", choices=("auto", "local", "template", "http", "virtual"),
                    help="how APIs are called (auto: local for the builtin catalog, http otherwise; "
                         "template simulates offline)")
@@ -309,12 +314,10 @@ def _result_json(values: dict[str, Any], thread: str) -> dict[str, Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """One AnyTool run with live progress; resumes the thread's interrupted run when there is one."""
-    import sqlite3
     import uuid
+    from contextlib import ExitStack
 
-    from langgraph.checkpoint.memory import InMemorySaver
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
+    from .eval.persistence import sync_checkpointer
     from .graphs.anytool import create_anytool_graph, default_executor
     from .progress import ProgressPrinter, stream_run, usage_table
 
@@ -324,8 +327,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     catalog = _load_catalog(args.catalog)
     config = run_settings(args)
     model = _run_model(args, catalog)
-    conn = sqlite3.connect(args.db, check_same_thread=False) if args.db else None
-    checkpointer = SqliteSaver(conn) if conn is not None else InMemorySaver()
+    stack = ExitStack()
+    checkpointer = stack.enter_context(sync_checkpointer(args.db))
     executor = default_executor(catalog, config)
     try:
         graph = create_anytool_graph(catalog, model, config=config, checkpointer=checkpointer, executor=executor)
@@ -346,8 +349,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         values = graph.get_state(run_config).values
     finally:
         executor.close()
-        if conn is not None:
-            conn.close()
+        stack.close()
     if args.json:
         _print_json(_result_json(values, thread))
     else:
@@ -378,7 +380,8 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("demo", "run AnyTool offline on the builtin catalog", _configure_demo, cmd_demo),
     Subcommand("catalog", "browse a catalog: counts, a category's tools, a tool's APIs", _configure_catalog, cmd_catalog),
     Subcommand("search", "search a catalog's APIs", _configure_search, cmd_search),
-    Subcommand("eval", "evaluate (retrieval, steps, tasks)", _configure_eval, cmd_eval),
+    Subcommand("eval", "evaluate: retrieval, batch runs, pass rate, statistics, format conversion, step metrics, "
+                       "OPPO tasks", _configure_eval, cmd_eval),
 )
 
 

@@ -1,17 +1,25 @@
-"""`anytool eval steps` and `anytool eval tasks`: argument set-up and handlers (registered by `cli.py`)."""
+"""`anytool eval run | passrate | stats | convert`: argument set-up and handlers (registered in `cli.py`)."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
+import socket
 import sys
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from ..llm import NO_MODEL_HELP, ModelSet
+from ..catalog.errors import CatalogError
 
 
-def _positive(text: str) -> int:
+class EvalUsageError(ValueError):
+    """A mistake on the `anytool eval` command line, reported as one line."""
+
+
+def _positive_int(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
@@ -21,133 +29,375 @@ def _positive(text: str) -> int:
     return value
 
 
-def _add_model_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", metavar="M", default=None,
-                   help="model under test, 'provider:model' for init_chat_model (default: $ANYTOOL_MODEL)")
-    p.add_argument("--offline", action="store_true",
-                   help="use OfflinePolicyModel, a rule-based stand-in (NOT an LLM); results are labelled as such")
-
-
-# ------------------------------------------------------------------------------------------ steps
-def configure_steps(sub: Any) -> None:
-    p = sub.add_parser("steps", help="α-UMi step-level metrics (Plan ACC, Act. EM, Hallu., Arg. F1, Rouge-L)",
-                       description="Teacher-forced step-level evaluation (α-UMi Appendix C) on ToolBench answer "
-                                   "files or α-UMi test files.")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="answer/test files or directories of *.json")
-    p.add_argument("--format", default="auto", choices=("auto", "toolbench", "umi"), help="input format")
-    p.add_argument("--group-by", default="auto", choices=("auto", "file", "dir"),
-                   help="table rows: per file, per directory, or auto (directory for ToolBench answers, "
-                        "file for α-UMi test files)")
-    p.add_argument("--mode", default="single", choices=("single", "multi"),
-                   help="single: the DFSDT solver's one model; multi: planner / caller / summarizer")
-    _add_model_args(p)
-    for role in ("planner", "caller", "summarizer"):
-        p.add_argument(f"--{role}", metavar="M", default=None, help=f"model of the {role} (multi mode)")
-    p.add_argument("--text-mode", nargs="+", default=(), choices=("solver", "caller"), metavar="ROLE",
-                   help="roles whose model has no native function calling (Action: / Action Input: text)")
-    p.add_argument("--prompts", default="default", choices=("default", "alpha_umi"),
-                   help="α-UMi role prompts: ours, or the profile following α-UMi's formats")
-    p.add_argument("--limit", type=_positive, default=None, metavar="N", help="evaluate the first N steps only")
-    p.add_argument("--json", action="store_true", help="print JSON (scores and every step)")
-    p.set_defaults(eval_handler=cmd_steps)
-
-
-def _models_for(args: argparse.Namespace) -> tuple[Any, str]:
-    """(catalog -> ModelSet, label of the model under test)."""
-    roles = {r: getattr(args, r) for r in ("planner", "caller", "summarizer") if getattr(args, r, None)}
-    spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or None
-    if spec or roles:
-        models = ModelSet.resolve(spec, roles)
-        label = ", ".join([*([spec] if spec else []), *(f"{k}={v}" for k, v in roles.items())])
-        return (lambda _catalog: models), label
-    if args.offline:
-        from ..offline import LABEL, OfflinePolicyModel
-
-        return (lambda catalog: ModelSet(default=OfflinePolicyModel(catalog=catalog), by_role={})), LABEL
-    raise ValueError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
-
-
-def cmd_steps(args: argparse.Namespace) -> int:
-    from ..config import AnyToolConfig
-    from .step_data import StepDataError, load_step_cases
-    from .steps import evaluate_steps
-
+def _positive_float(text: str) -> float:
     try:
-        loaded = load_step_cases(args.paths, args.format, args.group_by)
-    except StepDataError as exc:
-        raise ValueError(str(exc)) from exc
-    cases = loaded.cases[: args.limit] if args.limit else loaded.cases
-    if not cases:
-        raise ValueError("no step to evaluate in " + ", ".join(args.paths))
-    models_for, label = _models_for(args)
-    config = AnyToolConfig(solver="umi" if args.mode == "multi" else "dfsdt", text_mode_roles=tuple(args.text_mode),
-                           umi_prompts=args.prompts)
-    report = evaluate_steps(cases, models_for, mode=args.mode, config=config, model_label=label, loaded=loaded)
-    if args.json:
-        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2, default=str))
-    else:
-        print(report.table())
-        print(f"{len(cases)} steps in {report.seconds:.1f} s", file=sys.stderr)
-    return 0
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {value}")
+    return value
 
 
-# ------------------------------------------------------------------------------------------ tasks
-def configure_tasks(sub: Any) -> None:
-    p = sub.add_parser("tasks", help="the OPPO paper's eight decomposed tool-use tasks",
-                       description="Runs OPPO tasks (seed 001, §3.4) on our sample set over the builtin catalog, "
-                                   "or on upstream CSVs (--data) with a catalog holding their tools (--catalog).")
-    p.add_argument("--task", nargs="+", type=int, required=True, choices=range(1, 9), metavar="N",
-                   help="task number(s), 1-8")
-    p.add_argument("--data", metavar="DIR", default=None,
-                   help="directory of task<N>.csv files in the upstream column layout (default: our sample set)")
+# ------------------------------------------------------------------------------------------------ run
+def configure_run(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--queries", nargs="+", required=True, metavar="FILE",
+                   help="query files: ToolBench/StableToolBench groups (group = file stem) or anytoolbench.json")
     p.add_argument("--catalog", metavar="PATH", default=None,
-                   help="catalog holding the tasks' tools (default: the builtin toolset)")
-    _add_model_args(p)
-    p.add_argument("--evaluator", metavar="M", default=None,
-                   help="LLM evaluator for the judged tasks 4-8 ('provider:model'); without it they are scored "
-                        "by rules against the rows' reference columns")
-    p.add_argument("--evaluator-cache", metavar="DIR", default=".anytool-cache/evaluator",
-                   help="where evaluator verdicts are cached (default: %(default)s)")
-    p.add_argument("--limit", type=_positive, default=None, metavar="N", help="the first N items of each task")
-    p.add_argument("--json", action="store_true", help="print JSON (metrics and every item)")
-    p.set_defaults(eval_handler=cmd_tasks)
+                   help="ToolBench tools directory (default: the builtin toolset)")
+    p.add_argument("--mode", choices=("whole", "reference"), default="whole",
+                   help="whole: search the whole catalog (AnyTool); reference: solve with the query's api_list (ToolBench)")
+    p.add_argument("--model", metavar="M", default=None, help="'provider:model' (default: $ANYTOOL_MODEL)")
+    p.add_argument("--offline", action="store_true",
+                   help="the offline policy model (a rule-based stand-in, NOT an LLM; results are labelled)")
+    p.add_argument("--execution", default=None, choices=("auto", "local", "template", "http", "virtual", "llm"),
+                   help="how APIs are called (template: offline simulation from response templates)")
+    p.add_argument("--virtual-url", metavar="URL", default=None,
+                   help="--execution virtual: the StableToolBench-compatible server (default $ANYTOOL_VIRTUAL_URL)")
+    p.add_argument("--api-cache", metavar="FILE", default=None,
+                   help="SQLite cache of API responses shared by the batch (same call → cached response)")
+    p.add_argument("--concurrency", type=_positive_int, default=2, help="queries in flight at once (default 2)")
+    p.add_argument("--timeout", type=_positive_float, default=None, metavar="S", help="seconds per query")
+    p.add_argument("--limit", type=_positive_int, default=None, metavar="N", help="first N queries of each group")
+    p.add_argument("--out", default="results.jsonl", metavar="FILE", help="JSON-lines results (appended; resumable)")
+    p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
+                   help="an AnyToolConfig field, e.g. --set max_api_pool=16 --set solver=cot (repeatable)")
+    p.add_argument("--exclude", metavar="FILE", default=None,
+                   help="exclusion list of query ids (the paper's filtered ToolBench: anytoolbench/unsolvable.json)")
+    p.add_argument("--skip-uncovered", action="store_true",
+                   help="drop queries whose relevant APIs are not all in the catalog")
+    p.add_argument("--sample-apis", type=_positive_int, default=None, metavar="N",
+                   help="run on N APIs drawn at random from the catalog (AnyTool Table 5)")
+    p.add_argument("--seed", type=int, default=0, help="seed of --sample-apis (default 0)")
+    p.add_argument("--db", metavar="FILE|URL", default=None,
+                   help="checkpoints: a SQLite file or a postgresql:// URL (shared by several workers; "
+                        "in-flight queries resume from their last step)")
+    p.add_argument("--batch", metavar="NAME", default=None,
+                   help="with a postgresql:// --db: the batch name workers share (default: the --out file name)")
+    p.add_argument("--server", metavar="URL", default=None,
+                   help="send each query as a run to a LangGraph server (langgraph dev / a deployment)")
+    p.add_argument("--assistant", default="anytool", help="assistant or graph id on --server (default anytool)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
-def cmd_tasks(args: argparse.Namespace) -> int:
-    from ..catalog import Catalog
-    from ..llm import init_model
-    from ..tools.pipeline import ApiExecutor
-    from .oppo_data import TaskDataError, load_task
-    from .oppo_judge import TaskEvaluator
-    from .oppo_tasks import TaskRunner
+def _select(args: argparse.Namespace, catalog: Any) -> tuple[list[Any], list[str]]:
+    from .datasets import coverage_report, filter_excluded, is_covered, load_exclusion_list, load_queries
 
-    catalog = Catalog.load(args.catalog)
-    spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or None
+    notes: list[str] = []
+    excluded = load_exclusion_list(args.exclude) if args.exclude else None
+    selected = []
+    for f in args.queries:
+        group = load_queries(f)
+        if excluded is not None:
+            before = len(group)
+            group = filter_excluded(group, excluded)
+            notes.append(f"{Path(f).stem}: {before - len(group)} of {before} queries excluded by {args.exclude}")
+        if args.limit:
+            group = group[: args.limit]
+        selected.extend(group)
+    for cov in coverage_report(catalog, selected):
+        if cov.uncovered:
+            notes.append(f"{cov.group}: {cov.uncovered} of {cov.queries} queries have relevant APIs missing from "
+                         f"the catalog ({cov.missing_refs} references; e.g. {', '.join(cov.examples)})"
+                         + ("; skipped" if args.skip_uncovered else ""))
+    if args.skip_uncovered:
+        selected = [q for q in selected if is_covered(catalog, q)]
+    return selected, notes
+
+
+def _model(args: argparse.Namespace, catalog: Any) -> tuple[Any, str]:
+    from ..llm import NO_MODEL_HELP
+    from .runner import OFFLINE_LABEL
+
+    spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip()
+    if args.offline:
+        from ..offline import OfflinePolicyModel
+
+        return OfflinePolicyModel(catalog=catalog), OFFLINE_LABEL
     if spec:
-        model: Any = init_model(spec)
-        label = spec
-    elif args.offline:
-        from ..offline import LABEL, OfflinePolicyModel
+        return spec, spec
+    raise EvalUsageError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
 
-        model, label = OfflinePolicyModel(catalog=catalog), LABEL
-    else:
-        raise ValueError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
-    evaluator = TaskEvaluator(init_model(args.evaluator), cache_dir=args.evaluator_cache,
-                              identity=args.evaluator) if args.evaluator else None
-    executor = ApiExecutor.for_catalog(catalog, kind="local" if catalog.name == "builtin" else "http")
-    reports = []
-    try:
-        runner = TaskRunner(catalog, model, evaluator=evaluator, executor=executor, model_label=label)
-        for task in args.task:
-            try:
-                items = load_task(task, args.data)
-            except TaskDataError as exc:
-                raise ValueError(str(exc)) from exc
-            reports.append(runner.run(task, items[: args.limit] if args.limit else items))
-    finally:
-        executor.close()
-    if args.json:
-        print(json.dumps([r.to_dict() for r in reports], ensure_ascii=False, indent=2, default=str))
-    else:
-        print("\n\n".join(r.table() for r in reports))
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """`anytool eval run`."""
+    from ..catalog.catalog import Catalog
+    from ..config import AnyToolConfig
+    from .datasets import sample_catalog
+    from .results import ResultsWriter, read_results, record_key
+    from .runner import BatchOptions, BatchTally, parse_settings, summary_table
+
+    settings = parse_settings(args.settings)
+    if args.execution:
+        settings["execution"] = args.execution
+    catalog = Catalog.load(args.catalog)
+    if args.sample_apis:
+        catalog = sample_catalog(catalog, args.sample_apis, args.seed)
+    queries, notes = _select(args, catalog)
+    model, label = (None, f"server {args.server}") if args.server else _model(args, catalog)
+    log = sys.stderr
+    if args.server and settings:
+        notes.append(f"--set values travel to {args.server} as the run context ({', '.join(sorted(settings))}); "
+                     "the served graph applies those its context schema declares")
+    for n in notes:
+        log.write(f"note: {n}\n")
+    log.write(f"{len(queries)} queries | catalog {catalog.name} ({len(catalog)} APIs) | mode {args.mode} | "
+              f"model {label} | out {args.out}\n")
+    options = BatchOptions(mode=args.mode, settings=settings, concurrency=args.concurrency, timeout=args.timeout,
+                           model_label=label)
+    config = AnyToolConfig(**settings)
+    with ResultsWriter(args.out) as writer:
+        tally = asyncio.run(_run_async(args, queries, catalog, model, writer, options, config))
+    print(f"\n{tally.done} queries run now, {tally.skipped} already in {args.out}"
+          + (f"; policy model: {label}" if args.offline else ""))
+    wanted = {(q.group, q.query_id) for q in queries}
+    whole = BatchTally()  # the summary covers every selected query on file, not only this session's
+    for rec in read_results(args.out):
+        if record_key(rec) in wanted:
+            whole.add(rec)
+    if whole.by_group:
+        print(summary_table(whole))
     return 0
+
+
+async def _run_async(args: argparse.Namespace, queries: list[Any], catalog: Any, model: Any, writer: Any,
+                     options: Any, config: Any) -> Any:
+    from contextlib import AsyncExitStack
+
+    from .persistence import PostgresClaims, async_checkpointer, is_postgres
+    from .runner import run_batch
+
+    pending = sum(1 for q in queries if not writer.is_finished(q.group, q.query_id))
+    bar, on_record = _progress(pending, disabled=args.no_progress)
+    async with AsyncExitStack() as stack:
+        remote = None
+        executor = None
+        checkpointer = None
+        claim: Callable[[Any], Any] | None = None
+        done: Callable[[Any], Any] | None = None
+        if args.server:
+            from .remote import RemoteSolver
+
+            remote = RemoteSolver(args.server, assistant=args.assistant, api_key=os.environ.get("LANGSMITH_API_KEY"))
+        else:
+            executor = _executor(args, catalog, config)
+            stack.callback(executor.close)
+            checkpointer = await stack.enter_async_context(async_checkpointer(args.db))
+        if is_postgres(args.db):
+            batch = args.batch or Path(args.out).name
+            stale = max(2 * args.timeout, 600.0) if args.timeout else 3600.0
+            claims = await stack.enter_async_context(
+                PostgresClaims(args.db, batch, worker=f"{socket.gethostname()}:{os.getpid()}", stale_seconds=stale))
+
+            async def claim(q: Any) -> bool:
+                return await claims.claim(f"{q.group}:{q.query_id}")
+
+            async def done(q: Any) -> None:
+                await claims.done(f"{q.group}:{q.query_id}")
+
+        try:
+            return await run_batch(queries, catalog, model, writer, options, executor=executor,
+                                   checkpointer=checkpointer, on_record=on_record, claim=claim, done=done,
+                                   remote=remote)
+        finally:
+            if bar is not None:
+                bar.close()
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _executor(args: argparse.Namespace, catalog: Any, config: Any) -> Any:
+    """The API executor of a local batch: the config's kind, a virtual server's URL, an optional response cache."""
+    from ..graphs.anytool import default_executor
+    from ..tools.pipeline import ApiExecutor
+
+    url = args.virtual_url or os.environ.get("ANYTOOL_VIRTUAL_URL", "").strip()
+    if config.execution == "virtual":
+        if not url:
+            raise EvalUsageError("--execution virtual needs --virtual-url URL (or ANYTOOL_VIRTUAL_URL): the "
+                                 "StableToolBench-compatible server's endpoint")
+        return ApiExecutor.for_catalog(catalog, kind="virtual", url=url, cache_path=args.api_cache,
+                                       max_observation_chars=config.max_observation_chars)
+    if args.api_cache:
+        kind = config.execution if config.execution != "auto" else ("local" if catalog.name == "builtin" else "http")
+        return ApiExecutor.for_catalog(catalog, kind=kind, cache_path=args.api_cache,
+                                       max_observation_chars=config.max_observation_chars)
+    return default_executor(catalog, config)
+
+
+def _progress(total: int, *, disabled: bool) -> tuple[Any, Callable[[dict[str, Any], Any], None]]:
+    from tqdm import tqdm
+
+    if disabled or total == 0:
+        return None, lambda rec, tally: None
+    bar = tqdm(total=total, unit="query", file=sys.stderr, dynamic_ncols=True)
+
+    def on_record(rec: dict[str, Any], tally: Any) -> None:
+        bar.update(1)
+        bar.set_postfix_str(f"solved* {tally.count('solved')}/{tally.done}, timeout {tally.count('timeout')}, "
+                            f"error {tally.count('error')}")
+
+    return bar, on_record
+
+
+# ------------------------------------------------------------------------------------------------ passrate
+def _default_cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "langgraph-anytool" / "evaluator.sqlite"
+
+
+def configure_passrate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", nargs="+", metavar="RESULTS.jsonl", help="results of `anytool eval run`")
+    p.add_argument("--evaluator", metavar="M", default=None,
+                   help="'provider:model' of the evaluator (separate from the in-loop judge; default $ANYTOOL_EVALUATOR)")
+    p.add_argument("--offline", action="store_true",
+                   help="the offline policy model's judge as evaluator (a rule-based stand-in, NOT an LLM; labelled)")
+    p.add_argument("--catalog", metavar="PATH", default=None, help="catalog for --offline (default: builtin)")
+    p.add_argument("--protocol", choices=("anytool", "toolllm", "sopr"), default="anytool",
+                   help="anytool: Eq. 2 of the AnyTool paper; toolllm: Eq. 1; sopr: StableToolBench's solvable pass rate")
+    p.add_argument("--samples", type=_positive_int, default=3, help="evaluator samples per query (default 3)")
+    p.add_argument("--concurrency", type=_positive_int, default=4, help="queries scored at once (default 4)")
+    p.add_argument("--cache", metavar="FILE", default=None, help=f"evaluator cache (default {_default_cache()})")
+    p.add_argument("--no-cache", action="store_true", help="call the evaluator for every sample")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def cmd_passrate(args: argparse.Namespace) -> int:
+    """`anytool eval passrate`."""
+    from ..cli import _print_json
+    from ..llm import init_model
+    from .passrate import UNSURE_RULE, EvaluatorCache, evaluate_records, passrate_table, report_dict, score
+    from .results import read_results
+
+    records = [r for f in args.results for r in read_results(f)]
+    if not records:
+        raise EvalUsageError(f"no results in {', '.join(args.results)}")
+    spec = args.evaluator or os.environ.get("ANYTOOL_EVALUATOR", "").strip()
+    if args.offline:
+        from ..catalog.catalog import Catalog
+        from ..offline import OfflinePolicyModel
+        from .runner import OFFLINE_LABEL
+
+        evaluator: Any = OfflinePolicyModel(catalog=Catalog.load(args.catalog))
+        evaluator_id = OFFLINE_LABEL
+    elif spec:
+        evaluator, evaluator_id = init_model(spec), spec
+    else:
+        raise EvalUsageError("no evaluator: pass --evaluator 'provider:model' (or set ANYTOOL_EVALUATOR), "
+                             "or --offline for the rule-based stand-in")
+    cache = None if args.no_cache else EvaluatorCache(args.cache or _default_cache())
+    try:
+        verdicts = evaluate_records(records, evaluator, evaluator_id, samples=args.samples, protocol=args.protocol,
+                                    cache=cache, concurrency=args.concurrency)
+    finally:
+        if cache is not None:
+            cache.close()
+    groups, overall = score(verdicts, args.protocol, args.samples)
+    in_loop = sorted({str(r.get("model", "")) for r in records})
+    meta = {"protocol": args.protocol, "evaluator": evaluator_id, "samples": args.samples,
+            "unsure_rule": UNSURE_RULE if args.protocol != "sopr" else "Unsure scores 0.5 (StableToolBench SoPR)",
+            "runs_made_by": in_loop,
+            "cache": None if cache is None else {"path": str(cache.path), "hits": cache.hits, "calls": cache.misses}}
+    if args.json:
+        _print_json(report_dict(groups, overall, **meta))
+        return 0
+    title = {"anytool": "AnyTool Eq. 2: Solved / (Solved + Unsolved)",
+             "toolllm": "ToolLLM Eq. 1: (Non-solvable + Solved) / all (inflated when the APIs offered are unrelated)",
+             "sopr": "StableToolBench SoPR: Solved 1, Unsure 0.5, Unsolved 0; mean over samples"}[args.protocol]
+    print(f"pass rate — {title}")
+    print(f"evaluator: {evaluator_id} (separate from the in-loop judge), {args.samples} samples per query, majority vote")
+    if args.protocol != "sopr":
+        print(f"unsure: {UNSURE_RULE}")
+    if cache is not None:
+        print(f"evaluator cache: {cache.hits} hits, {cache.misses} new checks ({cache.path})")
+    print()
+    print(passrate_table(groups, overall, args.protocol))
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------ stats
+def configure_stats(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", nargs="+", metavar="RESULTS.jsonl", help="results of `anytool eval run`")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    """`anytool eval stats`: Table 12 per group, and pool recall."""
+    from ..cli import _print_json
+    from .results import read_results
+    from .stats import results_stats, stats_dict, stats_table
+
+    records = [r for f in args.results for r in read_results(f)]
+    if not records:
+        raise EvalUsageError(f"no results in {', '.join(args.results)}")
+    groups, overall = results_stats(records)
+    if args.json:
+        _print_json(stats_dict(groups, overall))
+        return 0
+    models = sorted({str(r.get("model", "")) for r in records})
+    print(f"consumption per query (AnyTool Table 12); runs made by: {', '.join(models)}\n")
+    print(stats_table(groups, overall))
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------ convert
+def configure_convert(p: argparse.ArgumentParser) -> None:
+    p.add_argument("inputs", nargs="+", metavar="PATH",
+                   help="--to tooleval: our results files; --to ours: ToolEval converted-answer files (.json) or "
+                        "ToolBench/StableToolBench answer directories")
+    p.add_argument("--to", choices=("tooleval", "ours"), required=True, help="target format")
+    p.add_argument("--out", required=True, metavar="PATH",
+                   help="--to tooleval: a directory (one <group>.json each); --to ours: a results .jsonl file")
+    p.add_argument("--group", default=None, help="--to ours: group name (default: file stem / directory name)")
+    p.add_argument("--catalog", metavar="PATH", default=None,
+                   help="--to tooleval: catalog for the available tools' schemas (default: names only)")
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    """`anytool eval convert`."""
+    from .convert import from_answer_dir, from_tooleval, to_tooleval
+    from .results import ResultsWriter, read_results
+
+    if args.to == "tooleval":
+        catalog = None
+        if args.catalog:
+            from ..catalog.catalog import Catalog
+
+            catalog = Catalog.load(args.catalog)
+        records = [r for f in args.inputs for r in read_results(f)]
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        for group, entries in to_tooleval(records, catalog).items():
+            path = out / f"{group or 'results'}.json"
+            path.write_text(json.dumps(entries, ensure_ascii=False, indent=1), encoding="utf-8")
+            print(f"{path}: {len(entries)} answers")
+        return 0
+    converted: list[dict[str, Any]] = []
+    for inp in args.inputs:
+        p = Path(inp)
+        converted.extend(from_answer_dir(p, args.group) if p.is_dir() else from_tooleval(p, args.group))
+    with ResultsWriter(args.out) as writer:
+        for rec in converted:
+            writer.append(rec)
+    print(f"{args.out}: {len(converted)} records")
+    return 0
+
+
+EVAL_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
+    "run": ("run benchmark queries through AnyTool (resumable JSON lines)", configure_run, cmd_run),
+    "passrate": ("pass rate of results by a separate evaluator (anytool Eq. 2 | toolllm Eq. 1 | sopr)",
+                 configure_passrate, cmd_passrate),
+    "stats": ("consumption statistics per group (AnyTool Table 12) and pool recall", configure_stats, cmd_stats),
+    "convert": ("convert results to ToolEval's answer format, or ToolBench answers to ours", configure_convert,
+                cmd_convert),
+}
+
+
+def add_eval_commands(sub: Any) -> None:
+    """Register the subcommands on `anytool eval`'s subparsers."""
+    for name, (help_text, configure, handler) in EVAL_COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        configure(p)
+        p.set_defaults(eval_handler=handler)
+
+
+__all__ = ["EVAL_COMMANDS", "CatalogError", "EvalUsageError", "add_eval_commands"]

@@ -1,0 +1,153 @@
+"""`anytool eval steps` and `anytool eval tasks` (α-UMi step metrics, OPPO tasks): argument set-up and handlers (registered by `cli.py`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from ..llm import NO_MODEL_HELP, ModelSet
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive: {value}")
+    return value
+
+
+def _add_model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", metavar="M", default=None,
+                   help="model under test, 'provider:model' for init_chat_model (default: $ANYTOOL_MODEL)")
+    p.add_argument("--offline", action="store_true",
+                   help="use OfflinePolicyModel, a rule-based stand-in (NOT an LLM); results are labelled as such")
+
+
+# ------------------------------------------------------------------------------------------ steps
+def configure_steps(sub: Any) -> None:
+    p = sub.add_parser("steps", help="α-UMi step-level metrics (Plan ACC, Act. EM, Hallu., Arg. F1, Rouge-L)",
+                       description="Teacher-forced step-level evaluation (α-UMi Appendix C) on ToolBench answer "
+                                   "files or α-UMi test files.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="answer/test files or directories of *.json")
+    p.add_argument("--format", default="auto", choices=("auto", "toolbench", "umi"), help="input format")
+    p.add_argument("--group-by", default="auto", choices=("auto", "file", "dir"),
+                   help="table rows: per file, per directory, or auto (directory for ToolBench answers, "
+                        "file for α-UMi test files)")
+    p.add_argument("--mode", default="single", choices=("single", "multi"),
+                   help="single: the DFSDT solver's one model; multi: planner / caller / summarizer")
+    _add_model_args(p)
+    for role in ("planner", "caller", "summarizer"):
+        p.add_argument(f"--{role}", metavar="M", default=None, help=f"model of the {role} (multi mode)")
+    p.add_argument("--text-mode", nargs="+", default=(), choices=("solver", "caller"), metavar="ROLE",
+                   help="roles whose model has no native function calling (Action: / Action Input: text)")
+    p.add_argument("--prompts", default="default", choices=("default", "alpha_umi"),
+                   help="α-UMi role prompts: ours, or the profile following α-UMi's formats")
+    p.add_argument("--limit", type=_positive, default=None, metavar="N", help="evaluate the first N steps only")
+    p.add_argument("--json", action="store_true", help="print JSON (scores and every step)")
+    p.set_defaults(eval_handler=cmd_steps)
+
+
+def _models_for(args: argparse.Namespace) -> tuple[Any, str]:
+    """(catalog -> ModelSet, label of the model under test)."""
+    roles = {r: getattr(args, r) for r in ("planner", "caller", "summarizer") if getattr(args, r, None)}
+    spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or None
+    if spec or roles:
+        models = ModelSet.resolve(spec, roles)
+        label = ", ".join([*([spec] if spec else []), *(f"{k}={v}" for k, v in roles.items())])
+        return (lambda _catalog: models), label
+    if args.offline:
+        from ..offline import LABEL, OfflinePolicyModel
+
+        return (lambda catalog: ModelSet(default=OfflinePolicyModel(catalog=catalog), by_role={})), LABEL
+    raise ValueError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
+
+
+def cmd_steps(args: argparse.Namespace) -> int:
+    from ..config import AnyToolConfig
+    from .step_data import StepDataError, load_step_cases
+    from .steps import evaluate_steps
+
+    try:
+        loaded = load_step_cases(args.paths, args.format, args.group_by)
+    except StepDataError as exc:
+        raise ValueError(str(exc)) from exc
+    cases = loaded.cases[: args.limit] if args.limit else loaded.cases
+    if not cases:
+        raise ValueError("no step to evaluate in " + ", ".join(args.paths))
+    models_for, label = _models_for(args)
+    config = AnyToolConfig(solver="umi" if args.mode == "multi" else "dfsdt", text_mode_roles=tuple(args.text_mode),
+                           umi_prompts=args.prompts)
+    report = evaluate_steps(cases, models_for, mode=args.mode, config=config, model_label=label, loaded=loaded)
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2, default=str))
+    else:
+        print(report.table())
+        print(f"{len(cases)} steps in {report.seconds:.1f} s", file=sys.stderr)
+    return 0
+
+
+# ------------------------------------------------------------------------------------------ tasks
+def configure_tasks(sub: Any) -> None:
+    p = sub.add_parser("tasks", help="the OPPO paper's eight decomposed tool-use tasks",
+                       description="Runs OPPO tasks (seed 001, §3.4) on our sample set over the builtin catalog, "
+                                   "or on upstream CSVs (--data) with a catalog holding their tools (--catalog).")
+    p.add_argument("--task", nargs="+", type=int, required=True, choices=range(1, 9), metavar="N",
+                   help="task number(s), 1-8")
+    p.add_argument("--data", metavar="DIR", default=None,
+                   help="directory of task<N>.csv files in the upstream column layout (default: our sample set)")
+    p.add_argument("--catalog", metavar="PATH", default=None,
+                   help="catalog holding the tasks' tools (default: the builtin toolset)")
+    _add_model_args(p)
+    p.add_argument("--evaluator", metavar="M", default=None,
+                   help="LLM evaluator for the judged tasks 4-8 ('provider:model'); without it they are scored "
+                        "by rules against the rows' reference columns")
+    p.add_argument("--evaluator-cache", metavar="DIR", default=".anytool-cache/evaluator",
+                   help="where evaluator verdicts are cached (default: %(default)s)")
+    p.add_argument("--limit", type=_positive, default=None, metavar="N", help="the first N items of each task")
+    p.add_argument("--json", action="store_true", help="print JSON (metrics and every item)")
+    p.set_defaults(eval_handler=cmd_tasks)
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    from ..catalog import Catalog
+    from ..llm import init_model
+    from ..tools.pipeline import ApiExecutor
+    from .oppo_data import TaskDataError, load_task
+    from .oppo_judge import TaskEvaluator
+    from .oppo_tasks import TaskRunner
+
+    catalog = Catalog.load(args.catalog)
+    spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or None
+    if spec:
+        model: Any = init_model(spec)
+        label = spec
+    elif args.offline:
+        from ..offline import LABEL, OfflinePolicyModel
+
+        model, label = OfflinePolicyModel(catalog=catalog), LABEL
+    else:
+        raise ValueError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
+    evaluator = TaskEvaluator(init_model(args.evaluator), cache_dir=args.evaluator_cache,
+                              identity=args.evaluator) if args.evaluator else None
+    executor = ApiExecutor.for_catalog(catalog, kind="local" if catalog.name == "builtin" else "http")
+    reports = []
+    try:
+        runner = TaskRunner(catalog, model, evaluator=evaluator, executor=executor, model_label=label)
+        for task in args.task:
+            try:
+                items = load_task(task, args.data)
+            except TaskDataError as exc:
+                raise ValueError(str(exc)) from exc
+            reports.append(runner.run(task, items[: args.limit] if args.limit else items))
+    finally:
+        executor.close()
+    if args.json:
+        print(json.dumps([r.to_dict() for r in reports], ensure_ascii=False, indent=2, default=str))
+    else:
+        print("\n\n".join(r.table() for r in reports))
+    return 0

@@ -1,0 +1,119 @@
+"""Checkpointers from a `--db` value: a SQLite file, or a PostgreSQL URL (optional `postgres` extra) that several
+worker processes or machines share; plus a claim table so workers sharing a batch never run a query twice."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+POSTGRES_HELP = "a PostgreSQL --db needs the postgres extra: pip install 'langgraph-anytool[postgres]'"
+_SETUP_LOCK = 0x616E7974  # advisory lock serialising schema set-up of workers starting together
+
+
+@asynccontextmanager
+async def _setup_lock(db: str) -> AsyncIterator[None]:
+    """Hold a session advisory lock while creating tables (concurrent CREATE TABLE IF NOT EXISTS can collide)."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(db, autocommit=True) as conn:
+        await conn.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK,))
+        try:
+            yield
+        finally:
+            await conn.execute("SELECT pg_advisory_unlock(%s)", (_SETUP_LOCK,))
+
+
+def is_postgres(db: str | None) -> bool:
+    return bool(db) and str(db).startswith(("postgres://", "postgresql://"))
+
+
+@contextmanager
+def sync_checkpointer(db: str | None) -> Iterator[Any]:
+    """A checkpointer for synchronous runs: in memory (None), SQLite (a path) or PostgreSQL (a URL)."""
+    if not db:
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        yield InMemorySaver()
+    elif is_postgres(db):
+        try:
+            from langgraph.checkpoint.postgres import PostgresSaver
+        except ImportError as exc:
+            raise ImportError(f"{POSTGRES_HELP} ({exc})") from None
+        with PostgresSaver.from_conn_string(db) as saver:
+            saver.setup()
+            yield saver
+    else:
+        import sqlite3
+
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        conn = sqlite3.connect(db, check_same_thread=False)
+        try:
+            yield SqliteSaver(conn)
+        finally:
+            conn.close()
+
+
+@asynccontextmanager
+async def async_checkpointer(db: str | None) -> AsyncIterator[Any]:
+    """The asynchronous counterpart (the batch runner runs queries as asyncio tasks)."""
+    if not db:
+        yield None  # the runner gives each query its own in-memory saver
+    elif is_postgres(db):
+        try:
+            from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+        except ImportError as exc:
+            raise ImportError(f"{POSTGRES_HELP} ({exc})") from None
+        async with AsyncPostgresSaver.from_conn_string(db) as saver:
+            async with _setup_lock(db):
+                await saver.setup()
+            yield saver
+    else:
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+        async with AsyncSqliteSaver.from_conn_string(db) as saver:
+            yield saver
+
+
+class PostgresClaims:
+    """A claim table in the run's PostgreSQL database: the first worker to insert a (batch, query) key owns it.
+
+    A finished query's claim is marked done and never taken again; a claim whose worker died before finishing
+    is taken over after `stale_seconds` (the query then resumes from its checkpoints in the same database)."""
+
+    def __init__(self, db: str, batch: str, *, worker: str, stale_seconds: float = 3600.0) -> None:
+        self.db, self.batch, self.worker, self.stale = db, batch, worker, stale_seconds
+        self._conn: Any = None
+
+    async def __aenter__(self) -> PostgresClaims:
+        try:
+            import psycopg
+        except ImportError as exc:
+            raise ImportError(f"{POSTGRES_HELP} ({exc})") from None
+        self._conn = await psycopg.AsyncConnection.connect(self.db, autocommit=True)
+        async with _setup_lock(self.db):
+            await self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS anytool_claims (batch TEXT NOT NULL, query_key TEXT NOT NULL, "
+                "worker TEXT NOT NULL, claimed_at TIMESTAMPTZ NOT NULL DEFAULT now(), "
+                "done BOOLEAN NOT NULL DEFAULT false, PRIMARY KEY (batch, query_key))")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._conn is not None:
+            await self._conn.close()
+
+    async def claim(self, key: str) -> bool:
+        """True when this worker now owns `key` (new, already its own, or taken over from a stale claim)."""
+        cur = await self._conn.execute(
+            "INSERT INTO anytool_claims (batch, query_key, worker) VALUES (%s, %s, %s) "
+            "ON CONFLICT (batch, query_key) DO UPDATE SET worker = EXCLUDED.worker, claimed_at = now() "
+            "WHERE NOT anytool_claims.done AND (anytool_claims.worker = EXCLUDED.worker "
+            "OR anytool_claims.claimed_at < now() - make_interval(secs => %s)) RETURNING worker",
+            (self.batch, key, self.worker, self.stale))
+        return await cur.fetchone() is not None
+
+    async def done(self, key: str) -> None:
+        """Mark `key` finished (its record is written)."""
+        await self._conn.execute("UPDATE anytool_claims SET done = true WHERE batch = %s AND query_key = %s",
+                                 (self.batch, key))

@@ -1,0 +1,108 @@
+"""Append-only JSON-lines results: one line per finished query, crash-safe and resumable.
+
+Each record is written as one line with a single `write` followed by flush and fsync. A line cut short by a
+crash (kill -9) is not valid JSON: reading ignores it, and opening the file for appending first removes it, so
+that query is simply run again. A query is finished when a record with its key (group, query_id) is on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ..catalog.errors import CatalogError
+
+
+def record_key(record: Mapping[str, Any]) -> tuple[str, str]:
+    return (str(record.get("group", "")), str(record.get("query_id", "")))
+
+
+def read_results(path: str | Path, *, strict: bool = False) -> list[dict[str, Any]]:
+    """Every complete record of a results file (a later record of the same key replaces an earlier one).
+
+    A line that is not a JSON object is skipped (a crash's half-written last line), or with `strict` an error
+    naming the file and line."""
+    p = Path(path)
+    if not p.is_file():
+        raise CatalogError("results file does not exist", source=str(p))
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for n, line in enumerate(_lines(p), 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            rec = None
+        if not isinstance(rec, dict) or "query_id" not in rec:
+            if strict:
+                raise CatalogError("not a results record (a JSON object with query_id)", source=str(p), field=f"line {n}")
+            continue
+        out[record_key(rec)] = rec
+    return list(out.values())
+
+
+def _lines(p: Path) -> Iterator[str]:
+    with p.open("r", encoding="utf-8", errors="replace") as f:
+        yield from f
+
+
+class ResultsWriter:
+    """Appends records to a JSON-lines file; knows which keys are already finished."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._repair_tail()
+        self.finished: set[tuple[str, str]] = (
+            {record_key(r) for r in read_results(self.path)} if self.path.exists() else set())
+        self._lock = threading.Lock()
+        self._fh = self.path.open("a", encoding="utf-8")
+
+    def _repair_tail(self) -> None:
+        """Drop a half-written last line (no trailing newline) left by a crash."""
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        with self.path.open("rb+") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - 1))
+            if f.read(1) == b"\n":
+                return
+            block = 1 << 16
+            pos = size
+            while pos > 0:  # find the last newline
+                start = max(0, pos - block)
+                f.seek(start)
+                chunk = f.read(pos - start)
+                idx = chunk.rfind(b"\n")
+                if idx != -1:
+                    f.truncate(start + idx + 1)
+                    return
+                pos = start
+            f.truncate(0)
+
+    def is_finished(self, group: str, query_id: str) -> bool:
+        return (group, query_id) in self.finished
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
+        with self._lock:
+            self._fh.write(line)
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self.finished.add(record_key(record))
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._fh.closed:
+                self._fh.close()
+
+    def __enter__(self) -> ResultsWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
