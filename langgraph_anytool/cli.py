@@ -240,6 +240,9 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-reflections", type=_positive_int, default=5)
     p.add_argument("--token-budget", type=_positive_int, default=200_000)
     p.add_argument("--json", action="store_true", help="print the result as JSON (progress goes to stderr)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="do not use the on-disk response cache (default: on, in $ANYTOOL_CACHE_DIR or "
+                        "~/.cache/langgraph-anytool/responses; ANYTOOL_CACHE=off also turns it off)")
 
 
 def _run_model(args: argparse.Namespace, catalog: Catalog) -> Any:
@@ -286,7 +289,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     model = _run_model(args, catalog)
     conn = sqlite3.connect(args.db, check_same_thread=False) if args.db else None
     checkpointer = SqliteSaver(conn) if conn is not None else InMemorySaver()
-    executor = default_executor(catalog, config)
+    executor = default_executor(catalog, config, persistent_cache=not args.no_cache)
     try:
         graph = create_anytool_graph(catalog, model, config=config, checkpointer=checkpointer, executor=executor)
         thread = args.thread or uuid.uuid4().hex[:12]
@@ -322,6 +325,7 @@ def _configure_demo(p: argparse.ArgumentParser) -> None:
     p.add_argument("query", nargs="?", default=None, help="a request (default: a three-part builtin example)")
     p.add_argument("--model", metavar="M", default=None, help="'provider:model' (default: $ANYTOOL_MODEL, "
                    "else the offline rule-based stand-in)")
+    p.add_argument("--no-cache", action="store_true", help="do not use the on-disk response cache")
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -330,7 +334,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     if args.query is not None and not args.query.strip():
         raise UsageError("the query is empty")
-    return run_demo(args.query, sys.stdout, model=args.model)
+    return run_demo(args.query, sys.stdout, model=args.model, cache=not args.no_cache)
 
 
 SUBCOMMANDS: tuple[Subcommand, ...] = (

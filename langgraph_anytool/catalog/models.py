@@ -77,6 +77,7 @@ class Api:
     path: str = ""
     params: tuple[Param, ...] = ()
     template_response: Any = None
+    deterministic: bool = True  # False: clock, randomness, sandboxed code...: the response cache never stores it
 
     @property
     def required_params(self) -> tuple[Param, ...]:

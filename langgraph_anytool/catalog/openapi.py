@@ -407,6 +407,8 @@ class _SpecConverter:
         template = self._response_template(op.get("responses"), f"{where}.responses")
         if template is not None:
             api["template_response"] = template
+        if op.get("x-deterministic") is False:  # clock, randomness...: never served from the response cache
+            api["deterministic"] = False
         return api
 
     def _body_params(self, raw: Any, where: str) -> list[dict[str, Any]]:

@@ -22,12 +22,19 @@ from .retriever import add_retriever, init_retrieval
 from .solver import build_solver_graph
 
 
-def default_executor(catalog: Catalog, config: AnyToolConfig) -> ApiExecutor:
-    """The executor a graph uses when none is given: `config.execution` ("auto": local for the builtin catalog)."""
+def default_executor(catalog: Catalog, config: AnyToolConfig, *, persistent_cache: bool = False) -> ApiExecutor:
+    """The executor a graph uses when none is given: `config.execution` ("auto": local for the builtin catalog).
+
+    `persistent_cache`: an on-disk response cache in the user cache dir (CLI, demo, Studio; `ANYTOOL_CACHE=off`
+    turns it off; see tools/cache_defaults.py)."""
+    from ..tools.cache_defaults import default_cache_path
+
     kind = config.execution
     if kind == "auto":
         kind = "local" if catalog.name == "builtin" else "http"
-    return ApiExecutor.for_catalog(catalog, kind=kind, max_observation_chars=config.max_observation_chars)
+    cache_path = default_cache_path(kind, catalog.fingerprint(), enabled=persistent_cache)
+    return ApiExecutor.for_catalog(catalog, kind=kind, max_observation_chars=config.max_observation_chars,
+                                   cache_path=cache_path)
 
 
 def make_init(deps: Deps) -> Any:

@@ -3,7 +3,8 @@
 Compiled without a checkpointer (the server brings its own). Configured from the environment:
 `ANYTOOL_MODEL` ("provider:model", e.g. "openai:gpt-4o-mini"; OPENAI_BASE_URL etc. are honoured),
 `ANYTOOL_CATALOG` (a ToolBench-layout directory; default: the built-in offline catalog) and
-`ANYTOOL_EXECUTION` (auto | local | template | http | virtual).
+`ANYTOOL_EXECUTION` (auto | local | template | http | virtual). API responses are cached on disk
+(`ANYTOOL_CACHE_DIR`, default ~/.cache/langgraph-anytool/responses; `ANYTOOL_CACHE=off` to turn off).
 """
 
 from __future__ import annotations
@@ -16,11 +17,13 @@ from langgraph.graph.state import CompiledStateGraph
 # absolute imports: `langgraph dev` loads this file by path, outside its package
 from langgraph_anytool.catalog import Catalog
 from langgraph_anytool.config import AnyToolConfig
-from langgraph_anytool.graphs.anytool import create_anytool_graph
+from langgraph_anytool.graphs.anytool import create_anytool_graph, default_executor
 
 
 def make_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     """The AnyTool graph as configured by the environment."""
     catalog = Catalog.load(os.environ.get("ANYTOOL_CATALOG") or None)
     config = AnyToolConfig(execution=os.environ.get("ANYTOOL_EXECUTION", "auto"))  # type: ignore[arg-type]
-    return create_anytool_graph(catalog=catalog, model=os.environ.get("ANYTOOL_MODEL"), config=config)
+    executor = default_executor(catalog, config, persistent_cache=True)  # ANYTOOL_CACHE=off turns it off
+    return create_anytool_graph(catalog=catalog, model=os.environ.get("ANYTOOL_MODEL"), config=config,
+                                executor=executor)

@@ -45,6 +45,7 @@ class ApiSpec:
     template: Any
     method: str = "GET"
     deterministic: bool = True  # False: the answer depends on the clock, randomness or timing (do not cache)
+    needs_sandbox: bool = False  # runs submitted code: offered only where an OS sandbox works (see _sandbox.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +142,7 @@ def api_document(spec: ApiSpec) -> dict[str, Any]:
         "required_parameters": required,
         "optional_parameters": optional,
         "template_response": plain(spec.template),
+        **({} if spec.deterministic else {"deterministic": False}),
     }
 
 
