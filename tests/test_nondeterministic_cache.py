@@ -32,7 +32,7 @@ def test_builtin_flags_clock_random_and_sandbox_apis(catalog: Catalog) -> None:
     flagged = {a.id for a in catalog._apis.values() if not a.deterministic}
     assert {CLOCK, PASSWORD, "Date_Time/world_clock/current_time_in_zone",
             "Text_Utilities/password_and_id_generator/generate_uuid"} <= flagged
-    units = [a for a in catalog._apis.values() if a.category == "Units"]
+    units = [a for a in catalog._apis.values() if a.category == "Units_Conversion"]
     assert units and all(a.deterministic for a in units)
     assert len(flagged) < len(catalog) // 10  # only the few that depend on the clock or randomness
 
