@@ -96,7 +96,22 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[i
 
 
 def _print_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    from .sanitize import json_safe
+
+    print(json.dumps(json_safe(data), indent=2, ensure_ascii=False, default=str, allow_nan=False))
+
+
+def _query(text: str) -> str:
+    """The query repaired (undecodable bytes, control characters) with a note on stderr; UsageError when unusable."""
+    from .sanitize import check_query
+
+    try:
+        query, notes = check_query(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    for note in notes:
+        print(f"anytool: note: {note}", file=sys.stderr)
+    return query
 
 
 # ------------------------------------------------------------------ catalog
@@ -176,10 +191,9 @@ def _configure_search(p: argparse.ArgumentParser) -> None:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Ranked APIs for a query."""
-    if not args.query.strip():
-        raise UsageError("empty query")
+    query = _query(args.query)
     catalog = _load_catalog(args.catalog)
-    hits = _searcher(args, catalog).search_apis(args.query, args.k)
+    hits = _searcher(args, catalog).search_apis(query, args.k)
     if args.json:
         _print_json([asdict(h) for h in hits])
         return 0
@@ -277,17 +291,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     from .config import AnyToolConfig
+    from .dbfile import describe_error, open_sqlite
     from .graphs.anytool import create_anytool_graph, default_executor
     from .progress import ProgressPrinter, stream_run, usage_table
 
-    query = args.query.strip()
-    if not query:
-        raise UsageError("the query is empty")
+    query = _query(args.query)
     catalog = _load_catalog(args.catalog)
     config = AnyToolConfig(execution=args.execution, solver=args.solver, max_reflections=args.max_reflections,
                            token_budget=args.token_budget)
     model = _run_model(args, catalog)
-    conn = sqlite3.connect(args.db, check_same_thread=False) if args.db else None
+    conn = open_sqlite(args.db, what="--db") if args.db else None
     checkpointer = SqliteSaver(conn) if conn is not None else InMemorySaver()
     executor = default_executor(catalog, config, persistent_cache=not args.no_cache)
     try:
@@ -307,6 +320,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         log.write(f"thread {thread} | catalog {catalog!r}\n")
         stream_run(graph, inputs, run_config, ProgressPrinter(log).handle)
         values = graph.get_state(run_config).values
+    except sqlite3.Error as exc:  # the checkpoint database failed mid-run (full disk, damaged file)
+        if not args.db:
+            raise
+        hint = f" (thread {thread})" if "thread" in locals() else ""
+        raise UsageError(f"--db {describe_error(args.db, exc)}{hint}") from None
     finally:
         executor.close()
         if conn is not None:
@@ -332,9 +350,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     """AnyTool on the builtin offline catalog, with the offline stand-in unless a model is configured."""
     from .demo import run_demo
 
-    if args.query is not None and not args.query.strip():
-        raise UsageError("the query is empty")
-    return run_demo(args.query, sys.stdout, model=args.model, cache=not args.no_cache)
+    query = _query(args.query) if args.query is not None else None
+    return run_demo(query, sys.stdout, model=args.model, cache=not args.no_cache)
 
 
 SUBCOMMANDS: tuple[Subcommand, ...] = (
@@ -363,6 +380,10 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help or a usage error (already printed by argparse)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    from .sanitize import TerminalSafeWriter
+
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalSafeWriter(sys.stdout), TerminalSafeWriter(sys.stderr)
     try:
         return int(args.handler(args))
     except BrokenPipeError:  # output piped into `head` and the like: stop quietly
@@ -374,6 +395,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 if __name__ == "__main__":
