@@ -418,6 +418,8 @@ class _SpecConverter:
             api["template_response"] = template
         if op.get("x-deterministic") is False:  # clock, randomness...: never served from the response cache
             api["deterministic"] = False
+        if op.get("x-max-argument-chars") is not None:
+            api["max_argument_chars"] = op["x-max-argument-chars"]
         return api
 
     def _body_params(self, raw: Any, where: str) -> list[dict[str, Any]]:

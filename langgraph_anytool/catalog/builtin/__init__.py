@@ -91,22 +91,32 @@ def builtin_api_specs() -> dict[str, ApiSpec]:
     return _build()[1]
 
 
-def _arithmetic_guard(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Report numeric overflow & co. (OverflowError, decimal.InvalidOperation...) as bad input (ValueError)."""
+class ArithmeticGuard:
+    """Reports numeric overflow & co. (OverflowError, decimal.InvalidOperation...) as bad input (ValueError).
 
-    @functools.wraps(func)
-    def call(**kwargs: Any) -> Any:
+    A class rather than a closure so that it pickles (by the wrapped function's name): slow APIs run in worker
+    processes."""
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        self.func = func
+        functools.update_wrapper(self, func)
+
+    def __call__(self, **kwargs: Any) -> Any:
         try:
-            return func(**kwargs)
+            return self.func(**kwargs)
         except ArithmeticError as exc:
             raise ValueError(f"the numbers are out of range for this API ({type(exc).__name__}: {exc})") from None
-
-    return call
 
 
 def builtin_implementations() -> dict[str, Callable[..., Any]]:
     """Each builtin `Api.id` → the callable taking the API's parameters as keyword arguments."""
-    return {api_id: _arithmetic_guard(spec.func) for api_id, spec in _build()[1].items()}
+    return {api_id: ArithmeticGuard(spec.func) for api_id, spec in _build()[1].items()}
 
 
-__all__ = ["builtin_api_specs", "builtin_categories", "builtin_implementations", "category_specs"]
+def builtin_slow_api_ids() -> frozenset[str]:
+    """Builtin APIs that some inputs make slow (unit parsing, regexes, factorisation...): run them killable."""
+    return frozenset(api_id for api_id, spec in _build()[1].items() if spec.may_be_slow)
+
+
+__all__ = ["builtin_api_specs", "builtin_categories", "builtin_implementations", "builtin_slow_api_ids",
+           "category_specs"]
