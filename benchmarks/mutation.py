@@ -13,6 +13,7 @@ so the next test is easy to write. The lead adds targets (judge, reflection, red
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import random
 import shutil
@@ -66,6 +67,33 @@ def _sample(session: Path, keep: int, seed: int) -> None:
                 db.executemany(f"DELETE FROM {table} WHERE job_id=?", [(i,) for i in drop])
 
 
+def _annotation_spans(module: Path) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(start, end) positions of every annotation: with postponed evaluation (`from __future__ import
+    annotations`) a mutated annotation changes nothing at run time, so those mutants are equivalent."""
+    spans = []
+    for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+        notes: list[ast.expr | None] = []
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            notes.append(node.returns)
+        elif isinstance(node, (ast.arg, ast.AnnAssign)):
+            notes.append(node.annotation)
+        for n in notes:
+            if n is not None and n.end_lineno is not None and n.end_col_offset is not None:
+                spans.append(((n.lineno, n.col_offset), (n.end_lineno, n.end_col_offset)))
+    return spans
+
+
+def _drop_equivalent(session: Path, module: Path) -> int:
+    """Remove mutants inside annotations; returns how many."""
+    spans = _annotation_spans(module)
+    with sqlite3.connect(session) as db:
+        rows = db.execute("SELECT job_id, start_pos_row, start_pos_col FROM mutation_specs").fetchall()
+        drop = [job for job, row, col in rows if any(a <= (row, col) < b for a, b in spans)]
+        for table in ("mutation_specs", "work_results", "work_items"):
+            db.executemany(f"DELETE FROM {table} WHERE job_id=?", [(j,) for j in drop])
+    return len(drop)
+
+
 def run_target(name: str, target: Target, work: Path, sample: int, seed: int) -> dict[str, object]:
     cfg = work / f"{name}.toml"
     session = work / f"{name}.sqlite"
@@ -80,6 +108,7 @@ def run_target(name: str, target: Target, work: Path, sample: int, seed: int) ->
         'name = "local"\n', encoding="utf-8")
     cr = [sys.executable, "-m", "cosmic_ray.cli"]
     subprocess.run([*cr, "init", str(cfg), str(session)], cwd=work, check=True)
+    equivalent = _drop_equivalent(session, work / target.module)
     if sample:
         _sample(session, sample, seed)
     started = time.monotonic()
@@ -89,13 +118,13 @@ def run_target(name: str, target: Target, work: Path, sample: int, seed: int) ->
     survivors: list[str] = []
     for line in dump.splitlines():
         item, result = json.loads(line)
-        outcome = (result or {}).get("test_outcome") or "pending"
+        outcome = str((result or {}).get("test_outcome") or "pending").lower()
         counts[outcome] = counts.get(outcome, 0) + 1
         if outcome == "survived":
             m = item["mutations"][0]
             survivors.append(f"{m['module_path']}:{m['start_pos'][0]} {m['operator_name']} #{m['occurrence']}")
     judged = counts["killed"] + counts["survived"]
-    return {"target": name, **counts, "kill_rate": round(counts["killed"] / judged, 3) if judged else None,
+    return {"target": name, **counts, "equivalent_dropped": equivalent, "kill_rate": round(counts["killed"] / judged, 3) if judged else None,
             "seconds": round(time.monotonic() - started, 1), "survivors": survivors}
 
 
@@ -114,11 +143,12 @@ def main(argv: list[str] | None = None) -> int:
         _copy_project(work)
         for name in args.targets:
             rows.append(run_target(name, TARGETS[name], work, args.sample, args.seed))
-    print(f"\n{'target':<12} {'killed':>6} {'survived':>8} {'incompetent':>11} {'kill rate':>9} {'seconds':>8}")
+    print(f"\n{'target':<12} {'killed':>6} {'survived':>8} {'incompetent':>11} {'kill rate':>9} {'seconds':>8} "
+          f"{'in annotations (dropped)':>24}")
     for r in rows:
         rate = f"{r['kill_rate']:.1%}" if r["kill_rate"] is not None else "-"
         print(f"{r['target']:<12} {r['killed']:>6} {r['survived']:>8} {r['incompetent']:>11} {rate:>9} "
-              f"{r['seconds']:>8}")
+              f"{r['seconds']:>8} {r['equivalent_dropped']:>24}")
     killed = sum(int(str(r["killed"])) for r in rows)
     judged = killed + sum(int(str(r["survived"])) for r in rows)
     print(f"{'total':<12} {killed:>6} {judged - killed:>8} {'':>11} "
