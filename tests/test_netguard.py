@@ -68,3 +68,11 @@ def test_embedded_ipv4_forms(ip: str, reason: str) -> None:
     got = netguard.classify_address(parsed)
     assert got is not None and reason in got
     assert netguard.parse_ip_literal("[fe80::1%eth0]") is not None and netguard.parse_ip_literal("host.example") is None
+
+
+async def test_each_address_is_listed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    monkeypatch.setattr(asyncio.get_running_loop(), "getaddrinfo", _resolver("8.8.8.8", "8.8.8.8", "10.0.0.1"))
+    got = await netguard.resolve_addresses("dup.example", 80)
+    assert [str(ip) for ip in got] == ["8.8.8.8", "10.0.0.1"]
