@@ -37,7 +37,9 @@ class Target:
 
 TARGETS: dict[str, Target] = {
     "netguard": Target("langgraph_anytool/tools/netguard.py", ("tests/test_netguard.py",)),
-    "validation": Target("langgraph_anytool/tools/validation.py", ("tests/test_validation.py",)),
+    "validation": Target("langgraph_anytool/tools/validation.py", (
+        "tests/test_validation.py", "tests/test_arg_caps_and_workers.py::test_default_cap_is_documented_and_enforced",
+        "tests/test_arg_caps_and_workers.py::test_nested_and_oversized_argument_strings_are_refused")),
     "cache": Target("langgraph_anytool/tools/cache.py", ("tests/test_cache.py",)),  # keys, TTLs, storage
 }
 
