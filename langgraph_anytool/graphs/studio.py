@@ -9,6 +9,7 @@ Compiled without a checkpointer (the server brings its own). Configured from the
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import Any
 
@@ -20,7 +21,13 @@ from langgraph_anytool.config import AnyToolConfig
 from langgraph_anytool.graphs.anytool import create_anytool_graph, default_executor
 
 
-def make_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
+async def make_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Studio's factory. Building opens the on-disk cache and probes the code sandbox (blocking I/O), so it runs in
+    a thread: `langgraph dev` rejects blocking calls on its event loop."""
+    return await asyncio.to_thread(build_graph)
+
+
+def build_graph() -> CompiledStateGraph[Any, Any, Any, Any]:
     """The AnyTool graph as configured by the environment."""
     catalog = Catalog.load(os.environ.get("ANYTOOL_CATALOG") or None)
     config = AnyToolConfig(execution=os.environ.get("ANYTOOL_EXECUTION", "auto"))  # type: ignore[arg-type]
