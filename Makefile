@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 
-.PHONY: venv install demo test lint bench clean
+.PHONY: venv install demo test lint bench mutation clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -32,6 +32,10 @@ test: install
 
 bench: install
 	$(BIN)/python benchmarks/catalog_search.py
+
+# Mutation testing (cosmic-ray) of netguard, validation and the response cache; e.g. MUTATION_ARGS="--sample 60".
+mutation: install
+	$(BIN)/python benchmarks/mutation.py $(MUTATION_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

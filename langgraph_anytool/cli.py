@@ -107,7 +107,22 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[i
 
 
 def _print_json(data: Any) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+    from .sanitize import json_safe
+
+    print(json.dumps(json_safe(data), indent=2, ensure_ascii=False, default=str, allow_nan=False))
+
+
+def _query(text: str) -> str:
+    """The query repaired (undecodable bytes, control characters) with a note on stderr; UsageError when unusable."""
+    from .sanitize import check_query
+
+    try:
+        query, notes = check_query(text)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    for note in notes:
+        print(f"anytool: note: {note}", file=sys.stderr)
+    return query
 
 
 # ------------------------------------------------------------------ catalog
@@ -187,10 +202,9 @@ def _configure_search(p: argparse.ArgumentParser) -> None:
 
 def cmd_search(args: argparse.Namespace) -> int:
     """Ranked APIs for a query."""
-    if not args.query.strip():
-        raise UsageError("empty query")
+    query = _query(args.query)
     catalog = _load_catalog(args.catalog)
-    hits = _searcher(args, catalog).search_apis(args.query, args.k)
+    hits = _searcher(args, catalog).search_apis(query, args.k)
     if args.json:
         _print_json([asdict(h) for h in hits])
         return 0
@@ -267,6 +281,9 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", metavar="FIELD=VALUE", action="append", default=[], dest="settings",
                    help="any AnyToolConfig field, e.g. --set max_api_pool=16 (repeatable)")
     p.add_argument("--json", action="store_true", help="print the result as JSON (progress goes to stderr)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="do not use the on-disk response cache (default: on, in $ANYTOOL_CACHE_DIR or "
+                        "~/.cache/langgraph-anytool/responses; ANYTOOL_CACHE=off also turns it off)")
 
 
 def run_settings(args: argparse.Namespace) -> Any:
@@ -314,22 +331,22 @@ def _result_json(values: dict[str, Any], thread: str) -> dict[str, Any]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """One AnyTool run with live progress; resumes the thread's interrupted run when there is one."""
+    import sqlite3
     import uuid
     from contextlib import ExitStack
 
+    from .dbfile import describe_error
     from .eval.persistence import sync_checkpointer
     from .graphs.anytool import create_anytool_graph, default_executor
     from .progress import ProgressPrinter, stream_run, usage_table
 
-    query = args.query.strip()
-    if not query:
-        raise UsageError("the query is empty")
+    query = _query(args.query)
     catalog = _load_catalog(args.catalog)
     config = run_settings(args)
     model = _run_model(args, catalog)
     stack = ExitStack()
     checkpointer = stack.enter_context(sync_checkpointer(args.db))
-    executor = default_executor(catalog, config)
+    executor = default_executor(catalog, config, persistent_cache=not args.no_cache)
     try:
         graph = create_anytool_graph(catalog, model, config=config, checkpointer=checkpointer, executor=executor)
         thread = args.thread or uuid.uuid4().hex[:12]
@@ -347,6 +364,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         log.write(f"thread {thread} | catalog {catalog!r}\n")
         stream_run(graph, inputs, run_config, ProgressPrinter(log).handle)
         values = graph.get_state(run_config).values
+    except sqlite3.Error as exc:  # the checkpoint database failed mid-run (full disk, damaged file)
+        if not args.db:
+            raise
+        hint = f" (thread {thread})" if "thread" in locals() else ""
+        raise UsageError(f"--db {describe_error(args.db, exc)}{hint}") from None
     finally:
         executor.close()
         stack.close()
@@ -364,15 +386,15 @@ def _configure_demo(p: argparse.ArgumentParser) -> None:
     p.add_argument("query", nargs="?", default=None, help="a request (default: a three-part builtin example)")
     p.add_argument("--model", metavar="M", default=None, help="'provider:model' (default: $ANYTOOL_MODEL, "
                    "else the offline rule-based stand-in)")
+    p.add_argument("--no-cache", action="store_true", help="do not use the on-disk response cache")
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """AnyTool on the builtin offline catalog, with the offline stand-in unless a model is configured."""
     from .demo import run_demo
 
-    if args.query is not None and not args.query.strip():
-        raise UsageError("the query is empty")
-    return run_demo(args.query, sys.stdout, model=args.model)
+    query = _query(args.query) if args.query is not None else None
+    return run_demo(query, sys.stdout, model=args.model, cache=not args.no_cache)
 
 
 SUBCOMMANDS: tuple[Subcommand, ...] = (
@@ -402,6 +424,10 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help or a usage error (already printed by argparse)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    from .sanitize import TerminalSafeWriter
+
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = TerminalSafeWriter(sys.stdout), TerminalSafeWriter(sys.stderr)
     try:
         return int(args.handler(args))
     except BrokenPipeError:  # output piped into `head` and the like: stop quietly
@@ -413,6 +439,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 if __name__ == "__main__":

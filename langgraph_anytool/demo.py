@@ -39,11 +39,14 @@ def _pool_lines(pool: list[dict[str, Any]]) -> list[str]:
     return [f"  - {e['function_name']}  ({e['category']} / {e['tool']} / {e['api']})" for e in pool]
 
 
-def run_demo(query: str | None, out: TextIO, model: str | None = None) -> int:
-    """Run one query (default: `DEFAULT_QUERY`) on the builtin catalog; 0 when solved, 1 otherwise."""
+def run_demo(query: str | None, out: TextIO, model: str | None = None, cache: bool = True) -> int:
+    """Run one query (default: `DEFAULT_QUERY`) on the builtin catalog; 0 when solved, 1 otherwise.
+
+    `cache`: the on-disk response cache in the user cache dir (non-deterministic APIs are never cached)."""
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from .graphs.anytool import create_anytool_graph
+    from .config import AnyToolConfig
+    from .graphs.anytool import create_anytool_graph, default_executor
 
     text = (query or DEFAULT_QUERY).strip()
     catalog = Catalog.builtin()
@@ -51,8 +54,18 @@ def run_demo(query: str | None, out: TextIO, model: str | None = None) -> int:
     out.write(described + "\n")
     out.write(f"catalog: {catalog!r}\nquery: {text}\n\n")
     out.flush()
+    executor = default_executor(catalog, AnyToolConfig(), persistent_cache=cache)
     try:
-        graph = create_anytool_graph(catalog, spec, checkpointer=InMemorySaver())
+        return _run(graph_factory=lambda: create_anytool_graph(catalog, spec, checkpointer=InMemorySaver(),
+                                                               executor=executor),
+                    text=text, out=out, offline=offline)
+    finally:
+        executor.close()
+
+
+def _run(graph_factory: Any, text: str, out: TextIO, offline: bool) -> int:
+    try:
+        graph = graph_factory()
     except ModelNotConfiguredError as exc:
         out.write(f"error: {exc}\n")
         return 1

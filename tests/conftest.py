@@ -11,3 +11,9 @@ import pytest
 def _bm25_only_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     if "ANYTOOL_EMBEDDINGS" not in os.environ:
         monkeypatch.setenv("ANYTOOL_EMBEDDINGS", "none")
+
+
+@pytest.fixture(autouse=True)
+def _response_cache_in_tmp(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The CLI/demo/Studio on-disk response cache goes to a per-session temporary directory, never ~/.cache."""
+    monkeypatch.setenv("ANYTOOL_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "response-cache"))

@@ -62,6 +62,7 @@ class Response:
     headers: list[tuple[str, str]] = field(default_factory=list)
     content_type: str = "application/json"
     delay: float = 0.0
+    reason: str | None = None  # the status line's reason phrase (default: the standard one)
 
     @classmethod
     def json(cls, obj: Any, status: int = 200, headers: Iterable[tuple[str, str]] = (), delay: float = 0.0) -> Response:
@@ -290,7 +291,8 @@ class LoopbackServer:
                 finally:
                     with self._lock:
                         self._in_flight -= 1
-                head = [f"HTTP/1.1 {response.status} {_REASONS.get(response.status, 'Status')}",
+                reason = response.reason if response.reason is not None else _REASONS.get(response.status, "Status")
+                head = [f"HTTP/1.1 {response.status} {reason}",
                         f"Content-Type: {response.content_type}", f"Content-Length: {len(response.body)}",
                         f"Connection: {'keep-alive' if keep_alive else 'close'}"]
                 head += [f"{k}: {v}" for k, v in response.headers]

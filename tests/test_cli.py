@@ -141,7 +141,7 @@ def test_search_table_and_json(tb: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 
 def test_search_errors(tb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert_one_line_error(*run(capsys, "search", "  ", "--catalog", str(tb))[::2], "empty query")
+    assert_one_line_error(*run(capsys, "search", "  ", "--catalog", str(tb))[::2], "the query is empty")
     assert_one_line_error(*run(capsys, "search", "x", "--catalog", str(tmp_path / "missing"))[::2], "does not exist")
     assert_one_line_error(*run(capsys, "search", "x", "--catalog", str(tb), "--embeddings", "word2vec")[::2],
                           "unknown embeddings spec")

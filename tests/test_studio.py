@@ -28,7 +28,7 @@ def free_port() -> int:
 def request(url: str, body: Any = None) -> Any:
     data = None if body is None else json.dumps(body).encode()
     req = urllib.request.Request(url, data=data, headers={"content-type": "application/json"})
-    with urllib.request.urlopen(req, timeout=60) as resp:
+    with urllib.request.urlopen(req, timeout=60) as resp:  # the first request builds the graph (cold imports)
         return json.loads(resp.read())
 
 

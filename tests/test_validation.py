@@ -160,3 +160,16 @@ def test_input_mapping_is_not_mutated() -> None:
     given = {"city": 1, "days": "2"}
     validate_arguments(API, given)
     assert given == {"city": 1, "days": "2"}
+
+
+def test_long_enums_are_shortened_with_a_count_and_booleans_stay_strict() -> None:
+    from langgraph_anytool.tools.validation import describe_param, validate_arguments
+
+    many = Param("colour", "enum", enum=tuple(f"c{i}" for i in range(25)))
+    text = describe_param(many)
+    assert '"c19"' in text and '"c20"' not in text and "... 5 more" in text
+    flag = Api(id="C/t/f", name="f", tool_key="t", tool_name="T", category="C", params=(Param("on", "boolean"),))
+    for bad in (2, -1, "yes", 0.5):
+        assert not validate_arguments(flag, {"on": bad}).ok, bad
+    long = validate_arguments(flag, {"on": "x" * 100})
+    assert not long.ok and "..." in long.problems[0] and "x" * 58 not in long.problems[0]

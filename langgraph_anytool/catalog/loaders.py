@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from ..sanitize import MAX_NESTING, NestingTooDeep, check_nesting
 from .errors import CatalogError, CatalogLoadError
 from .models import Category, Tool
 from .parse import group_api_entries, parse_tool
@@ -15,7 +16,9 @@ from .parse import group_api_entries, parse_tool
 def _read_json(path: Path) -> Any:
     try:
         with path.open(encoding="utf-8") as fh:
-            return json.load(fh)
+            return check_nesting(json.load(fh))
+    except (RecursionError, NestingTooDeep):
+        raise CatalogError(f"nesting too deep (more than {MAX_NESTING} levels)", source=str(path)) from None
     except json.JSONDecodeError as exc:
         raise CatalogError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=str(path)) from exc
     except UnicodeDecodeError as exc:

@@ -77,6 +77,8 @@ class Api:
     path: str = ""
     params: tuple[Param, ...] = ()
     template_response: Any = None
+    deterministic: bool = True  # False: clock, randomness, sandboxed code...: the response cache never stores it
+    max_argument_chars: int | None = None  # cap on each argument's size; None: validation's documented default
 
     @property
     def required_params(self) -> tuple[Param, ...]:

@@ -36,6 +36,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ..sanitize import MAX_NESTING, NestingTooDeep, check_nesting
 from .errors import CatalogError, CatalogLoadError
 from .models import Category, Tool
 from .parse import parse_tool
@@ -256,6 +257,13 @@ def read_spec_file(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise CatalogError(f"not UTF-8 text: {exc}", source=str(path)) from exc
+    try:
+        return check_nesting(_parse_spec_text(text, path))
+    except (RecursionError, NestingTooDeep):
+        raise CatalogError(f"nesting too deep (more than {MAX_NESTING} levels)", source=str(path)) from None
+
+
+def _parse_spec_text(text: str, path: Path) -> Any:
     suffix = path.suffix.lower()
     if suffix != ".yaml" and suffix != ".yml":
         try:
@@ -273,8 +281,9 @@ def read_spec_file(path: Path) -> Any:
         at = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise CatalogError(f"invalid YAML{at}: {problem}", source=str(path)) from exc
-    except RecursionError as exc:  # YAML anchors can build self-containing structures
-        raise CatalogError("recursive YAML structure (an alias contains itself)", source=str(path)) from exc
+    except RecursionError as exc:  # YAML anchors can build self-containing structures, or the text nests deeply
+        raise CatalogError(f"nesting too deep (more than {MAX_NESTING} levels), or an alias contains itself",
+                           source=str(path)) from exc
 
 
 class _SpecConverter:
@@ -407,6 +416,10 @@ class _SpecConverter:
         template = self._response_template(op.get("responses"), f"{where}.responses")
         if template is not None:
             api["template_response"] = template
+        if op.get("x-deterministic") is False:  # clock, randomness...: never served from the response cache
+            api["deterministic"] = False
+        if op.get("x-max-argument-chars") is not None:
+            api["max_argument_chars"] = op["x-max-argument-chars"]
         return api
 
     def _body_params(self, raw: Any, where: str) -> list[dict[str, Any]]:

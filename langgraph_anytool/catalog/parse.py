@@ -77,7 +77,27 @@ def parse_api(raw: Any, *, category: str, tool_key: str, tool_name: str, taken: 
         path=str(raw.get("url") or raw.get("path") or ""),
         params=tuple(params),
         template_response=raw.get("template_response"),
+        deterministic=_deterministic(raw, source=source, where=where),
+        max_argument_chars=_size_cap(raw, source=source, where=where),
     )
+
+
+def _size_cap(raw: Mapping[str, Any], *, source: str, where: str) -> int | None:
+    """The optional per-API `max_argument_chars` (a positive integer)."""
+    value = raw.get("max_argument_chars")
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise CatalogError("must be a positive integer", source=source, field=f"{where}.max_argument_chars")
+    return value
+
+
+def _deterministic(raw: Mapping[str, Any], *, source: str, where: str) -> bool:
+    """The optional `deterministic` flag (false: the answer depends on the clock or randomness; never cached)."""
+    value = raw.get("deterministic", True)
+    if not isinstance(value, bool):
+        raise CatalogError("must be true or false", source=source, field=f"{where}.deterministic")
+    return value
 
 
 def parse_tool(data: Any, *, category: str, source: str, key: str | None = None) -> Tool:

@@ -44,11 +44,11 @@ def sync_checkpointer(db: str | None) -> Iterator[Any]:
             saver.setup()
             yield saver
     else:
-        import sqlite3
-
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        conn = sqlite3.connect(db, check_same_thread=False)
+        from ..dbfile import open_sqlite
+
+        conn = open_sqlite(db, what="--db")  # a missing directory, a directory, a non-SQLite file: one clear line
         try:
             yield SqliteSaver(conn)
         finally:

@@ -111,6 +111,8 @@ def load_queries(files: Iterable[str | Path], catalog: Catalog) -> list[EvalQuer
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
             raise CatalogError(f"invalid JSON: {exc}", source=str(path)) from None
+        except RecursionError:
+            raise CatalogError("nesting too deep", source=str(path)) from None
         if not isinstance(data, list):
             raise CatalogError("a query file must hold a JSON list", source=str(path))
         for n, item in enumerate(data):

@@ -24,12 +24,19 @@ from .retriever import add_retriever
 from .solver import build_solver_graph
 
 
-def default_executor(catalog: Catalog, config: AnyToolConfig) -> ApiExecutor:
-    """The executor a graph uses when none is given: `config.execution` ("auto": local for the builtin catalog)."""
+def default_executor(catalog: Catalog, config: AnyToolConfig, *, persistent_cache: bool = False) -> ApiExecutor:
+    """The executor a graph uses when none is given: `config.execution` ("auto": local for the builtin catalog).
+
+    `persistent_cache`: an on-disk response cache in the user cache dir (CLI, demo, Studio; `ANYTOOL_CACHE=off`
+    turns it off; see tools/cache_defaults.py)."""
+    from ..tools.cache_defaults import default_cache_path
+
     kind = config.execution
     if kind == "auto":
         kind = "local" if catalog.name == "builtin" else "http"
-    return ApiExecutor.for_catalog(catalog, kind=kind, max_observation_chars=config.max_observation_chars)
+    cache_path = default_cache_path(kind, catalog.fingerprint(), enabled=persistent_cache)
+    return ApiExecutor.for_catalog(catalog, kind=kind, max_observation_chars=config.max_observation_chars,
+                                   cache_path=cache_path)
 
 
 def create_anytool_graph(
@@ -53,7 +60,7 @@ def create_anytool_graph(
     Run time: `graph.invoke(input, config, context={...})` overrides any setting for one run (`AnyToolContext`:
     every `AnyToolConfig` field but `execution`, plus `model`, `models` and `profile`).
 
-    An executor made here belongs to the graph: it is closed when the graph is garbage-collected (or at exit).
+    An executor made here belongs to the graph: it is closed when the graph is garbage-collected.
     Pass your own (`with ApiExecutor.for_catalog(...) as ex:`) to close it at a moment of your choosing.
     """
     cfg = config or AnyToolConfig()
@@ -80,6 +87,6 @@ def create_anytool_graph(
     # LangGraph's thread pool defaults to min(32, cores + 4) workers: size it to the agent steps per superstep
     graph = builder.compile(checkpointer=checkpointer, name=name).with_config(
         max_concurrency=max(cfg.max_concurrency, 1))
-    if owned:
-        weakref.finalize(graph, api_executor.close)
+    if owned:  # closed with the graph; at interpreter exit the process takes its sockets and threads with it
+        weakref.finalize(graph, api_executor.close).atexit = False
     return graph

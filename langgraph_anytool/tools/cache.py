@@ -340,6 +340,8 @@ class ResponseCache:
                         cache_key(api_id, arguments), api_id, canonical_json(arguments), status,
                         json.dumps(rec.get("content"), ensure_ascii=False, separators=(",", ":")),
                         str(rec.get("error") or ""), bool(rec.get("simulated", False)), created))
+                except RecursionError:
+                    raise ValueError(f"{path}:{lineno}: nesting too deep") from None
                 except (KeyError, TypeError, ValueError) as e:
                     raise ValueError(f"{path}:{lineno}: not a cache record ({type(e).__name__}: {e})") from None
         self._store.put(entries)

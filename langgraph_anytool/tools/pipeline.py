@@ -183,7 +183,7 @@ class ApiExecutor:
         return api, checked.arguments
 
     def _cached(self, api: Api, args: dict[str, Any]) -> Observation | None:
-        if self.cache is None:
+        if self.cache is None or not api.deterministic:  # clock, randomness, sandboxed code: always fresh
             return None
         try:
             return self.cache.get(api.id, args)
@@ -192,7 +192,7 @@ class ApiExecutor:
             return None
 
     async def _acached(self, api: Api, args: dict[str, Any]) -> Observation | None:
-        if self.cache is None:
+        if self.cache is None or not api.deterministic:
             return None
         try:
             return await self.cache.aget(api.id, args)
@@ -215,7 +215,7 @@ class ApiExecutor:
             obs = Observation(api_id=api.id, status=Status.ERROR,
                               error=f"executor {executor.name!r} returned {type(obs).__name__}, not an Observation")
         obs = replace(obs, api_id=api.id, cached=False)
-        if self.cache is not None:
+        if self.cache is not None and api.deterministic:  # non-deterministic answers are never stored
             try:
                 await self.cache.aput(api.id, args, obs)
             except Exception as e:

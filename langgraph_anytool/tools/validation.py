@@ -9,6 +9,10 @@ Safe coercions (never lossy, never a guess about meaning):
 - date: a `datetime.date` → "YYYY-MM-DD"; time: a `datetime.time` → "HH:MM[:SS]";
 - `None`, and "" for a non-string type, on an optional parameter mean "not given" and are dropped.
 NaN and infinities are rejected anywhere, including inside arrays and objects.
+
+Size caps: each argument may hold at most `Api.max_argument_chars` characters (strings: their length; arrays and
+objects: their compact JSON), by default `DEFAULT_MAX_ARGUMENT_CHARS` (10,000); a JSON-string `arguments` at most
+four times that; arrays/objects nest at most `MAX_ARGUMENT_NESTING` levels. Oversized input never reaches an API.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..catalog.models import Api, Param
+from ..sanitize import nesting_depth
 from .observation import Observation, Status
 
 _INT_RE = re.compile(r"[+-]?\d+")
@@ -30,6 +35,8 @@ _FLOAT_RE = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _DATE_RE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _TIME_RE = re.compile(r"([01]\d|2[0-3]):[0-5]\d(:[0-5]\d)?")
 _MAX_SHOWN_ENUM = 20
+DEFAULT_MAX_ARGUMENT_CHARS = 10_000
+MAX_ARGUMENT_NESTING = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +165,8 @@ def _short(value: Any) -> str:
 def _decode_json(value: str, want: type, label: str) -> Any:
     try:
         decoded = json.loads(value)
+    except RecursionError:
+        raise _Invalid(f"expected {label}, got JSON nested too deeply") from None
     except ValueError:
         raise _Invalid(f"expected {label}, got a string that is not JSON: {_short(value)}") from None
     if not isinstance(decoded, want):
@@ -255,14 +264,39 @@ def _enum_member(p: Param, value: Any) -> Any:
     raise _Invalid(f"{_short(value)} is not an allowed value")
 
 
-def _parse_arguments(arguments: Any) -> dict[str, Any]:
+def size_cap(api: Api) -> int:
+    """The largest argument (in characters) `api` accepts."""
+    return api.max_argument_chars or DEFAULT_MAX_ARGUMENT_CHARS
+
+
+def _size(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, (list, tuple, Mapping)):
+        return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))
+    return len(str(value))
+
+
+def _check_size(p: Param, value: Any, cap: int) -> None:
+    if isinstance(value, (list, tuple, Mapping)) and nesting_depth(value, MAX_ARGUMENT_NESTING) > MAX_ARGUMENT_NESTING:
+        raise _Invalid(f"nested more than {MAX_ARGUMENT_NESTING} levels deep")
+    size = _size(value)
+    if size > cap:
+        raise _Invalid(f"{size:,} characters; this API accepts at most {cap:,} per argument")
+
+
+def _parse_arguments(arguments: Any, cap: int = DEFAULT_MAX_ARGUMENT_CHARS) -> dict[str, Any]:
     if arguments is None:
         return {}
     if isinstance(arguments, str):
         if not arguments.strip():
             return {}
+        if len(arguments) > 4 * cap:
+            raise _Invalid(f"arguments are {len(arguments):,} characters long; this API accepts at most {4 * cap:,}")
         try:
             arguments = json.loads(arguments)
+        except RecursionError:
+            raise _Invalid("arguments are nested too deeply") from None
         except ValueError as e:
             raise _Invalid(f"arguments must be a JSON object; the string given is not valid JSON ({e})") from None
     if not isinstance(arguments, Mapping):
@@ -274,8 +308,9 @@ def _parse_arguments(arguments: Any) -> dict[str, Any]:
 
 def validate_arguments(api: Api, arguments: Any) -> ValidationResult:
     """Check `arguments` (a dict or a JSON string of one) against `api.params`; coerce safely."""
+    cap = size_cap(api)
     try:
-        given = _parse_arguments(arguments)
+        given = _parse_arguments(arguments, cap)
     except _Invalid as e:
         return ValidationResult(ok=False, problems=[str(e)])
     problems: list[str] = []
@@ -297,7 +332,10 @@ def validate_arguments(api: Api, arguments: Any) -> ValidationResult:
                 problems.append(f"parameter {describe_param(p)} is required but was {_short(value)}")
             continue
         try:
+            _check_size(p, value, cap)
             out[key] = _coerce(p, value)
+            if isinstance(value, str) and isinstance(out[key], (list, dict)):
+                _check_size(p, out[key], cap)  # a JSON string decoded to an array/object: its nesting too
         except _Invalid as e:
             problems.append(f"parameter {describe_param(p)}: {e}")
     for p in api.required_params:

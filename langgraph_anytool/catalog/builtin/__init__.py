@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import functools
 import importlib
+import logging
 from collections.abc import Callable
 from typing import Any
 
 from ..models import Category
 from ..parse import parse_tool
-from ._registry import ApiSpec, CategorySpec, tool_document
+from ._registry import ApiSpec, CategorySpec, ToolSpec, tool_document
+from ._sandbox import sandbox_status
+
+logger = logging.getLogger(__name__)
 
 # Category modules, in catalog order (module names, not objects: nothing mutable at module level).
 MODULES: tuple[str, ...] = (
@@ -41,12 +45,31 @@ def category_specs() -> list[tuple[str, CategorySpec]]:
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def _warn_code_tool_disabled(detail: str) -> None:
+    logger.warning("%s", detail)
+
+
+def _offered(tool_spec: ToolSpec, code_runs: bool) -> ToolSpec | None:
+    """The tool without the APIs that need the OS sandbox when there is none (None when nothing is left)."""
+    if code_runs:
+        return tool_spec
+    apis = tuple(a for a in tool_spec.apis if not a.needs_sandbox)
+    return ToolSpec(tool_spec.name, tool_spec.description, apis, tool_spec.key) if apis else None
+
+
 def _build() -> tuple[list[Category], dict[str, ApiSpec]]:
     categories: list[Category] = []
     specs: dict[str, ApiSpec] = {}
+    status = sandbox_status()
+    if not status.available:
+        _warn_code_tool_disabled(status.detail)
     for mod_name, cat in category_specs():
         tools = []
-        for tool_spec in cat.tools:
+        for declared in cat.tools:
+            tool_spec = _offered(declared, status.available)
+            if tool_spec is None:
+                continue
             tool = parse_tool(tool_document(tool_spec), category=cat.name, source=f"builtin:{mod_name}",
                               key=tool_spec.key)
             if len(tool.apis) != len(tool_spec.apis):  # pragma: no cover - parse keeps every entry
@@ -68,22 +91,32 @@ def builtin_api_specs() -> dict[str, ApiSpec]:
     return _build()[1]
 
 
-def _arithmetic_guard(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Report numeric overflow & co. (OverflowError, decimal.InvalidOperation...) as bad input (ValueError)."""
+class ArithmeticGuard:
+    """Reports numeric overflow & co. (OverflowError, decimal.InvalidOperation...) as bad input (ValueError).
 
-    @functools.wraps(func)
-    def call(**kwargs: Any) -> Any:
+    A class rather than a closure so that it pickles (by the wrapped function's name): slow APIs run in worker
+    processes."""
+
+    def __init__(self, func: Callable[..., Any]) -> None:
+        self.func = func
+        functools.update_wrapper(self, func)
+
+    def __call__(self, **kwargs: Any) -> Any:
         try:
-            return func(**kwargs)
+            return self.func(**kwargs)
         except ArithmeticError as exc:
             raise ValueError(f"the numbers are out of range for this API ({type(exc).__name__}: {exc})") from None
-
-    return call
 
 
 def builtin_implementations() -> dict[str, Callable[..., Any]]:
     """Each builtin `Api.id` → the callable taking the API's parameters as keyword arguments."""
-    return {api_id: _arithmetic_guard(spec.func) for api_id, spec in _build()[1].items()}
+    return {api_id: ArithmeticGuard(spec.func) for api_id, spec in _build()[1].items()}
 
 
-__all__ = ["builtin_api_specs", "builtin_categories", "builtin_implementations", "category_specs"]
+def builtin_slow_api_ids() -> frozenset[str]:
+    """Builtin APIs that some inputs make slow (unit parsing, regexes, factorisation...): run them killable."""
+    return frozenset(api_id for api_id, spec in _build()[1].items() if spec.may_be_slow)
+
+
+__all__ = ["builtin_api_specs", "builtin_categories", "builtin_implementations", "builtin_slow_api_ids",
+           "category_specs"]

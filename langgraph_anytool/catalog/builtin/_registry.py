@@ -45,6 +45,9 @@ class ApiSpec:
     template: Any
     method: str = "GET"
     deterministic: bool = True  # False: the answer depends on the clock, randomness or timing (do not cache)
+    needs_sandbox: bool = False  # runs submitted code: offered only where an OS sandbox works (see _sandbox.py)
+    may_be_slow: bool = False  # some inputs take long: runs in a worker process that a timeout kills
+    max_argument_chars: int | None = None  # per-API cap on each argument's size (None: validation's default)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +144,8 @@ def api_document(spec: ApiSpec) -> dict[str, Any]:
         "required_parameters": required,
         "optional_parameters": optional,
         "template_response": plain(spec.template),
+        **({} if spec.deterministic else {"deterministic": False}),
+        **({} if spec.max_argument_chars is None else {"max_argument_chars": spec.max_argument_chars}),
     }
 
 

@@ -1,14 +1,20 @@
-"""Run untrusted Python in a separate, resource-limited process without network access.
+"""Run untrusted Python under an OS-level sandbox (bubblewrap), or not at all.
 
-The code is written to a temporary directory and started as `sys.executable -I bootstrap.py` with an empty
-environment, its own session (so the whole process group can be killed), CPU-time, address-space, file-size
-and open-file limits set in `preexec_fn`, and a wall-clock timeout. Where the process may (root / CAP_SYS_ADMIN) the
-child also gets an empty network namespace. The bootstrap replaces the socket
-constructors and name resolution with functions that raise, blocks `ctypes` and process spawning, then runs
-the user's file with `runpy`. Output goes to files (bounded by RLIMIT_FSIZE) and is read back truncated.
+The security boundary is bubblewrap (`bwrap`, Debian package `bubblewrap`): the code runs in new user, PID,
+network, IPC, UTS and (where possible) cgroup namespaces as uid/gid 65534, with a read-only root holding only
+the Python installation and the shared libraries it loads (no shell, no `/etc`, no home directories, no project
+files), a private size-capped `/tmp`, a fresh `/proc` that shows only the sandbox's own processes, an empty
+environment, its own session, `--die-with-parent`, no capabilities and no further user namespaces. Resource
+limits: CPU time, address space, file size, open files and core size are set before `bwrap` starts; the number of
+processes (RLIMIT_NPROC) is set inside the sandbox's user namespace. When the run ends or times out, the sandbox's
+PID namespace is torn down, which kills every process the code started (`setsid` included).
 
-Limits: this is process-level hardening, not a container. The code can still read files the server's user
-can read; run the server as an unprivileged user when exposing this API.
+Inside, a small bootstrap also replaces socket constructors, process spawning and `ctypes` with functions that
+raise. That layer only produces friendly errors; it is not a boundary (it can be bypassed, and the sandbox holds
+when it is).
+
+Without a working `bwrap` the code tool is not offered (see `sandbox_status`), unless the user opts into running
+code with only that process-level hardening: `ANYTOOL_UNSANDBOXED_CODE=1` (or `allow_unsandboxed=True`).
 """
 
 from __future__ import annotations
@@ -17,15 +23,22 @@ import contextlib
 import functools
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
+
+UNSANDBOXED_ENV = "ANYTOOL_UNSANDBOXED_CODE"
+ENABLE_HINT = ("install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`) on a kernel that allows user "
+               f"namespaces, or set {UNSANDBOXED_ENV}=1 to run code without an OS sandbox (not safe for untrusted "
+               "code)")
+SANDBOX_UID = 65534
 
 _BOOTSTRAP = r'''
 import sys
@@ -35,8 +48,13 @@ sys.stderr.reconfigure(encoding="utf-8", errors="backslashreplace")
 
 def _install_guards():
     import _socket
-    import socket
     import os
+    import resource
+    import socket
+
+    nproc = int(sys.argv[1]) if len(sys.argv) > 1 else -1
+    if nproc >= 0:
+        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
 
     def deny(*args, **kwargs):
         raise PermissionError("network access is disabled in this sandbox")
@@ -80,12 +98,13 @@ import runpy
 import traceback
 
 try:
-    runpy.run_path("main.py", run_name="__main__")
+    import os
+    runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)), "main.py"), run_name="__main__")
 except SystemExit:
     raise
 except BaseException as exc:
     tb = exc.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename != "main.py":
+    while tb is not None and not tb.tb_frame.f_code.co_filename.endswith("main.py"):
         tb = tb.tb_next
     traceback.print_exception(type(exc), exc, tb)
     sys.exit(1)
@@ -100,10 +119,136 @@ class SandboxLimits:
     cpu_s: int = 5  # RLIMIT_CPU
     memory_bytes: int = 512 * 1024 * 1024  # RLIMIT_AS
     file_bytes: int = 8 * 1024 * 1024  # RLIMIT_FSIZE: largest file (and output file) the code may write
+    tmp_bytes: int = 32 * 1024 * 1024  # size of the private /tmp (a tmpfs)
     open_files: int = 64  # RLIMIT_NOFILE
+    processes: int = 16  # RLIMIT_NPROC inside the sandbox's user namespace
     output_chars: int = 20_000  # kept of stdout and of stderr
 
 
+@dataclass(frozen=True, slots=True)
+class SandboxStatus:
+    """How submitted code would run here: `bwrap` (OS sandbox), `unsandboxed` (opted in) or `unavailable`."""
+
+    mode: Literal["bwrap", "unsandboxed", "unavailable"]
+    detail: str
+
+    @property
+    def available(self) -> bool:
+        return self.mode != "unavailable"
+
+
+class SandboxUnavailable(RuntimeError):
+    """No OS sandbox here and unsandboxed execution was not allowed."""
+
+
+def _truthy(value: str | None) -> bool:
+    return (value or "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _world_usable(path: Path) -> bool:
+    """Whether a user in no group of ours could reach and run `path` (o+x on every directory, o+rx on the file)."""
+    try:
+        if path.stat().st_mode & 0o005 != 0o005:
+            return False
+        return all(d.stat().st_mode & 0o001 for d in path.parents)
+    except OSError:
+        return False
+
+
+def _sandbox_user() -> int | None:
+    """Root starts bwrap as uid 65534: the kernel never applies RLIMIT_NPROC to processes whose real uid is root."""
+    return SANDBOX_UID if os.geteuid() == 0 else None
+
+
+def _interpreter(user: int | None = None) -> str:
+    """The base interpreter (a venv's python is a symlink to it; the venv is not mounted); when bwrap starts as
+    another user who cannot reach it (e.g. under /root), the system's /usr/bin/python3."""
+    exe = Path(sys.executable).resolve()
+    candidate = Path(sys.base_prefix).resolve() / "bin" / exe.name
+    chosen = candidate if candidate.exists() else exe
+    if user is not None and not _world_usable(chosen):
+        system = Path("/usr/bin/python3").resolve()
+        if _world_usable(system):
+            return str(system)
+    return str(chosen)
+
+
+def bwrap_command(bwrap: str, interpreter: str, code_dir: str, limits: SandboxLimits) -> list[str]:
+    """The `bwrap` command line running `code_dir/bootstrap.py` with `interpreter`."""
+    exe = Path(interpreter).resolve()
+    stdlib = exe.parent.parent / "lib"  # <prefix>/bin/python3.x → <prefix>/lib/python3.x, libpython
+    cmd = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+           "--unshare-cgroup-try", "--disable-userns", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID),
+           "--hostname", "sandbox", "--die-with-parent", "--new-session", "--clearenv", "--cap-drop", "ALL"]
+    mounted: list[str] = []
+    for src in ("/usr/lib", "/usr/lib64", "/usr/lib32", "/usr/libx32", str(stdlib)):
+        if Path(src).is_dir() and not any(src == m or src.startswith(m + "/") for m in mounted):
+            cmd += ["--ro-bind", src, src]
+            mounted.append(src)
+    cmd += ["--ro-bind", str(exe), str(exe)]
+    for link in ("lib", "lib64", "lib32", "libx32"):
+        host = Path("/") / link
+        if host.is_symlink():
+            cmd += ["--symlink", os.readlink(host), f"/{link}"]
+        elif host.is_dir():
+            cmd += ["--ro-bind", str(host), str(host)]
+    for ext in sorted(stdlib.glob("python3*/lib-dynload/_ctypes*.so")):
+        cmd += ["--ro-bind", "/dev/null", str(ext)]  # no foreign-function interface, even when re-imported
+    cmd += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
+            "--proc", "/proc", "--dev", "/dev",
+            "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
+            "--ro-bind", code_dir, "/sandbox", "--chdir", "/tmp",
+            "--", str(exe), "-I", "-S", "/sandbox/bootstrap.py", str(limits.processes)]
+    return cmd
+
+
+def _prepare_dirs(work: Path, code_dir: Path, user: int | None) -> None:
+    """Let a different sandbox user reach the code (the temporary directory stays unlistable)."""
+    if user is None:
+        return
+    work.chmod(0o711)
+    code_dir.chmod(0o755)
+    for f in code_dir.iterdir():
+        f.chmod(0o644)
+
+
+@functools.lru_cache(maxsize=8)
+def _probe(bwrap: str, interpreter: str, user: int | None) -> str:
+    """"" when a trivial program runs under bwrap here, else why not."""
+    with tempfile.TemporaryDirectory(prefix="anytool-probe-") as tmp:
+        work = Path(tmp)
+        code_dir = work / "code"
+        code_dir.mkdir()
+        (code_dir / "bootstrap.py").write_text("print('ok')\n", encoding="utf-8")
+        _prepare_dirs(work, code_dir, user)
+        try:
+            proc = subprocess.run(bwrap_command(bwrap, interpreter, str(code_dir), SandboxLimits()),
+                                  capture_output=True, env={}, cwd="/", timeout=30, check=False, user=user,
+                                  group=user, extra_groups=[] if user is not None else None)
+        except (OSError, subprocess.SubprocessError) as exc:
+            return f"{bwrap} could not be started: {exc}"
+    if proc.returncode != 0 or proc.stdout.strip() != b"ok":
+        err = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        return f"{bwrap} does not work here: {err[-1] if err else f'exit code {proc.returncode}'}"
+    return ""
+
+
+def sandbox_status(environ: Mapping[str, str] | None = None, *, allow_unsandboxed: bool | None = None) -> SandboxStatus:
+    """Whether code can run under bwrap here; else whether the user opted into unsandboxed execution."""
+    env = os.environ if environ is None else environ
+    bwrap = shutil.which("bwrap") if sys.platform.startswith("linux") else None
+    user = _sandbox_user()
+    problem = ("bwrap (bubblewrap) is not installed" if bwrap is None
+               else _probe(bwrap, _interpreter(user), user))
+    if not problem:
+        return SandboxStatus("bwrap", f"bubblewrap at {bwrap}")
+    opted = _truthy(env.get(UNSANDBOXED_ENV)) if allow_unsandboxed is None else allow_unsandboxed
+    if opted:
+        return SandboxStatus("unsandboxed", f"{problem}; running code WITHOUT an OS sandbox ({UNSANDBOXED_ENV}=1)")
+    return SandboxStatus("unavailable", f"the Python code tool is disabled: {problem}; to enable it, {ENABLE_HINT}")
+
+
+# ------------------------------------------------------------------------------ running
 _CLONE_NEWNET = 0x40000000
 
 
@@ -122,8 +267,8 @@ def _unshare_fn() -> Callable[[int], int] | None:
 
 
 def _preexec(limits: SandboxLimits, unshare: Callable[[int], int] | None) -> None:
-    """Runs in the child between fork and exec: resource limits, then (best effort, when privileged) an
-    empty network namespace so that even code that slips past the Python-level guard has no network."""
+    """Runs in the child between fork and exec: resource limits (inherited by bwrap and the code), and, in the
+    unsandboxed mode only, a best-effort empty network namespace."""
     cpu = max(1, int(limits.cpu_s))
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
@@ -142,29 +287,52 @@ def _read_capped(path: Path, limit: int) -> tuple[str, bool]:
     return text[:limit], truncated
 
 
-def run_python(code: str, *, stdin: str = "", limits: SandboxLimits | None = None) -> dict[str, Any]:
-    """Run `code` as a script in a sandboxed child process and report what happened."""
+def run_python(code: str, *, stdin: str = "", limits: SandboxLimits | None = None,
+               status: SandboxStatus | None = None, interpreter: str | None = None,
+               user: int | None = None) -> dict[str, Any]:
+    """Run `code` as a script in the sandbox and report what happened.
+
+    Raises `SandboxUnavailable` (with how to enable it) when there is no OS sandbox and unsandboxed execution was
+    not allowed. `interpreter` and `user` (start bwrap as this uid) exist for tests and special deployments.
+    """
     lim = limits or SandboxLimits()
-    unshare = _unshare_fn()
+    st = status or sandbox_status()
+    if not st.available:
+        raise SandboxUnavailable(st.detail)
+    sandboxed = st.mode == "bwrap"
+    bwrap = shutil.which("bwrap") or "bwrap"
+    if sandboxed and user is None:
+        user = _sandbox_user()
     with tempfile.TemporaryDirectory(prefix="anytool-sandbox-") as tmp:
         work = Path(tmp)
-        (work / "main.py").write_text(code, encoding="utf-8")
-        (work / "bootstrap.py").write_text(_BOOTSTRAP, encoding="utf-8")
+        code_dir = work / "code"
+        code_dir.mkdir()
+        (code_dir / "main.py").write_text(code, encoding="utf-8")
+        (code_dir / "bootstrap.py").write_text(_BOOTSTRAP, encoding="utf-8")
         (work / "stdin.txt").write_text(stdin, encoding="utf-8")
+        _prepare_dirs(work, code_dir, user)
         out_path, err_path = work / "stdout.txt", work / "stderr.txt"
+        if sandboxed:
+            argv = bwrap_command(bwrap, interpreter or _interpreter(user), str(code_dir), lim)
+            cwd, unshare = Path("/"), None
+        else:
+            argv = [interpreter or sys.executable, "-I", "bootstrap.py", "-1"]
+            cwd, unshare = code_dir, _unshare_fn()
         started = time.monotonic()
         timed_out = False
         with (work / "stdin.txt").open("rb") as fin, out_path.open("wb") as fout, err_path.open("wb") as ferr:
             proc = subprocess.Popen(
-                [sys.executable, "-I", "bootstrap.py"],
-                stdin=fin, stdout=fout, stderr=ferr, cwd=work, env={}, close_fds=True,
-                start_new_session=True, preexec_fn=lambda: _preexec(lim, unshare),
+                argv, stdin=fin, stdout=fout, stderr=ferr, cwd=cwd, env={}, close_fds=True,
+                start_new_session=True, preexec_fn=lambda: _preexec(lim, unshare), user=user, group=user,
+                extra_groups=[] if user is not None else None,
             )
             try:
                 proc.wait(timeout=lim.timeout_s)
             except subprocess.TimeoutExpired:
                 timed_out = True
-                with contextlib.suppress(ProcessLookupError):
+            finally:
+                # The whole group: bwrap's death tears down the sandbox's PID namespace (every process in it).
+                with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
         duration = time.monotonic() - started
@@ -177,6 +345,9 @@ def run_python(code: str, *, stdin: str = "", limits: SandboxLimits | None = Non
             sig = signal.Signals(-code_).name
         except ValueError:
             sig = f"signal {-code_}"
+    elif sandboxed and code_ is not None and code_ > 128:  # bwrap reports a killed child as 128 + signal
+        with contextlib.suppress(ValueError):
+            sig = signal.Signals(code_ - 128).name
     if timed_out:
         stderr += f"\n[sandbox] killed after the {lim.timeout_s:g}s wall-clock limit"
     elif sig == "SIGXCPU":

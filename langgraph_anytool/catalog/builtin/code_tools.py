@@ -194,8 +194,8 @@ def category() -> CategorySpec:
     sandbox = ToolSpec(
         name="Python Sandbox",
         key="python_sandbox",
-        description="Executes Python 3 code in an isolated subprocess: no network, limited CPU time, memory "
-                    "(512 MB), output and run time. Returns stdout, stderr, exit code and whether it timed out. "
+        description="Executes Python 3 code in an OS sandbox (bubblewrap): no network, no host files, limited "
+                    "CPU time, memory (512 MB), processes, output and run time. Returns stdout, stderr, exit code and whether it timed out. "
                     "Also evaluates single expressions, runs assert-style tests and checks syntax.",
         apis=(
             ApiSpec(run_python_code, "Run Python Code",
@@ -204,14 +204,14 @@ def category() -> CategorySpec:
                        "import statistics\nprint(statistics.median([3, 1, 4, 1, 5]))"),
                      P("stdin", STRING, "Text given on standard input."), timeout),
                     {"stdout": "str", "stderr": "str", "exit_code": "int", "timed_out": "bool", "signal": "str",
-                     "duration_s": "float", "stdout_truncated": "bool", "stderr_truncated": "bool"}, method="POST",
-                    deterministic=False),
+                     "duration_s": "float", "stdout_truncated": "bool", "stderr_truncated": "bool"}, method="POST", max_argument_chars=MAX_CODE + 1000,
+                    deterministic=False, needs_sandbox=True),
             ApiSpec(evaluate_python_expression, "Evaluate Python Expression",
                     "Compute one Python expression (e.g. 'sorted({3, 1, 2})' or 'sum(i*i for i in range(10))') "
                     "in the sandbox and return its repr and type.",
                     (P("expression", STRING, "Python expression.", "sum(i * i for i in range(10))"), timeout),
                     {"ok": "bool", "type": "str", "value": "str", "error": "str", "timed_out": "bool"},
-                    method="POST"),
+                    method="POST", max_argument_chars=MAX_CODE + 1000, deterministic=False, needs_sandbox=True),
             ApiSpec(run_python_tests, "Run Python Tests",
                     "Run code defining functions, then each test snippet (e.g. 'assert add(2, 3) == 5') separately; "
                     "reports which tests pass.",
@@ -220,12 +220,13 @@ def category() -> CategorySpec:
                      P("timeout_seconds", NUMBER, "Wall-clock limit for the whole run (0.1-30).")),
                     {"passed": "int", "failed": "int",
                      "results": [{"test": "str", "passed": "bool", "error": "str", "_list_length": 2}],
-                     "stdout": "str", "stderr": "str", "timed_out": "bool"}, method="POST"),
+                     "stdout": "str", "stderr": "str", "timed_out": "bool"}, method="POST", max_argument_chars=MAX_CODE + 1000,
+                    deterministic=False, needs_sandbox=True),
             ApiSpec(check_python_syntax, "Check Python Syntax",
                     "Check whether code is syntactically valid Python without running it.",
                     (P("code", STRING, "Python source.", "def f(x):\n    return x +\n"),),
                     {"valid": "bool", "line": "int", "column": "int", "message": "str", "python_version": "str"},
-                    method="POST"),
+                    method="POST", max_argument_chars=MAX_CODE + 1000),
         ),
     )
     inspector = ToolSpec(
@@ -238,18 +239,18 @@ def category() -> CategorySpec:
                     "Lines, blank and comment lines, functions, classes, imports and maximum nesting depth.",
                     (P("code", STRING, "Python source.", _SAMPLE),),
                     {"lines": "int", "blank_lines": "int", "comment_lines": "int", "functions": "int", "classes": "int",
-                     "imports": "int", "max_nesting": "int"}, method="POST"),
+                     "imports": "int", "max_nesting": "int"}, method="POST", max_argument_chars=MAX_CODE + 1000),
             ApiSpec(list_definitions, "List Definitions",
                     "Functions and classes with line numbers, argument names and first docstring line.",
                     (P("code", STRING, "Python source.", _SAMPLE),),
                     {"count": "int", "definitions": [{"name": "str", "kind": "str", "line": "int",
                                                       "arguments": ["list of str with length 1"], "docstring": "str",
-                                                      "_list_length": 3}]}, method="POST"),
+                                                      "_list_length": 3}]}, method="POST", max_argument_chars=MAX_CODE + 1000),
             ApiSpec(find_imports, "Find Imports", "Modules a piece of Python code imports; stdlib vs third-party.",
                     (P("code", STRING, "Python source.",
                        "import numpy as np\nimport os.path\nfrom requests import get"),),
                     {"imports": [{"module": "str", "top_level": "str", "stdlib": "bool", "_list_length": 3}],
-                     "third_party": ["list of str with length 2"]}, method="POST"),
+                     "third_party": ["list of str with length 2"]}, method="POST", max_argument_chars=MAX_CODE + 1000),
         ),
     )
     return CategorySpec(name="Code_Execution", description="Sandboxed Python execution and static code inspection.",

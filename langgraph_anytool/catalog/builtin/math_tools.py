@@ -397,7 +397,7 @@ def category() -> CategorySpec:
                     f"{', '.join(_safe_math.FUNCTION_NAMES)}.",
                     (P("expression", STRING, "Arithmetic expression.", "(3 + 4) * 2^5 - sqrt(16)"),
                      P("angle_unit", ENUM, "Angle unit of trigonometric functions.", None, ("radians", "degrees"))),
-                    {"expression": "str", "result": "float", "angle_unit": "str"}),
+                    {"expression": "str", "result": "float", "angle_unit": "str"}, may_be_slow=True),
             ApiSpec(percentage, "Percentage Calculator",
                     "Percentage questions: percent_of (a% of b), what_percent (a is what % of b), percent_change "
                     "(from a to b), add_percent (b + a%), subtract_percent (b - a%, e.g. a discount).",
@@ -434,12 +434,12 @@ def category() -> CategorySpec:
             ApiSpec(prime_factors, "Prime Factorization", "The prime factors of an integer (2 to 10^18).",
                     (P("n", INTEGER, "Integer to factor.", 360),),
                     {"n": "int", "factors": ["list of int with length 6"],
-                     "powers": [{"prime": "int", "exponent": "int", "_list_length": 3}], "text": "str"}),
+                     "powers": [{"prime": "int", "exponent": "int", "_list_length": 3}], "text": "str"}, may_be_slow=True),
             ApiSpec(gcd_lcm, "GCD and LCM", "Greatest common divisor and least common multiple of several integers.",
                     (P("numbers", ARRAY, "Integers.", [12, 18, 30]),),
                     {"numbers": ["list of int with length 3"], "gcd": "int", "lcm": "int"}),
             ApiSpec(fibonacci, "Fibonacci Number", "The n-th Fibonacci number (exact, as a string of digits).",
-                    (P("n", INTEGER, "Index n (0-20000).", 90),), {"n": "int", "value": "str", "digits": "int"}),
+                    (P("n", INTEGER, "Index n (0-20000).", 90),), {"n": "int", "value": "str", "digits": "int"}, may_be_slow=True),
             ApiSpec(next_prime, "Next Prime", "The nearest primes above and below an integer.",
                     (P("n", INTEGER, "Integer.", 1000),),
                     {"n": "int", "next_prime": "int", "previous_prime": "int"}),
@@ -450,7 +450,7 @@ def category() -> CategorySpec:
             ApiSpec(primes_in_range, "Primes in Range", "All primes between two integers (at most 1,000 listed).",
                     (P("start", INTEGER, "Lower bound.", 100), P("end", INTEGER, "Upper bound.", 150)),
                     {"start": "int", "end": "int", "count": "int", "primes": ["list of int with length 10"],
-                     "truncated": "bool"}),
+                     "truncated": "bool"}, may_be_slow=True),
         ),
     )
     fractions_tool = ToolSpec(

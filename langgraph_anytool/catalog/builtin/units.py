@@ -309,13 +309,13 @@ def category() -> CategorySpec:
                      P("from_unit", STRING, "Unit of the value (name or symbol, e.g. 'mile', 'degC', 'km/h').",
                        "mile"),
                      P("to_unit", STRING, "Target unit, same dimension as from_unit.", "km")),
-                    {"value": "float", "from_unit": "str", "to_unit": "str", "result": "float", "text": "str"}),
+                    {"value": "float", "from_unit": "str", "to_unit": "str", "result": "float", "text": "str"}, may_be_slow=True, max_argument_chars=200),
             ApiSpec(convert_expression, "Convert Quantity Expression",
                     "Evaluate an arithmetic expression of quantities with units (e.g. '3 ft + 2 in', "
                     "'60 mi / 1.5 h') and express the result in a target unit.",
                     (P("expression", STRING, "Quantity expression with units.", "3 ft + 2 in"),
                      P("to_unit", STRING, "Unit of the result.", "cm")),
-                    {"expression": "str", "result": "float", "unit": "str", "text": "str"}),
+                    {"expression": "str", "result": "float", "unit": "str", "text": "str"}, may_be_slow=True, max_argument_chars=500),
             ApiSpec(unit_info, "Unit Information",
                     "Describe a unit: canonical name, symbol, physical dimensionality and the value of one "
                     "unit in SI base units.",
@@ -333,7 +333,7 @@ def category() -> CategorySpec:
                     "(e.g. 1500 m → 1.5 km).",
                     (P("value", NUMBER, "Numeric value.", 1500),
                      P("unit", STRING, "Unit of the value.", "meter")),
-                    {"input": "str", "base": "str", "compact": "str"}),
+                    {"input": "str", "base": "str", "compact": "str"}, may_be_slow=True, max_argument_chars=500),
             ApiSpec(compare_quantities, "Compare Quantities",
                     "Compare two quantities of the same kind given in different units; tells which is larger "
                     "and the ratio a/b.",

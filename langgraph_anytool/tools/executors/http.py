@@ -29,6 +29,7 @@ from ...catalog.models import Api
 from ..netguard import refusal_reason
 from ..observation import Observation, Status
 from .base import PerLoop
+from .log_redaction import attach_log_redaction
 
 if TYPE_CHECKING:
     from ...catalog.catalog import Catalog
@@ -59,6 +60,15 @@ class Redactor:
         for s in self._secrets:
             if s in value:
                 value = value.replace(s, self.MASK)
+        return value
+
+    def cut_text(self, value: str, min_prefix: int = 4) -> str:
+        """`text`, for a string that was cut short: also masks a secret's beginning left at the very end."""
+        value = self.text(value)
+        for s in self._secrets:
+            for n in range(min(len(s) - 1, len(value)), min_prefix - 1, -1):
+                if value.endswith(s[:n]):
+                    return value[:-n] + self.MASK
         return value
 
     def scrub(self, obj: Any) -> Any:
@@ -134,6 +144,26 @@ def error_message(content: Any, limit: int = 300) -> str:
     if isinstance(content, str):
         return " ".join(content.split())[:limit]
     return ""
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_CREDENTIAL_HEADER = re.compile(r"authorization|cookie|key|token|secret|password|credential|signature", re.I)
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """(scheme, host, port) with the scheme's default port filled in."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = -1
+    return scheme, (parts.hostname or "").lower(), port if port is not None else _DEFAULT_PORTS.get(scheme)
+
+
+def is_credential_header(name: str) -> bool:
+    """Whether a header name looks like it carries a credential (Authorization, Cookie, X-Api-Key, ...)."""
+    return bool(_CREDENTIAL_HEADER.search(name))
 
 
 def _str_value(value: Any) -> str:
@@ -271,6 +301,8 @@ class HttpExecutor:
         self.trust_env = trust_env
         self._rng = random.Random(seed)
         self._states: PerLoop[_LoopState] = PerLoop(_LoopState)
+        if self._secrets or self._headers_from_env:
+            attach_log_redaction(self._redactor)  # httpx/httpcore log reason phrases and headers a server echoes
 
     def __repr__(self) -> str:
         secret_names = sorted({*self._secrets, *self._headers_from_env})
@@ -466,6 +498,7 @@ class HttpExecutor:
         secret_headers, env_notes = self._secret_headers()
         state = self._state()
         attempts, hops = 0, 0
+        cross_origin = False  # once a redirect left the first origin, no credential is sent again
         while True:
             parts = urlsplit(req.url)
             host = parts.hostname or ""
@@ -482,7 +515,9 @@ class HttpExecutor:
                     logger.warning("%s: %s", api.id, message)
                     return Observation(api.id, Status.ERROR, error=message, meta={"refused": True, "host": host})
             headers = httpx.Headers(req.headers)
-            for k, v in {**self._headers, **secret_headers}.items():
+            configured = self._headers if not cross_origin else {
+                k: v for k, v in self._headers.items() if not is_credential_header(k)}
+            for k, v in {**configured, **secret_headers}.items():
                 headers[k] = v  # configured headers win over same-named header arguments
             if self.rapidapi_host and host:
                 headers["X-RapidAPI-Host"] = parts.netloc
@@ -503,12 +538,15 @@ class HttpExecutor:
                 break
             hops += 1
             new_url = urljoin(req.url, location)
-            if urlsplit(new_url).netloc != parts.netloc:
-                secret_headers = {}  # never forward credentials to another host
+            forwarded = req.headers
+            if origin(new_url) != origin(req.url):
+                # another scheme, host or port: credentials stay behind (https → http would send them in clear)
+                cross_origin, secret_headers = True, {}
+                forwarded = {k: v for k, v in req.headers.items() if not is_credential_header(k)}
             method, has_body = req.method, req.has_body
             if outcome.code == 303 or (outcome.code in (301, 302) and method in BODY_METHODS):
                 method, has_body = "GET", False
-            req = _Prepared(method, new_url, {}, req.body if has_body else None, has_body, req.headers)
+            req = _Prepared(method, new_url, {}, req.body if has_body else None, has_body, forwarded)
         meta: dict[str, Any] = {"method": req.method, "url": redact.text(req.url), "attempts": attempts}
         if hops:
             meta["redirects"] = hops
@@ -526,6 +564,7 @@ class HttpExecutor:
         content: Any
         malformed = ""
         if reply.truncated:
+            text = redact.cut_text(text)  # before anything is cut further: a cut secret leaves no prefix
             of = f" of {reply.total:,}" if reply.total else ""
             content = f"{text}... [response truncated: kept the first {len(reply.body):,} bytes{of}]"
             meta["truncated"] = True

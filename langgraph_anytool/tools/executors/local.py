@@ -8,18 +8,23 @@ thread (`asyncio.to_thread`); async ones are awaited. Outcome mapping:
   currency code, an impossible date), and the model should change its arguments;
 - any other exception → `ERROR` with "<ExcType>: message"; exceeding `timeout` → `TIMEOUT`;
 - no implementation for the API id → `NOT_FOUND`.
+
+APIs listed in `isolated` (those that can run long on some inputs) run in worker processes (`WorkerPool`): at the
+timeout the worker is killed, so the call really stops; their callables must be picklable (module-level).
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Mapping
+import threading
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from typing import Any
 
 from ...catalog.models import Api
 from ..observation import Observation, Status
+from .worker_pool import WorkerDied, WorkerPool
 
 
 def exception_text(exc: BaseException) -> str:
@@ -39,10 +44,25 @@ class LocalExecutor:
         *,
         timeout: float | None = 60.0,
         invalid_input_errors: tuple[type[BaseException], ...] = (ValueError, KeyError),
+        isolated: Collection[str] = (),
+        isolated_timeout: float | None = None,
+        workers: int = 2,
     ) -> None:
         self._impls = dict(implementations)
         self.timeout = timeout
         self.invalid_input_errors = invalid_input_errors
+        self.isolated = frozenset(isolated)
+        self.isolated_timeout = isolated_timeout if isolated_timeout is not None else timeout
+        self._workers = workers
+        self._pool: WorkerPool | None = None
+        self._pool_lock = threading.Lock()
+
+    def _worker_pool(self) -> WorkerPool:
+        with self._pool_lock:
+            if self._pool is None:
+                cpu = int(self.isolated_timeout or 600) + 1
+                self._pool = WorkerPool(self._workers, cpu_seconds=cpu)
+            return self._pool
 
     def __contains__(self, api_id: object) -> bool:
         return api_id in self._impls
@@ -65,13 +85,19 @@ class LocalExecutor:
             return Observation(api_id=api.id, status=Status.NOT_FOUND,
                                error=f"no local implementation for API {api.id!r}")
         try:
-            if self.timeout is None:
+            if api.id in self.isolated:
+                result = await asyncio.to_thread(self._worker_pool().call, fn, dict(arguments), self.isolated_timeout)
+            elif self.timeout is None:
                 result = await self._run(fn, dict(arguments))
             else:
                 result = await asyncio.wait_for(self._run(fn, dict(arguments)), self.timeout)
         except TimeoutError:
+            limit = self.isolated_timeout if api.id in self.isolated else self.timeout
+            stopped = " (its worker process was killed)" if api.id in self.isolated else ""
             return Observation(api_id=api.id, status=Status.TIMEOUT,
-                               error=f"the call did not finish within {self.timeout:g} s")
+                               error=f"the call did not finish within {limit:g} s{stopped}")
+        except WorkerDied as e:
+            return Observation(api_id=api.id, status=Status.ERROR, error=str(e))
         except self.invalid_input_errors as e:
             return Observation(api_id=api.id, status=Status.INVALID_ARGUMENTS, error=exception_text(e))
         except Exception as e:
@@ -81,4 +107,7 @@ class LocalExecutor:
         return Observation(api_id=api.id, status=Status.OK, content=result)
 
     async def aclose(self) -> None:
-        return None
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            await asyncio.to_thread(pool.close)

@@ -24,6 +24,7 @@ from ...catalog.models import Api
 from ..observation import Observation, Status
 from .base import PerLoop
 from .http import Redactor, backoff_delay, error_message, parse_retry_after, status_for_http
+from .log_redaction import attach_log_redaction
 
 logger = logging.getLogger(__name__)
 
@@ -121,9 +122,13 @@ class VirtualServerExecutor:
         self._names = names
         self._rng = random.Random(seed)
         self._states: PerLoop[_LoopState] = PerLoop(self._new_state)
+        attach_log_redaction(self._redactor)  # httpx/httpcore records never show the key
 
     def __repr__(self) -> str:
         return f"VirtualServerExecutor({self.url!r}, real={self.real}, retries={self.retries})"
+
+    def _redactor(self) -> Redactor:
+        return Redactor([self._toolbench_key(), *self._headers.values()])
 
     def _toolbench_key(self) -> str:
         return self._key if self._key is not None else self._environ.get(self._key_env, "")
@@ -150,9 +155,9 @@ class VirtualServerExecutor:
     async def aexecute(self, api: Api, arguments: dict[str, Any]) -> Observation:
         """One call through the virtual server → Observation (never raises for call failures)."""
         start = time.perf_counter()
-        redact = Redactor([self._toolbench_key(), *self._headers.values()])
+        redact = self._redactor()
         try:
-            obs = await self._execute(api, arguments)
+            obs = await self._execute(api, arguments, redact)
         except Exception as exc:
             message = redact.text(f"virtual server call failed: {exc.__class__.__name__}: {exc}")
             logger.warning("%s: %s", api.id, message)
@@ -160,7 +165,7 @@ class VirtualServerExecutor:
         return Observation(api.id, obs.status, content=redact.scrub(obs.content), error=redact.text(obs.error),
                            simulated=not self.real, latency_ms=(time.perf_counter() - start) * 1000, meta=obs.meta)
 
-    async def _execute(self, api: Api, arguments: dict[str, Any]) -> Observation:
+    async def _execute(self, api: Api, arguments: dict[str, Any], redact: Redactor) -> Observation:
         state = self._state()
         body = self.payload(api, arguments)
         attempt = 0
@@ -189,16 +194,17 @@ class VirtualServerExecutor:
                 delay = min(hinted, self.max_retry_after) if hinted is not None else \
                     backoff_delay(attempt, self.backoff, self.max_backoff, self._rng)
             else:
-                return self._observation(api, resp, meta)
+                return self._observation(api, resp, meta, redact)
             logger.info("retrying virtual server call for %s in %.2f s", api.id, delay)
             await asyncio.sleep(delay)
 
-    def _observation(self, api: Api, resp: httpx.Response, meta: dict[str, Any]) -> Observation:
+    def _observation(self, api: Api, resp: httpx.Response, meta: dict[str, Any], redact: Redactor) -> Observation:
         meta["http_status"] = resp.status_code
         try:
             data: Any = resp.json()
         except ValueError:
             data = resp.text
+        data = redact.scrub(data)  # before error messages are cut to length: a cut secret would leave its prefix
         if not 200 <= resp.status_code < 300:
             message = error_message(data)
             error = f"virtual server HTTP {resp.status_code}" + (f": {message}" if message else "")
