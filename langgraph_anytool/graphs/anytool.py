@@ -23,11 +23,9 @@ from .solver import build_solver_graph
 
 
 def default_executor(catalog: Catalog, config: AnyToolConfig) -> ApiExecutor:
-    """The executor a graph uses when none is given: `config.execution` ("auto": local for the builtin catalog)."""
-    kind = config.execution
-    if kind == "auto":
-        kind = "local" if catalog.name == "builtin" else "http"
-    return ApiExecutor.for_catalog(catalog, kind=kind, max_observation_chars=config.max_observation_chars)
+    """The executor a graph uses when none is given: `config.execution` ("auto": the catalog's bound executors
+    (LangChain / MCP tools), else local for the builtin catalog and HTTP otherwise)."""
+    return ApiExecutor.for_catalog(catalog, kind=config.execution, max_observation_chars=config.max_observation_chars)
 
 
 def make_init(deps: Deps) -> Any:
