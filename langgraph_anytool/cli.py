@@ -7,6 +7,7 @@ User errors (missing path, empty query, unknown name) print one `anytool: error:
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -53,7 +54,8 @@ def _positive_int(text: str) -> int:
 
 def _add_catalog_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--catalog", metavar="PATH", default=None,
-                   help="ToolBench tools directory or OpenAPI spec file (default: the builtin toolset)")
+                   help="ToolBench tools directory, StableToolBench query file (its api_lists) or OpenAPI spec file "
+                        "(default: the builtin toolset)")
 
 
 def _add_search_args(p: argparse.ArgumentParser) -> None:
@@ -179,15 +181,19 @@ def cmd_search(args: argparse.Namespace) -> int:
     if not args.query.strip():
         raise UsageError("empty query")
     catalog = _load_catalog(args.catalog)
-    hits = _searcher(args, catalog).search_apis(args.query, args.k)
+    from .retriever import relevance
+
+    searcher = _searcher(args, catalog)
+    hits = searcher.search_apis(args.query, args.k)
     if args.json:
-        _print_json([asdict(h) for h in hits])
+        _print_json([{"rank": i, "relevance": relevance(h.score, searcher), **asdict(h)} for i, h in enumerate(hits, 1)])
         return 0
     if not hits:
         print("no matching API")
         return 0
-    rows = [[str(i), f"{h.score:.4f}", h.api, h.tool, h.category] for i, h in enumerate(hits, 1)]
-    print(_table(["#", "score", "api", "tool", "category"], rows, right=(0, 1)))
+    rows = [[str(i), f"{relevance(h.score, searcher):.2f}", h.api, h.tool, h.category] for i, h in enumerate(hits, 1)]
+    print(_table(["rank", "relevance", "api", "tool", "category"], rows, right=(0, 1)))
+    print("\nrelevance: 1 / effective rank (1.0 = first for every retriever, 0.5 ≈ second); raw fused scores: --json")
     return 0
 
 
@@ -233,9 +239,12 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
                    help="use OfflinePolicyModel (a rule-based stand-in, not an LLM) when no model is configured")
     p.add_argument("--thread", metavar="T", default=None, help="thread id; re-using it resumes an interrupted run")
     p.add_argument("--db", metavar="FILE", default=None, help="SQLite checkpoint file (default: in memory)")
-    p.add_argument("--execution", default="auto", choices=("auto", "local", "template", "http", "virtual"),
+    p.add_argument("--execution", default="auto", choices=("auto", "local", "template", "http", "virtual", "llm"),
                    help="how APIs are called (auto: local for the builtin catalog, http otherwise; "
-                        "template simulates offline)")
+                        "template simulates offline; llm: a model plays the APIs; virtual: a StableToolBench server)")
+    p.add_argument("--virtual-url", metavar="URL", default=None,
+                   help="server for --execution virtual (default: $ANYTOOL_VIRTUAL_URL)")
+    p.add_argument("--quiet", action="store_true", help="no live progress lines")
     p.add_argument("--solver", default="dfsdt", choices=("dfsdt", "cot", "umi"))
     p.add_argument("--max-reflections", type=_positive_int, default=5)
     p.add_argument("--token-budget", type=_positive_int, default=200_000)
@@ -274,7 +283,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     from .config import AnyToolConfig
-    from .graphs.anytool import create_anytool_graph, default_executor
+    from .graphs.anytool import create_anytool_graph
+    from .offline import LABEL, OfflinePolicyModel
+    from .preflight import build_executor, check_execution
     from .progress import ProgressPrinter, stream_run, usage_table
 
     query = args.query.strip()
@@ -284,14 +295,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = AnyToolConfig(execution=args.execution, solver=args.solver, max_reflections=args.max_reflections,
                            token_budget=args.token_budget)
     model = _run_model(args, catalog)
+    log = sys.stderr if args.json else sys.stdout
+    warning = check_execution(catalog, args.execution)  # fails fast when no API could be called
+    if warning:
+        log.write(warning + "\n")
+    if isinstance(model, OfflinePolicyModel):
+        log.write(f"model: {LABEL}; answers come from heuristics over the catalog search, not from an LLM\n")
+    executor = build_executor(catalog, args.execution, model=model, virtual_url=args.virtual_url,
+                              max_observation_chars=config.max_observation_chars)
     conn = sqlite3.connect(args.db, check_same_thread=False) if args.db else None
     checkpointer = SqliteSaver(conn) if conn is not None else InMemorySaver()
-    executor = default_executor(catalog, config)
     try:
         graph = create_anytool_graph(catalog, model, config=config, checkpointer=checkpointer, executor=executor)
         thread = args.thread or uuid.uuid4().hex[:12]
         run_config: Any = {"configurable": {"thread_id": thread}}
-        log = sys.stderr if args.json else sys.stdout
         pending = graph.get_state(run_config)
         inputs: Any = {"query": query}
         if pending.next:
@@ -302,19 +319,22 @@ def cmd_run(args: argparse.Namespace) -> int:
             log.write(f"resuming the interrupted run on thread {thread}\n")
             inputs = None
         log.write(f"thread {thread} | catalog {catalog!r}\n")
-        stream_run(graph, inputs, run_config, ProgressPrinter(log).handle)
+        stream_run(graph, inputs, run_config, ProgressPrinter(io.StringIO() if args.quiet else log).handle)
         values = graph.get_state(run_config).values
     finally:
         executor.close()
         if conn is not None:
             conn.close()
     if args.json:
-        _print_json(_result_json(values, thread))
+        offline = {"model": LABEL} if isinstance(model, OfflinePolicyModel) else {}
+        _print_json({**_result_json(values, thread), **offline})
     else:
         print(f"\nanswer: {values.get('answer') or '(none)'}")
         print(f"status: {values.get('status')}" + (f" ({values['reason']})" if values.get("reason") else ""))
         print("API pool: " + (", ".join(e["function_name"] for e in values.get("api_pool") or []) or "(empty)"))
         print(usage_table(values.get("usage") or {}))
+        if isinstance(model, OfflinePolicyModel):
+            print(f"note: answers and token counts come from {LABEL}; tokens are estimated as characters / 4.")
     return 0 if values.get("status") == "solved" else 1
 
 

@@ -2,7 +2,7 @@
 
 One `Document` per API, best first: `page_content` is what the API does (tool, API name, description, parameters);
 `metadata` holds `api_id`, `category`, `tool`, `tool_key`, `api`, `function_name`, `parameters` (name, type,
-description, required, default, enum), `rank`, `relevance` (0–1, see `relevance`) and the raw fused `score`.
+description, required, default, enum), `rank`, `relevance` (0–1: 1 / effective rank, see `relevance`) and the raw fused `score`.
 """
 
 from __future__ import annotations
@@ -30,9 +30,19 @@ def max_api_score(searcher: CatalogSearcher) -> float:
 
 
 def relevance(score: float, searcher: CatalogSearcher) -> float:
-    """A fused score as a 0–1 relevance: 1.0 = ranked first by BM25 (and the dense model, when used)."""
+    """A fused score as a 0–1 relevance: 1 / the API's effective rank.
+
+    Reciprocal-rank fusion gives rank r a weight 1/(rrf_k + r), so the scores of ranks 1, 2, 3 differ by ~2 % and
+    mean little to a reader. Inverting that curve turns the fused score back into the rank a single retriever would
+    have given: effective rank = (rrf_k + 1) · max / score − rrf_k. Relevance 1.0 = first for every retriever (and
+    its tool first too); 0.5 ≈ second; 0.1 ≈ tenth; a hit one retriever missed drops further.
+    """
     top = max_api_score(searcher)
-    return round(min(max(score / top, 0.0), 1.0), 3) if top > 0 else 0.0
+    if top <= 0 or score <= 0:
+        return 0.0
+    k = searcher.weights.rrf_k
+    effective_rank = max((k + 1) * top / score - k, 1.0)
+    return round(1.0 / effective_rank, 3)
 
 
 def api_document(catalog: Catalog, hit: SearchHit, rank: int, searcher: CatalogSearcher) -> Document:
