@@ -18,6 +18,7 @@ from ..nodes.reflection import make_reflect, route_after_reflect
 from ..runtime import Deps, RunSignals
 from ..state import RESET, AnyToolInput, AnyToolOutput, AnyToolState, SolverInput
 from ..tools.pipeline import ApiExecutor
+from ..viz import offline_display
 from .retriever import add_retriever, init_retrieval
 from .solver import build_solver_graph
 
@@ -163,4 +164,5 @@ def create_anytool_graph(
     builder.add_edge("finalize", END)
     graph = builder.compile(checkpointer=checkpointer, name=name)
     # LangGraph's thread pool defaults to min(32, cores + 4) workers: size it to the agents started per superstep
-    return graph.with_config(max_concurrency=max(cfg.max_concurrency, 1))
+    # displayed in Jupyter with our offline drawing (LangGraph's default display calls a web service)
+    return offline_display(graph.with_config(max_concurrency=max(cfg.max_concurrency, 1)))
