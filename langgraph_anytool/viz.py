@@ -179,7 +179,7 @@ def _tree_positions(ids: Sequence[Any], parent: Mapping[Any, Any]) -> dict[Any, 
     roots = []
     for i in ids:
         p = parent.get(i)
-        (children[p] if p in children else roots).append(i)
+        children.get(p, roots).append(i)
     pos: dict[Any, tuple[float, int]] = {}
     next_x = [0.0]
 
