@@ -176,7 +176,7 @@ def draw_graph(graph: Any, *, xray: bool | int = True, title: str | None = None)
 def _tree_positions(ids: Sequence[Any], parent: Mapping[Any, Any]) -> dict[Any, tuple[float, int]]:
     """Tidy top-down layout: leaves get consecutive x, a parent sits above its children's middle."""
     children: dict[Any, list[Any]] = {i: [] for i in ids}
-    roots = []
+    roots: list[Any] = []
     for i in ids:
         p = parent.get(i)
         children.get(p, roots).append(i)
@@ -278,7 +278,8 @@ def draw_search_tree(out: Mapping[str, Any], attempt: int = -1) -> Picture:
             parts = []
             for c in calls[:3]:
                 if c == "Finish":
-                    args = next((tc.get("args", {}) for tc in n["tool_calls"] if tc.get("name") == "Finish"), {})
+                    args: dict[str, Any] = next((tc.get("args", {}) for tc in n["tool_calls"]
+                                                 if tc.get("name") == "Finish"), {})
                     parts.append(f"Finish: {args.get('return_type', '?')}")
                 else:
                     parts.append(f"{_short(c, 22)} [{obs.get(c, '…')}]")
@@ -330,7 +331,7 @@ def _offline_mimebundle(self: Any, **kwargs: Any) -> dict[str, Any]:
 
 
 @functools.cache
-def _displayable_class(base: type) -> type:
+def _displayable_class(base: Any) -> type:
     return type(base.__name__, (base,), {"_repr_mimebundle_": _offline_mimebundle, "__module__": base.__module__})
 
 
