@@ -339,7 +339,8 @@ def offline_display(graph: Any) -> Any:
     """Make a compiled graph display itself in Jupyter with `draw_graph` (offline) instead of LangGraph's default,
     which renders Mermaid through a web service. Returns the same object."""
     if hasattr(graph, "_repr_mimebundle_") and not getattr(type(graph), "_anytool_offline", False):
-        cls = _displayable_class(type(graph))
+        base: Any = type(graph)
+        cls = _displayable_class(base)
         cls._anytool_offline = True  # type: ignore[attr-defined]
         graph.__class__ = cls
     return graph
