@@ -1,5 +1,6 @@
 """langgraph-anytool: AnyTool (hierarchical API retrieval, DFSDT, self-reflection) on LangGraph."""
 
+from . import viz
 from .catalog import Catalog
 from .config import AnyToolConfig
 from .graphs.anytool import create_anytool_graph
@@ -18,4 +19,5 @@ __all__ = [
     "api_tools",
     "create_anytool_graph",
     "create_retriever_graph",
+    "viz",
 ]
