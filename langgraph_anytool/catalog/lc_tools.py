@@ -62,7 +62,9 @@ def load_langchain_tools(tools: Sequence[BaseTool], *, category: str, tool_name:
             "required_parameters": [_strip(p) for p in params if p["required"]],
             "optional_parameters": [_strip(p) for p in params if not p["required"]],
         })
-    tool = parse_tool({"tool_name": tool_name, "tool_description": f"LangChain tools: {', '.join(seen)}",
+    # a short description: every API document repeats its tool's, so listing all tool names here would put every
+    # name into every API's search text
+    tool = parse_tool({"tool_name": tool_name, "tool_description": f"{len(seen)} LangChain tools",
                        "api_list": apis}, category=category, source=source)
     return [Category(name=category, tools=(tool,))]
 
