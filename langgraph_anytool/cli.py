@@ -7,6 +7,7 @@ User errors (missing path, empty query, unknown name) print one `anytool: error:
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -64,7 +65,8 @@ def _positive_int(text: str) -> int:
 
 def _add_catalog_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--catalog", metavar="PATH", default=None,
-                   help="ToolBench tools directory or OpenAPI spec file (default: the builtin toolset)")
+                   help="ToolBench tools directory, StableToolBench query file (its api_lists) or OpenAPI spec file "
+                        "(default: the builtin toolset)")
 
 
 def _add_search_args(p: argparse.ArgumentParser) -> None:
@@ -204,15 +206,19 @@ def cmd_search(args: argparse.Namespace) -> int:
     """Ranked APIs for a query."""
     query = _query(args.query)
     catalog = _load_catalog(args.catalog)
-    hits = _searcher(args, catalog).search_apis(query, args.k)
+    from .retriever import relevance
+
+    searcher = _searcher(args, catalog)
+    hits = searcher.search_apis(query, args.k)
     if args.json:
-        _print_json([asdict(h) for h in hits])
+        _print_json([{"rank": i, "relevance": relevance(h.score, searcher), **asdict(h)} for i, h in enumerate(hits, 1)])
         return 0
     if not hits:
         print("no matching API")
         return 0
-    rows = [[str(i), f"{h.score:.4f}", h.api, h.tool, h.category] for i, h in enumerate(hits, 1)]
-    print(_table(["#", "score", "api", "tool", "category"], rows, right=(0, 1)))
+    rows = [[str(i), f"{relevance(h.score, searcher):.2f}", h.api, h.tool, h.category] for i, h in enumerate(hits, 1)]
+    print(_table(["rank", "relevance", "api", "tool", "category"], rows, right=(0, 1)))
+    print("\nrelevance: 1 / effective rank (1.0 = first for every retriever, 0.5 ≈ second); raw fused scores: --json")
     return 0
 
 
@@ -269,9 +275,12 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--thread", metavar="T", default=None, help="thread id; re-using it resumes an interrupted run")
     p.add_argument("--db", metavar="FILE|URL", default=None,
                    help="checkpoints: a SQLite file or a postgresql:// URL (default: in memory)")
-    p.add_argument("--execution", default="auto", choices=("auto", "local", "template", "http", "virtual"),
+    p.add_argument("--execution", default="auto", choices=("auto", "local", "template", "http", "virtual", "llm"),
                    help="how APIs are called (auto: local for the builtin catalog, http otherwise; "
-                        "template simulates offline)")
+                        "template simulates offline; llm: a model plays the APIs; virtual: a StableToolBench server)")
+    p.add_argument("--virtual-url", metavar="URL", default=None,
+                   help="server for --execution virtual (default: $ANYTOOL_VIRTUAL_URL)")
+    p.add_argument("--quiet", action="store_true", help="no live progress lines")
     p.add_argument("--solver", default=None, choices=("dfsdt", "cot", "umi"))
     p.add_argument("--profile", default="default", choices=("default", "paper"),
                    help="paper: AnyTool's exact setting (no search hints, no small-category shortcut)")
@@ -318,6 +327,12 @@ def _run_model(args: argparse.Namespace, catalog: Catalog) -> Any:
     raise UsageError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
 
 
+def _offline_label(model: Any) -> str:
+    """The offline stand-in's label when `model` is it, else "" (the offline package is imported only when used)."""
+    offline = sys.modules.get(f"{__package__}.offline")
+    return str(offline.LABEL) if offline is not None and isinstance(model, offline.OfflinePolicyModel) else ""
+
+
 def _result_json(values: dict[str, Any], thread: str) -> dict[str, Any]:
     agents = {i: {k: a.get(k) for k in ("level", "parent", "category", "tools", "status", "end_reason", "steps",
                                          "activations", "tokens", "invalid_calls")}
@@ -337,21 +352,29 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from .dbfile import describe_error
     from .eval.persistence import sync_checkpointer
-    from .graphs.anytool import create_anytool_graph, default_executor
+    from .graphs.anytool import create_anytool_graph
+    from .preflight import build_executor, check_execution
     from .progress import ProgressPrinter, stream_run, usage_table
 
     query = _query(args.query)
     catalog = _load_catalog(args.catalog)
     config = run_settings(args)
     model = _run_model(args, catalog)
+    log = sys.stderr if args.json else sys.stdout
+    warning = check_execution(catalog, args.execution)  # fails fast when no API could be called
+    if warning:
+        log.write(warning + "\n")
+    stand_in = _offline_label(model)
+    if stand_in:
+        log.write(f"model: {stand_in}; answers come from heuristics over the catalog search, not from an LLM\n")
     stack = ExitStack()
     checkpointer = stack.enter_context(sync_checkpointer(args.db))
-    executor = default_executor(catalog, config, persistent_cache=not args.no_cache)
+    executor = build_executor(catalog, args.execution, model=model, virtual_url=args.virtual_url,
+                              max_observation_chars=config.max_observation_chars, persistent_cache=not args.no_cache)
     try:
         graph = create_anytool_graph(catalog, model, config=config, checkpointer=checkpointer, executor=executor)
         thread = args.thread or uuid.uuid4().hex[:12]
         run_config: Any = {"configurable": {"thread_id": thread}}
-        log = sys.stderr if args.json else sys.stdout
         pending = graph.get_state(run_config)
         inputs: Any = {"query": query}
         if pending.next:
@@ -362,7 +385,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             log.write(f"resuming the interrupted run on thread {thread}\n")
             inputs = None
         log.write(f"thread {thread} | catalog {catalog!r}\n")
-        stream_run(graph, inputs, run_config, ProgressPrinter(log).handle)
+        stream_run(graph, inputs, run_config, ProgressPrinter(io.StringIO() if args.quiet else log).handle)
         values = graph.get_state(run_config).values
     except sqlite3.Error as exc:  # the checkpoint database failed mid-run (full disk, damaged file)
         if not args.db:
@@ -373,12 +396,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         executor.close()
         stack.close()
     if args.json:
-        _print_json(_result_json(values, thread))
+        _print_json({**_result_json(values, thread), **({"model": stand_in} if stand_in else {})})
     else:
         print(f"\nanswer: {values.get('answer') or '(none)'}")
         print(f"status: {values.get('status')}" + (f" ({values['reason']})" if values.get("reason") else ""))
         print("API pool: " + (", ".join(e["function_name"] for e in values.get("api_pool") or []) or "(empty)"))
         print(usage_table(values.get("usage") or {}))
+        if stand_in:
+            print(f"note: answers and token counts come from {stand_in}; tokens are estimated as characters / 4.")
     return 0 if values.get("status") == "solved" else 1
 
 

@@ -130,13 +130,15 @@ def test_search_table_and_json(tb: Path, capsys: pytest.CaptureFixture[str]) -> 
     code, out, _ = run(capsys, "search", "weather forecast for Paris", "--catalog", str(tb), "--k", "2")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].split() == ["#", "score", "api", "tool", "category"]
+    assert lines[0].split() == ["rank", "relevance", "api", "tool", "category"]
     assert lines[2].split()[2:] == ["Daily", "Forecast", "Open", "Weather", "Weather"]
-    assert len(lines) <= 4
+    assert 0 < float(lines[2].split()[1]) <= 1
+    assert len(lines) <= 6 and lines[-1].startswith("relevance: 1 / effective rank")
     code, out, _ = run(capsys, "search", "convert currencies", "--catalog", str(tb), "--json", "--embeddings", "none")
     hits = json.loads(out)
     assert code == 0 and hits[0]["api"] == "Convert" and hits[0]["api_id"] == "Finance/currency_converter/convert"
-    assert {"category", "tool", "api", "api_id", "score", "tool_key", "function_name"} <= set(hits[0])
+    assert {"category", "tool", "api", "api_id", "score", "tool_key", "function_name", "rank", "relevance"} <= set(hits[0])
+    assert [h["rank"] for h in hits] == list(range(1, len(hits) + 1))
     assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
     from langchain_core.tools import BaseTool
 
+    from ..tools.executors.base import Executor
     from .search import CatalogSearcher, CategoryHit, SearchHit, ToolHit
 
 
@@ -34,6 +35,7 @@ class Catalog:
         name: str = "catalog",
         embeddings: Embeddings | str | None = None,
         index_dir: str | Path | None = None,
+        executors: Mapping[str, Executor] | None = None,
     ) -> None:
         self.name = name
         self._categories: dict[str, Category] = {}
@@ -58,11 +60,65 @@ class Catalog:
                         raise CatalogError(f"duplicate API id {api.id!r}", source=tool.source)
                     self._apis[api.id] = api
                     self._namer.add(api.id, api.id.rsplit("/", 1)[1], tool.key, cat.name)
+        self._executors: dict[str, Executor] = {}
+        for key, ex in (executors or {}).items():
+            if key not in self._apis and not self._is_tool_or_category(key):
+                raise CatalogError(f"executor bound to {key!r}, which is no API id, tool id or category of this catalog",
+                                   field="executors")
+            self._executors[key] = ex
         self._embeddings = embeddings
         self._index_dir = Path(index_dir) if index_dir else None
         self._searcher: CatalogSearcher | None = None
         self._lock = threading.Lock()
         self._fingerprint: str | None = None
+
+    def _is_tool_or_category(self, key: str) -> bool:
+        if key in self._categories:
+            return True
+        cat, _, tool = key.rpartition("/")
+        return tool in self._tools.get(cat, {})
+
+    # -------------------------------------------------------------- executors
+    @property
+    def executors(self) -> dict[str, Executor]:
+        """Executors bound by the loader (API id, tool id or category → executor), e.g. the LangChain tools an
+        API wraps. `ApiExecutor(kind="auto")` and the graphs' default executor run those APIs with them."""
+        return dict(self._executors)
+
+    def executor_for(self, api: Api) -> Executor | None:
+        """The executor bound to the API (by id, then tool id, then category), or None."""
+        for key in (api.id, f"{api.category}/{api.tool_key}", api.category):
+            ex = self._executors.get(key)
+            if ex is not None:
+                return ex
+        return None
+
+    def unbound_apis(self) -> list[Api]:
+        """APIs no executor is bound to (those an HTTP default would have to call)."""
+        return [a for a in self._apis.values() if self.executor_for(a) is None]
+
+    @classmethod
+    def merge(cls, *catalogs: Catalog, name: str | None = None, **kwargs: Any) -> Catalog:
+        """One catalog holding every category of `catalogs`; each API keeps the executor its catalog bound
+        (the builtin catalog's APIs keep the local one). Category names must not repeat."""
+        if not catalogs:
+            raise CatalogError("Catalog.merge needs at least one catalog")
+        categories: list[Category] = []
+        executors: dict[str, Executor] = {}
+        for cat in catalogs:
+            seen = set(c.name for c in categories)
+            for c in cat._categories.values():
+                if c.name in seen:
+                    raise CatalogError(f"category {c.name!r} is in two merged catalogs; rename one (category=...)",
+                                       field="category")
+                categories.append(c)
+            executors.update(cat._executors)
+            if cat.name == "builtin" and not cat._executors:
+                from ..tools.executors import make_executor
+
+                local = make_executor("local")
+                executors.update(dict.fromkeys(cat._categories, local))
+        return cls(categories, name=name or "+".join(c.name for c in catalogs), executors=executors, **kwargs)
 
     # ----------------------------------------------------------------- loaders
     @classmethod
@@ -94,15 +150,38 @@ class Catalog:
         return cls(load_openapi_specs(specs, category=category), name="openapi", **kwargs)
 
     @classmethod
-    def from_langchain_tools(cls, tools: Sequence[BaseTool], *, category: str = "LangChain", tool_name: str = "langchain_tools", **kwargs: Any) -> Catalog:
-        """Wrap LangChain tools: one catalog tool holding one API per LangChain tool."""
-        from .lc_tools import load_langchain_tools
+    def from_langchain_tools(cls, tools: Sequence[BaseTool | Callable[..., Any]], *, category: str = "LangChain",
+                             tool_name: str = "langchain_tools", timeout: float | None = 60.0,
+                             **kwargs: Any) -> Catalog:
+        """Wrap LangChain tools (`@tool` functions, `StructuredTool`s, plain functions, sync or async): one catalog
+        tool holding one API per LangChain tool. The APIs run those tools (no executor to wire)."""
+        from .lc_tools import bind_langchain_tools
 
-        return cls(load_langchain_tools(tools, category=category, tool_name=tool_name), name="langchain", **kwargs)
+        categories, executors = bind_langchain_tools(tools, category=category, tool_name=tool_name, timeout=timeout)
+        return cls(categories, name="langchain", executors=executors, **kwargs)
+
+    @classmethod
+    def from_mcp(cls, connections: Mapping[str, Mapping[str, Any]], *, category: str = "MCP",
+                 timeout: float | None = 60.0, **kwargs: Any) -> Catalog:
+        """Load the tools of MCP servers (`langchain-mcp-adapters` connections: `{"server": {"transport": "stdio",
+        "command": ..., "args": [...]}}`): one catalog tool per server, one API per MCP tool, run on that server.
+        Needs the `mcp` extra. From async code, use `await Catalog.afrom_mcp(...)`."""
+        from .mcp import load_mcp_catalog
+
+        return load_mcp_catalog(cls, connections, category=category, timeout=timeout, **kwargs)
+
+    @classmethod
+    async def afrom_mcp(cls, connections: Mapping[str, Mapping[str, Any]], *, category: str = "MCP",
+                        timeout: float | None = 60.0, **kwargs: Any) -> Catalog:
+        """Async `from_mcp`."""
+        from .mcp import aload_mcp_catalog
+
+        return await aload_mcp_catalog(cls, connections, category=category, timeout=timeout, **kwargs)
 
     @classmethod
     def load(cls, path: str | Path | None, **kwargs: Any) -> Catalog:
-        """`None` → builtin; a directory → ToolBench layout; a `.json/.yaml` OpenAPI spec file."""
+        """`None` → builtin; a directory → ToolBench layout; a JSON list of queries with `api_list`s
+        (StableToolBench query file) → `from_query_files`; otherwise a `.json/.yaml` OpenAPI spec file."""
         if path is None:
             return cls.builtin(**kwargs)
         p = Path(path)
@@ -110,6 +189,10 @@ class Catalog:
             raise CatalogError(f"catalog path does not exist: {p}", source=str(p))
         if p.is_dir():
             return cls.from_toolbench(p, **kwargs)
+        from .loaders import is_query_file
+
+        if is_query_file(p):
+            return cls.from_query_files([p], **kwargs)
         return cls.from_openapi([p], **kwargs)
 
     def with_search(self, *, embeddings: Embeddings | str | None = None,

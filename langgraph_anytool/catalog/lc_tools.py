@@ -19,6 +19,7 @@ from .parse import parse_tool
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
+    from ..tools.executors.base import Executor
     from .catalog import Catalog
 
 SOURCE_PREFIX = "langchain:"
@@ -61,9 +62,49 @@ def load_langchain_tools(tools: Sequence[BaseTool], *, category: str, tool_name:
             "required_parameters": [_strip(p) for p in params if p["required"]],
             "optional_parameters": [_strip(p) for p in params if not p["required"]],
         })
-    tool = parse_tool({"tool_name": tool_name, "tool_description": f"LangChain tools: {', '.join(seen)}",
+    # a short description: every API document repeats its tool's, so listing all tool names here would put every
+    # name into every API's search text
+    tool = parse_tool({"tool_name": tool_name, "tool_description": f"{len(seen)} LangChain tools",
                        "api_list": apis}, category=category, source=source)
     return [Category(name=category, tools=(tool,))]
+
+
+def as_langchain_tools(tools: Sequence[BaseTool | Callable[..., Any]]) -> list[BaseTool]:
+    """LangChain tools as given; plain (sync or async) functions are wrapped with `langchain_core.tools.tool`."""
+    from langchain_core.tools import BaseTool, tool
+
+    out: list[BaseTool] = []
+    for i, t in enumerate(tools):
+        if isinstance(t, BaseTool):
+            out.append(t)
+        elif callable(t):
+            try:
+                out.append(tool(t))
+            except Exception as exc:
+                raise CatalogError(f"cannot turn {getattr(t, '__name__', t)!r} into a LangChain tool: {exc}",
+                                   source=SOURCE_PREFIX, field=f"tools[{i}]") from exc
+        else:
+            raise CatalogError(f"expected a LangChain tool or a function, got {type(t).__name__}",
+                               source=SOURCE_PREFIX, field=f"tools[{i}]")
+    return out
+
+
+def bind_langchain_tools(
+    tools: Sequence[BaseTool | Callable[..., Any]],
+    *,
+    category: str,
+    tool_name: str,
+    timeout: float | None = 60.0,
+) -> tuple[list[Category], dict[str, Executor]]:
+    """The categories of `load_langchain_tools` and one executor bound to every API, running its tool."""
+    from ..tools.executors.langchain import LangChainToolExecutor
+
+    lc_tools = as_langchain_tools(tools)
+    categories = load_langchain_tools(lc_tools, category=category, tool_name=tool_name)
+    apis = categories[0].tools[0].apis
+    by_name = {t.name: t for t in lc_tools}
+    executor = LangChainToolExecutor({api.id: by_name[api.name] for api in apis}, timeout=timeout)
+    return categories, dict.fromkeys((api.id for api in apis), executor)
 
 
 def _strip(param: dict[str, Any]) -> dict[str, Any]:

@@ -85,3 +85,16 @@ def load_query_api_lists(files: Iterable[str | Path]) -> list[Category]:
         doc = {"tool_name": tool_name, "api_list": list(by_name.values())}
         by_cat.setdefault(cat, []).append(parse_tool(doc, category=cat, source=f"queries:{tool_name}"))
     return [Category(name=c, tools=tuple(ts)) for c, ts in sorted(by_cat.items())]
+
+
+def is_query_file(path: str | Path) -> bool:
+    """True when `path` is a JSON list of queries carrying `api_list`s (a StableToolBench / ToolBench query file)."""
+    p = Path(path)
+    if p.suffix.lower() != ".json" or not p.is_file():
+        return False
+    with p.open("rb") as fh:
+        head = fh.read(4096).lstrip()
+    if not head.startswith(b"["):
+        return False
+    data = _read_json(p)
+    return isinstance(data, list) and bool(data) and isinstance(data[0], dict) and "api_list" in data[0]

@@ -20,22 +20,21 @@ from ..nodes.reflection import make_reflect
 from ..runtime import Deps, RunSignals
 from ..state import AnyToolInput, AnyToolOutput, AnyToolState
 from ..tools.pipeline import ApiExecutor
+from ..viz import offline_display
 from .retriever import add_retriever
 from .solver import build_solver_graph
 
 
 def default_executor(catalog: Catalog, config: AnyToolConfig, *, persistent_cache: bool = False) -> ApiExecutor:
-    """The executor a graph uses when none is given: `config.execution` ("auto": local for the builtin catalog).
+    """The executor a graph uses when none is given: `config.execution` ("auto": the catalog's bound executors
+    (LangChain / MCP tools), else local for the builtin catalog and HTTP otherwise).
 
     `persistent_cache`: an on-disk response cache in the user cache dir (CLI, demo, Studio; `ANYTOOL_CACHE=off`
     turns it off; see tools/cache_defaults.py)."""
     from ..tools.cache_defaults import default_cache_path
 
-    kind = config.execution
-    if kind == "auto":
-        kind = "local" if catalog.name == "builtin" else "http"
-    cache_path = default_cache_path(kind, catalog.fingerprint(), enabled=persistent_cache)
-    return ApiExecutor.for_catalog(catalog, kind=kind, max_observation_chars=config.max_observation_chars,
+    cache_path = default_cache_path(config.execution, catalog.fingerprint(), enabled=persistent_cache)
+    return ApiExecutor.for_catalog(catalog, kind=config.execution, max_observation_chars=config.max_observation_chars,
                                    cache_path=cache_path)
 
 
@@ -85,8 +84,8 @@ def create_anytool_graph(
     builder.add_edge("solver", "judge")
     builder.add_edge("finalize", END)
     # LangGraph's thread pool defaults to min(32, cores + 4) workers: size it to the agent steps per superstep
-    graph = builder.compile(checkpointer=checkpointer, name=name).with_config(
-        max_concurrency=max(cfg.max_concurrency, 1))
+    graph = offline_display(builder.compile(checkpointer=checkpointer, name=name).with_config(
+        max_concurrency=max(cfg.max_concurrency, 1)))  # displays in a notebook without a web service
     if owned:  # closed with the graph; at interpreter exit the process takes its sockets and threads with it
         weakref.finalize(graph, api_executor.close).atexit = False
     return graph

@@ -105,4 +105,6 @@ def create_retriever_graph(
     builder.add_edge(START, "init")
     builder.add_edge("init", "dispatch")
     builder.add_edge("finish", END)
-    return builder.compile(checkpointer=checkpointer, name=name)
+    from ..viz import offline_display
+
+    return offline_display(builder.compile(checkpointer=checkpointer, name=name))

@@ -3,7 +3,8 @@
 Every outcome is an `Observation`; nothing raises into the caller (unknown API → NOT_FOUND, bad
 arguments → INVALID_ARGUMENTS with what to fix, executor failures → their status, anything
 unexpected → ERROR). Executors are chosen per API id, then per tool id ("Category/tool_key"), then
-the required `default`.
+per category among the `overrides`, then among the executors the catalog's loader bound (LangChain and MCP
+tools, merged builtin APIs; unless `use_catalog_executors=False`), then the required `default`.
 
 Use `acall` from async code. `call` is the blocking form: it resolves, validates and looks up the
 cache in the calling thread, and runs executors on a private event loop in a background thread (one
@@ -76,6 +77,7 @@ class ApiExecutor:
         cache: ResponseCache | None = None,
         max_concurrency: int = 16,
         max_observation_chars: int = 2048,
+        use_catalog_executors: bool = True,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -85,6 +87,7 @@ class ApiExecutor:
         self.cache = cache
         self.max_concurrency = max_concurrency
         self.max_observation_chars = max_observation_chars
+        self.use_catalog_executors = use_catalog_executors
         self._owns_cache = False
         self._lock = threading.Lock()
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
@@ -108,11 +111,18 @@ class ApiExecutor:
     ) -> ApiExecutor:
         """A pipeline whose default executor is `make_executor(kind, **executor_options)`.
 
-        `cache_path` = a SQLite file (or ":memory:"); None = no cache. The pipeline owns that cache.
+        `kind="auto"`: each API runs on the executor its catalog bound (LangChain / MCP tools), the rest locally
+        for the builtin catalog and over HTTP otherwise. Any other kind runs every API that way (e.g. "template"
+        simulates even bound tools). `cache_path` = a SQLite file (or ":memory:"); None = no cache. The pipeline
+        owns that cache.
         """
+        auto = kind.strip().lower() == "auto"
+        if auto:
+            kind = "local" if catalog.name == "builtin" else "http"
         cache = ResponseCache(cache_path, cache_errors=cache_errors) if cache_path is not None else None
         pipe = cls(catalog, default=make_executor(kind, **executor_options), cache=cache,
-                   max_concurrency=max_concurrency, max_observation_chars=max_observation_chars)
+                   max_concurrency=max_concurrency, max_observation_chars=max_observation_chars,
+                   use_catalog_executors=auto)
         pipe._owns_cache = cache is not None
         return pipe
 
@@ -122,11 +132,16 @@ class ApiExecutor:
 
     # ------------------------------------------------------------ routing
     def executor_for(self, api: Api) -> Executor:
-        """The override for the API id, else for its tool id, else for its category, else the default."""
+        """The override for the API id, else for its tool id, else for its category, else the executor the
+        catalog bound to the API, else the default."""
         for key in (api.id, f"{api.category}/{api.tool_key}", api.category):
             ex = self.overrides.get(key)
             if ex is not None:
                 return ex
+        if self.use_catalog_executors:
+            bound = self.catalog.executor_for(api)
+            if bound is not None:
+                return bound
         return self.default
 
     def _semaphore(self) -> asyncio.Semaphore:

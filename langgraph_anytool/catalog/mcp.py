@@ -1,0 +1,78 @@
+"""Catalogs from MCP servers, through `langchain-mcp-adapters` (the `mcp` extra).
+
+One category (default "MCP"), one catalog tool per server (named after its connection key), one API per MCP tool.
+Each API is bound to a `LangChainToolExecutor` over the adapter's tool, which opens a session per call, so calls
+go through the pipeline's validation and cache like any other API. MCP execution errors (`isError`) become ERROR
+observations (the adapter is asked to raise them rather than hand them back as text).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .errors import CatalogError
+from .models import Category, Tool
+
+if TYPE_CHECKING:
+    from ..tools.executors.base import Executor
+    from .catalog import Catalog
+
+C = TypeVar("C", bound="Catalog")
+
+_MISSING = ("Catalog.from_mcp needs langchain-mcp-adapters: pip install 'langgraph-anytool[mcp]'")
+
+
+async def aload_mcp_categories(
+    connections: Mapping[str, Mapping[str, Any]], *, category: str, timeout: float | None,
+) -> tuple[list[Category], dict[str, Executor]]:
+    """The category (one tool per server) and the executors bound to its APIs."""
+    try:
+        from langchain_mcp_adapters.client import MultiServerMCPClient
+    except ImportError as exc:
+        raise ImportError(_MISSING) from exc
+    from .lc_tools import bind_langchain_tools
+
+    if not connections:
+        raise CatalogError("no MCP connections given", source="mcp")
+    for server, conn in connections.items():
+        if not isinstance(conn, Mapping) or "transport" not in conn:
+            raise CatalogError("an MCP connection must be a mapping with a 'transport' key "
+                               "(stdio | streamable_http | sse | websocket)", source=f"mcp:{server}", field="transport")
+    client = MultiServerMCPClient({k: dict(v) for k, v in connections.items()},  # type: ignore[misc]
+                                  handle_tool_errors=False)
+    tools: list[Tool] = []
+    executors: dict[str, Executor] = {}
+    for server in connections:
+        try:
+            server_tools = await client.get_tools(server_name=server)
+        except Exception as exc:
+            raise CatalogError(f"cannot list the tools of MCP server {server!r}: {type(exc).__name__}: {exc}",
+                               source=f"mcp:{server}") from exc
+        if not server_tools:
+            raise CatalogError(f"MCP server {server!r} offers no tools", source=f"mcp:{server}")
+        cats, bound = bind_langchain_tools(server_tools, category=category, tool_name=server, timeout=timeout)
+        tools.extend(cats[0].tools)
+        executors.update(bound)
+    return [Category(name=category, description=f"tools of MCP servers: {', '.join(connections)}",
+                     tools=tuple(tools))], executors
+
+
+async def aload_mcp_catalog(cls: type[C], connections: Mapping[str, Mapping[str, Any]], *, category: str,
+                            timeout: float | None, **kwargs: Any) -> C:
+    categories, executors = await aload_mcp_categories(connections, category=category, timeout=timeout)
+    return cls(categories, name="mcp", executors=executors, **kwargs)
+
+
+def load_mcp_catalog(cls: type[C], connections: Mapping[str, Mapping[str, Any]], *, category: str,
+                     timeout: float | None, **kwargs: Any) -> C:
+    """Blocking `aload_mcp_catalog`; from inside a running loop it runs in a worker thread."""
+    coro = aload_mcp_catalog(cls, connections, category=category, timeout=timeout, **kwargs)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()

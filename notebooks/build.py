@@ -1,0 +1,137 @@
+"""Write (and with --execute, run and save with outputs) the notebooks: `python notebooks/build.py --execute`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).resolve().parent
+
+QUICKSTART = [
+    new_markdown_cell("""# langgraph-anytool quickstart
+
+AnyTool on LangGraph: a meta-agent creates category agents, which create tool agents, which fill a shared
+API-candidate pool; a DFSDT solver answers with the pool; a judge and self-reflection route failures back to the
+unfinished agents.
+
+This notebook runs offline on the built-in catalog. Set `ANYTOOL_MODEL` (e.g. `openai:gpt-4o-mini`, or any
+OpenAI-compatible server through `OPENAI_BASE_URL`) to use a real model; without one, the rule-based
+`OfflinePolicyModel` stands in (it is **not** an LLM). Pictures are drawn locally with matplotlib
+(`pip install 'langgraph-anytool[viz]'`); nothing here calls a web service."""),
+    new_code_cell("""import os
+os.environ.setdefault("ANYTOOL_EMBEDDINGS", "none")  # BM25 search only: fast and deterministic here
+
+from langgraph_anytool import AnyToolConfig, AnyToolRetriever, Catalog, create_anytool_graph, viz
+
+catalog = Catalog.builtin()          # or Catalog.from_toolbench("../../shared/toolbench/tools")
+catalog"""),
+    new_markdown_cell("## Browse and search the catalog\n\n`relevance` is 1 / the API's effective rank across the "
+                      "search's retrievers (1.0 = first everywhere, 0.5 ≈ second)."),
+    new_code_cell("""print(catalog.categories)
+retriever = AnyToolRetriever(catalog=catalog, k=5)
+for doc in retriever.invoke("distance between two cities in kilometres"):
+    m = doc.metadata
+    print(f"{m['rank']}. {m['relevance']:.2f}  {m['category']} / {m['tool']} / {m['api']}  -> {m['function_name']}")"""),
+    new_markdown_cell("## The graph\n\nDisplaying a compiled graph draws it offline (subgraphs framed, conditional "
+                      "edges dashed, loops in red)."),
+    new_code_cell("""from langgraph.checkpoint.memory import InMemorySaver
+from langgraph_anytool.offline import OfflinePolicyModel
+
+model = os.environ.get("ANYTOOL_MODEL") or OfflinePolicyModel(catalog=catalog)
+graph = create_anytool_graph(catalog, model, config=AnyToolConfig(max_reflections=3), checkpointer=InMemorySaver())
+graph"""),
+    new_markdown_cell("## Run it (checkpointed)"),
+    new_code_cell("""config = {"configurable": {"thread_id": "notebook-1"}}
+out = graph.invoke({"query": "How far is Paris from Berlin, and is 2025-07-14 a public holiday in France?"}, config)
+print(out["status"], "—", out["answer"])
+print([e["function_name"] for e in out["api_pool"]])"""),
+    new_markdown_cell("## What happened\n\nThe agent tree (meta → category → tool agents, with their status, steps "
+                      "and the APIs each added to the pool):"),
+    new_code_cell("viz.draw_agent_tree(out)"),
+    new_markdown_cell("The solver's DFSDT search tree for the last attempt (each node: the calls made and their "
+                      "status; grey = backtracked, green = answer, red = gave up):"),
+    new_code_cell("viz.draw_search_tree(out)"),
+    new_markdown_cell("Model calls and tokens per role (the paper's Table 12 view):"),
+    new_code_cell("viz.usage_frame(out)"),
+    new_code_cell("viz.draw_usage(out)"),
+    new_markdown_cell("## Stream progress live"),
+    new_code_cell("""import sys
+from langgraph_anytool.progress import ProgressPrinter, stream_run
+
+stream_run(graph, {"query": "Convert 26.2 miles to kilometers"}, {"configurable": {"thread_id": "notebook-2"}},
+           ProgressPrinter(sys.stdout).handle)"""),
+    new_markdown_cell("""## LangGraph Studio
+
+`langgraph.json` exports the graph (compiled without a checkpointer). With `pip install 'langgraph-cli[inmem]'`:
+
+    ANYTOOL_MODEL=openai:gpt-4o-mini langgraph dev
+
+`ANYTOOL_CATALOG` points it at a ToolBench-layout directory; `ANYTOOL_EXECUTION` picks the executor."""),
+]
+
+EVALUATE = [
+    new_markdown_cell("""# Evaluating langgraph-anytool
+
+Retrieval quality of the catalog search on the StableToolBench development queries (ToolBench catalog, 2,490 APIs),
+read from `../../shared/toolbench` when it is there; otherwise on a few hand-labelled requests over the built-in
+catalog. Metrics: Recall@k and NDCG@k over each query's "relevant APIs" (AnyTool §5 setting: the whole catalog
+is searched)."""),
+    new_code_cell("""import json, os, tempfile
+from pathlib import Path
+os.environ.setdefault("ANYTOOL_EMBEDDINGS", "none")  # BM25 only here (set "minilm" for the hybrid search)
+
+import pandas as pd
+from langgraph_anytool import Catalog
+from langgraph_anytool.eval.retrieval import evaluate_retrieval
+
+shared = Path("..").resolve().parent / "shared" / "toolbench"
+if (shared / "tools").is_dir():
+    catalog = Catalog.from_toolbench(shared / "tools")
+    files = sorted((shared / "queries").glob("*.json"))
+else:  # hand-labelled requests over the builtin catalog
+    catalog = Catalog.builtin()
+    labelled = [("How far is Paris from Berlin?", "Geo Distance Calculator", "Distance Between Cities"),
+                ("Is 2025-07-14 a public holiday in France?", "Public Holidays", "Is Public Holiday"),
+                ("Convert 26.2 miles to kilometres", "Universal Unit Converter", "Convert Units")]
+    path = Path(tempfile.mkdtemp()) / "builtin_demo.json"
+    path.write_text(json.dumps([{"query": q, "query_id": i, "relevant APIs": [[t, a]]}
+                                for i, (q, t, a) in enumerate(labelled)]))
+    files = [path]
+report = evaluate_retrieval(catalog, files, recall_ks=(5, 10, 64), ndcg_ks=(5, 10))
+print(catalog, f"— {report.overall.queries} queries in {report.seconds:.1f} s")"""),
+    new_code_cell("""rows = [{"group": g.group, "queries": g.queries, **{m: round(100 * v, 1) for m, v in g.metrics.items()}}
+        for g in [*report.groups, report.overall]]
+metrics = pd.DataFrame(rows).set_index("group")
+metrics"""),
+    new_code_cell("""import matplotlib.pyplot as plt
+ax = metrics.drop(index="overall")[["Recall@5", "Recall@10", "NDCG@5"]].plot.bar(figsize=(8, 3.2), rot=0)
+ax.set_ylabel("%"); ax.set_ylim(0, 100); ax.set_title("catalog search: retrieval by query group")
+plt.show()"""),
+    new_markdown_cell("""## Pass rate and consumption (Evaluation I)
+
+<!-- LEAD: fill this section when `anytool eval run` / `anytool eval passrate` land: pass-rate per group and
+solver, tokens and API calls per query (plots). -->
+**To be filled**: pass-rate and consumption plots arrive with the Evaluation I runner."""),
+]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--execute", action="store_true", help="run each notebook and save it with its outputs")
+    args = ap.parse_args()
+    for name, cells in (("quickstart", QUICKSTART), ("evaluate", EVALUATE)):
+        nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                                "language": "python"}})
+        if args.execute:
+            from nbclient import NotebookClient
+
+            NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}).execute()
+        nbformat.write(nb, HERE / f"{name}.ipynb")
+        print(f"wrote notebooks/{name}.ipynb")
+
+
+if __name__ == "__main__":
+    main()
