@@ -58,9 +58,10 @@ def _add_catalog_arg(p: argparse.ArgumentParser) -> None:
 
 def _add_search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embeddings", metavar="SPEC", default=None,
-                   help="minilm | openai:<model> | none (default: $ANYTOOL_EMBEDDINGS, else minilm when installed)")
+                   help="minilm[:int8|:fp32|:torch] | openai:<model> | none (default: $ANYTOOL_EMBEDDINGS, else minilm "
+                        "when installed)")
     p.add_argument("--index-dir", metavar="DIR", default=None,
-                   help="where dense indexes persist (default: $ANYTOOL_INDEX_DIR or ~/.cache/langgraph-anytool/index)")
+                   help="where search indexes persist (default: $ANYTOOL_INDEX_DIR or ~/.cache/langgraph-anytool/index)")
 
 
 def _load_catalog(path: str | None) -> Catalog:
@@ -191,6 +192,25 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------ index
+def _configure_index(p: argparse.ArgumentParser) -> None:
+    from .catalog.index_cli import configure
+
+    sub = p.add_subparsers(dest="index_command", metavar="{build}", required=True)
+    b = sub.add_parser("build", help="build every search index of a catalog ahead of time (progress on stderr)")
+    _add_catalog_arg(b)
+    _add_search_args(b)
+    configure(b)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """`anytool index build`."""
+    from .catalog.index_cli import run_build
+
+    return run_build(_load_catalog(args.catalog), embeddings=args.embeddings, index_dir=args.index_dir,
+                     as_json=args.json, out=sys.stdout)
+
+
 # ------------------------------------------------------------------ eval
 def _configure_eval(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="eval_command", metavar="{retrieval}", required=True)
@@ -211,7 +231,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     catalog = _load_catalog(args.catalog)
     searcher = _searcher(args, catalog)
     recall_ks, ndcg_ks = (args.k, args.k) if args.k else ((5, 10, 64), (5, 10))
-    report = evaluate_retrieval(catalog, args.queries, recall_ks=recall_ks, ndcg_ks=ndcg_ks,
+    searcher.build()
+    report = evaluate_retrieval(catalog, args.queries, recall_ks=recall_ks, ndcg_ks=ndcg_ks, progress=not args.json,
                                 search=lambda q, k: [h.api_id for h in searcher.search_apis(q, k)])
     model = embeddings_id(searcher.embeddings) if searcher.embeddings is not None else "none (BM25 only)"
     report.config = {"catalog": catalog.name, "apis": len(catalog), "embeddings": model}
@@ -338,6 +359,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("demo", "run AnyTool offline on the builtin catalog", _configure_demo, cmd_demo),
     Subcommand("catalog", "browse a catalog: counts, a category's tools, a tool's APIs", _configure_catalog, cmd_catalog),
     Subcommand("search", "search a catalog's APIs", _configure_search, cmd_search),
+    Subcommand("index", "build a catalog's search indexes ahead of time", _configure_index, cmd_index),
     Subcommand("eval", "evaluate (retrieval)", _configure_eval, cmd_eval),
 )
 

@@ -11,3 +11,15 @@ import pytest
 def _bm25_only_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     if "ANYTOOL_EMBEDDINGS" not in os.environ:
         monkeypatch.setenv("ANYTOOL_EMBEDDINGS", "none")
+
+
+@pytest.fixture(scope="session")
+def _session_index_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("anytool-index"))
+
+
+@pytest.fixture(autouse=True)
+def _indexes_in_a_temporary_dir(monkeypatch: pytest.MonkeyPatch, _session_index_dir: str) -> None:
+    """Search indexes (BM25 included) persist under a per-session temporary folder, not ~/.cache."""
+    if "ANYTOOL_INDEX_DIR" not in os.environ:
+        monkeypatch.setenv("ANYTOOL_INDEX_DIR", _session_index_dir)

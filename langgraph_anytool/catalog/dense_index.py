@@ -38,13 +38,13 @@ def build_dense_index(vectors: np.ndarray, *, ann_threshold: int = ANN_THRESHOLD
 
     n, dim = (vectors.shape[0], vectors.shape[1]) if vectors.ndim == 2 and len(vectors) else (0, 1)
     if n <= ann_threshold:
-        index = faiss.IndexFlatIP(dim)
+        flat = faiss.IndexFlatIP(dim)
         if n:
-            index.add(vectors)
-        return index
+            flat.add(vectors)
+        return flat
     params = AnnParams.for_size(n)
     quantizer = faiss.IndexFlatIP(dim)
-    index = faiss.IndexIVFScalarQuantizer(quantizer, dim, params.nlist, faiss.ScalarQuantizer.QT_8bit,
+    index: Any = faiss.IndexIVFScalarQuantizer(quantizer, dim, params.nlist, faiss.ScalarQuantizer.QT_8bit,
                                           faiss.METRIC_INNER_PRODUCT)
     index.cp.seed = seed
     train = vectors

@@ -21,7 +21,6 @@ mapped (`index_store`). Dense indexes are exact below `dense_index.ANN_THRESHOLD
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import sys
 import threading
@@ -50,8 +49,6 @@ if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
     from .catalog import Catalog
-
-logger = logging.getLogger(__name__)
 
 ENV_INDEX_DIR = "ANYTOOL_INDEX_DIR"
 PROGRESS_THRESHOLD = 1000
