@@ -154,10 +154,18 @@ def ensure_onnx_model(model_dir: Path, precision: str, cache_dir: Path | None = 
     if not fp32.is_file():
         _atomic_save(fp32, lambda tmp: onnx.save(build_bert_onnx(model_dir), str(tmp)))
     if precision == "int8":
+        import logging
+
         from onnxruntime.quantization import QuantType, quantize_dynamic
 
-        _atomic_save(target, lambda tmp: quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8,
-                                                          per_channel=True, op_types_to_quantize=["MatMul"]))
+        root = logging.getLogger()
+        level = root.level
+        root.setLevel(max(level, logging.ERROR))  # quantize_dynamic logs a pre-processing hint on the root logger
+        try:
+            _atomic_save(target, lambda tmp: quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8,
+                                                              per_channel=True, op_types_to_quantize=["MatMul"]))
+        finally:
+            root.setLevel(level)
     return target
 
 
@@ -225,6 +233,7 @@ class OnnxMiniLMEmbeddings(Embeddings):
                 opts = ort.SessionOptions()
                 opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
                 opts.log_severity_level = 3
+                opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # shared CPUs: no busy-wait
                 if self.threads:
                     opts.intra_op_num_threads = self.threads
                 tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
