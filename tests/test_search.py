@@ -308,7 +308,11 @@ def test_progress_bar_above_threshold(tmp_path: Path, capsys: pytest.CaptureFixt
     CatalogSearcher(cat, embeddings=FakeEmbeddings(), index_dir=tmp_path / "idx").build()
     err = capsys.readouterr().err
     assert "embedding apis" in err and "1100/1100" in err
-    assert "embedding tools" not in err  # 100 tools: under the threshold, no bar
+    assert "embedding tools" in err and "100/100" in err  # a large catalog shows every level's bar
+    small = CatalogSearcher(Catalog.from_toolbench(write_toolbench(tmp_path / "small", TOOLS)),
+                            embeddings=FakeEmbeddings(), index_dir=tmp_path / "idx")
+    small.build()
+    assert "embedding" not in capsys.readouterr().err  # small catalogs build silently
 
 
 def test_default_index_dir_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

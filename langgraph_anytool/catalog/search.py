@@ -293,7 +293,7 @@ class CatalogSearcher:
             loaded = {}
             for name in counts:
                 vectors = _embed_documents(self.embeddings, self._dense_documents(name), desc=f"embedding {name}",
-                                           progress=self.progress)
+                                           progress=self.progress and counts["apis"] > PROGRESS_THRESHOLD)
                 self.stats.embedded_documents += len(vectors)
                 threshold = self.ann_threshold if name == "apis" else max(self.ann_threshold, len(vectors))
                 loaded[name] = build_dense_index(vectors, ann_threshold=threshold)
@@ -414,12 +414,12 @@ class CatalogSearcher:
 
 # ---------------------------------------------------------------------- dense helpers
 def _embed_documents(embeddings: Embeddings, texts: list[str], *, desc: str, progress: bool) -> np.ndarray:
-    """Embed in chunks (tqdm on stderr above `PROGRESS_THRESHOLD` documents); L2-normalised float32."""
+    """Embed in chunks (a tqdm bar on stderr when `progress`); L2-normalised float32."""
     from tqdm import tqdm
 
     rows: list[np.ndarray] = []
     with tqdm(total=len(texts), desc=desc, unit="doc", file=sys.stderr,
-              disable=not progress or len(texts) <= PROGRESS_THRESHOLD) as bar:
+              disable=not progress) as bar:
         for start in range(0, len(texts), _EMBED_CHUNK):
             chunk = texts[start:start + _EMBED_CHUNK]
             vecs = np.asarray(embeddings.embed_documents(chunk), dtype=np.float32)
