@@ -15,7 +15,6 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from .catalog.errors import CatalogError, UnknownNameError
-from .llm import ModelNotConfiguredError
 
 if TYPE_CHECKING:
     from .catalog.catalog import Catalog
@@ -374,6 +373,13 @@ def build_parser(subcommands: Sequence[Subcommand] = SUBCOMMANDS) -> argparse.Ar
     return parser
 
 
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Errors reported as one line; `llm` is only imported by commands that use a model (it loads LangChain)."""
+    llm = sys.modules.get(f"{__package__}.llm")
+    extra = (llm.ModelNotConfiguredError,) if llm is not None else ()
+    return (CatalogError, UsageError, ValueError, ImportError, OSError, *extra)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `anytool`; returns the exit code."""
     parser = build_parser()
@@ -387,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
-    except (CatalogError, UsageError, ValueError, ImportError, OSError, ModelNotConfiguredError) as exc:
+    except _user_errors() as exc:
         print(f"anytool: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
