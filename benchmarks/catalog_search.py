@@ -9,7 +9,7 @@ Per size: cold build, warm start (indexes loaded from disk), search p50/p95 (wal
 machine CPU time is what the work costs), peak RSS, and above the ANN threshold the share of the exact top-200 the
 IVF index keeps. At the real size also: quality on the 519 dev queries (Recall@10, NDCG@5) with the eval's time,
 and the cost of a whole warm `anytool search` process. Then query encoding alone for the old path
-(sentence-transformers, whole query + sentences) and the ONNX Runtime encoders (sentences only).
+(sentence-transformers, whole query + sentences) and the ONNX Runtime encoders (with and without the whole query).
 
 Larger catalogs are generated deterministically in memory from the real ToolBench catalog
 (../shared/toolbench/tools): every tool is replicated into new tools whose names, descriptions and API texts
@@ -233,7 +233,8 @@ def encoder_latency(n_queries: int) -> list[dict[str, Any]]:
     """Query encoding alone, old path (sentence-transformers, whole query + sentences) vs the ONNX runtimes."""
     queries = _queries(n_queries)
     rows = []
-    for spec, whole in (("minilm:torch", True), ("minilm:fp32", False), ("minilm:int8", False)):
+    for spec, whole in (("minilm:torch", True), ("minilm:fp32", True), ("minilm:int8", True), ("minilm:fp32", False),
+                        ("minilm:int8", False)):
         emb = resolve_embeddings(spec)
         assert emb is not None
         probe = CatalogSearcher(Catalog([], name="empty"), embeddings=emb, weights=FusionWeights(encode_whole=whole))

@@ -400,9 +400,9 @@ def test_query_parts_embedded_in_one_batch_when_supported(catalog: Catalog, tmp_
     fake = Batching()
     s = CatalogSearcher(catalog, embeddings=fake, index_dir=tmp_path)
     s.search_apis("Convert 5 euros to dollars. Then show the weather forecast.", 3)
-    assert fake.batches == [2] and fake.query_calls == 0  # the two sentences; the whole query is their mean
+    assert fake.batches == [3] and fake.query_calls == 0  # whole query + two sentences
     s.search_apis("Convert 5 euros to dollars.", 3)
-    assert fake.batches == [2, 1]
-    whole = CatalogSearcher(catalog, embeddings=fake, index_dir=tmp_path, weights=FusionWeights(encode_whole=True))
-    whole.search_apis("Convert 5 euros to dollars. Then show the weather forecast.", 3)
-    assert fake.batches == [2, 1, 3]  # whole query + two sentences
+    assert fake.batches == [3, 1]
+    mean = CatalogSearcher(catalog, embeddings=fake, index_dir=tmp_path, weights=FusionWeights(encode_whole=False))
+    mean.search_apis("Convert 5 euros to dollars. Then show the weather forecast.", 3)
+    assert fake.batches == [3, 1, 2]  # the two sentences; the whole query is their normalised mean

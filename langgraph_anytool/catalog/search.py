@@ -8,9 +8,9 @@ Three levels are indexed: APIs, tools and categories. A query is searched as a w
 An API's part score adds `w_tool` times its tool's part score; the final score is the best sentence's score plus
 `w_whole` times the whole query's score. Tools also get the best score of their APIs, categories that of their tools.
 
-Query vectors: only the sentences of a multi-sentence query are encoded (one batch); the whole query's vector is
-the normalised mean of its sentence vectors (`FusionWeights.encode_whole` encodes it instead), and recent query
-texts come from the encoder's LRU cache when it has one.
+Query vectors: the whole query and its sentences are encoded in one batch (`FusionWeights.encode_whole=False`
+encodes the sentences only and takes their normalised mean for the whole query: cheaper, slightly lower recall);
+recent query texts come from the encoder's LRU cache when it has one.
 
 Every index persists under `index_dir` (default: env ``ANYTOOL_INDEX_DIR``, else ``~/.cache/langgraph-anytool/
 index``): BM25 in a folder keyed by the catalog fingerprint and the document format version, dense vectors in one
@@ -107,7 +107,9 @@ class FusionWeights:
     whole: float = 0.5
     rrf_k: int = 60
     depth: int = 200  # candidates taken from each retriever for each query part
-    encode_whole: bool = False  # encode the whole multi-sentence query too (else: mean of its sentence vectors)
+    # encode the whole multi-sentence query too (else its vector is the mean of its sentence vectors: about half the
+    # encoding cost, but dev Recall@10 83.5 → 83.2 with MiniLM, so the default keeps it)
+    encode_whole: bool = True
 
 
 @dataclass
