@@ -46,9 +46,12 @@ def test_onnx_minilm_matches_sentence_transformers() -> None:
     assert np.min(np.sum(fp32 * ref, axis=1)) > 0.9999
     assert np.min(np.sum(int8 * ref, axis=1)) > 0.97
     assert int8[0] @ int8[1] > int8[0] @ int8[2]  # currency texts closer to each other than to football
-    # batching pads to the longest text: a text's vector must not depend on its batch mates
-    alone = OnnxMiniLMEmbeddings(precision="int8", cache_size=0).encode([TEXTS[0]])
-    assert np.allclose(alone[0], int8[0], atol=1e-4)
+    # batching pads to the longest text: in fp32 a text's vector does not depend on its batch mates; int8 dynamic
+    # quantization scales activations per batch, so there it moves slightly (measured cosine ≥ 0.99)
+    alone32 = OnnxMiniLMEmbeddings(precision="fp32", cache_size=0).encode([TEXTS[0]])
+    assert np.allclose(alone32[0], fp32[0], atol=1e-4)
+    alone8 = OnnxMiniLMEmbeddings(precision="int8", cache_size=0).encode([TEXTS[0]])
+    assert float(alone8[0] @ int8[0]) > 0.98
 
 
 def test_onnx_rejects_unknown_precision() -> None:

@@ -5,7 +5,8 @@ encoder (embeddings + LayerNorm, 6 × [self-attention, GELU feed-forward], post-
 is mean-pooled over the attention mask and L2-normalised in numpy, exactly as sentence-transformers' pooling does.
 Nothing is downloaded: the conversion runs locally the first time a model file is missing and is cached under
 ``<index cache>/../models`` (``$ANYTOOL_MODEL_DIR`` overrides). ``int8`` applies ONNX Runtime's dynamic
-quantization (per-channel int8 weights for every MatMul) to the fp32 graph.
+quantization (per-channel int8 weights for every MatMul) to the fp32 graph; it quantizes activations per batch,
+so an int8 vector moves slightly with its batch mates (cosine ≥ 0.98 in the tests), fp32 vectors do not.
 
 Text is tokenised with the model's own `tokenizer.json` (the `tokenizers` package), lower-cased WordPiece, cut at
 `max_seq_length` word pieces like the sentence-transformers path.
