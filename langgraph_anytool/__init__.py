@@ -1,14 +1,33 @@
-"""langgraph-anytool: AnyTool (hierarchical API retrieval, DFSDT, self-reflection) on LangGraph."""
+"""langgraph-anytool: AnyTool (hierarchical API retrieval, DFSDT, self-reflection) on LangGraph.
 
-from . import viz
+The graph-side names load on first use, so `anytool search` and other catalog-only commands start fast."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from .catalog import Catalog
 from .config import AnyToolConfig
-from .graphs.anytool import create_anytool_graph
-from .graphs.retriever import create_retriever_graph
-from .retriever import AnyToolRetriever
-from .selector import AnyToolSelectorMiddleware
-from .tools.lc import api_tools
-from .tools.pipeline import ApiExecutor
+
+if TYPE_CHECKING:
+    from . import viz
+    from .graphs.anytool import create_anytool_graph
+    from .graphs.retriever import create_retriever_graph
+    from .retriever import AnyToolRetriever
+    from .selector import AnyToolSelectorMiddleware
+    from .tools.lc import api_tools
+    from .tools.pipeline import ApiExecutor
+
+# public name → the module that defines it (imported when the name is first used)
+_LAZY = {
+    "create_anytool_graph": ".graphs.anytool",
+    "create_retriever_graph": ".graphs.retriever",
+    "AnyToolRetriever": ".retriever",
+    "AnyToolSelectorMiddleware": ".selector",
+    "api_tools": ".tools.lc",
+    "ApiExecutor": ".tools.pipeline",
+}
 
 __all__ = [
     "AnyToolConfig",
@@ -21,3 +40,11 @@ __all__ = [
     "create_retriever_graph",
     "viz",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "viz":
+        return import_module(".viz", __name__)
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

