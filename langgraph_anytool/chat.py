@@ -40,8 +40,9 @@ def message_text(message: BaseMessage) -> str:
 def last_human(messages: Sequence[AnyMessage]) -> tuple[int, HumanMessage] | None:
     """The position and the last human message, or None."""
     for i in range(len(messages) - 1, -1, -1):
-        if isinstance(messages[i], HumanMessage):
-            return i, messages[i]  # type: ignore[return-value]
+        message = messages[i]
+        if isinstance(message, HumanMessage):
+            return i, message
     return None
 
 
