@@ -12,6 +12,7 @@ from .config import AnyToolConfig
 
 if TYPE_CHECKING:
     from . import viz
+    from .agent_tool import create_anytool_tool
     from .graphs.anytool import create_anytool_graph
     from .graphs.retriever import create_retriever_graph
     from .retriever import AnyToolRetriever
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
 # public name → the module that defines it (imported when the name is first used)
 _LAZY = {
+    "create_anytool_tool": ".agent_tool",
     "create_anytool_graph": ".graphs.anytool",
     "create_retriever_graph": ".graphs.retriever",
     "AnyToolRetriever": ".retriever",
@@ -37,6 +39,7 @@ __all__ = [
     "Catalog",
     "api_tools",
     "create_anytool_graph",
+    "create_anytool_tool",
     "create_retriever_graph",
     "viz",
 ]

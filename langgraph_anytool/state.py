@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
 from .llm import merge_usage
@@ -120,9 +121,11 @@ class SolverAttempt(TypedDict):
 
 
 class AnyToolInput(TypedDict):
-    """The graph's input: the query, and for `retriever="reference"` the API ids to solve it with."""
+    """The graph's input: the request as `query` or as chat `messages` (the last human message is the request;
+    see `chat.resolve_request`), and for `retriever="reference"` the API ids to solve it with."""
 
-    query: str
+    query: NotRequired[str]
+    messages: NotRequired[Annotated[list[AnyMessage], add_messages]]
     api_ids: NotRequired[list[str]]
 
 
@@ -131,6 +134,8 @@ class AnyToolState(TypedDict):
 
     query: str
     api_ids: NotRequired[list[str]]
+    messages: Annotated[list[AnyMessage], add_messages]  # the conversation: requests and the answers appended
+    request_message_id: NotRequired[str]  # the id of the human message the current run answers
     run_key: NotRequired[str]
     round: NotRequired[int]  # retrieval round: 0, then +1 per reflection
     tick: NotRequired[int]  # dispatch supersteps so far
@@ -152,6 +157,7 @@ class AnyToolState(TypedDict):
 
 class AnyToolOutput(TypedDict):
     query: str
+    messages: list[AnyMessage]  # the conversation, the run's outcome appended as an AIMessage
     answer: str
     status: RunStatus
     reason: str

@@ -79,6 +79,21 @@ def test_langgraph_dev_serves_the_anytool_graph(tmp_path: Path) -> None:
                       {"assistant_id": assistant, "input": {"query": "Convert 26.2 miles to kilometers"},
                        "context": {"model": "offline", "max_api_pool": 8}})
         assert out["status"] in ("solved", "unsolved") and "42.16" in out["answer"], out
+        # chat: Studio's chat view needs a `messages` list in the input and output schemas; a messages-only
+        # input is answered and the answer comes back as the last message
+        assert schemas["input_schema"]["properties"]["messages"]["type"] == "array"
+        assert "messages" in schemas["output_schema"]["properties"]
+        thread = request(f"{base}/threads", {})["thread_id"]
+        chat = request(f"{base}/threads/{thread}/runs/wait",
+                       {"assistant_id": assistant, "context": {"model": "offline", "max_api_pool": 8},
+                        "input": {"messages": [{"role": "user", "content": "Convert 26.2 miles to kilometers"}]}})
+        assert chat["query"] == "Convert 26.2 miles to kilometers", chat
+        first, last = chat["messages"][0], chat["messages"][-1]
+        assert first["type"] == "human" and first["content"] == "Convert 26.2 miles to kilometers"
+        assert last["type"] == "ai" and chat["answer"] and chat["answer"] in last["content"] and "42.16" in last["content"]
+        # the thread keeps the conversation: the next human message is the next request
+        state = request(f"{base}/threads/{thread}/state")
+        assert [m["type"] for m in state["values"]["messages"]] == ["human", "ai"]
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:

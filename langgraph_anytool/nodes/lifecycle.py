@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite, Send
 
 from ..catalog import Catalog
+from ..chat import outcome_message, resolve_request
 from ..config import ConfigError
 from ..llm import total_tokens
 from ..state import AnyToolState, PoolEntry, RunStatus, SolverInput
@@ -54,12 +55,14 @@ def make_init(base: Deps) -> Any:
 
     def init(state: AnyToolState, runtime: Runtime[Any]) -> dict[str, Any]:
         deps = base.for_run(runtime.context)
+        request = resolve_request(state)  # `query`, or the last human message of `messages`
         mode = deps.config.retriever
         agents = {} if mode in ("reference", "search") else (
             {FLAT_AGENT_ID: new_agent_record(FLAT_AGENT_ID, "flat")} if mode == "flat"
             else {META_AGENT_ID: new_agent_record(META_AGENT_ID, "meta")})
-        pool = initial_pool(deps, state) if mode in ("reference", "search") else []
+        pool = initial_pool(deps, {**state, **request}) if mode in ("reference", "search") else []
         return {
+            **request,
             "run_key": uuid.uuid4().hex, "round": 0, "tick": 0, "reflections": 0,
             "agents": Overwrite(agents), "api_pool": Overwrite(pool), "removed_apis": Overwrite([]),
             "solvable_round": Overwrite(-1), "solver_attempts": Overwrite([]), "usage": Overwrite({}),
@@ -141,7 +144,9 @@ def make_finalize(base: Deps) -> Any:
         status, reason = outcome(state, deps)
         deps.signals.forget(state.get("run_key", ""))
         # usage was overwritten by init, so this is the run's total (input + output tokens over all roles)
-        return {"answer": answers[-1] if answers else "", "status": status, "reason": reason,
-                "usage": {"total_tokens": total_tokens(state.get("usage", {}))}}
+        answer = answers[-1] if answers else ""
+        return {"answer": answer, "status": status, "reason": reason,
+                "usage": {"total_tokens": total_tokens(state.get("usage", {}))},
+                "messages": [outcome_message(status, answer, reason)]}
 
     return finalize
