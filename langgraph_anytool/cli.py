@@ -310,6 +310,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     from .graphs.anytool import create_anytool_graph, default_executor
+    from .interaction import answer_questions, read_line
     from .progress import ProgressPrinter, stream_run, usage_table
 
     query = args.query.strip()
@@ -336,7 +337,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             log.write(f"resuming the interrupted run on thread {thread}\n")
             inputs = None
         log.write(f"thread {thread} | catalog {catalog!r}\n")
-        stream_run(graph, inputs, run_config, ProgressPrinter(log).handle)
+        printer = ProgressPrinter(log)
+        stream_run(graph, inputs, run_config, printer.handle)
+        while (resume := answer_questions(graph, run_config, read_line(sys.stdin), log)) is not None:
+            stream_run(graph, resume, run_config, printer.handle)  # ask_user: the user's answer continues the run
         values = graph.get_state(run_config).values
     finally:
         executor.close()
@@ -349,7 +353,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"status: {values.get('status')}" + (f" ({values['reason']})" if values.get("reason") else ""))
         print("API pool: " + (", ".join(e["function_name"] for e in values.get("api_pool") or []) or "(empty)"))
         print(usage_table(values.get("usage") or {}))
-    return 0 if values.get("status") == "solved" else 1
+    return 0 if values.get("status") in ("solved", "planned") else 1
 
 
 def _configure_demo(p: argparse.ArgumentParser) -> None:

@@ -9,14 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AnyMessage, BaseMessage
 from typing_extensions import TypedDict
 
 from .llm import merge_usage
 
 AgentLevel = Literal["meta", "category", "tool"]
 AgentStatus = Literal["pending", "running", "finished", "stopped"]
-RunStatus = Literal["running", "solved", "unsolved", "gave_up", "budget_exhausted", "no_apis", "error"]
+RunStatus = Literal["running", "solved", "unsolved", "gave_up", "budget_exhausted", "no_apis", "error", "planned"]
 
 
 class AgentRecord(TypedDict):
@@ -120,10 +120,24 @@ class SolverAttempt(TypedDict):
 
 
 class AnyToolInput(TypedDict):
-    """The graph's input: the query, and for `retriever="reference"` the API ids to solve it with."""
+    """The graph's input: the query, and for `retriever="reference"` the API ids to solve it with; `messages`: a
+    conversation (LangChain messages or OpenAI-style dicts) whose turns before the request reach the solver."""
 
     query: str
     api_ids: NotRequired[list[str]]
+    messages: NotRequired[list[Any]]
+
+
+class PlanStep(TypedDict):
+    """One step of an outline (`plan_only`): a pooled API to call, why, and the arguments foreseen."""
+
+    step: int
+    function: str
+    api_id: str
+    tool: str
+    api: str
+    purpose: str
+    arguments: dict[str, Any]
 
 
 class AnyToolState(TypedDict):
@@ -131,6 +145,8 @@ class AnyToolState(TypedDict):
 
     query: str
     api_ids: NotRequired[list[str]]
+    messages: NotRequired[list[Any]]  # the input conversation (see AnyToolInput)
+    plan: NotRequired[list[PlanStep]]  # plan_only: the outline
     run_key: NotRequired[str]
     round: NotRequired[int]  # retrieval round: 0, then +1 per reflection
     tick: NotRequired[int]  # dispatch supersteps so far
@@ -159,6 +175,7 @@ class AnyToolOutput(TypedDict):
     agents: dict[str, AgentRecord]
     solver_attempts: list[SolverAttempt]
     usage: dict[str, Any]
+    plan: list[PlanStep]
 
 
 class AgentInput(TypedDict):
@@ -185,6 +202,7 @@ class SolverInput(TypedDict):
     round: int
     api_pool: list[PoolEntry]
     previous_attempts: list[SolverAttempt]  # earlier solves of this run (failed calls already pruned)
+    prior_messages: NotRequired[list[BaseMessage]]  # the conversation before the request (context, not tasks)
 
 
 class SolverOutput(TypedDict, total=False):
