@@ -325,3 +325,60 @@ def test_paused_run_survives_a_process_restart(tmp_path: Any) -> None:
     conn.close()
     assert out["status"] == "solved" and out["answer"] == "It is 21°C in Nice." and calls == [{"city": "Nice"}]
     assert world.roles == ["solver", "solver", "judge"]
+
+
+# ------------------------------------------------------------------------------------------ the offline stand-in
+@pytest.fixture
+def offline_graph(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> Any:
+    from langgraph_anytool.offline import OfflinePolicyModel
+
+    monkeypatch.setenv("ANYTOOL_EMBEDDINGS", "none")
+    monkeypatch.setenv("ANYTOOL_INDEX_DIR", str(tmp_path / "index"))
+    catalog = Catalog.builtin()
+    return create_anytool_graph(catalog, OfflinePolicyModel(catalog=catalog), checkpointer=InMemorySaver())
+
+
+def test_offline_router_plan_and_ask(offline_graph: Any) -> None:
+    g = offline_graph
+    tools = g.invoke({"query": "Convert 26.2 miles to kilometers"}, {"configurable": {"thread_id": "o1"}},
+                     context={"route_tools": True})
+    assert tools["status"] == "solved" and [a["mode"] for a in tools["solver_attempts"]] == ["dfsdt"]
+    assert tools["usage"]["router"]["model_calls"] == 1
+    # no on-topic API: the stand-in "answers directly" but says it cannot; the judge rejects it, tools are tried
+    direct = g.invoke({"query": "Who wrote Hamlet?"}, {"configurable": {"thread_id": "o2"}},
+                      context={"route_tools": True, "max_reflections": 0})
+    assert direct["solver_attempts"][0]["mode"] == "direct" and direct["status"] != "solved"
+    assert "not an LLM" in direct["solver_attempts"][0]["answer"]
+
+    plan = g.invoke({"query": "Convert 26.2 miles to kilometers and is 2025-07-14 a public holiday in France?"},
+                    {"configurable": {"thread_id": "o3"}}, context={"plan_only": True})
+    assert plan["status"] == "planned" and plan["usage"].get("api", {}).get("calls", 0) == 0
+    assert [(s["api"], s["arguments"]) for s in plan["plan"]] == [
+        ("Convert Units", {"value": 26.2, "from_unit": "mile", "to_unit": "kilometer"}),
+        ("Is Public Holiday", {"country": "FR", "date": "2025-07-14"})]
+
+    config: Any = {"configurable": {"thread_id": "o4"}}
+    asked = g.invoke({"query": "Convert miles to kilometers"}, config, context={"ask_user": True})
+    assert "'value'" in asked["__interrupt__"][0].value["question"]
+    out = g.invoke(Command(resume="26.2"), config, context={"ask_user": True})
+    assert out["status"] == "solved" and "26.2 mi = 42.1648128 km" in out["answer"]
+    batch = g.invoke({"query": "Convert miles to kilometers"}, {"configurable": {"thread_id": "o5"}},
+                     context={"ask_user": True, "batch": True})
+    assert "__interrupt__" not in batch and "1 mi = 1.609344 km" in batch["answer"]  # went on with the default
+
+
+@pytest.mark.parametrize(("stdin", "expected"), [("26.2\n", "26.2 mi = 42.1648128 km"), ("", "1 mi = 1.609344 km")])
+def test_cli_run_asks_on_the_terminal(stdin: str, expected: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import io
+
+    from langgraph_anytool.cli import main
+
+    monkeypatch.delenv("ANYTOOL_MODEL", raising=False)
+    monkeypatch.setenv("ANYTOOL_EMBEDDINGS", "none")
+    monkeypatch.setenv("ANYTOOL_INDEX_DIR", str(tmp_path / "index"))
+    monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
+    assert main(["run", "Convert miles to kilometers", "--offline", "--set", "ask_user=true"]) == 0
+    out = capsys.readouterr().out
+    assert "the agent asks: To answer 'Convert miles to kilometers' I need the 'value'" in out
+    assert expected in out and "status: solved" in out

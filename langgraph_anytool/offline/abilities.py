@@ -5,8 +5,8 @@ when the solver asks the user (used by `solving.solver_reply`).
   otherwise it "answers directly" — but the stand-in has no knowledge of its own, so its direct answer says so
   (the judge then rules it Unsolved and the run retrieves tools after all);
 - outline: per request part, the most relevant pooled function not yet planned, with the arguments the part gives;
-- ask_user: when the chosen API has a required parameter the request does not give (no value, no default, no
-  choice list) and the user has not been asked yet.
+- ask_user: when the chosen API has a required parameter the request gives no value for (a default would be a
+  guess) and the user has not been asked yet; the user's answers are appended to the request for extraction.
 """
 
 from __future__ import annotations
@@ -85,9 +85,10 @@ def with_answers(query: str, answers: Sequence[str]) -> str:
 
 
 def missing_params(api: Api, clause: str) -> list[str]:
-    """Required parameters of `api` that `clause` gives no value for (and that have no default or choices)."""
-    args = extract(api, clause).args
-    return [p.name for p in api.required_params if p.name not in args]
+    """Required parameters of `api` that `clause` gives no value for (a documented default or the first of the
+    choices would be a guess: the user is asked instead)."""
+    given = extract(api, clause).given
+    return [p.name for p in api.required_params if p.name not in given]
 
 
 def question_for(api: Api, clause: str, missing: Sequence[str]) -> AIMessage:
