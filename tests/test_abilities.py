@@ -382,3 +382,19 @@ def test_cli_run_asks_on_the_terminal(stdin: str, expected: str, monkeypatch: py
     out = capsys.readouterr().out
     assert "the agent asks: To answer 'Convert miles to kilometers' I need the 'value'" in out
     assert expected in out and "status: solved" in out
+
+
+def test_prior_turns_reach_the_umi_roles() -> None:
+    catalog, executor, _, weather, _ = counting_world()
+    model = ScriptedChatModel(responder=World({
+        "planner": lambda m: ai("The conversation already gives the answer. Next: summarizer"),
+        "summarizer": lambda m: ai("It was 21°C in Paris an hour ago."), "judge": solved_judge}))
+    graph = create_anytool_graph(catalog, model, config=AnyToolConfig(**REF, solver="umi"), executor=executor)
+    out = graph.invoke({"api_ids": [weather], "messages": [
+        HumanMessage("Weather in Paris?"), AIMessage("It is 21°C in Paris."), HumanMessage("What did you say?")]})
+    assert out["status"] == "solved"
+    for c in model.calls:
+        if c["role"] in ("planner", "summarizer"):
+            prior = [m for m in c["messages"] if isinstance(m, HumanMessage) and m.name == PRIOR_NAME]
+            assert len(prior) == 1 and "Assistant: It is 21°C in Paris." in str(prior[0].content)
+            assert c["messages"][-1].content == "What did you say?"
