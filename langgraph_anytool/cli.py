@@ -339,7 +339,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         log.write(f"thread {thread} | catalog {catalog!r}\n")
         printer = ProgressPrinter(log)
         stream_run(graph, inputs, run_config, printer.handle)
-        while (resume := answer_questions(graph, run_config, read_line(sys.stdin), log)) is not None:
+        while (resume := answer_questions(graph, run_config, read_line(sys.stdin, log), log)) is not None:
             stream_run(graph, resume, run_config, printer.handle)  # ask_user: the user's answer continues the run
         values = graph.get_state(run_config).values
     finally:

@@ -23,11 +23,14 @@ def pending_questions(graph: Any, config: Mapping[str, Any]) -> list[tuple[str, 
     return out
 
 
-def read_line(stream: TextIO) -> Callable[[str], str | None]:
-    """An `ask` reading one line from `stream` (None at end of input)."""
+def read_line(stream: TextIO, echo: TextIO | None = None) -> Callable[[str], str | None]:
+    """An `ask` reading one line from `stream` (None at end of input); the line is echoed to `echo` when `stream`
+    is not a terminal (piped answers would not show otherwise)."""
 
     def ask(_question: str) -> str | None:
         line = stream.readline()
+        if echo is not None and not stream.isatty():
+            echo.write(line if line.endswith("\n") else f"{line or '(end of input: no user)'}\n")
         return line.rstrip("\n") if line else None
 
     return ask
