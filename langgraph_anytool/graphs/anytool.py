@@ -1,4 +1,8 @@
-"""The AnyTool graph: hierarchical retriever → gate → solver → judge → (reflect → …) → finalize."""
+"""The AnyTool graph: [route →] hierarchical retriever → gate → solver → judge → (reflect → …) → finalize.
+
+Abilities (off by default): `route` answers without tools (→ judge), `outline` plans without calling (gate →
+outline → finalize); see `nodes/abilities`.
+"""
 
 from __future__ import annotations
 
