@@ -373,6 +373,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .dbfile import describe_error
     from .eval.persistence import sync_checkpointer
     from .graphs.anytool import create_anytool_graph
+    from .interaction import answer_questions, read_line
     from .preflight import build_executor, check_execution
     from .progress import ProgressPrinter, stream_run, usage_table
 
@@ -405,7 +406,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             log.write(f"resuming the interrupted run on thread {thread}\n")
             inputs = None
         log.write(f"thread {thread} | catalog {catalog!r}\n")
-        stream_run(graph, inputs, run_config, ProgressPrinter(io.StringIO() if args.quiet else log).handle)
+        printer = ProgressPrinter(io.StringIO() if args.quiet else log)
+        stream_run(graph, inputs, run_config, printer.handle)
+        while (resume := answer_questions(graph, run_config, read_line(sys.stdin, log), log)) is not None:
+            stream_run(graph, resume, run_config, printer.handle)  # ask_user: the user's answer continues the run
         values = graph.get_state(run_config).values
     except sqlite3.Error as exc:  # the checkpoint database failed mid-run (full disk, damaged file)
         if not args.db:
@@ -424,7 +428,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(usage_table(values.get("usage") or {}))
         if stand_in:
             print(f"note: answers and token counts come from {stand_in}; tokens are estimated as characters / 4.")
-    return 0 if values.get("status") == "solved" else 1
+    return 0 if values.get("status") in ("solved", "planned") else 1
 
 
 def _configure_demo(p: argparse.ArgumentParser) -> None:

@@ -27,6 +27,7 @@ Profile = Literal["default", "paper"]
 
 ROLES: tuple[str, ...] = (
     "meta", "category", "tool", "solvable", "solver", "planner", "caller", "summarizer", "judge", "simulator",
+    "router", "outline",
 )
 
 _CHOICES: Mapping[str, tuple[str, ...]] = {
@@ -64,6 +65,11 @@ class AnyToolConfig:
     # "template" (offline simulation) is for tests and dry runs and is never chosen silently
     execution: ExecutionKind = "auto"
     seed_with_search: bool = True  # show the meta-agent the categories search ranks highest
+    # abilities (issue 9; all off by default: benchmark runs keep the paper's always-retrieve, tool-only solver)
+    route_tools: bool = False  # a "router" model call before retrieval: answer directly when no tool is needed
+    ask_user: bool = False  # offer the DFSDT/CoT solver `ask_user(question)` (pauses the run with `interrupt`)
+    batch: bool = False  # no user is present: `ask_user` is answered "no user is available" and the run goes on
+    plan_only: bool = False  # outline mode: retrieve, then return a plan (`plan`) of API calls without calling any
     models: dict[str, Any] = field(default_factory=dict)  # role -> "provider:model" (strings only here)
     # roles whose model has no native function calling: calls are written as `Action:` / `Action Input:` text
     text_mode_roles: tuple[str, ...] = ()

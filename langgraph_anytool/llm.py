@@ -22,6 +22,8 @@ ROLE_FALLBACK: dict[str, str] = {
     "caller": "solver",
     "summarizer": "solver",
     "solvable": "tool",
+    "router": "solver",
+    "outline": "solver",
 }
 
 NO_MODEL_HELP = (

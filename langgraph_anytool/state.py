@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
-from langchain_core.messages import AnyMessage
+from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
@@ -17,7 +17,7 @@ from .llm import merge_usage
 
 AgentLevel = Literal["meta", "category", "tool", "flat"]  # flat: the one agent of the -hierarchy ablation
 AgentStatus = Literal["pending", "running", "finished", "stopped"]
-RunStatus = Literal["running", "solved", "unsolved", "gave_up", "budget_exhausted", "no_apis", "error"]
+RunStatus = Literal["running", "solved", "unsolved", "gave_up", "budget_exhausted", "no_apis", "error", "planned"]
 
 
 class AgentRecord(TypedDict):
@@ -122,11 +122,24 @@ class SolverAttempt(TypedDict):
 
 class AnyToolInput(TypedDict):
     """The graph's input: the request as `query` or as chat `messages` (the last human message is the request;
-    see `chat.resolve_request`), and for `retriever="reference"` the API ids to solve it with."""
+    see `chat.resolve_request`), and for `retriever="reference"` the API ids to solve it with. The turns before
+    the request reach the router, the solver and the outline as context."""
 
     query: NotRequired[str]
     messages: NotRequired[Annotated[list[AnyMessage], add_messages]]
     api_ids: NotRequired[list[str]]
+
+
+class PlanStep(TypedDict):
+    """One step of an outline (`plan_only`): a pooled API to call, why, and the arguments foreseen."""
+
+    step: int
+    function: str
+    api_id: str
+    tool: str
+    api: str
+    purpose: str
+    arguments: dict[str, Any]
 
 
 class AnyToolState(TypedDict):
@@ -136,6 +149,7 @@ class AnyToolState(TypedDict):
     api_ids: NotRequired[list[str]]
     messages: Annotated[list[AnyMessage], add_messages]  # the conversation: requests and the answers appended
     request_message_id: NotRequired[str]  # the id of the human message the current run answers
+    plan: NotRequired[list[PlanStep]]  # plan_only: the outline
     run_key: NotRequired[str]
     round: NotRequired[int]  # retrieval round: 0, then +1 per reflection
     tick: NotRequired[int]  # dispatch supersteps so far
@@ -165,6 +179,7 @@ class AnyToolOutput(TypedDict):
     agents: dict[str, AgentRecord]
     solver_attempts: list[SolverAttempt]
     usage: dict[str, Any]
+    plan: list[PlanStep]
 
 
 class AgentInput(TypedDict):
@@ -191,6 +206,7 @@ class SolverInput(TypedDict):
     round: int
     api_pool: list[PoolEntry]
     previous_attempts: list[SolverAttempt]  # earlier solves of this run (failed calls already pruned)
+    prior_messages: NotRequired[list[BaseMessage]]  # the conversation before the request (context, not tasks)
 
 
 class SolverOutput(TypedDict, total=False):

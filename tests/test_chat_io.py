@@ -28,7 +28,8 @@ def weather_world(catalog: Catalog) -> World:
     weather = fn(catalog, "Weather Now", "Current")
 
     def solver(m: list[BaseMessage]) -> AIMessage:
-        city = "Rome" if "Rome" in " ".join(str(x.content) for x in m) else "Paris"
+        asked = " ".join(str(x.content) for x in m if x.name != "prior_conversation")  # the request, not the chat
+        city = "Rome" if "Rome" in asked else "Paris"
         if not observations(m):
             return ai("", call(weather, city=city))
         return ai("", call("Finish", return_type="give_answer", final_answer=f"It is 21°C in {city}."))
@@ -82,6 +83,11 @@ def test_content_blocks_and_a_chat_on_a_thread() -> None:
     assert third["query"] == "Weather in Paris please" and third["answer"] == "It is 21°C in Paris."
     assert [message_text(m) for m in third["messages"]][-2:] == ["Weather in Paris please", "It is 21°C in Paris."]
     assert isinstance(third["messages"][-2], HumanMessage) and len(third["messages"]) == 6
+    # the earlier turns reached the solver as context (one message holding the conversation as text)
+    solver_prompt = [c["messages"] for c in model.calls if c["role"] == "solver"][-1]
+    prior = [x for x in solver_prompt if x.name == "prior_conversation"]
+    assert len(prior) == 1 and "And in Rome?" in str(prior[0].content)
+    assert "Weather in Paris please" not in str(prior[0].content)
 
 
 def test_query_input_still_works_and_gets_a_conversation() -> None:

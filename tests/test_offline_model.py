@@ -433,7 +433,7 @@ def test_direct_call_with_any_langchain_tool(model: OfflinePolicyModel) -> None:
 def test_direct_call_without_tools_says_what_it_is(model: OfflinePolicyModel) -> None:
     out = reply(model, None, None, [HumanMessage("Hello there")])
     assert LABEL in str(out.content) and not out.tool_calls
-    unknown = reply(model, "router", {"query": "Hello there"}, [HumanMessage("Hello there")])
+    unknown = reply(model, "oracle", {"query": "Hello there"}, [HumanMessage("Hello there")])
     assert unknown.response_metadata["role"] == "generic" and LABEL in str(unknown.content)
 
 

@@ -1,4 +1,8 @@
-"""The AnyTool graph: hierarchical retriever → gate → solver → judge → (reflect → …) → finalize."""
+"""The AnyTool graph: [route →] hierarchical retriever → gate → solver → judge → (reflect → …) → finalize.
+
+Abilities (off by default): `route` answers without tools (→ judge), `outline` plans without calling (gate →
+outline → finalize); see `nodes/abilities`.
+"""
 
 from __future__ import annotations
 
@@ -14,10 +18,11 @@ from ..catalog import Catalog
 from ..config import AnyToolConfig
 from ..context import AnyToolContext
 from ..llm import ModelSet, ModelSpec
+from ..nodes.abilities import make_outline, make_route, make_route_after_init
 from ..nodes.judge import make_judge
 from ..nodes.lifecycle import make_finalize, make_gate, make_init
 from ..nodes.reflection import make_reflect
-from ..runtime import Deps, RunSignals
+from ..runtime import Deps, RunSignals, per_run
 from ..state import AnyToolInput, AnyToolOutput, AnyToolState
 from ..tools.pipeline import ApiExecutor
 from ..viz import offline_display
@@ -72,16 +77,19 @@ def create_anytool_graph(
     builder = StateGraph(AnyToolState, context_schema=AnyToolContext, input_schema=AnyToolInput,
                          output_schema=AnyToolOutput)
     builder.add_node("init", make_init(deps))
+    builder.add_node("route", make_route(deps), destinations=("dispatch", "judge"))  # route_tools: tool / no tool
     add_retriever(builder, deps, done="gate")
-    builder.add_node("gate", make_gate(deps), destinations=("solver", "reflect", "finalize"))
+    builder.add_node("gate", make_gate(deps), destinations=("solver", "outline", "reflect", "finalize"))
     builder.add_node("solver", build_solver_graph(deps))
-    builder.add_node("judge", make_judge(deps), destinations=("reflect", "finalize"))
+    builder.add_node("outline", make_outline(deps))  # plan_only: a plan over the pool, no API call
+    builder.add_node("judge", make_judge(deps), destinations=("reflect", "dispatch", "finalize"))
     builder.add_node("reflect", make_reflect(deps), destinations=("dispatch", "gate", "finalize"))
     builder.add_node("finalize", make_finalize(deps))
 
     builder.add_edge(START, "init")
-    builder.add_edge("init", "dispatch")
+    builder.add_conditional_edges("init", per_run(make_route_after_init, deps), ["route", "dispatch"])
     builder.add_edge("solver", "judge")
+    builder.add_edge("outline", "finalize")
     builder.add_edge("finalize", END)
     # LangGraph's thread pool defaults to min(32, cores + 4) workers: size it to the agent steps per superstep
     graph = offline_display(builder.compile(checkpointer=checkpointer, name=name).with_config(

@@ -19,6 +19,7 @@ from ..chat import outcome_message, resolve_request
 from ..config import ConfigError
 from ..llm import total_tokens
 from ..state import AnyToolState, PoolEntry, RunStatus, SolverInput
+from .abilities import prior_turns, render_plan, request_of
 from .agents.records import new_agent_record
 from .reflection import can_reflect, pool_ids
 
@@ -46,7 +47,7 @@ def initial_pool(deps: Deps, state: Mapping[str, Any]) -> list[PoolEntry]:
         if unknown:
             raise ConfigError(f"input 'api_ids': not in the catalog: {', '.join(unknown[:5])}")
         return [pool_entry(deps.catalog, i, "reference") for i in dict.fromkeys(ids)][: deps.config.max_api_pool]
-    hits = deps.catalog.search(state["query"], k=min(deps.config.search_k, deps.config.max_api_pool))
+    hits = deps.catalog.search(request_of(state), k=min(deps.config.search_k, deps.config.max_api_pool))
     return [pool_entry(deps.catalog, h.api_id, "search") for h in hits]
 
 
@@ -63,6 +64,7 @@ def make_init(base: Deps) -> Any:
         pool = initial_pool(deps, {**state, **request}) if mode in ("reference", "search") else []
         return {
             **request,
+            "plan": [],
             "run_key": uuid.uuid4().hex, "round": 0, "tick": 0, "reflections": 0,
             "agents": Overwrite(agents), "api_pool": Overwrite(pool), "removed_apis": Overwrite([]),
             "solvable_round": Overwrite(-1), "solver_attempts": Overwrite([]), "usage": Overwrite({}),
@@ -77,7 +79,7 @@ def make_gate(base: Deps) -> Any:
     """The `gate` node (retrieval is over): solve when the pool is new to the solver, or the retriever judged it
     solvable or full; else reflect (a new reflection on an empty first pool, a climb within a round)."""
 
-    def gate(state: AnyToolState, runtime: Runtime[Any]) -> Command[Literal["solver", "reflect", "finalize"]]:
+    def gate(state: AnyToolState, runtime: Runtime[Any]) -> Command[Literal["solver", "outline", "reflect", "finalize"]]:
         deps = base.for_run(runtime.context)
         run_key = state.get("run_key", "")
         deps.signals.seed_tokens(run_key, total_tokens(state.get("usage", {})))
@@ -87,8 +89,11 @@ def make_gate(base: Deps) -> Any:
         attempts = state.get("solver_attempts", [])
         vouched = state.get("solvable_round", -1) == state.get("round", 0) or len(current) >= deps.config.max_api_pool
         if current and (not attempts or current != sorted(state.get("pool_at_last_solve") or []) or vouched):
+            if deps.config.plan_only:  # outline mode: a plan over the pool, no API call
+                return Command(update={"pool_at_last_solve": current}, goto="outline")
             payload: SolverInput = {"query": state["query"], "run_key": run_key, "round": state.get("round", 0),
-                                    "api_pool": list(state.get("api_pool", [])), "previous_attempts": list(attempts)}
+                                    "api_pool": list(state.get("api_pool", [])), "previous_attempts": list(attempts),
+                                    "prior_messages": prior_turns(state)}
             return Command(update={"pool_at_last_solve": current}, goto=Send("solver", payload))
         if not current and failed_by_errors(state):  # every agent's model failed: reflecting cannot help
             return Command(goto="finalize")
@@ -114,6 +119,8 @@ def outcome(state: Mapping[str, Any], deps: Deps) -> tuple[RunStatus, str]:
     attempts = state.get("solver_attempts") or []
     verdict = state.get("verdict") or {}
     last = attempts[-1] if attempts else None
+    if deps.config.plan_only and state.get("plan"):
+        return "planned", state.get("reason", "")
     if last is not None and verdict.get("label") == "Solved":
         return "solved", verdict.get("reason", "")
     if deps.over_budget(state.get("run_key", "")) or (last is not None and last["finish_type"] == "budget"):
@@ -144,7 +151,7 @@ def make_finalize(base: Deps) -> Any:
         status, reason = outcome(state, deps)
         deps.signals.forget(state.get("run_key", ""))
         # usage was overwritten by init, so this is the run's total (input + output tokens over all roles)
-        answer = answers[-1] if answers else ""
+        answer = answers[-1] if answers else render_plan(state.get("plan") or [])
         return {"answer": answer, "status": status, "reason": reason,
                 "usage": {"total_tokens": total_tokens(state.get("usage", {}))},
                 "messages": [outcome_message(status, answer, reason)]}

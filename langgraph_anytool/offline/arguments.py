@@ -173,6 +173,7 @@ class Extraction:
     args: dict[str, Any]
     fit: float  # share of the required parameters the text gave (0.5 when there are none)
     coverage: float  # share of the text's values (numbers, dates, places, units, ...) the arguments use
+    given: tuple[str, ...] = ()  # the parameters whose value the text gave (not a default or the first choice)
 
 
 def extract(api: Api, text: str) -> Extraction:
@@ -180,9 +181,12 @@ def extract(api: Api, text: str) -> Extraction:
     ex = _Extraction(mentions_of(text))
     args: dict[str, Any] = {}
     given = 0.0
+    from_text: list[str] = []
     for param in sorted(api.params, key=lambda p: not p.required):
         value = _value_for(param, ex)
         given += int(value is not None and param.required)
+        if value is not None:
+            from_text.append(param.name)
         if value is None and param.required:
             value = param.default if param.default is not None else (param.enum[0] if param.enum else None)
         if value is not None:
@@ -193,7 +197,7 @@ def extract(api: Api, text: str) -> Extraction:
     used = ex.spans + ex.touched
     coverage = sum(1 for span in salient if overlaps(span, used)) / len(salient) if salient else 0.0
     return Extraction({p.name: args[p.name] for p in api.params if p.name in args},
-                      given / required if required else 0.5, coverage)
+                      given / required if required else 0.5, coverage, tuple(from_text))
 
 
 def extract_arguments(api: Api, text: str) -> dict[str, Any]:

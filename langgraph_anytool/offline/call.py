@@ -15,8 +15,10 @@ from .text import message_text
 # The roles the graph tags its model calls with, each with the inputs the policy reads (others are ignored):
 #   meta {query}; category {query, category, tools?, max_tools?}; tool {query, category, tools};
 #   solvable {query, api_ids}; solver {query, functions}; planner {query, history, functions};
-#   caller {query, history, functions, thought}; summarizer {query, history, thought}; judge {query, answer, calls?}
-ROLES: tuple[str, ...] = ("meta", "category", "tool", "solvable", "solver", "planner", "caller", "summarizer", "judge")
+#   caller {query, history, functions, thought}; summarizer {query, history, thought}; judge {query, answer, calls?};
+#   router {query, conversation}; outline {query, functions, conversation}
+ROLES: tuple[str, ...] = ("meta", "category", "tool", "solvable", "solver", "planner", "caller", "summarizer", "judge",
+                          "router", "outline")
 
 
 @dataclass(frozen=True)

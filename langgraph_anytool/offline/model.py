@@ -21,6 +21,7 @@ from pydantic import ConfigDict, PrivateAttr
 
 from ..catalog import Catalog
 from ..llm import INPUTS_KEY, ROLE_KEY
+from .abilities import outline_reply, router_reply
 from .call import RoleCall
 from .generic import generic_reply
 from .judging import judge_reply
@@ -36,7 +37,7 @@ Policy = Callable[[Heuristics, RoleCall], AIMessage]
 POLICIES: Mapping[str, Policy] = {
     "meta": meta_reply, "category": category_reply, "tool": tool_reply, "solvable": solvable_reply,
     "solver": solver_reply, "planner": planner_reply, "caller": caller_reply, "summarizer": summarizer_reply,
-    "judge": lambda _h, call: judge_reply(call),
+    "judge": lambda _h, call: judge_reply(call), "router": router_reply, "outline": outline_reply,
 }
 
 

@@ -1,6 +1,7 @@
 """The solver's roles: one decision rule (`decide`: call an API for the first unanswered request part, answer,
 or give up) played as the DFSDT / CoT solver (function calls, then `Finish`) and as α-UMi's planner, caller and
-summarizer. Functions come from the call's inputs, progress from the trajectory's tool calls and observations."""
+summarizer. Functions come from the call's inputs, progress from the trajectory's tool calls and observations.
+When `ask_user` is bound and the chosen API lacks a required value, the solver asks the user once."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from ..catalog import Api
 from ..catalog.errors import UnknownNameError
+from ..nodes.abilities.ask_user import ASK_USER_NAME
 from ..nodes.solver.finish import FINISH_NAME
 from ..nodes.solver.tree import DIVERSITY
+from .abilities import missing_params, question_for, user_answers, with_answers
 from .arguments import extract_arguments
 from .call import RoleCall
 from .relevance import Heuristics
@@ -112,10 +115,16 @@ def finish_call(decision: Answer | GiveUp, text: str = "") -> AIMessage:
 def solver_reply(h: Heuristics, call: RoleCall) -> AIMessage:
     """A function call for the next unanswered part, else `Finish`. At a node with tried children (DFSDT's
     diversity message, recognised by its message name), the functions those children called are avoided."""
-    functions = call.strings("functions") or [t for t in call.tools if t != FINISH_NAME]
+    functions = call.strings("functions") or [t for t in call.tools if t not in (FINISH_NAME, ASK_USER_NAME)]
     avoid = {fn for m in call.messages if isinstance(m, HumanMessage) and m.name == DIVERSITY
              for fn in functions if fn in message_text(m)}
-    decision = decide(h, call.query, catalog_functions(h, functions), steps_from_messages(call.messages), avoid)
+    answers = user_answers(call.messages)
+    apis = catalog_functions(h, functions)
+    decision = decide(h, with_answers(call.query, answers), apis, steps_from_messages(call.messages), avoid)
+    if isinstance(decision, CallApi) and ASK_USER_NAME in call.tools and not answers:
+        missing = missing_params(apis[decision.function], decision.clause)
+        if missing:  # a value only the user can give: ask once
+            return question_for(apis[decision.function], decision.clause, missing)
     if isinstance(decision, CallApi):
         return tool_calls(f"For {decision.clause!r} I call {decision.function}.", (decision.function, decision.args))
     return finish_call(decision)

@@ -20,6 +20,7 @@ from typing_extensions import TypedDict
 from ...llm import ModelNotConfiguredError
 from ...state import AnyToolState, SolverAttempt
 from ...tools.observation import Status
+from ..abilities.router import DIRECT_MODE
 from ..reflection import can_reflect
 from .tooleval import check_is_solved
 
@@ -78,9 +79,10 @@ def observed_calls(attempt: SolverAttempt) -> list[dict[str, str]]:
 def make_judge(base: Deps) -> Any:
     """The `judge` node: the verdict ({label, reason, by}) on the latest solver attempt, then the route: Solved →
     finalize; Unsolved or Unsure (Unsure never counts as solved) → reflect, while reflections and budget last; a
-    solve ended by a model error → finalize (status `error`: reflecting cannot mend a failing provider)."""
+    solve ended by a model error → finalize (status `error`: reflecting cannot mend a failing provider).
+    An answer given without tools (the router's, mode "direct") that is not Solved → retrieval (`dispatch`)."""
 
-    def judge(state: AnyToolState, runtime: Runtime[Any]) -> Command[Literal["reflect", "finalize"]]:
+    def judge(state: AnyToolState, runtime: Runtime[Any]) -> Command[Literal["reflect", "dispatch", "finalize"]]:
         deps = base.for_run(runtime.context)
         run_key = state.get("run_key", "")
         attempt = state["solver_attempts"][-1]
@@ -107,6 +109,10 @@ def make_judge(base: Deps) -> Any:
                 verdict = {"label": label, "reason": result.reason, "by": result.stage}
         assert verdict is not None
         update = {"verdict": dict(verdict), "usage": usage}
+        if attempt["mode"] == DIRECT_MODE and verdict["label"] != "Solved" and not deps.over_budget(run_key):
+            # the router's "no tool" was wrong: retrieve tools after all (not a reflection)
+            why = f"the answer without tools was not accepted ({verdict['label']}: {verdict['reason']})"
+            return Command(update={**update, "reason": why[:500]}, goto="dispatch")
         if verdict["label"] == "Solved" or attempt["finish_type"] == "error" or not can_reflect(state, deps):
             return Command(update=update, goto="finalize")
         return Command(update={**update, "reflect_request": "new"}, goto="reflect")

@@ -18,6 +18,9 @@ from ...catalog.errors import UnknownNameError
 from ...llm import ModelNotConfiguredError, call_role, merge_usage
 from ...state import PoolEntry, SolverAttempt
 from ...tools.lc import api_json_schema
+from ..abilities import ask_user as asking
+from ..abilities.conversation import conversation_messages
+from ..abilities.prompts import ASK_USER_NOTE
 from . import prompts
 from .finish import FINISH_NAME, FinishCall, FinishError, finish_schema, parse_finish, resolve_failed
 from .textmode import bind_role_tools
@@ -166,7 +169,8 @@ def make_seed(deps: Deps) -> Node:
         root: list[AnyMessage] = []
         previous = state.get("previous_attempts") or []
         if previous and functions:
-            root = seed_messages(previous[-1].get("tree") or [], functions)
+            keep = [*functions, asking.ASK_USER_NAME] if deps.config.ask_user else functions
+            root = seed_messages(previous[-1].get("tree") or [], keep)
             if root:
                 root.append(HumanMessage(content=prompts.SEED_NOTE, name=SEED_NOTE))
         upd: dict[str, Any] = {
@@ -227,13 +231,17 @@ def make_expand(deps: Deps) -> Node:
         if last_turn:  # the API-call budget is spent: one Finish-only turn, as the authors' code does
             added = [*added, HumanMessage(content=prompts.CALL_LIMIT.format(limit=deps.config.max_api_calls),
                                           name=NUDGE)]
+        ask = deps.config.ask_user and not last_turn
         prompt: list[BaseMessage] = [
-            SystemMessage(content=solver_system(deps, functions)),
+            SystemMessage(content=solver_system(deps, functions) + (ASK_USER_NOTE if ask else "")),
+            *conversation_messages(state.get("prior_messages") or []),
             HumanMessage(content=prompts.QUERY.format(query=state["query"])),
             *path_messages(nodes, cur), *added,
         ]
         finish = finish_schema(allow_restart=not is_cot(deps) and not last_turn)
         tools = [finish] if last_turn else [*tool_schemas(deps, functions), finish]
+        if ask:
+            tools.insert(-1, asking.ask_user_schema())
         model = bind_role_tools(deps.models.for_role("solver"), deps.config, "solver", tools)
         ai, upd = invoke_model(deps, state, "solver", model, prompt, {"functions": list(functions)})
         if ai is None:
@@ -284,9 +292,17 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
         if not calls and not invalid:
             msgs.append(HumanMessage(content=nudge, name=NUDGE))
         alone = len(calls) == 1 and not invalid
+        # ask_user first: the run may pause here (interrupt), and this node re-runs from its start on resume, so no
+        # API call of the step may happen before the last question is answered
+        answers = ask_users(deps, state, calls)
         handled = False  # a (non-Finish) call was answered already
         for tc in calls:
             name, tc_id, args = tc["name"], str(tc["id"]), tc["args"]
+            if tc_id in answers:
+                msgs.append(answers[tc_id])
+                records.append(_record(tc_id, name, "", args, "asked_user" if answers[tc_id].status == "success"
+                                       else "ask_rejected"))
+                continue
             if name == FINISH_NAME and allow_finish:
                 if not alone:
                     msgs.append(_error(prompts.FINISH_ALONE, tc_id, name))
@@ -361,6 +377,26 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
         return upd
 
     return execute
+
+
+def ask_users(deps: Deps, state: SolverState, calls: Sequence[Any]) -> dict[str, ToolMessage]:
+    """The answers to the step's `ask_user` calls (tool-call id → ToolMessage), asked in order; empty when the
+    function is not offered. Interactive runs pause at each question until resumed with the answer."""
+    if not deps.config.ask_user:
+        return {}
+    out: dict[str, ToolMessage] = {}
+    for tc in calls:
+        if tc["name"] != asking.ASK_USER_NAME:
+            continue
+        tc_id = str(tc["id"])
+        question = asking.question_of(tc["args"])
+        if not question:
+            out[tc_id] = _error("ask_user needs a non-empty 'question'", tc_id, asking.ASK_USER_NAME)
+            continue
+        answer = asking.ask(question, batch=deps.config.batch, query=state["query"])
+        out[tc_id] = ToolMessage(content=asking.result_content(answer), tool_call_id=tc_id,
+                                 name=asking.ASK_USER_NAME)
+    return out
 
 
 def _finish_reply(fc: FinishCall) -> str:

@@ -65,6 +65,7 @@ class SolverState(TypedDict, total=False):
     round: int
     api_pool: list[PoolEntry]
     previous_attempts: list[SolverAttempt]
+    prior_messages: list[BaseMessage]  # the conversation before the request (shown as context)
     nodes: list[TreeNode]
     current: int
     api_calls: int

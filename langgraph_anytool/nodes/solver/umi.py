@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from ..abilities.conversation import conversation_messages
 from . import prompts
 from .dfsdt import (
     Node,
@@ -123,7 +124,8 @@ def make_plan(deps: Deps) -> Node:
         diversity = f"\n{added[0].content}\n" if added else ""
         system = umi_template(deps.config, "planner").format(doc=describe_functions(deps, functions, with_params=True),
                                                history=render_history(path_messages(nodes, cur)), diversity=diversity)
-        prompt: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=state["query"])]
+        prompt: list[BaseMessage] = [SystemMessage(content=system), *conversation_messages(state.get("prior_messages") or []),
+                                     HumanMessage(content=state["query"])]
         ai, upd = invoke_model(deps, state, "planner", deps.models.for_role("planner"), prompt,
                                umi_inputs(path_messages(nodes, cur), functions))
         if ai is None:
@@ -167,7 +169,8 @@ def make_call(deps: Deps) -> Node:
             doc=describe_functions(deps, functions, with_params=True), history=_step_history(state),
             thought=state["thought"] or "(none)", tool_names=", ".join(functions),
         )
-        prompt: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=state["query"])]
+        prompt: list[BaseMessage] = [SystemMessage(content=system), *conversation_messages(state.get("prior_messages") or []),
+                                     HumanMessage(content=state["query"])]
         model = bind_role_tools(deps.models.for_role("caller"), deps.config, "caller", tool_schemas(deps, functions))
         ai, upd = invoke_model(deps, state, "caller", model, prompt,
                                umi_inputs(_step_messages(state), functions, state["thought"]))
@@ -188,7 +191,8 @@ def make_summarize(deps: Deps) -> Node:
             return {"finish": stop}
         nodes, cur = state["nodes"], state["current"]
         system = umi_template(deps.config, "summarizer").format(history=_step_history(state), thought=state["thought"] or "(none)")
-        prompt: list[BaseMessage] = [SystemMessage(content=system), HumanMessage(content=state["query"])]
+        prompt: list[BaseMessage] = [SystemMessage(content=system), *conversation_messages(state.get("prior_messages") or []),
+                                     HumanMessage(content=state["query"])]
         ai, upd = invoke_model(deps, state, "summarizer", deps.models.for_role("summarizer"), prompt,
                                umi_inputs(_step_messages(state), pool_functions(deps, state["api_pool"]),
                                           state["thought"]))
