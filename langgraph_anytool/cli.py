@@ -398,7 +398,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         run_config: Any = {"configurable": {"thread_id": thread}}
         pending = graph.get_state(run_config)
         inputs: Any = {"query": query}
-        if pending.next:
+        # unfinished: a step is due, or the run never reached finalize (a kill between a node and its checkpoint)
+        if pending.next or pending.values.get("status") == "running":
             earlier = pending.values.get("query", "")
             if earlier != query:
                 raise UsageError(f"thread {thread!r} has an interrupted run of another query ({earlier!r}); "
@@ -408,6 +409,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         log.write(f"thread {thread} | catalog {catalog!r}\n")
         printer = ProgressPrinter(io.StringIO() if args.quiet else log)
         stream_run(graph, inputs, run_config, printer.handle)
+        after = graph.get_state(run_config)
+        if inputs is None and not after.next and after.values.get("status") == "running":
+            log.write("the checkpoint holds no step to resume from; the run starts over\n")
+            stream_run(graph, {"query": query}, run_config, printer.handle)
         while (resume := answer_questions(graph, run_config, read_line(sys.stdin, log), log)) is not None:
             stream_run(graph, resume, run_config, printer.handle)  # ask_user: the user's answer continues the run
         values = graph.get_state(run_config).values

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -73,3 +74,30 @@ def test_run_settings_profile_flags_and_set() -> None:
     assert (cfg.max_reflections, cfg.max_api_pool, cfg.reflection_scope) == (0, 16, "tool")
     assert not cfg.seed_with_search and not cfg.small_category_shortcut  # the paper's setting
     assert run_settings(build_parser().parse_args(["run", "q"])).max_reflections == 50
+
+
+def test_run_resumes_a_thread_whose_checkpoint_has_no_next_step(capsys: pytest.CaptureFixture[str],
+                                                                tmp_path: Path) -> None:
+    """A kill between a node and its checkpoint can leave an unfinished run (status running) with no step due:
+    the same command must finish that run, not report the stale state or start a second query."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    from langgraph_anytool import Catalog, create_anytool_graph
+    from langgraph_anytool.offline import OfflinePolicyModel
+
+    db = tmp_path / "runs.sqlite"
+    query = "Is 2025-07-14 a public holiday in France?"
+    args = ["run", query, "--offline", "--json", "--db", str(db), "--thread", "t1"]
+    assert main(args) == 0
+    capsys.readouterr()
+    catalog = Catalog.builtin()
+    with SqliteSaver.from_conn_string(str(db)) as saver:  # make the thread's last run look cut off after `judge`
+        graph = create_anytool_graph(catalog, OfflinePolicyModel(catalog=catalog), checkpointer=saver)
+        cfg: Any = {"configurable": {"thread_id": "t1"}}
+        graph.update_state(cfg, {"status": "running", "answer": ""}, as_node="judge")
+        stale = graph.get_state(cfg)
+        assert not stale.next and stale.values["status"] == "running"
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "resuming the interrupted run" in captured.err
+    assert json.loads(captured.out)["status"] == "solved"
