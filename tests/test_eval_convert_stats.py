@@ -111,3 +111,17 @@ def test_stats_and_convert_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str
 def test_record_to_tooleval_without_answer_is_empty() -> None:
     entry = record_to_tooleval({"query": "q", "answer": "", "pool": [], "trajectory": []})
     assert entry["answer"]["final_answer"] == ""  # ToolEval's empty-answer rule → Unsolved without a call
+
+
+def test_stats_report_the_hallucination_rate_of_live_runs() -> None:
+    from langgraph_anytool.eval.stats import results_stats
+
+    node = {"id": 1, "messages": [{"role": "assistant", "content": ""}],
+            "calls": [{"function": "made_up", "status": "unknown_function"}, {"function": "w", "status": "ok"},
+                      {"function": "q", "status": "not_in_pool"}, {"function": "Finish", "status": "finish:give_answer"}]}
+    records = [{"group": "g", "status": "solved", "usage": {}, "trajectory": [{"attempt": 1, "tree": [node]}]},
+               {"group": "g", "status": "solved", "usage": {}, "trajectory": [{"attempt": 1, "tree": [
+                   {"id": 1, "messages": [{"role": "assistant", "content": ""}],
+                    "calls": [{"function": "w", "status": "ok"}]}]}]}]
+    groups, overall = results_stats(records)
+    assert overall.hallucinated_calls == 2 and overall.hallucination_rate == 2 / 4  # 2 of 4 API calls

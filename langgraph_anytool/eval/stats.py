@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from .hallucination import hallucination_stats
+
 ROLE_ORDER = ("meta", "category", "tool", "solvable", "solver", "planner", "caller", "summarizer", "judge", "simulator")
 
 
@@ -30,6 +32,8 @@ class GroupStats:
     wall_time: float = 0.0
     pool_recall: float | None = None  # mean over queries with relevant APIs
     recall_queries: int = 0
+    hallucination_rate: float | None = None  # α-UMi's Hallu. on live runs: calls to functions not offered / calls
+    hallucinated_calls: int = 0
 
 
 def _mean(values: Sequence[float]) -> float:
@@ -61,6 +65,8 @@ def group_stats(name: str, records: Sequence[Mapping[str, Any]]) -> GroupStats:
     recalls = [float(r["pool_recall"]) for r in records if r.get("pool_recall") is not None]
     g.pool_recall = _mean(recalls) if recalls else None
     g.recall_queries = len(recalls)
+    hallu = hallucination_stats(a for r in records for a in r.get("trajectory") or [])
+    g.hallucination_rate, g.hallucinated_calls = hallu.per_call, hallu.hallucinated
     return g
 
 
@@ -94,6 +100,8 @@ def stats_table(groups: Sequence[GroupStats], overall: GroupStats) -> str:
         ["wall time (s)", *(f"{g.wall_time:.1f}" for g in cols)],
         ["pool recall (relevant APIs in pool)",
          *("-" if g.pool_recall is None else f"{100 * g.pool_recall:.1f}%" for g in cols)],
+        ["hallucinated calls (share of solver calls)",
+         *("-" if g.hallucination_rate is None else f"{100 * g.hallucination_rate:.1f}%" for g in cols)],
     ]
     return _table(["statistic", *(g.group for g in cols)], rows, right=range(1, len(cols) + 1))
 
