@@ -123,5 +123,5 @@ def test_stats_report_the_hallucination_rate_of_live_runs() -> None:
                {"group": "g", "status": "solved", "usage": {}, "trajectory": [{"attempt": 1, "tree": [
                    {"id": 1, "messages": [{"role": "assistant", "content": ""}],
                     "calls": [{"function": "w", "status": "ok"}]}]}]}]
-    groups, overall = results_stats(records)
+    _, overall = results_stats(records)
     assert overall.hallucinated_calls == 2 and overall.hallucination_rate == 2 / 4  # 2 of 4 API calls
