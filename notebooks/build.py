@@ -112,9 +112,48 @@ ax.set_ylabel("%"); ax.set_ylim(0, 100); ax.set_title("catalog search: retrieval
 plt.show()"""),
     new_markdown_cell("""## Pass rate and consumption (Evaluation I)
 
-<!-- LEAD: fill this section when `anytool eval run` / `anytool eval passrate` land: pass-rate per group and
-solver, tokens and API calls per query (plots). -->
-**To be filled**: pass-rate and consumption plots arrive with the Evaluation I runner."""),
+A small batch on the built-in catalog, run twice: AnyTool's setting (`--mode whole`: the agents search the whole
+catalog) and ToolBench's (`--mode reference`: the solver gets each query's own APIs). Every model role here is the
+**offline stand-in (a heuristic, not an LLM)**, and so is the evaluator, so the figures show the harness, not a
+model. With an endpoint, pass `--model` and `--evaluator` (see the README's "Evaluate" section)."""),
+    new_code_cell("""import subprocess, sys
+from langgraph_anytool.eval.results import read_results
+from langgraph_anytool.eval.stats import results_stats
+
+work = Path(tempfile.mkdtemp())
+requests = [("Convert 26.2 miles to kilometers.", "Universal Unit Converter", "Convert Units"),
+            ("Is 2025-07-14 a public holiday in France?", "Public Holidays", "Is Public Holiday"),
+            ("What day of the week was 2024-02-29?", "Date Calculator", "Day of Week"),
+            ("How far is Paris from Berlin?", "Geo Distance Calculator", "Distance Between Cities")]
+qfile = work / "builtin_demo.json"
+qfile.write_text(json.dumps([{"query": q, "query_id": i, "api_list": [{"tool_name": t, "api_name": a}],
+                              "relevant APIs": [[t, a]]} for i, (q, t, a) in enumerate(requests)]))
+
+def cli(*argv):  # the `anytool` command (in a subprocess: it runs its own event loop)
+    done = subprocess.run([sys.executable, "-c", "import sys; from langgraph_anytool.cli import main; "
+                           "sys.exit(main(sys.argv[1:]))", *argv], capture_output=True, text=True)
+    return done.returncode, done.stdout
+
+rows, passrates = [], []
+for mode in ("whole", "reference"):
+    results = work / f"{mode}.jsonl"
+    cli("eval", "run", "--queries", str(qfile), "--offline", "--mode", mode, "--out", str(results))
+    _, overall = results_stats(read_results(results))
+    rows.append({"mode": mode, "tokens/query": overall.total_tokens, "model calls/query": overall.model_calls,
+                 "API calls/query": overall.api_calls, "reflections/query": overall.reflections,
+                 "pool recall %": 100 * (overall.pool_recall or 0)})
+    for protocol in ("anytool", "sopr"):
+        _, text = cli("eval", "passrate", str(results), "--offline", "--protocol", protocol, "--json",
+                      "--cache", str(work / "evaluator.sqlite"))
+        passrates.append({"mode": mode, "protocol": protocol, "pass rate %": json.loads(text)["overall"]["rate"]})
+consumption = pd.DataFrame(rows).set_index("mode").round(1)
+consumption"""),
+    new_code_cell("""scores = pd.DataFrame(passrates).pivot(index="mode", columns="protocol", values="pass rate %")
+fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.2))
+scores.plot.bar(ax=a1, rot=0, ylim=(0, 100), title="pass rate (offline stand-in, not an LLM)")
+consumption[["model calls/query", "API calls/query"]].plot.bar(ax=a2, rot=0, title="consumption per query")
+plt.tight_layout(); plt.show()
+scores"""),
 ]
 
 
