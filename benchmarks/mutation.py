@@ -41,6 +41,11 @@ TARGETS: dict[str, Target] = {
         "tests/test_validation.py", "tests/test_arg_caps_and_workers.py::test_default_cap_is_documented_and_enforced",
         "tests/test_arg_caps_and_workers.py::test_nested_and_oversized_argument_strings_are_refused")),
     "cache": Target("langgraph_anytool/tools/cache.py", ("tests/test_cache.py",)),  # keys, TTLs, storage
+    "judge": Target("langgraph_anytool/nodes/judge/tooleval.py", (  # ToolEval's two stages and reply parsing
+        "tests/test_tooleval.py", "tests/test_reflection_judge.py")),
+    "reflection": Target("langgraph_anytool/nodes/reflection/__init__.py", (
+        "tests/test_reflection_judge.py", "tests/test_anytool_graph.py")),
+    "reducers": Target("langgraph_anytool/state.py", ("tests/test_reflection_judge.py", "tests/test_retriever.py")),
 }
 
 
