@@ -100,7 +100,11 @@ else:  # hand-labelled requests over the builtin catalog
     path.write_text(json.dumps([{"query": q, "query_id": i, "relevant APIs": [[t, a]]}
                                 for i, (q, t, a) in enumerate(labelled)]))
     files = [path]
-report = evaluate_retrieval(catalog, files, recall_ks=(5, 10, 64), ndcg_ks=(5, 10))
+from langgraph_anytool.catalog.search import CatalogSearcher
+
+searcher = CatalogSearcher(catalog, progress=False)  # no progress bars in the notebook's outputs
+report = evaluate_retrieval(catalog, files, recall_ks=(5, 10, 64), ndcg_ks=(5, 10),
+                            search=lambda q, k: [h.api_id for h in searcher.search_apis(q, k)])
 print(catalog, f"— {report.overall.queries} queries in {report.seconds:.1f} s")"""),
     new_code_cell("""rows = [{"group": g.group, "queries": g.queries, **{m: round(100 * v, 1) for m, v in g.metrics.items()}}
         for g in [*report.groups, report.overall]]

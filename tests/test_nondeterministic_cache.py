@@ -106,7 +106,7 @@ def test_cli_run_caches_on_disk_unless_told_not_to(tmp_path: Path, monkeypatch: 
     assert not (tmp_path / "off").exists()
     monkeypatch.setenv("ANYTOOL_CACHE_DIR", str(tmp_path / "on"))
     assert main(["run", "Convert 26.2 miles to kilometers", "--offline"]) == 0
-    files = list((tmp_path / "on").glob("local-*.sqlite"))
+    files = list((tmp_path / "on").glob("*.sqlite"))  # one file per executor kind and catalog
     assert len(files) == 1
     with ResponseCache(files[0]) as cache:
         assert len(cache) >= 1

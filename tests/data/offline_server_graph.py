@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from langgraph_anytool.catalog import Catalog
@@ -10,6 +11,11 @@ from langgraph_anytool.graphs.anytool import create_anytool_graph
 from langgraph_anytool.offline import OfflinePolicyModel
 
 
-def make_graph() -> Any:
+def build_graph() -> Any:
     catalog = Catalog.builtin()
     return create_anytool_graph(catalog, OfflinePolicyModel(catalog=catalog), config=AnyToolConfig(execution="local"))
+
+
+async def make_graph() -> Any:
+    """Built in a thread: `langgraph dev` rejects blocking I/O (reading the catalog, the sandbox probe) on its loop."""
+    return await asyncio.to_thread(build_graph)
