@@ -96,3 +96,17 @@ async def test_a_timeout_kills_the_worker_and_nothing_keeps_burning() -> None:
     finally:
         await ex.aclose()
     assert not Path(f"/proc/{again.content}").exists()
+
+
+def test_worker_apis_run_from_a_script_read_on_stdin() -> None:
+    """`python - <<EOF` (no main file): the worker process must not try to re-run the parent's '<stdin>'."""
+    import subprocess
+    import sys
+
+    script = ("from langgraph_anytool import Catalog\nfrom langgraph_anytool.tools.pipeline import ApiExecutor\n"
+              "cat = Catalog.builtin()\napi = cat.find_api('Universal Unit Converter', 'Convert Units')\n"
+              "args = {p.name: p.default for p in api.params if p.required}\n"
+              "with ApiExecutor.for_catalog(cat, kind='local') as ex:\n"
+              "    print(ex.call(api.id, args).status.value)\n")
+    done = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip().splitlines()[-1] == "ok", done.stderr[-2000:]

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import os
+import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -51,11 +53,28 @@ def _serve(conn: Connection, cpu_seconds: int) -> None:
             conn.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
 
 
+@contextlib.contextmanager
+def _importable_main() -> Iterator[None]:
+    """While a worker starts: hide a `__main__.__file__` that is no file (`python -` reads '<stdin>'), which the
+    child would otherwise try to re-run and fail on; workers never need the parent's main module."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not isinstance(path, str) or os.path.exists(path):
+        yield
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
+
+
 class _Worker:
     def __init__(self, ctx: Any, cpu_seconds: int) -> None:
         self.conn, child = ctx.Pipe(duplex=True)
         self.process = ctx.Process(target=_serve, args=(child, cpu_seconds), daemon=True)
-        self.process.start()
+        with _importable_main():
+            self.process.start()
         child.close()
 
     def kill(self) -> None:
