@@ -126,7 +126,7 @@ def test_bm25_index_of_a_changed_catalog_is_not_reused(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- ANN
 def test_ann_params_follow_size() -> None:
     assert AnnParams.for_size(1_000) == AnnParams(nlist=64, nprobe=8)
-    assert AnnParams.for_size(200_000) == AnnParams(nlist=1024, nprobe=64)
+    assert AnnParams.for_size(200_000) == AnnParams(nlist=1024, nprobe=128)
     assert AnnParams.for_size(10**9).nlist == 4096
 
 
@@ -137,7 +137,7 @@ def test_dense_index_switches_to_ivf_above_threshold() -> None:
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     exact = build_dense_index(x, ann_threshold=10_000)
     ann = build_dense_index(x, ann_threshold=1_000)
-    assert describe(exact) == "flat" and describe(ann) == "ivf128,sq8,nprobe=8"
+    assert describe(exact) == "flat" and describe(ann) == "ivf128,sq8,nprobe=16"
     q = x[:50] + 0.05 * rng.standard_normal((50, 32)).astype(np.float32)
     _, ei = exact.search(q, 20)
     _, ai = ann.search(q, 20)
