@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from .argtypes import count, positive_int
 from .catalog.errors import CatalogError, UnknownNameError
 
 if TYPE_CHECKING:
@@ -41,27 +42,6 @@ class Subcommand:
 
 
 # ------------------------------------------------------------------ shared helpers
-def _count(text: str) -> int:
-    """A whole number ≥ 0."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {value}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {value}")
-    return value
-
-
 def _add_catalog_arg(p: argparse.ArgumentParser) -> None:
     p.add_argument("--catalog", metavar="PATH", default=None,
                    help="ToolBench tools directory, StableToolBench query file (its api_lists) or OpenAPI spec file "
@@ -197,7 +177,7 @@ def cmd_catalog(args: argparse.Namespace) -> int:
 def _configure_search(p: argparse.ArgumentParser) -> None:
     p.add_argument("query", help="what the APIs should do")
     _add_catalog_arg(p)
-    p.add_argument("--k", type=_positive_int, default=10, help="number of APIs (default 10)")
+    p.add_argument("--k", type=positive_int, default=10, help="number of APIs (default 10)")
     _add_search_args(p)
     p.add_argument("--json", action="store_true", help="print JSON")
 
@@ -253,7 +233,7 @@ def _configure_eval(p: argparse.ArgumentParser) -> None:
     r = sub.add_parser("retrieval", help="Recall@k / NDCG@k of API search on query files")
     _add_catalog_arg(r)
     r.add_argument("--queries", nargs="+", required=True, metavar="FILE", help="query files (group = file stem)")
-    r.add_argument("--k", nargs="+", type=_positive_int, default=None, metavar="K",
+    r.add_argument("--k", nargs="+", type=positive_int, default=None, metavar="K",
                    help="cutoffs for both metrics (default: Recall@5,10,64 and NDCG@5,10)")
     _add_search_args(r)
     r.add_argument("--json", action="store_true", help="print JSON")
@@ -304,9 +284,9 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--solver", default=None, choices=("dfsdt", "cot", "umi"))
     p.add_argument("--profile", default="default", choices=("default", "paper"),
                    help="paper: AnyTool's exact setting (no search hints, no small-category shortcut)")
-    p.add_argument("--max-reflections", type=_count, default=None,
+    p.add_argument("--max-reflections", type=count, default=None,
                    help="cap on reflections (default 50; 0 = the paper's no-reflection ablation)")
-    p.add_argument("--token-budget", type=_positive_int, default=None, help="tokens across all roles (default 200000)")
+    p.add_argument("--token-budget", type=positive_int, default=None, help="tokens across all roles (default 200000)")
     p.add_argument("--set", metavar="FIELD=VALUE", action="append", default=[], dest="settings",
                    help="any AnyToolConfig field, e.g. --set max_api_pool=16 (repeatable)")
     p.add_argument("--json", action="store_true", help="print the result as JSON (progress goes to stderr)")

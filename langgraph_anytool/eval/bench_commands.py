@@ -8,17 +8,8 @@ import os
 import sys
 from typing import Any
 
+from ..argtypes import positive_int
 from ..llm import NO_MODEL_HELP, ModelSet
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {value}")
-    return value
 
 
 def _add_model_args(p: argparse.ArgumentParser) -> None:
@@ -47,7 +38,7 @@ def configure_steps(sub: Any) -> None:
                    help="roles whose model has no native function calling (Action: / Action Input: text)")
     p.add_argument("--prompts", default="default", choices=("default", "alpha_umi"),
                    help="α-UMi role prompts: ours, or the profile following α-UMi's formats")
-    p.add_argument("--limit", type=_positive, default=None, metavar="N", help="evaluate the first N steps only")
+    p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="evaluate the first N steps only")
     p.add_argument("--json", action="store_true", help="print JSON (scores and every step)")
     p.set_defaults(eval_handler=cmd_steps)
 
@@ -108,7 +99,7 @@ def configure_tasks(sub: Any) -> None:
                         "by rules against the rows' reference columns")
     p.add_argument("--evaluator-cache", metavar="DIR", default=".anytool-cache/evaluator",
                    help="where evaluator verdicts are cached (default: %(default)s)")
-    p.add_argument("--limit", type=_positive, default=None, metavar="N", help="the first N items of each task")
+    p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="the first N items of each task")
     p.add_argument("--json", action="store_true", help="print JSON (metrics and every item)")
     p.set_defaults(eval_handler=cmd_tasks)
 

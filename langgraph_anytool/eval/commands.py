@@ -12,31 +12,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..argtypes import positive_float, positive_int
 from ..catalog.errors import CatalogError
 
 
 class EvalUsageError(ValueError):
     """A mistake on the `anytool eval` command line, reported as one line."""
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive: {value}")
-    return value
 
 
 # ------------------------------------------------------------------------------------------------ run
@@ -56,9 +37,9 @@ def configure_run(p: argparse.ArgumentParser) -> None:
                    help="--execution virtual: the StableToolBench-compatible server (default $ANYTOOL_VIRTUAL_URL)")
     p.add_argument("--api-cache", metavar="FILE", default=None,
                    help="SQLite cache of API responses shared by the batch (same call → cached response)")
-    p.add_argument("--concurrency", type=_positive_int, default=2, help="queries in flight at once (default 2)")
-    p.add_argument("--timeout", type=_positive_float, default=None, metavar="S", help="seconds per query")
-    p.add_argument("--limit", type=_positive_int, default=None, metavar="N", help="first N queries of each group")
+    p.add_argument("--concurrency", type=positive_int, default=2, help="queries in flight at once (default 2)")
+    p.add_argument("--timeout", type=positive_float, default=None, metavar="S", help="seconds per query")
+    p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="first N queries of each group")
     p.add_argument("--out", default="results.jsonl", metavar="FILE", help="JSON-lines results (appended; resumable)")
     p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                    help="an AnyToolConfig field, e.g. --set max_api_pool=16 --set solver=cot (repeatable)")
@@ -66,7 +47,7 @@ def configure_run(p: argparse.ArgumentParser) -> None:
                    help="exclusion list of query ids (the paper's filtered ToolBench: anytoolbench/unsolvable.json)")
     p.add_argument("--skip-uncovered", action="store_true",
                    help="drop queries whose relevant APIs are not all in the catalog")
-    p.add_argument("--sample-apis", type=_positive_int, default=None, metavar="N",
+    p.add_argument("--sample-apis", type=positive_int, default=None, metavar="N",
                    help="run on N APIs drawn at random from the catalog (AnyTool Table 5)")
     p.add_argument("--seed", type=int, default=0, help="seed of --sample-apis (default 0)")
     p.add_argument("--db", metavar="FILE|URL", default=None,
@@ -254,8 +235,8 @@ def configure_passrate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--catalog", metavar="PATH", default=None, help="catalog for --offline (default: builtin)")
     p.add_argument("--protocol", choices=("anytool", "toolllm", "sopr"), default="anytool",
                    help="anytool: Eq. 2 of the AnyTool paper; toolllm: Eq. 1; sopr: StableToolBench's solvable pass rate")
-    p.add_argument("--samples", type=_positive_int, default=3, help="evaluator samples per query (default 3)")
-    p.add_argument("--concurrency", type=_positive_int, default=4, help="queries scored at once (default 4)")
+    p.add_argument("--samples", type=positive_int, default=3, help="evaluator samples per query (default 3)")
+    p.add_argument("--concurrency", type=positive_int, default=4, help="queries scored at once (default 4)")
     p.add_argument("--cache", metavar="FILE", default=None, help=f"evaluator cache (default {_default_cache()})")
     p.add_argument("--no-cache", action="store_true", help="call the evaluator for every sample")
     p.add_argument("--json", action="store_true", help="print JSON")
