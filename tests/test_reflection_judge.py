@@ -256,3 +256,14 @@ def test_usage_flagged_as_estimated_by_the_provider_is_labelled() -> None:
     assert "estimated_tokens" not in message_usage(msg)
     msg.response_metadata = {"estimated_usage": True}
     assert message_usage(msg)["estimated_tokens"] == 10
+
+
+def test_reflect_uses_the_latest_attempt_of_this_round() -> None:
+    """Only the newest attempt's failed APIs are pruned, and the round advances from where it is."""
+    first = {**attempt("give_up", reason="x broke", failed=["x"]), "round": 0}
+    latest = {**attempt("give_up", reason="the call failed", failed=["y"]), "round": 1}
+    state = _reflect_state({"a": agent("a", "tool", "stopped")}, round=1, reflections=1,
+                           solver_attempts=[first, latest], pool_at_last_solve=["x", "y"])
+    upd = make_reflect(deps_for())(state, RUNTIME).update
+    assert upd["api_pool"] == {"remove": ["y"]} and upd["round"] == 2 and upd["reflections"] == 2
+    assert failure_reason(state) == "the call failed"

@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 
 from ...llm import ModelNotConfiguredError, call_role
 from ...state import AnyToolState, PlanStep
-from ..solver.dfsdt import describe_functions, pool_functions
+from ..solver.functions import describe_functions, pool_functions
 from . import prompts
 from .conversation import conversation_messages, prior_turns, render_conversation, request_of
 

@@ -16,13 +16,13 @@ from langgraph.errors import GraphBubbleUp
 
 from ...catalog.errors import UnknownNameError
 from ...llm import ModelNotConfiguredError, call_role, merge_usage
-from ...state import PoolEntry, SolverAttempt
-from ...tools.lc import api_json_schema
+from ...state import SolverAttempt
 from ..abilities import ask_user as asking
 from ..abilities.conversation import conversation_messages
 from ..abilities.prompts import ASK_USER_NOTE
 from . import prompts
 from .finish import FINISH_NAME, FinishCall, FinishError, finish_schema, parse_finish, resolve_failed
+from .functions import describe_functions, pool_functions, tool_schemas
 from .textmode import bind_role_tools
 from .tree import (
     DIVERSITY,
@@ -56,7 +56,6 @@ class Node(Protocol):
     def __call__(self, state: SolverState) -> dict[str, Any]: ...
 
 
-_DESCRIPTION_CHARS = 300
 
 
 # ------------------------------------------------------------------------------------------ settings
@@ -76,38 +75,6 @@ def model_call_cap(deps: Deps) -> int:
 
 def outcome(type_: str, answer: str = "", reason: str = "", failed: Sequence[str] = ()) -> FinishOutcome:
     return FinishOutcome(type=type_, answer=answer, reason=reason, failed_functions=list(failed))
-
-
-# ------------------------------------------------------------------------------------------ the pool
-def pool_functions(deps: Deps, pool: Sequence[PoolEntry]) -> dict[str, str]:
-    """Function name → API id for the pooled APIs that exist in the catalog (pool order)."""
-    out: dict[str, str] = {}
-    for entry in pool:
-        api_id = entry["api_id"]
-        if api_id in deps.catalog:
-            out[deps.catalog.function_name(api_id)] = api_id
-    return out
-
-
-def tool_schemas(deps: Deps, functions: dict[str, str]) -> list[dict[str, Any]]:
-    return [api_json_schema(deps.catalog, api_id) for api_id in functions.values()]
-
-
-def describe_functions(deps: Deps, functions: dict[str, str], *, with_params: bool = False) -> str:
-    """A numbered list of the available functions: name, tool, description (and parameters)."""
-    lines: list[str] = []
-    for i, (name, api_id) in enumerate(functions.items(), 1):
-        api = deps.catalog.api(api_id)
-        desc = " ".join((api.description or api.name).split())
-        if len(desc) > _DESCRIPTION_CHARS:
-            desc = desc[:_DESCRIPTION_CHARS] + "..."
-        line = f"{i}. {name} (tool {api.tool_name!r}, API {api.name!r}): {desc}"
-        if with_params:
-            req = ", ".join(f"{p.name} ({p.type})" for p in api.required_params) or "none"
-            opt = ", ".join(f"{p.name} ({p.type})" for p in api.optional_params) or "none"
-            line += f" Required parameters: {req}. Optional parameters: {opt}."
-        lines.append(line)
-    return "\n".join(lines)
 
 
 def diversity_text(nodes: Sequence[TreeNode], node_id: int) -> str:
