@@ -48,13 +48,17 @@ class BenchQuery:
                 "final_answer": self.final_answer}
 
 
-def _read_json_list(path: Path) -> list[Any]:
+def read_json_list(path: Path) -> list[Any]:
+    """A query file's JSON list; a missing file, bad JSON, too deep nesting or another shape is a `CatalogError`
+    naming the file."""
     if not path.is_file():
         raise CatalogError("query file does not exist", source=str(path))
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise CatalogError(f"invalid JSON: {exc}", source=str(path)) from None
+    except RecursionError:
+        raise CatalogError("nesting too deep", source=str(path)) from None
     if not isinstance(data, list):
         raise CatalogError("a query file must hold a JSON list", source=str(path))
     return data
@@ -89,7 +93,7 @@ def load_toolbench_group(path: str | Path, group: str | None = None) -> list[Ben
     p = Path(path)
     source, name = str(p), group or p.stem
     out: list[BenchQuery] = []
-    for n, item in enumerate(_read_json_list(p)):
+    for n, item in enumerate(read_json_list(p)):
         qid, query = _query_fields(item, n, source)
         api_list = tuple(_api_ref(e, source, f"[{n}].api_list[{i}]") for i, e in enumerate(item.get("api_list") or []))
         cats = {(t, a): c for c, t, a in api_list if c}
@@ -123,7 +127,7 @@ def load_anytoolbench(path: str | Path, group: str = "AnyToolBench") -> list[Ben
     p = Path(path)
     source = str(p)
     out: list[BenchQuery] = []
-    for n, item in enumerate(_read_json_list(p)):
+    for n, item in enumerate(read_json_list(p)):
         qid, query = _query_fields(item, n, source)
         refs = parse_gt_api_list(item.get("gt_api_list", "[]"), source, f"[{n}].gt_api_list")
         final = item.get("final_answer")
@@ -134,7 +138,7 @@ def load_anytoolbench(path: str | Path, group: str = "AnyToolBench") -> list[Ben
 def load_queries(path: str | Path) -> list[BenchQuery]:
     """Either format, recognised by its fields (`gt_api_list` → AnyToolBench, otherwise a ToolBench group)."""
     p = Path(path)
-    data = _read_json_list(p)
+    data = read_json_list(p)
     if data and isinstance(data[0], dict) and "gt_api_list" in data[0]:
         return load_anytoolbench(p, group=p.stem if p.stem != "anytoolbench" else "AnyToolBench")
     return load_toolbench_group(p)
@@ -143,7 +147,7 @@ def load_queries(path: str | Path) -> list[BenchQuery]:
 def load_exclusion_list(path: str | Path) -> frozenset[int]:
     """The AnyTool authors' list of unsolvable ToolBench query ids (a JSON list of integers)."""
     p = Path(path)
-    data = _read_json_list(p)
+    data = read_json_list(p)
     out = set()
     for i, x in enumerate(data):
         try:

@@ -8,7 +8,6 @@ Groups are the query files' stems; "overall" averages over every evaluated query
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..catalog.errors import CatalogError, UnknownNameError
+from .datasets import read_json_list
 from .metrics import ndcg_at_k, recall_at_k
 
 if TYPE_CHECKING:
@@ -106,17 +106,7 @@ def load_queries(files: Iterable[str | Path], catalog: Catalog) -> list[EvalQuer
     out: list[EvalQuery] = []
     for f in files:
         path = Path(f)
-        if not path.is_file():
-            raise CatalogError("query file does not exist", source=str(path))
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise CatalogError(f"invalid JSON: {exc}", source=str(path)) from None
-        except RecursionError:
-            raise CatalogError("nesting too deep", source=str(path)) from None
-        if not isinstance(data, list):
-            raise CatalogError("a query file must hold a JSON list", source=str(path))
-        for n, item in enumerate(data):
+        for n, item in enumerate(read_json_list(path)):
             if not isinstance(item, dict) or not isinstance(item.get("query"), str):
                 raise CatalogError("query entry must be an object with a 'query' string", source=str(path),
                                    field=f"[{n}]")
