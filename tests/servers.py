@@ -17,7 +17,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
@@ -585,3 +585,31 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+@contextlib.contextmanager
+def loopback_listener(timeout: float = 4.0) -> Iterator[tuple[int, list[bool]]]:
+    """A TCP listener on 127.0.0.1 that records any accepted connection: yields (port, accepted)."""
+    import socket
+
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(timeout)
+    accepted: list[bool] = []
+
+    def accept() -> None:
+        try:
+            conn, _ = server.accept()
+            accepted.append(True)
+            conn.close()
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1], accepted
+    finally:
+        thread.join(timeout + 1)
+        server.close()

@@ -21,6 +21,7 @@ from langgraph_anytool.catalog.builtin import (
 from langgraph_anytool.catalog.builtin._registry import ApiSpec, P, ToolSpec, check_api, tool_document
 from langgraph_anytool.catalog.models import Api
 from langgraph_anytool.catalog.naming import slugify
+from tests.servers import loopback_listener
 
 SPECS = builtin_api_specs()
 API_IDS = sorted(SPECS)
@@ -550,34 +551,11 @@ def test_sandbox_memory_limit(impls: dict[str, Callable[..., Any]], catalog: Cat
 
 @needs_sandbox
 def test_sandbox_blocks_network(impls: dict[str, Callable[..., Any]], catalog: Catalog) -> None:
-    import socket
-    import threading
-
-    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    server.bind(("127.0.0.1", 0))
-    server.listen(1)
-    server.settimeout(3.0)
-    port = server.getsockname()[1]
-    accepted: list[bool] = []
-
-    def accept() -> None:
-        try:
-            conn, _ = server.accept()
-            accepted.append(True)
-            conn.close()
-        except OSError:
-            pass
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    code = (f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=2)\nprint('connected')")
-    try:
+    with loopback_listener(3.0) as (port, accepted):
+        code = (f"import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=2)\nprint('connected')")
         r = call(impls, catalog, "Python Sandbox", "Run Python Code", code=code)
         raw = call(impls, catalog, "Python Sandbox", "Run Python Code",
                    code=f"import _socket\ns = _socket.socket()\ns.connect(('127.0.0.1', {port}))\nprint('connected')")
-    finally:
-        thread.join(5)
-        server.close()
     for run in (r, raw):
         assert run["exit_code"] != 0 and "connected" not in run["stdout"]
         assert "network access is disabled" in run["stderr"]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import secrets
-import socket
 import subprocess
 import sys
 import threading
@@ -29,6 +28,7 @@ from langgraph_anytool.catalog.builtin._sandbox import (
     sandbox_status,
 )
 from langgraph_anytool.catalog.builtin.code_tools import run_python_code
+from tests.servers import loopback_listener
 
 _STATUS = sandbox_status(allow_unsandboxed=False)
 if _STATUS.mode != "bwrap":
@@ -214,24 +214,8 @@ except ImportError as exc:
 
 
 def test_loopback_sockets_through_the_mro_reach_nothing() -> None:
-    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    server.bind(("127.0.0.1", 0))
-    server.listen(1)
-    server.settimeout(4.0)
-    port = server.getsockname()[1]
-    accepted: list[bool] = []
-
-    def accept() -> None:
-        try:
-            conn, _ = server.accept()
-            accepted.append(True)
-            conn.close()
-        except OSError:
-            pass
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    code = f"""
+    with loopback_listener(4.0) as (port, accepted):
+        code = f"""
 import socket
 raw = socket.socket.__mro__[1]
 s = raw(socket.AF_INET, socket.SOCK_STREAM)
@@ -241,11 +225,7 @@ try:
 except OSError as exc:
     print("refused", type(exc).__name__, exc.errno)
 """
-    try:
         r = run(code)
-    finally:
-        thread.join(5)
-        server.close()
     assert "connected" not in r["stdout"] and "refused" in r["stdout"], r
     assert accepted == []
 
