@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal, get_args
 
+from .profiles import ProfileError, check_overrides, load_overrides
+
 SolverMode = Literal["dfsdt", "cot", "umi"]
 UmiPrompts = Literal["default", "alpha_umi"]
 ExecutionKind = Literal["auto", "local", "template", "http", "virtual", "llm"]
@@ -74,6 +76,9 @@ class AnyToolConfig:
     # roles whose model has no native function calling: calls are written as `Action:` / `Action Input:` text
     text_mode_roles: tuple[str, ...] = ()
     umi_prompts: UmiPrompts = "default"  # "alpha_umi": α-UMi's prompt formats (Next: caller./conclusion./give up.)
+    # model name pattern -> profile fields (context_window, tool_calling, parallel_tool_calls, input_price,
+    # output_price) over the table in profiles.py
+    model_profiles: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -96,6 +101,10 @@ class AnyToolConfig:
                                   "text mode applies to 'solver' and 'caller'")
         if self.umi_prompts not in ("default", "alpha_umi"):
             raise ConfigError(f"AnyToolConfig.umi_prompts must be 'default' or 'alpha_umi', got {self.umi_prompts!r}")
+        try:
+            check_overrides(self.model_profiles, "AnyToolConfig.model_profiles")
+        except ProfileError as exc:
+            raise ConfigError(str(exc)) from None
         for role, spec in self.models.items():
             if role not in ROLES:
                 raise ConfigError(f"AnyToolConfig.models: unknown role {role!r}; roles are {', '.join(ROLES)}")
@@ -161,4 +170,11 @@ def _convert(name: str, type_: Any, raw: Any) -> Any:
         return tuple(part.strip() for part in text.split(",") if part.strip())
     if name == "models":
         raise ConfigError("AnyToolConfig.models cannot be set from a string; use role=model pairs")
+    if name == "model_profiles":  # a JSON object, or the path of a JSON file holding one
+        import json
+
+        try:
+            return json.loads(text) if text.startswith("{") else load_overrides(text)
+        except (json.JSONDecodeError, ProfileError) as exc:
+            raise ConfigError(f"AnyToolConfig.model_profiles: {exc}") from None
     return text

@@ -13,6 +13,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from typing_extensions import TypedDict
 
 from .config import ROLES
+from .profiles import profile_for
 
 ModelSpec = str | BaseChatModel
 
@@ -35,6 +36,30 @@ NO_MODEL_HELP = (
 
 class ModelNotConfiguredError(RuntimeError):
     """No model for a role; the message says how to configure one."""
+
+
+# Kinds of `ModelCallError` that a later retry of the same request can overcome (a resumed batch re-runs them).
+TRANSPORT_KINDS = frozenset({"rate_limited", "server_error", "connection", "timeout"})
+# All kinds: the transport ones, and "context_length" (the prompt does not fit even shrunk), "auth" (401/403),
+# "not_found" (unknown model), "bad_request" (another 400), "no_tool_calling" (the endpoint refuses `tools`),
+# "refused" (the model declined), "other".
+ERROR_KINDS = (*sorted(TRANSPORT_KINDS), "context_length", "auth", "not_found", "bad_request", "no_tool_calling",
+               "refused", "other")
+
+
+class ModelCallError(RuntimeError):
+    """A model call that failed for good, after the retries its policy allows; `kind` (one of `ERROR_KINDS`) says
+    why, `retries` how many retries were spent, `capped` which retry cap stopped them ("run" / "batch"), if one did."""
+
+    def __init__(self, kind: str, message: str, *, retries: int = 0, capped: str | None = None) -> None:
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.retries = retries
+        self.capped = capped
+
+    @property
+    def transport(self) -> bool:
+        return self.kind in TRANSPORT_KINDS
 
 
 OFFLINE = "offline"  # the model spec of the offline stand-in (a heuristic, NOT an LLM)
@@ -112,6 +137,7 @@ class RoleUsage(TypedDict, total=False):
     input_tokens: int
     output_tokens: int
     estimated_tokens: int  # tokens estimated (chars / 4) because the provider sent no usage metadata
+    cost_usd: float  # from the model's profile price (absent when the price is unknown)
 
 
 def message_usage(msg: BaseMessage, prompt: list[BaseMessage] | None = None) -> RoleUsage:
@@ -170,14 +196,22 @@ def call_role(
     *,
     inputs: Mapping[str, Any] | None = None,
     on_tokens: Callable[[int], Any] | None = None,
+    on_usage: Callable[[RoleUsage], Any] | None = None,
+    profiles: Mapping[str, Any] | None = None,
 ) -> tuple[AIMessage, RoleUsage]:
     """One model call of `role`: invoked with the role-tagged run config, the reply as an `AIMessage`, its usage
-    (from `usage_metadata`, labelled estimates otherwise), and its tokens reported once to `on_tokens`.
+    (from `usage_metadata`, labelled estimates otherwise; `cost_usd` from the model's profile, see `profiles.py`,
+    with `profiles` overrides), reported once to `on_tokens` (its tokens) and `on_usage` (the whole usage).
 
     Provider errors propagate: each caller decides what a failed call means for its node."""
     reply = model.invoke(prompt, role_config(config, role, inputs))
     ai = reply if isinstance(reply, AIMessage) else AIMessage(content=reply.content)
     used = message_usage(ai, prompt)
+    cost = profile_for(model, profiles).cost(int(used.get("input_tokens", 0)), int(used.get("output_tokens", 0)))
+    if cost is not None:
+        used["cost_usd"] = cost
     if on_tokens is not None:
         on_tokens(int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0)))
+    if on_usage is not None:
+        on_usage(used)
     return ai, used

@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 from .catalog import Catalog
 from .config import AnyToolConfig
 from .context import context_values, resolve_settings
-from .llm import ModelSet
+from .llm import ModelSet, RoleUsage
 
 if TYPE_CHECKING:
     from .tools.pipeline import ApiExecutor
@@ -149,6 +149,14 @@ class Deps:
                     self._model_sets[key] = self.models.with_overrides(model, models, catalog=self.catalog)
                 model_set = self._model_sets[key]
         return replace(self, config=settings, models=model_set, _model_sets=self._model_sets, _lock=self._lock)
+
+    def meter(self, run_key: str) -> Callable[[RoleUsage], None]:
+        """The `on_usage` callback of a model call made for `run_key`: adds its usage to the run's tallies."""
+
+        def add(used: RoleUsage) -> None:
+            self.signals.add_tokens(run_key, int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0)))
+
+        return add
 
     def over_budget(self, run_key: str) -> bool:
         return self.signals.tokens(run_key) >= self.config.token_budget

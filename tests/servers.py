@@ -20,7 +20,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Literal, Self
 from urllib.parse import parse_qs, urlsplit
 
 _REASONS = {
@@ -63,6 +63,7 @@ class Response:
     content_type: str = "application/json"
     delay: float = 0.0
     reason: str | None = None  # the status line's reason phrase (default: the standard one)
+    drop: bool = False  # close the connection without answering (after `delay`)
 
     @classmethod
     def json(cls, obj: Any, status: int = 200, headers: Iterable[tuple[str, str]] = (), delay: float = 0.0) -> Response:
@@ -291,6 +292,8 @@ class LoopbackServer:
                 finally:
                     with self._lock:
                         self._in_flight -= 1
+                if response.drop:
+                    break
                 reason = response.reason if response.reason is not None else _REASONS.get(response.status, "Status")
                 head = [f"HTTP/1.1 {response.status} {reason}",
                         f"Content-Type: {response.content_type}", f"Content-Length: {len(response.body)}",
@@ -425,14 +428,59 @@ class VirtualApiServer(LoopbackServer):
 
 @dataclass
 class ChatReply:
-    """A scripted assistant turn: text and/or tool calls `(name, arguments)`; `usage` overrides token counts."""
+    """A scripted assistant turn: text and/or tool calls `(name, arguments)`; `usage` overrides token counts.
+
+    Content faults: `raw_tool_calls` are `(name, arguments text)` sent as they are (not JSON, missing fields, ...);
+    `refusal` fills OpenAI's `refusal` field (content stays empty)."""
 
     content: str = ""
     tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     usage: tuple[int, int] | None = None
+    raw_tool_calls: list[tuple[str, str]] = field(default_factory=list)
+    refusal: str | None = None
 
 
-ScriptItem = str | ChatReply | Callable[[dict[str, Any]], "str | ChatReply"]
+@dataclass(frozen=True)
+class ChatFault:
+    """A transport fault answered instead of a reply (it consumes no scripted reply unless it is a script item).
+
+    kinds: "status" (an HTTP error in OpenAI's error shape, with optional Retry-After), "drop" (the connection is
+    closed without an answer), "slow" (the reply comes after `delay` seconds: longer than the client's timeout),
+    "context_length" (400 `context_length_exceeded`, OpenAI's body)."""
+
+    kind: Literal["status", "drop", "slow", "context_length"] = "status"
+    status: int = 500
+    retry_after: str | None = None
+    delay: float = 0.0
+
+    @classmethod
+    def rate_limited(cls, retry_after: str | None = None) -> ChatFault:
+        return cls("status", 429, retry_after)
+
+    @classmethod
+    def server_error(cls, status: int = 500) -> ChatFault:
+        return cls("status", status)
+
+    @classmethod
+    def dropped(cls) -> ChatFault:
+        return cls("drop")
+
+    @classmethod
+    def slow(cls, seconds: float) -> ChatFault:
+        return cls("slow", delay=seconds)
+
+    @classmethod
+    def context_length(cls) -> ChatFault:
+        return cls("context_length", 400)
+
+    @property
+    def transport(self) -> bool:
+        """Whether the fault is one a retry of the same request overcomes (not a context-length refusal)."""
+        return self.kind != "context_length"
+
+
+ScriptItem = str | ChatReply | ChatFault | Callable[[dict[str, Any]], "str | ChatReply | ChatFault"]
+FaultHook = Callable[[int, dict[str, Any]], "ChatFault | None"]
 
 
 def tool_call(name: str, **arguments: Any) -> ChatReply:
@@ -440,23 +488,45 @@ def tool_call(name: str, **arguments: Any) -> ChatReply:
     return ChatReply(tool_calls=[(name, arguments)])
 
 
+def context_length_body(limit: int, used: int) -> dict[str, Any]:
+    """OpenAI's error body for a prompt over the model's context window."""
+    return {"error": {"message": f"This model's maximum context length is {limit} tokens. However, your messages "
+                                 f"resulted in {used} tokens. Please reduce the length of the messages.",
+                      "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}
+
+
+def prompt_tokens_of(body: Mapping[str, Any]) -> int:
+    """The server's token count of a request: characters of messages and tools / 4 (an estimate, like ours)."""
+    return max(1, (len(json.dumps(body.get("messages", []))) + len(json.dumps(body.get("tools") or []))) // 4)
+
+
 class OpenAIChatServer(LoopbackServer):
     """An OpenAI-compatible `/v1/chat/completions` (non-streaming and SSE streaming) replying from a script.
 
-    Script items are consumed in order: text, `ChatReply`, or a callable of the request body. When the script is
-    exhausted the server answers 400 (not retried by clients) saying so. `fail_next("/v1/chat/completions", 429,
-    retry_after="0.05")` injects failures. `chat_requests` are the received request bodies (to check `tools`).
+    Script items are consumed in order: text, `ChatReply`, `ChatFault`, or a callable of the request body. When the
+    script is exhausted, `policy(body)` answers if given, else the server answers 400 (not retried by clients) saying
+    so. Faults: `fail_chat(429, retry_after="0.05")`, `ChatFault` script items, or `fault_hook(n, body)` (called per
+    request, n counting from 1: return a fault or None, e.g. seeded random faults). `context_window=N` refuses
+    prompts over N tokens with `context_length_exceeded`; `tools_supported=False` refuses requests with `tools`
+    as a model without function calling does (Ollama's wording). `chat_requests` are the received request bodies.
     """
 
     PATH = "/v1/chat/completions"
 
     def __init__(self, script: Iterable[ScriptItem] = (), *, model: str = "gpt-test", latency: float = 0.0,
-                 **kwargs: Any) -> None:
+                 policy: Callable[[dict[str, Any]], str | ChatReply] | None = None, fault_hook: FaultHook | None = None,
+                 context_window: int | None = None, tools_supported: bool = True, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._script: list[ScriptItem] = list(script)
         self.model = model
         self.latency = latency
+        self.policy = policy
+        self.fault_hook = fault_hook
+        self.context_window = context_window
+        self.tools_supported = tools_supported
         self._ids = itertools.count(1)
+        self._chat_count = itertools.count(1)
+        self.faults_sent: list[ChatFault] = []
 
     @property
     def base_url(self) -> str:
@@ -483,6 +553,20 @@ class OpenAIChatServer(LoopbackServer):
         self.fail_next(self.PATH, status, times, retry_after=retry_after, headers=headers,
                        body={"error": {"message": f"injected {status}", "type": kind, "code": kind}})
 
+    def _fault(self, fault: ChatFault, body: Mapping[str, Any]) -> Response:
+        with self._lock:
+            self.faults_sent.append(fault)
+        if fault.kind == "drop":
+            return Response(drop=True)
+        if fault.kind == "context_length":
+            return Response.json(context_length_body(self.context_window or 4096, prompt_tokens_of(body)), 400)
+        if fault.kind == "slow":
+            return Response.json({"error": {"message": "too late", "type": "server_error"}}, 500, delay=fault.delay)
+        code = "rate_limit_exceeded" if fault.status == 429 else "server_error"
+        headers = [("Retry-After", fault.retry_after)] if fault.retry_after is not None else []
+        return Response.json({"error": {"message": f"injected {fault.status}", "type": code, "code": code}},
+                             fault.status, headers)
+
     async def handle(self, request: Request) -> Response:
         if self.latency > 0:
             await asyncio.sleep(self.latency)
@@ -492,21 +576,37 @@ class OpenAIChatServer(LoopbackServer):
         if fault is not None:
             return self._fault_response(fault)
         body = request.json()
+        n = next(self._chat_count)
+        hooked = self.fault_hook(n, body) if self.fault_hook is not None else None
+        if hooked is not None:
+            return self._fault(hooked, body)
+        if not self.tools_supported and body.get("tools"):
+            return Response.json({"error": {"message": f"registry.ollama.ai/library/{body.get('model', self.model)} "
+                                                       "does not support tools", "type": "api_error"}}, 400)
+        if self.context_window is not None and prompt_tokens_of(body) > self.context_window:
+            return Response.json(context_length_body(self.context_window, prompt_tokens_of(body)), 400)
         with self._lock:
             item = self._script.pop(0) if self._script else None
+        if item is None and self.policy is not None:
+            item = self.policy
         if item is None:
             return Response.json({"error": {"message": "OpenAIChatServer: no scripted response left",
                                             "type": "invalid_request_error"}}, 400)
         reply = item(body) if callable(item) else item
+        if isinstance(reply, ChatFault):
+            return self._fault(reply, body)
         if isinstance(reply, str):
             reply = ChatReply(content=reply)
+        return self._reply(reply, body)
+
+    def _reply(self, reply: ChatReply, body: Mapping[str, Any]) -> Response:
         n = next(self._ids)
-        encoded = [(name, json.dumps(args)) for name, args in reply.tool_calls]
+        encoded = [(name, json.dumps(args)) for name, args in reply.tool_calls] + list(reply.raw_tool_calls)
         calls: list[dict[str, Any]] = [{"id": f"call_{n}_{i}", "type": "function",
                                         "function": {"name": name, "arguments": args}}
                                        for i, (name, args) in enumerate(encoded)]
         prompt_tokens, completion_tokens = reply.usage or (
-            max(1, len(json.dumps(body.get("messages", []))) // 4),
+            prompt_tokens_of(body),
             max(1, (len(reply.content) + sum(len(args) for _, args in encoded)) // 4))
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                  "total_tokens": prompt_tokens + completion_tokens}
@@ -514,8 +614,10 @@ class OpenAIChatServer(LoopbackServer):
         base = {"id": f"chatcmpl-{n}", "created": int(time.time()), "model": body.get("model", self.model)}
         if body.get("stream"):
             return self._stream(base, reply.content, calls, finish, usage,
-                                bool((body.get("stream_options") or {}).get("include_usage")))
+                                bool((body.get("stream_options") or {}).get("include_usage")), reply.refusal)
         message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
+        if reply.refusal is not None:
+            message["refusal"] = reply.refusal
         if calls:
             message["tool_calls"] = calls
         return Response.json({**base, "object": "chat.completion", "usage": usage,
@@ -523,13 +625,15 @@ class OpenAIChatServer(LoopbackServer):
 
     @staticmethod
     def _stream(base: dict[str, Any], content: str, calls: list[dict[str, Any]], finish: str,
-                usage: dict[str, int], include_usage: bool) -> Response:
+                usage: dict[str, int], include_usage: bool, refusal: str | None = None) -> Response:
         def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
             return {**base, "object": "chat.completion.chunk",
                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}]}
 
         events = [chunk({"role": "assistant", "content": ""})]
         events += [chunk({"content": content[i:i + 16]}) for i in range(0, len(content), 16)]
+        if refusal is not None:
+            events.append(chunk({"refusal": refusal}))
         for i, c in enumerate(calls):
             events.append(chunk({"tool_calls": [{"index": i, "id": c["id"], "type": "function",
                                                  "function": {"name": c["function"]["name"], "arguments": ""}}]}))

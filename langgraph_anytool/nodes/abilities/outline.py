@@ -87,7 +87,7 @@ def make_outline(base: Deps) -> Any:
         try:
             ai, used = call_role(model, "outline", prompt, inputs={
                 "query": query, "functions": list(functions), "conversation": render_conversation(prior)},
-                on_tokens=lambda n: deps.signals.add_tokens(run_key, n))
+                on_usage=deps.meter(run_key), profiles=deps.config.model_profiles)
         except (ModelNotConfiguredError, GraphBubbleUp):
             raise
         except Exception as exc:  # a provider error: no plan, and why

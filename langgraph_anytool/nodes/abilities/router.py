@@ -87,7 +87,7 @@ def make_route(base: Deps) -> Any:
         try:
             ai, used = call_role(model, "router", prompt, inputs={
                 "query": query, "conversation": render_conversation(prior)},
-                on_tokens=lambda n: deps.signals.add_tokens(run_key, n))
+                on_usage=deps.meter(run_key), profiles=deps.config.model_profiles)
         except (ModelNotConfiguredError, GraphBubbleUp):
             raise
         except Exception as exc:  # a provider error: retrieve, as without the router

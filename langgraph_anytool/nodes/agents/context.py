@@ -66,7 +66,8 @@ class CallContext:
         """One model call made by a function handler (e.g. the solvable check), accounted once: usage delta,
         the run's token tally, the record's tokens."""
         reply, usage = call_role(model, role, prompt, self.config, inputs=inputs,
-                                 on_tokens=lambda n: self.deps.signals.add_tokens(self.run_key, n))
+                                 on_usage=self.deps.meter(self.run_key),
+                                 profiles=self.deps.config.model_profiles)
         self.usage = merge_usage(self.usage, {role: usage})
         self.record["tokens"] += int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))
         return reply

@@ -88,7 +88,7 @@ def make_call_model(role: Role, base: Deps) -> Any:
         try:
             model = deps.models.for_role(role.level).bind_tools(schemas)
             reply, used = call_role(model, role.level, prompt, config, inputs=role_inputs(state["query"], rec, deps.config.max_tools_per_agent),
-                                    on_tokens=lambda n: deps.signals.add_tokens(run_key, n))
+                                    on_usage=deps.meter(run_key), profiles=deps.config.model_profiles)
         except (ModelNotConfiguredError, GraphBubbleUp):
             raise
         except Exception as exc:  # a provider error ends this agent only; reflection may re-activate it

@@ -100,7 +100,7 @@ def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[A
     upd: dict[str, Any] = {"model_calls": state["model_calls"] + 1}
     try:
         ai, used = call_role(runnable, role, prompt, None, inputs={"query": state["query"], **(inputs or {})},
-                             on_tokens=lambda n: deps.signals.add_tokens(state["run_key"], n))
+                             on_usage=deps.meter(state["run_key"]), profiles=deps.config.model_profiles)
     except (ModelNotConfiguredError, GraphBubbleUp):  # configuration errors and interrupts are not model failures
         raise
     except Exception as exc:  # a provider error ends this solve, not the run
