@@ -61,6 +61,12 @@ class AnyToolConfig:
     max_reflections: int = 50
     reflection_scope: ReflectionScope = "all"  # which levels reflection may re-activate (Table 4)
     token_budget: int = 200_000  # across all roles, from usage metadata
+    # further per-query budgets (ours; None = no limit), checked before each model call like the token budget:
+    # USD across all roles from the models' profile prices (a model without a known price is refused while it is
+    # set: give its price with `model_profiles`), and wall-clock seconds since the run started (a resumed run
+    # counts from its first start, kept in the state)
+    max_cost: float | None = None
+    max_seconds: float | None = None
     max_observation_chars: int = 2048
     search_k: int = 64  # retriever="search": the top-k APIs of our hybrid search go into the pool
     # executor when none is passed: "auto" = local for the builtin catalog, http otherwise;
@@ -87,6 +93,14 @@ class AnyToolConfig:
                 least = 0 if f.name == "max_reflections" else 1  # 0 reflections: the paper's plain-agent ablation
                 if not isinstance(value, int) or isinstance(value, bool) or value < least:
                     raise ConfigError(f"AnyToolConfig.{f.name} must be an integer ≥ {least}, got {value!r}")
+            elif f.type in ("float", "float | None"):
+                if value is None and f.type == "float | None":
+                    continue
+                if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0 \
+                        or value == float("inf"):
+                    raise ConfigError(f"AnyToolConfig.{f.name} must be a number > 0"
+                                      + (" (or null: no limit)" if f.type == "float | None" else "")
+                                      + f", got {value!r}")
             elif f.type == "bool" and not isinstance(value, bool):
                 raise ConfigError(f"AnyToolConfig.{f.name} must be true or false, got {value!r}")
             elif f.name in _CHOICES and value not in _CHOICES[f.name]:
@@ -159,6 +173,13 @@ def _convert(name: str, type_: Any, raw: Any) -> Any:
             return int(text)
         except ValueError:
             raise ConfigError(f"AnyToolConfig.{name} must be an integer, got {raw!r}") from None
+    if type_ in ("float", "float | None"):
+        if type_ == "float | None" and text.lower() in ("", "none", "null", "off"):
+            return None
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(f"AnyToolConfig.{name} must be a number, got {raw!r}") from None
     if type_ == "bool":
         low = text.lower()
         if low in ("1", "true", "yes", "on"):

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from langgraph.runtime import Runtime
 
 from .catalog import Catalog
-from .config import AnyToolConfig
+from .config import ROLES, AnyToolConfig, ConfigError
 from .context import context_values, resolve_settings
-from .llm import ModelSet, RoleUsage
+from .llm import ModelNotConfiguredError, ModelSet, RoleUsage, total_tokens
+from .profiles import model_name, profile_for
 
 if TYPE_CHECKING:
     from .tools.pipeline import ApiExecutor
@@ -29,12 +31,13 @@ class RunSignals:
 
     - the stop signal: a tool agent found the pool solvable in round r of run k; every agent step checks it
       before its model call and stops (status `stopped`);
-    - the token tally: tokens spent so far in the run, across all branches, checked against the budget;
+    - the budget tallies: tokens and USD spent so far in the run, across all branches, and when the run started
+      (wall-clock epoch seconds), checked against the budgets (`Deps.budget_stop`);
     - the live API pool (the paper's global pool): what parallel tool agents have added so far, so that the cap
       holds across them and `check_if_request_solvable` judges the whole pool, not one agent's share.
 
-    Not checkpointed: the graph re-derives all three from state (`solvable_round`, `usage`, `api_pool`) at every
-    dispatch, so a resumed run starts from the checkpoint's values. At most `max_runs` runs are tracked.
+    Not checkpointed: the graph re-derives them from state (`solvable_round`, `usage`, `started_at`, `api_pool`)
+    at every dispatch, so a resumed run starts from the checkpoint's values. At most `max_runs` runs are tracked.
     """
 
     def __init__(self, max_runs: int = MAX_TRACKED_RUNS) -> None:
@@ -105,6 +108,34 @@ class RunSignals:
         with self._lock:
             return self._entry(run_key).tokens
 
+    def seed_cost(self, run_key: str, cost: float) -> None:
+        """Set the USD tally to at least `cost` (e.g. the checkpointed usage after a resume)."""
+        with self._lock:
+            entry = self._entry(run_key)
+            entry.cost = max(entry.cost, cost)
+
+    def add_cost(self, run_key: str, cost: float) -> float:
+        with self._lock:
+            entry = self._entry(run_key)
+            entry.cost += cost
+            return entry.cost
+
+    def cost(self, run_key: str) -> float:
+        with self._lock:
+            return self._entry(run_key).cost
+
+    def seed_start(self, run_key: str, started_at: float | None) -> None:
+        """The run's start (epoch seconds, from its state): the earliest one seen counts."""
+        if started_at is None:
+            return
+        with self._lock:
+            entry = self._entry(run_key)
+            entry.started_at = started_at if entry.started_at is None else min(entry.started_at, started_at)
+
+    def started_at(self, run_key: str) -> float | None:
+        with self._lock:
+            return self._entry(run_key).started_at
+
     def forget(self, run_key: str) -> None:
         with self._lock:
             self._runs.pop(run_key, None)
@@ -113,6 +144,8 @@ class RunSignals:
 @dataclass
 class _RunEntry:
     tokens: int = 0
+    cost: float = 0.0  # USD
+    started_at: float | None = None  # epoch seconds (None: not seen yet, so no wall-time check)
     pool: dict[str, None] = field(default_factory=dict)  # ordered set of API ids
     removed: set[str] = field(default_factory=set)
     stopped: set[int] = field(default_factory=set)  # rounds in which the pool was judged solvable
@@ -131,6 +164,8 @@ class Deps:
     executor: ApiExecutor
     config: AnyToolConfig
     signals: RunSignals = field(default_factory=RunSignals)
+    # a retry cap shared by every run of the graph (e.g. `llm.RetryBudget` of a batch); None = the run's own policy
+    retry_budget: Any = field(default=None, compare=False)
     _model_sets: dict[Any, ModelSet] = field(default_factory=dict, compare=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
@@ -155,11 +190,86 @@ class Deps:
 
         def add(used: RoleUsage) -> None:
             self.signals.add_tokens(run_key, int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0)))
+            if used.get("cost_usd"):
+                self.signals.add_cost(run_key, float(used.get("cost_usd", 0.0)))
 
         return add
 
+    def sync_run(self, run_key: str, state: Mapping[str, Any]) -> None:
+        """Seed the run's budget tallies from its checkpointed state (tokens, USD, start time)."""
+        usage = state.get("usage") or {}
+        self.signals.seed_tokens(run_key, total_tokens(usage))
+        self.signals.seed_cost(run_key, total_cost(usage))
+        self.signals.seed_start(run_key, state.get("started_at"))
+
+    def budget_stop(self, run_key: str) -> BudgetStop | None:
+        """Which budget of the run is spent (tokens, then cost, then wall time), with the figures; None if none."""
+        cfg = self.config
+        tokens = self.signals.tokens(run_key)
+        if tokens >= cfg.token_budget:
+            return BudgetStop("tokens", f"token budget of {cfg.token_budget} tokens reached ({tokens} spent)")
+        if cfg.max_cost is not None:
+            cost = self.signals.cost(run_key)
+            if cost >= cfg.max_cost:
+                return BudgetStop("cost", f"cost budget of ${cfg.max_cost:g} reached (${cost:.4f} spent)")
+        if cfg.max_seconds is not None:
+            started = self.signals.started_at(run_key)
+            if started is not None and (elapsed := time.time() - started) >= cfg.max_seconds:
+                return BudgetStop("wall_time", f"wall-time budget of {cfg.max_seconds:g} s reached "
+                                               f"({elapsed:.1f} s since the run started)")
+        return None
+
     def over_budget(self, run_key: str) -> bool:
-        return self.signals.tokens(run_key) >= self.config.token_budget
+        """Whether any budget of the run (tokens, `max_cost`, `max_seconds`) is spent: no further model call."""
+        return self.budget_stop(run_key) is not None
+
+    def check_prices(self) -> None:
+        """With `max_cost` set, every role's model must have a known price (see `check_prices`)."""
+        check_prices(self.models, self.config)
+
+
+@dataclass(frozen=True)
+class BudgetStop:
+    """A spent budget: which one (`kind`: "tokens" | "cost" | "wall_time") and a reason with the figures."""
+
+    kind: str
+    reason: str
+
+
+def check_prices(models: ModelSet, config: AnyToolConfig) -> None:
+    """With `config.max_cost` set, every role's model must have a known price; else `ConfigError` naming the model
+    and how to give its price."""
+    if config.max_cost is None:
+        return
+    for role in roles_in_use(config):
+        try:
+            model = models.for_role(role)
+        except ModelNotConfiguredError:
+            continue  # no model at all: the first call says how to configure one
+        if not profile_for(model, config.model_profiles).priced:
+            name = model_name(model) or f"{type(model).__name__} (no model name)"
+            raise ConfigError(
+                f"max_cost is set (${config.max_cost:g} per query) but the price of model {name!r} (role {role!r}) "
+                f"is unknown, so its cost cannot be counted; give it with model_profiles, e.g. --set "
+                f"'model_profiles={{\"{name}\": {{\"input_price\": 0.15, \"output_price\": 0.6}}}}' (USD per 1M "
+                "input / output tokens; a JSON file of such entries works too), or unset max_cost")
+
+
+def total_cost(usage: Mapping[str, Any]) -> float:
+    """USD over every role of a usage dict (calls without a known price count 0)."""
+    return sum(float(v.get("cost_usd", 0.0)) for v in usage.values() if isinstance(v, Mapping))
+
+
+def roles_in_use(config: AnyToolConfig) -> list[str]:
+    """The model roles a run with `config` may call and meters (the switched-off abilities' roles left out; the
+    LLM executor's "simulator" plays the APIs and is not counted in the run's budgets)."""
+    skip = {"simulator"} | (set() if config.solver == "umi" else {"planner", "caller", "summarizer"})
+    skip |= {"solver"} if config.solver == "umi" else set()
+    skip |= set() if config.route_tools else {"router"}
+    skip |= set() if config.plan_only else {"outline"}
+    if config.retriever in ("reference", "search"):
+        skip |= {"meta", "category", "tool", "solvable"}
+    return [r for r in ROLES if r not in skip]
 
 
 def per_run(make: Callable[[Deps], Callable[[Any], Any]], base: Deps) -> Any:

@@ -17,6 +17,7 @@ from .llm import merge_usage
 
 AgentLevel = Literal["meta", "category", "tool", "flat"]  # flat: the one agent of the -hierarchy ablation
 AgentStatus = Literal["pending", "running", "finished", "stopped"]
+StopReason = Literal["", "tokens", "cost", "wall_time"]  # which budget ended a `budget_exhausted` run
 RunStatus = Literal["running", "solved", "unsolved", "gave_up", "budget_exhausted", "no_apis", "error", "planned"]
 
 
@@ -151,6 +152,7 @@ class AnyToolState(TypedDict):
     request_message_id: NotRequired[str]  # the id of the human message the current run answers
     plan: NotRequired[list[PlanStep]]  # plan_only: the outline
     run_key: NotRequired[str]
+    started_at: NotRequired[float]  # epoch seconds when the run started (max_seconds counts from it, also on resume)
     round: NotRequired[int]  # retrieval round: 0, then +1 per reflection
     tick: NotRequired[int]  # dispatch supersteps so far
     agents: Annotated[dict[str, AgentRecord], merge_agents]
@@ -166,6 +168,7 @@ class AnyToolState(TypedDict):
     answer: NotRequired[str]
     status: NotRequired[RunStatus]
     reason: NotRequired[str]
+    stop_reason: NotRequired[StopReason]  # status budget_exhausted: which budget was spent ("" otherwise)
     usage: Annotated[dict[str, Any], merge_usage]
 
 
@@ -175,6 +178,7 @@ class AnyToolOutput(TypedDict):
     answer: str
     status: RunStatus
     reason: str
+    stop_reason: StopReason
     api_pool: list[PoolEntry]
     agents: dict[str, AgentRecord]
     solver_attempts: list[SolverAttempt]

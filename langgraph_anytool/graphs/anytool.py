@@ -22,7 +22,7 @@ from ..nodes.abilities import make_outline, make_route, make_route_after_init
 from ..nodes.judge import make_judge
 from ..nodes.lifecycle import make_finalize, make_gate, make_init
 from ..nodes.reflection import make_reflect
-from ..runtime import Deps, RunSignals, per_run
+from ..runtime import Deps, RunSignals, check_prices, per_run
 from ..state import AnyToolInput, AnyToolOutput, AnyToolState
 from ..tools.pipeline import ApiExecutor
 from ..viz import offline_display
@@ -52,6 +52,7 @@ def create_anytool_graph(
     checkpointer: Checkpointer = None,
     executor: ApiExecutor | None = None,
     name: str = "anytool",
+    retry_budget: Any = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build (and compile) the AnyTool graph.
 
@@ -64,15 +65,20 @@ def create_anytool_graph(
     Run time: `graph.invoke(input, config, context={...})` overrides any setting for one run (`AnyToolContext`:
     every `AnyToolConfig` field but `execution`, plus `model`, `models` and `profile`).
 
+    `retry_budget` (e.g. one `llm.RetryBudget` for a whole batch) caps the model-call retries of every run of
+    the graph together.
+
     An executor made here belongs to the graph: it is closed when the graph is garbage-collected.
     Pass your own (`with ApiExecutor.for_catalog(...) as ex:`) to close it at a moment of your choosing.
     """
     cfg = config or AnyToolConfig()
     cat = catalog if catalog is not None else Catalog.builtin()
     model_set = ModelSet.resolve(model, {**cfg.models, **dict(models or {})}, catalog=cat)
+    check_prices(model_set, cfg)  # max_cost needs every role's price: fail before any call
     owned = executor is None
     api_executor = executor if executor is not None else default_executor(cat, cfg)
-    deps = Deps(catalog=cat, models=model_set, executor=api_executor, config=cfg, signals=RunSignals())
+    deps = Deps(catalog=cat, models=model_set, executor=api_executor, config=cfg, signals=RunSignals(),
+                retry_budget=retry_budget)
 
     builder = StateGraph(AnyToolState, context_schema=AnyToolContext, input_schema=AnyToolInput,
                          output_schema=AnyToolOutput)

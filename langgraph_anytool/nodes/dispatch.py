@@ -2,7 +2,7 @@
 
 `dispatch` runs after every agent step of the previous superstep has returned. It marks up to `max_concurrency`
 pending agents `running` (longest waiting first) and `Send`s each to its level's step subgraph. When the pool was
-judged solvable in this round, is full, or the token budget is spent, pending agents are marked `stopped`
+judged solvable in this round, is full, or a budget (tokens, cost, wall time) is spent, pending agents are marked `stopped`
 instead and retrieval is over (`goto` the `done` node).
 """
 
@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Send
 
-from ..llm import total_tokens
 from ..state import AgentInput, AgentRecord
 from .agents.records import NODE_FOR_LEVEL
 
@@ -46,7 +45,7 @@ def make_dispatch(base: Deps, done: str) -> Callable[..., Command[Any]]:
         # the checkpointed state is authoritative: re-seed the run-scoped views from it (also after a resume)
         deps.signals.sync_pool(run_key, [e["api_id"] for e in state.get("api_pool") or []],
                                list(state.get("removed_apis") or []))
-        deps.signals.seed_tokens(run_key, total_tokens(state.get("usage") or {}))
+        deps.sync_run(run_key, state)  # budget tallies: tokens, USD, the run's start
         reason = stop_reason(state, deps)
         if reason is not None or not pending:
             stopped = {a["id"]: {**a, "status": "stopped", "end_reason": reason} for a in pending}

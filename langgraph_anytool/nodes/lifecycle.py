@@ -7,6 +7,7 @@ setting), or the top-k of our hybrid search (search: a non-LLM baseline).
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -56,16 +57,20 @@ def make_init(base: Deps) -> Any:
 
     def init(state: AnyToolState, runtime: Runtime[Any]) -> dict[str, Any]:
         deps = base.for_run(runtime.context)
+        deps.check_prices()  # max_cost needs every role's price (the run's context may have changed models)
         request = resolve_request(state)  # `query`, or the last human message of `messages`
         mode = deps.config.retriever
         agents = {} if mode in ("reference", "search") else (
             {FLAT_AGENT_ID: new_agent_record(FLAT_AGENT_ID, "flat")} if mode == "flat"
             else {META_AGENT_ID: new_agent_record(META_AGENT_ID, "meta")})
         pool = initial_pool(deps, {**state, **request}) if mode in ("reference", "search") else []
+        run_key, started_at = uuid.uuid4().hex, time.time()  # wall clock: a resumed run counts from here
+        deps.signals.seed_start(run_key, started_at)
         return {
             **request,
             "plan": [],
-            "run_key": uuid.uuid4().hex, "round": 0, "tick": 0, "reflections": 0,
+            "run_key": run_key, "started_at": started_at, "stop_reason": "", "round": 0, "tick": 0,
+            "reflections": 0,
             "agents": Overwrite(agents), "api_pool": Overwrite(pool), "removed_apis": Overwrite([]),
             "solvable_round": Overwrite(-1), "solver_attempts": Overwrite([]), "usage": Overwrite({}),
             "pool_at_last_solve": [], "verdict": {}, "answer": "", "status": "running", "reason": "",
@@ -82,7 +87,7 @@ def make_gate(base: Deps) -> Any:
     def gate(state: AnyToolState, runtime: Runtime[Any]) -> Command[Literal["solver", "outline", "reflect", "finalize"]]:
         deps = base.for_run(runtime.context)
         run_key = state.get("run_key", "")
-        deps.signals.seed_tokens(run_key, total_tokens(state.get("usage", {})))
+        deps.sync_run(run_key, state)
         if deps.over_budget(run_key):
             return Command(goto="finalize")
         current = pool_ids(state)
@@ -123,8 +128,9 @@ def outcome(state: Mapping[str, Any], deps: Deps) -> tuple[RunStatus, str]:
         return "planned", state.get("reason", "")
     if last is not None and verdict.get("label") == "Solved":
         return "solved", verdict.get("reason", "")
-    if deps.over_budget(state.get("run_key", "")) or (last is not None and last["finish_type"] == "budget"):
-        return "budget_exhausted", f"token budget of {deps.config.token_budget} reached"
+    stop = deps.budget_stop(state.get("run_key", ""))
+    if stop is not None or (last is not None and last["finish_type"] == "budget"):
+        return "budget_exhausted", stop.reason if stop is not None else last["reason"]  # type: ignore[index]
     if last is not None and last["finish_type"] == "error":
         return "error", last["reason"]
     if not state.get("api_pool") and (last is None or last["finish_type"] == "no_apis"):
@@ -148,11 +154,15 @@ def make_finalize(base: Deps) -> Any:
         deps = base.for_run(runtime.context)
         attempts = state.get("solver_attempts", [])
         answers = [a["answer"] for a in attempts if a["finish_type"] == "give_answer" and a["answer"]]
+        run_key = state.get("run_key", "")
+        deps.sync_run(run_key, state)  # after a resume in a new process the tallies start from the state
         status, reason = outcome(state, deps)
-        deps.signals.forget(state.get("run_key", ""))
+        stop = deps.budget_stop(run_key) if status == "budget_exhausted" else None
+        deps.signals.forget(run_key)
         # usage was overwritten by init, so this is the run's total (input + output tokens over all roles)
         answer = answers[-1] if answers else render_plan(state.get("plan") or [])
         return {"answer": answer, "status": status, "reason": reason,
+                "stop_reason": stop.kind if stop is not None else "",
                 "usage": {"total_tokens": total_tokens(state.get("usage", {}))},
                 "messages": [outcome_message(status, answer, reason)]}
 

@@ -88,8 +88,9 @@ def make_judge(base: Deps) -> Any:
         attempt = state["solver_attempts"][-1]
         verdict = rule_verdict(attempt)
         usage: dict[str, Any] = {}
-        if verdict is None and deps.over_budget(run_key):
-            verdict = {"label": "Unsure", "reason": "token budget exhausted before judging", "by": "rule"}
+        stop = deps.budget_stop(run_key) if verdict is None else None
+        if stop is not None:
+            verdict = {"label": "Unsure", "reason": f"not judged: {stop.reason}", "by": "rule"}
         elif verdict is None:
             try:
                 result = check_is_solved(deps.models.for_role("judge"), state["query"], attempt["answer"],
@@ -101,8 +102,8 @@ def make_judge(base: Deps) -> Any:
                 verdict = {"label": "Unsure", "reason": f"judge model call failed: {type(exc).__name__}: {exc}"[:500],
                            "by": "rule"}
             if result is not None:
-                used: dict[str, int] = {k: int(v) for k, v in result.usage.items() if isinstance(v, int)}
-                deps.signals.add_tokens(run_key, used.get("input_tokens", 0) + used.get("output_tokens", 0))
+                used: dict[str, Any] = {k: v for k, v in result.usage.items() if isinstance(v, int | float)}
+                deps.meter(run_key)(used)  # type: ignore[arg-type]  # tokens and cost into the run's tallies
                 usage = {"judge": used} if used else {}
                 label: Label = "Solved" if result.label == "Solved" else (
                     "Unsolved" if result.label == "Unsolved" else "Unsure")

@@ -67,9 +67,9 @@ class JudgeResult:
 
 def add_usage(a: Mapping[str, Any], b: Mapping[str, Any]) -> RoleUsage:
     """Counter-wise sum of two usage dicts."""
-    out: dict[str, int] = {k: int(v) for k, v in a.items()}
+    out: dict[str, int | float] = {k: v if isinstance(v, float) else int(v) for k, v in a.items()}
     for k, v in b.items():
-        out[k] = out.get(k, 0) + int(v)
+        out[k] = out.get(k, 0) + (v if isinstance(v, float) else int(v))  # cost_usd stays a float
     return RoleUsage(**out)  # type: ignore[typeddict-item]
 
 

@@ -84,9 +84,10 @@ def diversity_text(nodes: Sequence[TreeNode], node_id: int) -> str:
 
 # ------------------------------------------------------------------------------------------ model calls
 def precheck(deps: Deps, state: SolverState) -> FinishOutcome | None:
-    """Why the next model call must not happen (token budget, model-call cap), if so."""
-    if deps.over_budget(state["run_key"]):
-        return outcome("budget", reason=f"token budget of {deps.config.token_budget} tokens exhausted")
+    """Why the next model call must not happen (a budget of the run: tokens, cost, wall time; the model-call cap)."""
+    stop = deps.budget_stop(state["run_key"])
+    if stop is not None:
+        return outcome("budget", reason=stop.reason)
     cap = model_call_cap(deps)
     if state["model_calls"] >= cap:
         return outcome("call_budget", reason=f"model-call limit of {cap} calls per solve reached")

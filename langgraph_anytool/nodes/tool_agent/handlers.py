@@ -155,8 +155,8 @@ def check_if_request_solvable(ctx: CallContext, args: NoArgs) -> FunctionResult 
         return "False: the API pool is empty. Add relevant APIs first."
     if deps.signals.is_stopped(ctx.run_key, ctx.round):
         return "Not checked: another agent already found the pool solvable; the search is stopping."
-    if deps.over_budget(ctx.run_key):
-        return "Not checked: the run's token budget is exhausted."
+    if (stop := deps.budget_stop(ctx.run_key)) is not None:
+        return f"Not checked: the run's {stop.reason}."
     listing = "\n".join(to_json(_api_summary(a)) for a in apis)
     prompt: list[BaseMessage] = [SystemMessage(SOLVABLE_SYSTEM),
                                  HumanMessage(SOLVABLE_HUMAN.format(query=ctx.query, apis=listing))]
