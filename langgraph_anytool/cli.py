@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from .argtypes import count, positive_int
+from .argtypes import add_budget_args, budget_values, count, positive_int
 from .catalog.errors import CatalogError, UnknownNameError
 
 if TYPE_CHECKING:
@@ -224,7 +224,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------ eval
 def _configure_eval(p: argparse.ArgumentParser) -> None:
     from .eval.bench_commands import configure_steps, configure_tasks
-    from .eval.commands import EVAL_COMMANDS, add_eval_commands
+    from .eval.commands import EVAL_COMMANDS, add_eval_commands, add_quiet
 
     names = ",".join(["retrieval", *EVAL_COMMANDS, "steps", "tasks"])
     sub = p.add_subparsers(dest="eval_command", metavar="{" + names + "}", required=True)
@@ -238,11 +238,16 @@ def _configure_eval(p: argparse.ArgumentParser) -> None:
     _add_search_args(r)
     r.add_argument("--json", action="store_true", help="print JSON")
     add_eval_commands(sub)
+    add_quiet(sub)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """`anytool eval retrieval`: per-group and overall retrieval metrics (other eval subcommands: eval/commands.py,
     eval/bench_commands.py)."""
+    if args.quiet:
+        from .eval.commands import quiet_logs
+
+        quiet_logs()
     if getattr(args, "eval_handler", None) is not None:
         return int(args.eval_handler(args))
     from .catalog.embeddings import embeddings_id
@@ -252,7 +257,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     searcher = _searcher(args, catalog)
     recall_ks, ndcg_ks = (args.k, args.k) if args.k else ((5, 10, 64), (5, 10))
     searcher.build()
-    report = evaluate_retrieval(catalog, args.queries, recall_ks=recall_ks, ndcg_ks=ndcg_ks, progress=not args.json,
+    report = evaluate_retrieval(catalog, args.queries, recall_ks=recall_ks, ndcg_ks=ndcg_ks,
+                                progress=not (args.json or args.quiet),
                                 search=lambda q, k: [h.api_id for h in searcher.search_apis(q, k)])
     model = embeddings_id(searcher.embeddings) if searcher.embeddings is not None else "none (BM25 only)"
     report.config = {"catalog": catalog.name, "apis": len(catalog), "embeddings": model}
@@ -286,7 +292,7 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
                    help="paper: AnyTool's exact setting (no search hints, no small-category shortcut)")
     p.add_argument("--max-reflections", type=count, default=None,
                    help="cap on reflections (default 50; 0 = the paper's no-reflection ablation)")
-    p.add_argument("--token-budget", type=positive_int, default=None, help="tokens across all roles (default 200000)")
+    add_budget_args(p, "--token-budget")
     p.add_argument("--set", metavar="FIELD=VALUE", action="append", default=[], dest="settings",
                    help="any AnyToolConfig field, e.g. --set max_api_pool=16 (repeatable)")
     p.add_argument("--json", action="store_true", help="print the result as JSON (progress goes to stderr)")
@@ -300,9 +306,10 @@ def run_settings(args: argparse.Namespace) -> Any:
     from .config import AnyToolConfig, ConfigError
 
     values: dict[str, Any] = {"execution": args.execution}
-    for name in ("solver", "max_reflections", "token_budget"):
+    for name in ("solver", "max_reflections"):
         if getattr(args, name) is not None:
             values[name] = getattr(args, name)
+    values.update(budget_values(args))
     for pair in args.settings:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
@@ -341,7 +348,8 @@ def _result_json(values: dict[str, Any], thread: str) -> dict[str, Any]:
                                         "api_calls")} for a in values.get("solver_attempts") or []]
     return {"thread_id": thread, "query": values.get("query"), "status": values.get("status"),
             "answer": values.get("answer"), "reason": values.get("reason"), "api_pool": values.get("api_pool"),
-            "agents": agents, "solver_attempts": attempts, "usage": values.get("usage")}
+            "stop_reason": values.get("stop_reason") or "", "agents": agents, "solver_attempts": attempts,
+            "usage": values.get("usage")}
 
 
 def cmd_run(args: argparse.Namespace) -> int:

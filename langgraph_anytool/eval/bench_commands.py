@@ -78,7 +78,8 @@ def cmd_steps(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2, default=str))
     else:
         print(report.table())
-        print(f"{len(cases)} steps in {report.seconds:.1f} s", file=sys.stderr)
+        if not args.quiet:
+            print(f"{len(cases)} steps in {report.seconds:.1f} s", file=sys.stderr)
     return 0
 
 

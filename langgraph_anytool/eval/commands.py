@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..argtypes import positive_float, positive_int
+from ..argtypes import add_budget_args, budget_values, count, positive_float, positive_int
 from ..catalog.errors import CatalogError
 
 
@@ -38,7 +38,10 @@ def configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--api-cache", metavar="FILE", default=None,
                    help="SQLite cache of API responses shared by the batch (same call → cached response)")
     p.add_argument("--concurrency", type=positive_int, default=2, help="queries in flight at once (default 2)")
-    p.add_argument("--timeout", type=positive_float, default=None, metavar="S", help="seconds per query")
+    p.add_argument("--timeout", type=positive_float, default=None, metavar="S",
+                   help="seconds per query: the query is cancelled and recorded as timeout (compare --max-seconds, "
+                        "which lets the run end itself with budget_exhausted)")
+    add_budget_args(p)
     p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="first N queries of each group")
     p.add_argument("--out", default="results.jsonl", metavar="FILE", help="JSON-lines results (appended; resumable)")
     p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
@@ -59,6 +62,15 @@ def configure_run(p: argparse.ArgumentParser) -> None:
                    help="send each query as a run to a LangGraph server (langgraph dev / a deployment)")
     p.add_argument("--assistant", default="anytool", help="assistant or graph id on --server (default anytool)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--retry-errors", choices=("transport", "all", "none"), default="transport",
+                   help="which queries already recorded with an error a resumed batch runs again (their new "
+                        "record supersedes the old one for passrate, stats and convert): transport (default) — "
+                        "errors of kind rate_limited, server_error, connection or timeout; all — every error "
+                        "(auth, bad_request, other, ...) and every --timeout; none — keep every record")
+    p.add_argument("--max-retries-per-batch", type=count, default=None, metavar="N",
+                   help="at most N model-call retries (after rate limits, server errors, dropped connections) "
+                        "across the whole batch; once spent, a failing call fails at once and its query is "
+                        "recorded as an error, to retry by resuming later (default: each run's own retry policy)")
 
 
 def _select(args: argparse.Namespace, catalog: Any) -> tuple[list[Any], list[str]]:
@@ -108,7 +120,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .results import ResultsWriter, read_results, record_key
     from .runner import BatchOptions, BatchTally, parse_settings, summary_table
 
-    settings = parse_settings(args.settings)
+    settings = {**parse_settings(args.settings), **budget_values(args)}
     if args.execution:
         settings["execution"] = args.execution
     catalog = Catalog.load(args.catalog)
@@ -116,7 +128,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         catalog = sample_catalog(catalog, args.sample_apis, args.seed)
     queries, notes = _select(args, catalog)
     model, label = (None, f"server {args.server}") if args.server else _model(args, catalog)
-    log = sys.stderr
+    log = _log(args)
     if args.server and settings:
         notes.append(f"--set values travel to {args.server} as the run context ({', '.join(sorted(settings))}); "
                      "the served graph applies those its context schema declares")
@@ -125,11 +137,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     log.write(f"{len(queries)} queries | catalog {catalog.name} ({len(catalog)} APIs) | mode {args.mode} | "
               f"model {label} | out {args.out}\n")
     options = BatchOptions(mode=args.mode, settings=settings, concurrency=args.concurrency, timeout=args.timeout,
-                           model_label=label)
+                           model_label=label, retry_errors=args.retry_errors)
     config = AnyToolConfig(**settings)
     with ResultsWriter(args.out) as writer:
         tally = asyncio.run(_run_async(args, queries, catalog, model, writer, options, config))
     print(f"\n{tally.done} queries run now, {tally.skipped} already in {args.out}"
+          + (f"; {tally.rerun} of those run now were run again after an error" if tally.rerun else "")
           + (f"; policy model: {label}" if args.offline else ""))
     wanted = {(q.group, q.query_id) for q in queries}
     whole = BatchTally()  # the summary covers every selected query on file, not only this session's
@@ -146,10 +159,15 @@ async def _run_async(args: argparse.Namespace, queries: list[Any], catalog: Any,
     from contextlib import AsyncExitStack
 
     from .persistence import PostgresClaims, async_checkpointer, is_postgres
-    from .runner import run_batch
+    from .runner import run_batch, wants_retry
 
-    pending = sum(1 for q in queries if not writer.is_finished(q.group, q.query_id))
-    bar, on_record = _progress(pending, disabled=args.no_progress)
+    def due(q: Any) -> bool:
+        last = writer.last_record(q.group, q.query_id)
+        return last is None or wants_retry(last, args.retry_errors)
+
+    pending = sum(1 for q in queries if due(q))
+    bar, on_record = _progress(pending, disabled=args.no_progress or args.quiet)
+    retry_budget = _retry_budget(args.max_retries_per_batch)
     async with AsyncExitStack() as stack:
         remote = None
         executor = None
@@ -170,8 +188,8 @@ async def _run_async(args: argparse.Namespace, queries: list[Any], catalog: Any,
             claims = await stack.enter_async_context(
                 PostgresClaims(args.db, batch, worker=f"{socket.gethostname()}:{os.getpid()}", stale_seconds=stale))
 
-            async def claim(q: Any) -> bool:
-                return await claims.claim(f"{q.group}:{q.query_id}")
+            async def claim(q: Any, retry: bool) -> bool:
+                return await claims.claim(f"{q.group}:{q.query_id}", retry=retry)
 
             async def done(q: Any) -> None:
                 await claims.done(f"{q.group}:{q.query_id}")
@@ -179,11 +197,31 @@ async def _run_async(args: argparse.Namespace, queries: list[Any], catalog: Any,
         try:
             return await run_batch(queries, catalog, model, writer, options, executor=executor,
                                    checkpointer=checkpointer, on_record=on_record, claim=claim, done=done,
-                                   remote=remote)
+                                   remote=remote, retry_budget=retry_budget)
         finally:
             if bar is not None:
                 bar.close()
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _retry_budget(limit: int | None) -> Any:
+    """One `llm.RetryBudget` shared by the batch's queries (None without --max-retries-per-batch)."""
+    if limit is None:
+        return None
+    from .. import llm
+
+    budget_class = getattr(llm, "RetryBudget", None)
+    if budget_class is None:
+        raise EvalUsageError("--max-retries-per-batch needs the model-call retry policy (llm.RetryBudget), which "
+                             "this version of langgraph-anytool lacks")
+    return budget_class(limit)
+
+
+def _log(args: argparse.Namespace) -> Any:
+    """Where an eval command's notes and progress go: stderr, or nowhere with --quiet."""
+    import io
+
+    return io.StringIO() if getattr(args, "quiet", False) else sys.stderr
 
 
 def _executor(args: argparse.Namespace, catalog: Any, config: Any) -> Any:
@@ -215,7 +253,7 @@ def _progress(total: int, *, disabled: bool) -> tuple[Any, Callable[[dict[str, A
     def on_record(rec: dict[str, Any], tally: Any) -> None:
         bar.update(1)
         bar.set_postfix_str(f"solved* {tally.count('solved')}/{tally.done}, timeout {tally.count('timeout')}, "
-                            f"error {tally.count('error')}")
+                            f"{tally.errors_text()}")
 
     return bar, on_record
 
@@ -381,4 +419,21 @@ def add_eval_commands(sub: Any) -> None:
         p.set_defaults(eval_handler=handler)
 
 
-__all__ = ["EVAL_COMMANDS", "CatalogError", "EvalUsageError", "add_eval_commands"]
+def add_quiet(sub: Any) -> None:
+    """`--quiet` on every `anytool eval` subcommand: no progress bar or lines, no notes on stderr (results and
+    tables are still printed; errors are still reported)."""
+    for p in sub.choices.values():
+        if not any("--quiet" in a.option_strings for a in p._actions):
+            p.add_argument("--quiet", action="store_true",
+                           help="nothing on stderr but errors: no progress bar or lines, no notes (results and "
+                                "tables are still printed)")
+
+
+def quiet_logs() -> None:
+    """--quiet: the package's warnings (e.g. a failed model call that the run survives) are not printed."""
+    import logging
+
+    logging.getLogger(__package__.rsplit(".", 1)[0]).setLevel(logging.ERROR)
+
+
+__all__ = ["EVAL_COMMANDS", "CatalogError", "EvalUsageError", "add_eval_commands", "add_quiet", "quiet_logs"]

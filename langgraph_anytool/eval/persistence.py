@@ -103,14 +103,15 @@ class PostgresClaims:
         if self._conn is not None:
             await self._conn.close()
 
-    async def claim(self, key: str) -> bool:
-        """True when this worker now owns `key` (new, already its own, or taken over from a stale claim)."""
+    async def claim(self, key: str, retry: bool = False) -> bool:
+        """True when this worker now owns `key` (new, already its own, or taken over from a stale claim; with
+        `retry`, also a done one: its record is an error the resumed batch runs again)."""
         cur = await self._conn.execute(
             "INSERT INTO anytool_claims (batch, query_key, worker) VALUES (%s, %s, %s) "
-            "ON CONFLICT (batch, query_key) DO UPDATE SET worker = EXCLUDED.worker, claimed_at = now() "
-            "WHERE NOT anytool_claims.done AND (anytool_claims.worker = EXCLUDED.worker "
-            "OR anytool_claims.claimed_at < now() - make_interval(secs => %s)) RETURNING worker",
-            (self.batch, key, self.worker, self.stale))
+            "ON CONFLICT (batch, query_key) DO UPDATE SET worker = EXCLUDED.worker, claimed_at = now(), done = false "
+            "WHERE (anytool_claims.done AND %s) OR (NOT anytool_claims.done AND (anytool_claims.worker = "
+            "EXCLUDED.worker OR anytool_claims.claimed_at < now() - make_interval(secs => %s))) RETURNING worker",
+            (self.batch, key, self.worker, retry, self.stale))
         return await cur.fetchone() is not None
 
     async def done(self, key: str) -> None:

@@ -2,7 +2,9 @@
 
 Each record is written as one line with a single `write` followed by flush and fsync. A line cut short by a
 crash (kill -9) is not valid JSON: reading ignores it, and opening the file for appending first removes it, so
-that query is simply run again. A query is finished when a record with its key (group, query_id) is on disk.
+that query is simply run again. A query is finished when a record with its key (group, query_id) is on disk. A
+query may be run again (a resumed batch retries recorded transport errors): the last record of a key is the one
+every reader takes (`read_results`, behind pass rate, stats and convert).
 """
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ def read_results(path: str | Path, *, strict: bool = False) -> list[dict[str, An
     return list(out.values())
 
 
+def _brief(record: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: record.get(k) for k in ("status", "error_kind", "attempt")}
+
+
 def _lines(p: Path) -> Iterator[str]:
     with p.open("r", encoding="utf-8", errors="replace") as f:
         yield from f
@@ -57,8 +63,9 @@ class ResultsWriter:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._repair_tail()
-        self.finished: set[tuple[str, str]] = (
-            {record_key(r) for r in read_results(self.path)} if self.path.exists() else set())
+        # the last record of each key on disk: (status, error_kind, attempt) are what a resumed batch decides on
+        self.latest: dict[tuple[str, str], dict[str, Any]] = (
+            {record_key(r): _brief(r) for r in read_results(self.path)} if self.path.exists() else {})
         self._lock = threading.Lock()
         self._fh = self.path.open("a", encoding="utf-8")
 
@@ -85,8 +92,16 @@ class ResultsWriter:
                 pos = start
             f.truncate(0)
 
+    @property
+    def finished(self) -> set[tuple[str, str]]:
+        return set(self.latest)
+
     def is_finished(self, group: str, query_id: str) -> bool:
-        return (group, query_id) in self.finished
+        return (group, query_id) in self.latest
+
+    def last_record(self, group: str, query_id: str) -> dict[str, Any] | None:
+        """The outcome fields of the key's last record (status, error_kind, attempt), or None."""
+        return self.latest.get((group, query_id))
 
     def append(self, record: Mapping[str, Any]) -> None:
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
@@ -94,7 +109,7 @@ class ResultsWriter:
             self._fh.write(line)
             self._fh.flush()
             os.fsync(self._fh.fileno())
-            self.finished.add(record_key(record))
+            self.latest[record_key(record)] = _brief(record)
 
     def close(self) -> None:
         with self._lock:

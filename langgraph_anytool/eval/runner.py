@@ -2,8 +2,13 @@
 
 - Modes: `whole` (AnyTool's setting: the graph searches the whole catalog) and `reference` (ToolBench's setting:
   the solver gets the query's `api_list`, mapped to catalog API ids, through `AnyToolConfig(retriever="reference")`).
-- One JSON line per finished query (see `ResultsWriter`): re-running skips finished queries; with a persistent
-  checkpointer (`--db`) a query that was in flight when the process died resumes from its last checkpoint.
+- One JSON line per finished query (see `ResultsWriter`): re-running skips finished queries, except those whose
+  record is an error a later try may overcome (`retry_errors`: by default the transport kinds of
+  `llm.TRANSPORT_KINDS`: rate_limited, server_error, connection, timeout); their new record supersedes the old
+  one for every reader. With a persistent checkpointer (`--db`) a query that was in flight when the process died
+  resumes from its last checkpoint.
+- A query whose run ended in `error` (or whose run raised) is recorded with its `error_kind` (a
+  `ModelCallError`'s kind, else "other") and the reason; the batch goes on.
 - Bounded concurrency (an asyncio semaphore), a per-query timeout (the run is cancelled and recorded as
   `timeout`; the batch goes on), a progress bar with running pass counts, a summary table.
 
@@ -15,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -23,6 +29,7 @@ from typing import Any, Literal
 from langchain_core.messages import BaseMessage
 
 from ..config import AnyToolConfig, ConfigError
+from ..llm import ERROR_KINDS, TRANSPORT_KINDS, ModelCallError
 from .datasets import BenchQuery, api_ids
 from .results import ResultsWriter
 
@@ -67,20 +74,24 @@ def parse_settings(pairs: Sequence[str]) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------------ one query
 async def solve(catalog: Any, model: Any, config: AnyToolConfig, query: str, *, api_ids: list[str] | None,
-                executor: Any, checkpointer: Any, thread_id: str) -> dict[str, Any]:
+                executor: Any, checkpointer: Any, thread_id: str, retry_budget: Any = None,
+                rerun: bool = False) -> dict[str, Any]:
     """Build the graph and run one query on `thread_id`; the final state values. On a persistent checkpointer a
-    thread holding an interrupted run of the same query resumes it, and a finished one is returned as it is."""
+    thread holding an interrupted run of the same query resumes it, and a finished one is returned as it is
+    (with `rerun`, a finished one is run again: the retry of a recorded error). `retry_budget` (one for the
+    whole batch) caps the model-call retries of all its queries together."""
     from ..graphs.anytool import create_anytool_graph
 
-    graph = create_anytool_graph(catalog, model, config=config, checkpointer=checkpointer, executor=executor)
+    graph = create_anytool_graph(catalog, model, config=config, checkpointer=checkpointer, executor=executor,
+                                 retry_budget=retry_budget)
     run_config: Any = {"configurable": {"thread_id": thread_id}}
     inputs: Any = {"query": query} if api_ids is None else {"query": query, "api_ids": api_ids}
     pending = await graph.aget_state(run_config)
     if pending.values.get("query") == query:
         if pending.next:  # interrupted (a crash): go on from the last checkpoint
             inputs = None
-        elif pending.values.get("status") not in (None, "running"):  # finished, but its record was never written
-            return dict(pending.values)
+        elif pending.values.get("status") not in (None, "running") and not rerun:
+            return dict(pending.values)  # finished, but its record was never written
     await graph.ainvoke(inputs, run_config)
     return dict((await graph.aget_state(run_config)).values)
 
@@ -145,13 +156,36 @@ def pool_recall(pool: Sequence[str], relevant: Sequence[str]) -> float | None:
     return sum(1 for r in relevant if r in got) / len(relevant)
 
 
+# how our nodes write a model error into a reason ("... failed: ModelCallError: rate_limited: ...")
+_KIND_IN_REASON = re.compile(r"\bModelCallError: (" + "|".join(map(re.escape, ERROR_KINDS)) + r"):")
+
+
+def error_kind_of(values: Mapping[str, Any]) -> str:
+    """The kind of a run that ended in `error`: the final state's `error_kind`, else the `ModelCallError` kind its
+    reason names, else "other"."""
+    kind = values.get("error_kind")
+    if isinstance(kind, str) and kind:
+        return kind
+    found = _KIND_IN_REASON.search(str(values.get("reason") or ""))
+    return found.group(1) if found else "other"
+
+
+def exception_kind(exc: BaseException) -> str:
+    """The `error_kind` of an exception that escaped a query's run: a `ModelCallError`'s kind, else "other"."""
+    return exc.kind if isinstance(exc, ModelCallError) else "other"
+
+
 def make_record(q: BenchQuery, values: Mapping[str, Any], *, relevant: list[str], missing: list[Any],
                 run_info: Mapping[str, Any], seconds: float) -> dict[str, Any]:
     pool = [e["api_id"] for e in values.get("api_pool") or []]
+    status = values.get("status") or "unknown"
     return {
         "query_id": q.query_id, "group": q.group, "query": q.query,
-        "status": values.get("status") or "unknown", "answer": values.get("answer") or "",
+        "status": status, "answer": values.get("answer") or "",
         "reason": values.get("reason") or "", "verdict": values.get("verdict") or {},
+        "stop_reason": values.get("stop_reason") or "",
+        "error_kind": error_kind_of(values) if status == "error" else None,
+        "retries": int(values.get("retries") or 0),
         "pool": pool, "relevant": relevant, "relevant_missing": [list(m) for m in missing],
         "pool_recall": pool_recall(pool, relevant), "usage": usage_summary(values),
         "wall_time": round(seconds, 3), "error": None,
@@ -160,14 +194,31 @@ def make_record(q: BenchQuery, values: Mapping[str, Any], *, relevant: list[str]
 
 
 def failure_record(q: BenchQuery, status: str, error: str, *, relevant: list[str], missing: list[Any],
-                   run_info: Mapping[str, Any], seconds: float) -> dict[str, Any]:
+                   run_info: Mapping[str, Any], seconds: float, error_kind: str | None = None,
+                   retries: int = 0) -> dict[str, Any]:
     return {"query_id": q.query_id, "group": q.group, "query": q.query, "status": status, "answer": "",
-            "reason": error, "verdict": {}, "pool": [], "relevant": relevant,
+            "reason": error, "verdict": {}, "stop_reason": "", "error_kind": error_kind, "retries": retries,
+            "pool": [], "relevant": relevant,
             "relevant_missing": [list(m) for m in missing], "pool_recall": None, "usage": {},
             "wall_time": round(seconds, 3), "error": error, "trajectory": [], **run_info}
 
 
 # ------------------------------------------------------------------------------------------------ the batch
+RetryErrors = Literal["transport", "all", "none"]
+RETRY_ERRORS: tuple[str, ...] = ("transport", "all", "none")
+
+
+def wants_retry(record: Mapping[str, Any], policy: str) -> bool:
+    """Whether a resumed batch runs the query of `record` again: "transport" — an `error` of a transport kind
+    (`llm.TRANSPORT_KINDS`: the endpoint may answer later); "all" — every `error` and `timeout`; "none"."""
+    status = record.get("status")
+    if policy == "all":
+        return status in ("error", "timeout")
+    if policy == "transport":
+        return status == "error" and record.get("error_kind") in TRANSPORT_KINDS
+    return False
+
+
 @dataclass
 class BatchOptions:
     mode: Mode = "whole"
@@ -175,6 +226,7 @@ class BatchOptions:
     concurrency: int = 2
     timeout: float | None = None  # seconds per query
     model_label: str = ""
+    retry_errors: RetryErrors = "transport"  # which recorded errors a resumed batch runs again (see `wants_retry`)
 
 
 @dataclass
@@ -183,7 +235,10 @@ class BatchTally:
 
     done: int = 0
     skipped: int = 0
+    rerun: int = 0  # records of queries run again after an earlier record's error (`attempt` > 1; `wants_retry`)
     by_group: dict[str, dict[str, Any]] = field(default_factory=dict)
+    error_kinds: dict[str, int] = field(default_factory=dict)
+    retries: int = 0  # model-call retries the records report
 
     def add(self, rec: Mapping[str, Any]) -> None:
         self.done += 1
@@ -191,6 +246,11 @@ class BatchTally:
                                                     "recall": [], "model_calls": 0})
         g["queries"] += 1
         g["statuses"][rec["status"]] = g["statuses"].get(rec["status"], 0) + 1
+        if rec["status"] == "error":
+            kind = str(rec.get("error_kind") or "other")
+            self.error_kinds[kind] = self.error_kinds.get(kind, 0) + 1
+        self.retries += int(rec.get("retries") or 0)
+        self.rerun += int(rec.get("attempt") or 1) > 1
         g["seconds"] += float(rec.get("wall_time") or 0)
         u = rec.get("usage") or {}
         g["tokens"] += int(u.get("input_tokens", 0)) + int(u.get("output_tokens", 0))
@@ -200,6 +260,12 @@ class BatchTally:
 
     def count(self, status: str) -> int:
         return sum(g["statuses"].get(status, 0) for g in self.by_group.values())
+
+    def errors_text(self) -> str:
+        """e.g. "3 errors (rate_limited 2, auth 1)"."""
+        n = self.count("error")
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(self.error_kinds.items(), key=lambda kv: (-kv[1], kv[0])))
+        return f"{n} error{'' if n == 1 else 's'}" + (f" ({kinds})" if kinds else "")
 
 
 def thread_id_for(q: BenchQuery, run_info: Mapping[str, Any]) -> str:
@@ -220,12 +286,15 @@ async def run_batch(
     claim: Callable[[BenchQuery], Any] | None = None,
     done: Callable[[BenchQuery], Any] | None = None,
     remote: Any = None,
+    retry_budget: Any = None,
 ) -> BatchTally:
-    """Run every unfinished query (at most `options.concurrency` at once), appending one record per query.
+    """Run every unfinished query, and every query whose record is an error to retry (`options.retry_errors`), at
+    most `options.concurrency` at once, appending one record per query (a retry's supersedes the earlier one).
 
-    `claim(q)` (optional, async) returns False when another worker owns the query (shared-database scale-out) and
-    `done(q)` (async) marks it finished;
-    `remote` (a `RemoteSolver`) sends each query to a LangGraph server instead of running the graph here."""
+    `claim(q, retry)` (optional, async) returns False when another worker owns the query (shared-database
+    scale-out; `retry`: the query was finished with an error and is taken again) and `done(q)` (async) marks it
+    finished; `remote` (a `RemoteSolver`) sends each query to a LangGraph server instead of running the graph
+    here; `retry_budget` (e.g. `llm.RetryBudget`) is shared by every query of the batch."""
     from langgraph.checkpoint.memory import InMemorySaver
 
     settings = dict(options.settings)
@@ -235,17 +304,20 @@ async def run_batch(
     run_info = {"mode": options.mode, "model": options.model_label, "config": config.to_dict(),
                 "catalog": getattr(catalog, "name", "?"), "catalog_apis": len(catalog)}
     tally = BatchTally()
-    todo = []
+    todo: list[tuple[BenchQuery, Mapping[str, Any] | None]] = []  # (query, the record it retries)
     for q in queries:
-        if writer.is_finished(q.group, q.query_id):
-            tally.skipped += 1
+        last = writer.last_record(q.group, q.query_id)
+        if last is None:
+            todo.append((q, None))
+        elif wants_retry(last, options.retry_errors):
+            todo.append((q, last))
         else:
-            todo.append(q)
+            tally.skipped += 1
     sem = asyncio.Semaphore(max(1, options.concurrency))
 
-    async def one(q: BenchQuery) -> None:
+    async def one(q: BenchQuery, earlier: Mapping[str, Any] | None) -> None:
         async with sem:
-            if claim is not None and not await claim(q):
+            if claim is not None and not await claim(q, earlier is not None):
                 return
             relevant, missing = api_ids(catalog, q.relevant)
             ref_ids = api_ids(catalog, q.api_list)[0] if options.mode == "reference" else None
@@ -257,7 +329,8 @@ async def run_batch(
                                         settings=settings)
                 else:
                     coro = solve(catalog, model, config, q.query, api_ids=ref_ids, executor=executor,
-                                 checkpointer=saver, thread_id=thread_id_for(q, run_info))
+                                 checkpointer=saver, thread_id=thread_id_for(q, run_info),
+                                 retry_budget=retry_budget, rerun=earlier is not None)
                 values = await asyncio.wait_for(coro, options.timeout) if options.timeout else await coro
                 rec = make_record(q, values, relevant=relevant, missing=missing, run_info=run_info,
                                   seconds=time.perf_counter() - started)
@@ -267,8 +340,12 @@ async def run_batch(
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # one query's failure must not stop the batch
-                rec = failure_record(q, "error", f"{type(exc).__name__}: {exc}"[:1000], relevant=relevant,
-                                     missing=missing, run_info=run_info, seconds=time.perf_counter() - started)
+                kind = exception_kind(exc)
+                text = str(exc) if isinstance(exc, ModelCallError) else f"{type(exc).__name__}: {exc}"
+                rec = failure_record(q, "error", text[:1000], relevant=relevant, missing=missing,
+                                     run_info=run_info, seconds=time.perf_counter() - started, error_kind=kind,
+                                     retries=int(getattr(exc, "retries", 0) or 0))
+            rec["attempt"] = int((earlier or {}).get("attempt") or 1) + 1 if earlier is not None else 1
             writer.append(rec)
             if done is not None:
                 await done(q)
@@ -276,7 +353,7 @@ async def run_batch(
             if on_record is not None:
                 on_record(rec, tally)
 
-    await asyncio.gather(*(one(q) for q in todo))
+    await asyncio.gather(*(one(q, earlier) for q, earlier in todo))
     return tally
 
 
@@ -297,7 +374,13 @@ def summary_table(tally: BatchTally) -> str:
     rows.append(_summary_row("overall", total))
     head = ["group", "queries", "solved*", "unsolved", "timeout", "error", "s/query", "calls/query", "tok/query",
             "pool recall"]
-    return _table(head, rows, right=range(1, len(head))) + \
+    notes = []
+    if tally.count("error"):
+        notes.append(f"errors: {tally.errors_text()}; a resumed batch runs the transport ones again "
+                     f"({', '.join(sorted(TRANSPORT_KINDS))})")
+    if tally.retries or tally.rerun:
+        notes.append(f"retries: {tally.retries} model-call retries; {tally.rerun} queries run again after an error")
+    return _table(head, rows, right=range(1, len(head))) + "".join(f"\n{n}" for n in notes) + \
         "\n* solved = the in-loop judge's verdict; score with `anytool eval passrate` (a separate evaluator)"
 
 
