@@ -172,7 +172,7 @@ async def _run_async(args: argparse.Namespace, queries: list[Any], catalog: Any,
         remote = None
         executor = None
         checkpointer = None
-        claim: Callable[[Any], Any] | None = None
+        claim: Callable[[Any, bool], Any] | None = None
         done: Callable[[Any], Any] | None = None
         if args.server:
             from .remote import RemoteSolver

@@ -283,7 +283,7 @@ async def run_batch(
     executor: Any = None,
     checkpointer: Any = None,
     on_record: Callable[[dict[str, Any], BatchTally], None] | None = None,
-    claim: Callable[[BenchQuery], Any] | None = None,
+    claim: Callable[[BenchQuery, bool], Any] | None = None,
     done: Callable[[BenchQuery], Any] | None = None,
     remote: Any = None,
     retry_budget: Any = None,
