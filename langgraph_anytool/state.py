@@ -195,6 +195,7 @@ class AgentInput(TypedDict):
     tick: int  # the dispatch tick that started the step
     agent: AgentRecord
     pool: list[str]  # API ids in the pool when the step starts
+    started_at: NotRequired[float]  # the run's start (its wall-time budget counts from it, also after a resume)
 
 
 class AgentOutput(TypedDict, total=False):
@@ -211,6 +212,7 @@ class SolverInput(TypedDict):
     api_pool: list[PoolEntry]
     previous_attempts: list[SolverAttempt]  # earlier solves of this run (failed calls already pruned)
     prior_messages: NotRequired[list[BaseMessage]]  # the conversation before the request (context, not tasks)
+    started_at: NotRequired[float]  # the run's start (its wall-time budget counts from it, also after a resume)
 
 
 class SolverOutput(TypedDict, total=False):

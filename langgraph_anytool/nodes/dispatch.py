@@ -56,6 +56,8 @@ def make_dispatch(base: Deps, done: str) -> Callable[..., Command[Any]]:
         for record in start.values():
             payload: AgentInput = {"query": state["query"], "run_key": run_key, "round": state.get("round", 0),
                                    "tick": tick, "agent": record, "pool": list(pool)}
+            if state.get("started_at") is not None:
+                payload["started_at"] = state["started_at"]
             sends.append(Send(NODE_FOR_LEVEL[record["level"]], payload))
         return Command(update={"agents": start, "tick": tick}, goto=sends)
 

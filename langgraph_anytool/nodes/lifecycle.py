@@ -99,6 +99,8 @@ def make_gate(base: Deps) -> Any:
             payload: SolverInput = {"query": state["query"], "run_key": run_key, "round": state.get("round", 0),
                                     "api_pool": list(state.get("api_pool", [])), "previous_attempts": list(attempts),
                                     "prior_messages": prior_turns(state)}
+            if state.get("started_at") is not None:
+                payload["started_at"] = state["started_at"]
             return Command(update={"pool_at_last_solve": current}, goto=Send("solver", payload))
         if not current and failed_by_errors(state):  # every agent's model failed: reflecting cannot help
             return Command(goto="finalize")

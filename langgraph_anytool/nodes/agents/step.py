@@ -41,6 +41,7 @@ class AgentStepState(TypedDict):
     tick: int
     agent: AgentRecord  # the working record
     pool: list[str]
+    started_at: NotRequired[float]  # the run's start (the wall-time budget)
     agents: Annotated[dict[str, AgentRecord], merge_agents]
     api_pool: NotRequired[PoolUpdate]
     solvable_round: NotRequired[int]
@@ -74,6 +75,7 @@ def make_call_model(role: Role, base: Deps) -> Any:
         deps = base.for_run(runtime.context)
         rec = copy_record(state["agent"])
         run_key, rnd = state["run_key"], state["round"]
+        deps.signals.seed_start(run_key, state.get("started_at"))  # e.g. a step resumed in a new process
         if rec["activation_calls"] == 0:  # start of an activation
             rec["activations"] += 1
             if rec["activations"] == 1:  # the query opens the history (before any re-activation message)

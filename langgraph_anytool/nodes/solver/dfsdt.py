@@ -85,6 +85,7 @@ def diversity_text(nodes: Sequence[TreeNode], node_id: int) -> str:
 # ------------------------------------------------------------------------------------------ model calls
 def precheck(deps: Deps, state: SolverState) -> FinishOutcome | None:
     """Why the next model call must not happen (a budget of the run: tokens, cost, wall time; the model-call cap)."""
+    deps.sync_run(state["run_key"], state)  # at least this solve's usage, and the run's start (e.g. after a resume)
     stop = deps.budget_stop(state["run_key"])
     if stop is not None:
         return outcome("budget", reason=stop.reason)

@@ -66,6 +66,7 @@ class SolverState(TypedDict, total=False):
     api_pool: list[PoolEntry]
     previous_attempts: list[SolverAttempt]
     prior_messages: list[BaseMessage]  # the conversation before the request (shown as context)
+    started_at: float  # the run's start (the wall-time budget)
     nodes: list[TreeNode]
     current: int
     api_calls: int
