@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -187,3 +188,186 @@ def test_db_returns_a_finished_thread_without_running_it_again(tmp_path: Path, b
     (a,), (b,) = read_results(tmp_path / "a.jsonl"), read_results(tmp_path / "b.jsonl")
     assert b["error"] is None and b["answer"] == a["answer"] and b["status"] == a["status"]
     assert silent.calls == []
+
+
+# ------------------------------------------------------------------------------------------------ errors and retries
+class FlakyEndpoint:
+    """A scripted model for reference-mode runs: the solver answers at once and the judge accepts, except that the
+    solver's call fails with `ModelCallError(kind)` for the queries in `failing`; records (role, query) per call."""
+
+    def __init__(self, failing: dict[str, str]) -> None:
+        self.failing = failing
+        self.seen: list[tuple[str, str]] = []
+        self.model = ScriptedChatModel(responder=self.reply)
+
+    def reply(self, messages: list[Any], tools: list[str], meta: dict[str, Any]) -> Any:
+        from langgraph_anytool.llm import ModelCallError
+        from langgraph_anytool.testing import ai, call
+
+        query = str(meta["inputs"].get("query", ""))
+        self.seen.append((str(meta["role"]), query))
+        if meta["role"] == "judge":
+            return ai('{"label": "Solved", "reason": "answers the question"}')
+        if query in self.failing:
+            raise ModelCallError(self.failing[query], f"injected for {query[:20]!r}")
+        return ai("", call("Finish", return_type="give_answer", final_answer=f"the answer to: {query}"))
+
+    def queries(self) -> set[str]:
+        return {q for _, q in self.seen}
+
+
+def test_errors_are_recorded_by_kind_and_a_resume_reruns_exactly_the_transport_ones(
+        tmp_path: Path, builtin: Catalog, capsys: pytest.CaptureFixture[str]) -> None:
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from langgraph_anytool.cli import main
+    from langgraph_anytool.eval.runner import summary_table
+
+    queries = load_queries(write_group(tmp_path / "g.json", 4))
+    limited, refused = queries[1].query, queries[2].query
+    out = tmp_path / "r.jsonl"
+
+    async def batch(endpoint: FlakyEndpoint, **options: Any) -> Any:  # a persistent checkpointer, as with --db
+        async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "ck.sqlite")) as saver:
+            with ResultsWriter(out) as w:
+                return await run_batch(queries, builtin, endpoint.model, w,
+                                       BatchOptions(mode="reference", concurrency=2, **options), checkpointer=saver)
+
+    first = FlakyEndpoint({limited: "rate_limited", refused: "auth"})
+    tally = asyncio.run(batch(first))
+    assert (tally.done, tally.skipped) == (4, 0)  # the batch finished despite the failures
+    recs = {r["query"]: r for r in read_results(out)}
+    assert (recs[limited]["status"], recs[limited]["error_kind"]) == ("error", "rate_limited")
+    assert "rate_limited: injected" in recs[limited]["reason"]
+    assert (recs[refused]["status"], recs[refused]["error_kind"]) == ("error", "auth")
+    assert {recs[q.query]["status"] for q in (queries[0], queries[3])} == {"solved"}
+    assert recs[queries[0].query]["error_kind"] is None and recs[queries[0].query]["attempt"] == 1
+    assert tally.errors_text() == "2 errors (auth 1, rate_limited 1)"
+    assert "errors: 2 errors (auth 1, rate_limited 1)" in summary_table(tally)
+
+    # the endpoint recovers: resuming runs the rate-limited query again, and nothing else
+    second = FlakyEndpoint({refused: "auth"})
+    tally = asyncio.run(batch(second))
+    assert (tally.done, tally.skipped, tally.rerun) == (1, 3, 1)
+    assert second.queries() == {limited}  # model calls only for that query (its solve and its judge)
+    recs = {r["query"]: r for r in read_results(out)}
+    assert len(recs) == 4 and len(out.read_text().splitlines()) == 5  # the newer record supersedes the older
+    assert (recs[limited]["status"], recs[limited]["error_kind"], recs[limited]["attempt"]) == ("solved", None, 2)
+    assert recs[refused]["status"] == "error"  # auth is not a transport error: kept
+
+    # every reader takes the newer record
+    capsys.readouterr()
+    assert main(["eval", "stats", str(out), "--json", "--quiet"]) == 0
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["overall"]["queries"] == 4 and stats["overall"]["statuses"] == {"solved": 3, "error": 1}
+    assert main(["eval", "passrate", str(out), "--offline", "--no-cache", "--json", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["overall"]["queries"] == 4
+    conv = tmp_path / "conv"
+    assert main(["eval", "convert", str(out), "--to", "tooleval", "--out", str(conv), "--quiet"]) == 0
+    assert len(json.loads((conv / "g.json").read_text())) == 4
+
+    # the other errors only on request
+    third = FlakyEndpoint({})
+    tally = asyncio.run(batch(third))
+    assert tally.done == 0 and third.seen == []
+    tally = asyncio.run(batch(third, retry_errors="all"))
+    assert tally.done == 1 and third.queries() == {refused}
+    assert {r["status"] for r in read_results(out)} == {"solved"}
+
+
+class FlakyRemote:
+    """A stand-in for `RemoteSolver` whose runs raise for chosen queries (as a model error escaping `solve`)."""
+
+    def __init__(self, raising: dict[str, Exception]) -> None:
+        self.raising = raising
+        self.calls: list[str] = []
+
+    async def solve(self, query: str, *, api_ids: list[str] | None, thread_key: str,
+                    settings: dict[str, Any]) -> dict[str, Any]:
+        self.calls.append(query)
+        if query in self.raising:
+            raise self.raising[query]
+        return {"query": query, "status": "solved", "answer": "ok", "reason": "accepted"}
+
+
+def test_exceptions_escaping_a_run_are_classified_and_transport_ones_retried(tmp_path: Path,
+                                                                            builtin: Catalog) -> None:
+    from langgraph_anytool.llm import ModelCallError
+
+    queries = load_queries(write_group(tmp_path / "g.json", 3))
+    out = tmp_path / "r.jsonl"
+    flaky = FlakyRemote({queries[0].query: ModelCallError("server_error", "502 Bad Gateway", retries=3),
+                         queries[1].query: RuntimeError("server run failed: boom")})
+    with ResultsWriter(out) as w:
+        tally = asyncio.run(run_batch(queries, builtin, None, w, BatchOptions(), remote=flaky))
+    recs = {r["query_id"]: r for r in read_results(out)}
+    assert (recs["100"]["status"], recs["100"]["error_kind"], recs["100"]["retries"]) == ("error", "server_error", 3)
+    assert recs["100"]["reason"] == "server_error: 502 Bad Gateway"
+    assert (recs["101"]["error_kind"], recs["101"]["reason"]) == ("other", "RuntimeError: server run failed: boom")
+    assert recs["102"]["status"] == "solved" and tally.retries == 3
+    again = FlakyRemote({})
+    with ResultsWriter(out) as w:
+        asyncio.run(run_batch(queries, builtin, None, w, BatchOptions(), remote=again))
+    assert again.calls == [queries[0].query]
+
+
+def test_a_run_ending_in_a_budget_records_its_stop_reason(tmp_path: Path, builtin: Catalog) -> None:
+    queries = load_queries(write_group(tmp_path / "g.json", 1))
+    endpoint = FlakyEndpoint({})
+    out = tmp_path / "r.jsonl"
+    with ResultsWriter(out) as w:
+        asyncio.run(run_batch(queries, builtin, endpoint.model, w,
+                              BatchOptions(mode="reference", settings={"token_budget": 1})))
+    (rec,) = read_results(out)
+    assert (rec["status"], rec["stop_reason"]) == ("budget_exhausted", "tokens")
+    assert rec["reason"].startswith("token budget of 1 tokens reached (")
+
+
+def test_max_retries_per_batch_shares_one_retry_budget(tmp_path: Path, builtin: Catalog,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """One budget object for the whole batch reaches every query's graph (`create_anytool_graph(retry_budget=)`)."""
+    import langgraph_anytool.graphs.anytool as anytool_graph
+    from langgraph_anytool import llm
+    from langgraph_anytool.eval.commands import _retry_budget
+
+    if not hasattr(llm, "RetryBudget"):
+        with pytest.raises(ValueError, match="RetryBudget"):
+            _retry_budget(5)
+    assert _retry_budget(None) is None
+    seen: list[Any] = []
+    real = anytool_graph.create_anytool_graph
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("retry_budget"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(anytool_graph, "create_anytool_graph", spy)
+    budget = object()
+    queries = load_queries(write_group(tmp_path / "g.json", 2))
+    with ResultsWriter(tmp_path / "r.jsonl") as w:
+        asyncio.run(run_batch(queries, builtin, FlakyEndpoint({}).model, w, BatchOptions(mode="reference"),
+                              retry_budget=budget))
+    assert seen == [budget, budget]
+
+
+def test_quiet_eval_commands_print_nothing_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from langgraph_anytool.cli import build_parser, main
+
+    eval_parser = build_parser()._subparsers._group_actions[0].choices["eval"]  # type: ignore[union-attr]
+    subcommands = eval_parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert set(subcommands) == {"retrieval", "run", "passrate", "stats", "convert", "steps", "tasks"}
+    for name, p in subcommands.items():
+        assert any("--quiet" in a.option_strings for a in p._actions), name
+
+    q = write_group(tmp_path / "g.json", 2)
+    out = tmp_path / "r.jsonl"
+    args = ["eval", "run", "--queries", str(q), "--offline", "--mode", "reference", "--limit", "1", "--out"]
+    assert main([*args, str(tmp_path / "loud.jsonl")]) == 0
+    assert "queries | catalog" in capsys.readouterr().err  # without --quiet: the header (and progress)
+    assert main([*args, str(out), "--quiet"]) == 0
+    got = capsys.readouterr()
+    assert got.err == "" and "1 queries run now" in got.out and "overall" in got.out  # results still printed
+    assert main(["eval", "stats", str(out), "--quiet"]) == 0
+    assert main(["eval", "retrieval", "--queries", str(q), "--quiet"]) == 0
+    got = capsys.readouterr()
+    assert got.err == "" and "Recall" in got.out
