@@ -74,3 +74,25 @@ def test_anytool_run_checkpoints_to_postgres() -> None:
     with psycopg.connect(PG) as conn:
         n = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread,)).fetchone()
     assert n is not None and n[0] > 0
+
+
+def test_a_done_claim_is_taken_again_only_to_retry_it() -> None:
+    """A resumed batch re-runs a query whose record is a transport error: its done claim is re-opened (retry),
+    never without retry, and not while another worker holds the re-opened claim."""
+    import asyncio
+
+    from langgraph_anytool.eval.persistence import PostgresClaims
+
+    batch = f"retry-{uuid.uuid4().hex[:8]}"
+
+    async def go() -> list[bool]:
+        async with PostgresClaims(PG, batch, worker="a") as a, PostgresClaims(PG, batch, worker="b") as b:
+            got = [await a.claim("q1")]
+            await a.done("q1")
+            got += [await b.claim("q1"), await a.claim("q1")]  # done: nobody takes it without retry
+            got += [await b.claim("q1", retry=True)]  # re-opened for b
+            got += [await a.claim("q1", retry=True)]  # b holds it now (not done, not stale)
+            await b.done("q1")
+            return got
+
+    assert asyncio.run(go()) == [True, False, False, True, False]
