@@ -371,3 +371,24 @@ def test_quiet_eval_commands_print_nothing_on_stderr(tmp_path: Path, capsys: pyt
     assert main(["eval", "retrieval", "--queries", str(q), "--quiet"]) == 0
     got = capsys.readouterr()
     assert got.err == "" and "Recall" in got.out
+
+
+def test_a_batch_with_max_cost_refuses_an_unpriced_model_before_any_query(tmp_path: Path, builtin: Catalog) -> None:
+    queries = load_queries(write_group(tmp_path / "g.json", 2))
+    endpoint = FlakyEndpoint({})
+    out = tmp_path / "r.jsonl"
+    with ResultsWriter(out) as w, pytest.raises(ConfigError, match=r"max_cost.*model_profiles"):
+        asyncio.run(run_batch(queries, builtin, endpoint.model, w,
+                              BatchOptions(mode="reference", settings={"max_cost": 0.5})))
+    assert endpoint.seen == [] and out.read_text() == ""
+    # a model with a known price (gpt-4o-mini's, from the profile table) runs, and its records carry the cost
+
+    class Priced(ScriptedChatModel):
+        model_name: str = "gpt-4o-mini"
+
+    priced = Priced(responder=endpoint.reply)
+    with ResultsWriter(out) as w:
+        asyncio.run(run_batch(queries, builtin, priced, w, BatchOptions(mode="reference", settings={"max_cost": 0.5})))
+    rec = read_results(out)[0]
+    assert rec["status"] == "solved" and rec["usage"]["cost_usd"] > 0
+    assert rec["usage"]["cost_usd"] == pytest.approx(sum(r["cost_usd"] for r in rec["usage"]["roles"].values()))

@@ -126,8 +126,12 @@ def usage_summary(values: Mapping[str, Any]) -> dict[str, Any]:
     """AnyTool Table 12 fields of one run: model calls and tokens per role and in total, API calls,
     self-reflections, API-candidate pool size, agents per level."""
     usage = values.get("usage") or {}
-    roles = {r: {k: int(v.get(k, 0)) for k in ("model_calls", "input_tokens", "output_tokens", "estimated_tokens")
-                 if k in v} for r, v in usage.items() if isinstance(v, Mapping) and "model_calls" in v}
+    roles: dict[str, dict[str, Any]] = {
+        r: {k: int(v.get(k, 0)) for k in ("model_calls", "input_tokens", "output_tokens", "estimated_tokens")
+            if k in v} for r, v in usage.items() if isinstance(v, Mapping) and "model_calls" in v}
+    for r, counts in roles.items():
+        if "cost_usd" in usage[r]:  # USD from the model's profile price (absent when unknown)
+            counts["cost_usd"] = round(float(usage[r]["cost_usd"]), 6)
     agents: dict[str, int] = {}
     for a in (values.get("agents") or {}).values():
         agents[str(a.get("level"))] = agents.get(str(a.get("level")), 0) + 1
@@ -139,6 +143,7 @@ def usage_summary(values: Mapping[str, Any]) -> dict[str, Any]:
         "input_tokens": sum(r.get("input_tokens", 0) for r in roles.values()),
         "output_tokens": sum(r.get("output_tokens", 0) for r in roles.values()),
         "estimated_tokens": sum(r.get("estimated_tokens", 0) for r in roles.values()),
+        "cost_usd": round(sum(r.get("cost_usd", 0.0) for r in roles.values()), 6),
         "api_calls": sum(int(a.get("api_calls", 0)) for a in attempts),
         "api_stats": dict(api),  # executor counters (calls, cache hits, errors) when the graph reports them
         "solver_attempts": len(attempts),
@@ -301,6 +306,11 @@ async def run_batch(
     if options.mode == "reference":
         settings["retriever"] = "reference"
     config = AnyToolConfig(**settings)
+    if remote is None and config.max_cost is not None:  # fail before the batch, not once per query
+        from ..llm import ModelSet
+        from ..runtime import check_prices
+
+        check_prices(ModelSet.resolve(model, config.models, catalog=catalog), config)
     run_info = {"mode": options.mode, "model": options.model_label, "config": config.to_dict(),
                 "catalog": getattr(catalog, "name", "?"), "catalog_apis": len(catalog)}
     tally = BatchTally()
