@@ -190,7 +190,7 @@ def make_record(q: BenchQuery, values: Mapping[str, Any], *, relevant: list[str]
         "reason": values.get("reason") or "", "verdict": values.get("verdict") or {},
         "stop_reason": values.get("stop_reason") or "",
         "error_kind": error_kind_of(values) if status == "error" else None,
-        "retries": int(values.get("retries") or 0),
+        "retries": int(values.get("retries") or 0),  # model-call retries the run reports (the retry policy's)
         "pool": pool, "relevant": relevant, "relevant_missing": [list(m) for m in missing],
         "pool_recall": pool_recall(pool, relevant), "usage": usage_summary(values),
         "wall_time": round(seconds, 3), "error": None,
@@ -248,13 +248,14 @@ class BatchTally:
     def add(self, rec: Mapping[str, Any]) -> None:
         self.done += 1
         g = self.by_group.setdefault(rec["group"], {"queries": 0, "statuses": {}, "seconds": 0.0, "tokens": 0,
-                                                    "recall": [], "model_calls": 0})
+                                                    "recall": [], "model_calls": 0, "retries": 0})
         g["queries"] += 1
         g["statuses"][rec["status"]] = g["statuses"].get(rec["status"], 0) + 1
         if rec["status"] == "error":
             kind = str(rec.get("error_kind") or "other")
             self.error_kinds[kind] = self.error_kinds.get(kind, 0) + 1
         self.retries += int(rec.get("retries") or 0)
+        g["retries"] += int(rec.get("retries") or 0)
         self.rerun += int(rec.get("attempt") or 1) > 1
         g["seconds"] += float(rec.get("wall_time") or 0)
         u = rec.get("usage") or {}
@@ -368,28 +369,30 @@ async def run_batch(
 
 
 def summary_table(tally: BatchTally) -> str:
-    """Per group: queries, solved (in-loop judge), other statuses, mean wall time, model calls, tokens, recall."""
+    """Per group: queries, solved (in-loop judge), other statuses, model-call retries, mean wall time, model calls,
+    tokens, recall; then the errors by kind and the queries run again after an error."""
     from ..cli import _table
 
     rows = []
-    total: dict[str, Any] = {"queries": 0, "statuses": {}, "seconds": 0.0, "tokens": 0, "recall": [], "model_calls": 0}
+    total: dict[str, Any] = {"queries": 0, "statuses": {}, "seconds": 0.0, "tokens": 0, "recall": [], "model_calls": 0,
+                             "retries": 0}
     for name, g in sorted(tally.by_group.items()):
         rows.append(_summary_row(name, g))
         total["queries"] += g["queries"]
         for s, n in g["statuses"].items():
             total["statuses"][s] = total["statuses"].get(s, 0) + n
-        for k in ("seconds", "tokens", "model_calls"):
+        for k in ("seconds", "tokens", "model_calls", "retries"):
             total[k] += g[k]
         total["recall"].extend(g["recall"])
     rows.append(_summary_row("overall", total))
-    head = ["group", "queries", "solved*", "unsolved", "timeout", "error", "s/query", "calls/query", "tok/query",
-            "pool recall"]
+    head = ["group", "queries", "solved*", "unsolved", "timeout", "error", "retries", "s/query", "calls/query",
+            "tok/query", "pool recall"]
     notes = []
     if tally.count("error"):
-        notes.append(f"errors: {tally.errors_text()}; a resumed batch runs the transport ones again "
-                     f"({', '.join(sorted(TRANSPORT_KINDS))})")
-    if tally.retries or tally.rerun:
-        notes.append(f"retries: {tally.retries} model-call retries; {tally.rerun} queries run again after an error")
+        notes.append(f"errors: {tally.errors_text()}; resuming the batch runs those of a transport kind again "
+                     f"({', '.join(sorted(TRANSPORT_KINDS))}; --retry-errors all: every error)")
+    if tally.rerun:
+        notes.append(f"{tally.rerun} of these queries were run again after an error (their newer record counts)")
     return _table(head, rows, right=range(1, len(head))) + "".join(f"\n{n}" for n in notes) + \
         "\n* solved = the in-loop judge's verdict; score with `anytool eval passrate` (a separate evaluator)"
 
@@ -400,5 +403,5 @@ def _summary_row(name: str, g: Mapping[str, Any]) -> list[str]:
     other = sum(v for k, v in st.items() if k not in ("solved", "timeout", "error"))
     recall = f"{100 * sum(g['recall']) / len(g['recall']):.1f}" if g["recall"] else "-"
     return [name, str(g["queries"]), str(st.get("solved", 0)), str(other), str(st.get("timeout", 0)),
-            str(st.get("error", 0)), f"{g['seconds'] / n:.1f}", f"{g['model_calls'] / n:.1f}",
+            str(st.get("error", 0)), str(g.get("retries", 0)), f"{g['seconds'] / n:.1f}", f"{g['model_calls'] / n:.1f}",
             f"{g['tokens'] / n:.0f}", recall]
