@@ -4,13 +4,13 @@
 retriever graph (meta-agent → category agents → tool agents adding APIs to the pool) runs on the request once, its
 result (`PoolRetrieval`: the pool's API ids in order of arrival, the model usage per role, the agents that failed)
 is cached under the request's key, so the following model calls of the same request reuse it. Concurrent calls for
-one key wait for the single run (per-key locks, sync and async). A failed run (an exception, or agents whose model
+one key wait for the single run (a per-key lock). The retriever's agent steps call their models synchronously;
+the middleware's async hook runs the selection in a worker thread, as it does the search. A failed run (an exception, or agents whose model
 call failed) is recorded with its errors and logged once as a warning; the middleware then falls back to search.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import threading
 import time
@@ -66,7 +66,6 @@ class PoolRetrieval:
 class _Cache:
     entries: OrderedDict[RequestKey, PoolRetrieval] = field(default_factory=OrderedDict)
     locks: dict[RequestKey, threading.Lock] = field(default_factory=dict)
-    alocks: dict[RequestKey, asyncio.Lock] = field(default_factory=dict)
 
 
 class PoolSelection:
@@ -146,33 +145,6 @@ class PoolSelection:
         finally:
             with self._lock:
                 self._cache.locks.pop(key, None)
-
-    async def aretrieve(self, key: RequestKey, query: str) -> PoolRetrieval:
-        """`retrieve` with the graph's async API."""
-        hit = self.cached(key)
-        if hit is not None:
-            return hit
-        with self._lock:
-            gate = self._cache.alocks.setdefault(key, asyncio.Lock())
-        try:
-            async with gate:
-                hit = self.cached(key)
-                if hit is not None:
-                    return hit
-                start = time.perf_counter()
-                try:
-                    out = await self.graph.ainvoke({"query": query}, {"recursion_limit": RECURSION_SAFETY_NET})
-                except GraphBubbleUp:
-                    raise
-                except Exception as exc:  # as in `retrieve`
-                    result = self._failure(query, exc, start)
-                else:
-                    result = self._result(query, out, start)
-                self._store(key, result)
-                return result
-        finally:
-            with self._lock:
-                self._cache.alocks.pop(key, None)
 
     # ------------------------------------------------------------ results
     def _result(self, query: str, out: Mapping[str, Any], start: float) -> PoolRetrieval:

@@ -247,17 +247,6 @@ class AnyToolSelectorMiddleware(AgentMiddleware):
         selected = sorted((t for t in candidates if t.name in order), key=lambda t: order[t.name])
         return request.override(tools=[*selected, *others])
 
-    async def _aprefetch(self, request: ModelRequest) -> None:
-        """Async path: run (or await) the request's hierarchical retrieval natively before `_narrow` uses it."""
-        if self._pools is None or not request.tools:
-            return
-        candidates, _ = self._candidates(request)
-        if len(candidates) <= self.max_tools:
-            return
-        query, key, chosen = self._request(candidates, request.messages)
-        if query.strip() and len(chosen) < self.max_tools:
-            await self._pools.aretrieve(key, query)
-
     # ------------------------------------------------------------ hooks
     def wrap_model_call(
         self,
@@ -273,6 +262,5 @@ class AnyToolSelectorMiddleware(AgentMiddleware):
     ) -> ModelResponse | AIMessage:
         import asyncio
 
-        await self._aprefetch(request)
         narrowed = await asyncio.to_thread(self._narrow, request)
         return await handler(narrowed)
