@@ -1,8 +1,10 @@
-"""`AnyToolSelectorMiddleware`: narrow a large tool list per model call with AnyTool's hybrid search.
+"""`AnyToolSelectorMiddleware`: narrow a large tool list per model call with AnyTool's hybrid search (default) or
+its hierarchical retriever (`mode="hierarchical"`).
 
 A drop-in alternative to LangChain's `LLMToolSelectorMiddleware` for `langchain.agents.create_agent`: same
 `max_tools` / `always_include` contract, but the selection is a search over the tools' names, descriptions and
-parameters (BM25 + dense embeddings when configured, fused), so it spends no model call and no token.
+parameters (BM25 + dense embeddings when configured, fused), so it spends no model call and no token (the default
+`mode="search"`).
 
 Per model call: the query is the last human message; the tools the model already called since that message are
 kept (so a multi-step answer does not lose its tools), then the best search hits fill up to `max_tools`; the
