@@ -232,3 +232,18 @@ def test_hierarchical_mode_configuration_errors(monkeypatch: pytest.MonkeyPatch)
     mw = AnyToolSelectorMiddleware(catalog=BUILTIN, mode="hierarchical",
                                    config=AnyToolConfig(models={r: "offline" for r in ("meta", "category", "tool")}))
     assert mw.usage == {} and mw.retrievals == []
+
+
+def test_concurrent_calls_of_one_request_share_one_retrieval() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    retriever = scripted_retriever()
+    retriever.latency = 0.05  # the first run is still going when the other calls arrive
+    mw = AnyToolSelectorMiddleware(max_tools=2, catalog=BUILTIN, mode="hierarchical", model=retriever)
+    assert mw._pools is not None
+    pools = mw._pools
+    with ThreadPoolExecutor(4) as workers:
+        runs = list(workers.map(lambda _: pools.retrieve(("m1", MILES), MILES), range(4)))
+    assert all(r is runs[0] for r in runs) and len(retriever.calls) == 4 and len(mw.retrievals) == 1
+    pools.retrieve(("m2", MILES), MILES)  # another message with the same text is another request
+    assert len(retriever.calls) == 8 and len(mw.retrievals) == 2
