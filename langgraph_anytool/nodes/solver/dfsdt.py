@@ -23,7 +23,7 @@ from ..abilities.prompts import ASK_USER_NOTE
 from . import prompts
 from .finish import FINISH_NAME, FinishCall, FinishError, finish_schema, parse_finish, resolve_failed
 from .functions import describe_functions, pool_functions, tool_schemas
-from .textmode import bind_role_tools
+from .textmode import bind_role_tools, format_inputs
 from .tree import (
     DIVERSITY,
     NUDGE,
@@ -37,6 +37,7 @@ from .tree import (
     backtrack_target,
     chain_length,
     last_ai,
+    message_to_dict,
     new_tree,
     path_messages,
     seed_messages,
@@ -210,7 +211,10 @@ def make_expand(deps: Deps) -> Node:
         if ask:
             tools.insert(-1, asking.ask_user_schema())
         model = bind_role_tools(deps.models.for_role("solver"), deps.config, "solver", tools)
-        ai, upd = invoke_model(deps, state, "solver", model, prompt, {"functions": list(functions)})
+        inputs: dict[str, Any] = {"functions": list(functions), **format_inputs(deps.config, "solver"), "ask_user": ask}
+        if inputs["text_mode"]:  # the prompt holds the trajectory as text only: give it as structured data too
+            inputs["history"] = [message_to_dict(m) for m in [*path_messages(nodes, cur), *added]]
+        ai, upd = invoke_model(deps, state, "solver", model, prompt, inputs)
         if ai is None:
             return upd
         nodes, child = add_child(nodes, cur, [*added, with_call_ids(ai, f"n{len(nodes)}")])

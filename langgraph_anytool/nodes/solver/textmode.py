@@ -175,6 +175,18 @@ def is_text_mode(config: AnyToolConfig, role: str) -> bool:
     return role in config.text_mode_roles
 
 
+def format_inputs(config: AnyToolConfig, role: str) -> dict[str, Any]:
+    """The reply format a role's call expects, as structured inputs for the call's metadata (a model or a tracer
+    needs no prompt parsing to know it): `text_mode` (function calls written as `Action:` / `Action Input:` text)
+    for the roles that call functions, and `umi_prompts` (the prompt profile) for α-UMi's roles."""
+    out: dict[str, Any] = {}
+    if role in ("solver", "caller"):
+        out["text_mode"] = is_text_mode(config, role)
+    if role in ("planner", "caller", "summarizer"):
+        out["umi_prompts"] = config.umi_prompts
+    return out
+
+
 def bind_role_tools(model: BaseChatModel, config: AnyToolConfig, role: str, tools: Sequence[Mapping[str, Any]]
                     ) -> Runnable[Any, BaseMessage]:
     """`model` with `tools`: natively (`bind_tools`), or in text mode when the config lists the role."""
