@@ -19,7 +19,7 @@ from langgraph.types import Command
 from langgraph_anytool.catalog import Catalog
 from langgraph_anytool.config import AnyToolConfig
 from langgraph_anytool.graphs.anytool import create_anytool_graph
-from langgraph_anytool.llm import role_config
+from langgraph_anytool.llm import ModelSet, role_config
 from langgraph_anytool.nodes.abilities import NO_USER_ANSWER
 from langgraph_anytool.nodes.solver.finish import parse_finish
 from langgraph_anytool.nodes.solver.functions import tool_schemas
@@ -27,6 +27,8 @@ from langgraph_anytool.nodes.solver.textmode import TextToolRunnable, action_mes
 from langgraph_anytool.nodes.solver.tree import message_to_dict
 from langgraph_anytool.nodes.solver.umi import parse_next
 from langgraph_anytool.offline import OfflinePolicyModel
+from langgraph_anytool.runtime import Deps, RunSignals
+from langgraph_anytool.tools.pipeline import ApiExecutor
 
 OPENING: list[BaseMessage] = [SystemMessage("(system prompt: any wording)"), HumanMessage("(any wording)")]
 MILES = "Convert 26.2 miles to kilometers"
@@ -78,15 +80,10 @@ def test_text_mode_caller_writes_the_native_call_as_text(model: OfflinePolicyMod
 def test_text_tool_runnable_over_the_stand_in_yields_tool_calls(model: OfflinePolicyModel, catalog: Catalog) -> None:
     """The real text-mode path: the runnable renders the prompt as text, the stand-in writes text, the runnable
     parses it into `tool_calls`."""
-    from langgraph_anytool.config import AnyToolConfig as Cfg
-    from langgraph_anytool.runtime import Deps, RunSignals
-    from langgraph_anytool.tools.pipeline import ApiExecutor
-    from langgraph_anytool.llm import ModelSet
-
     distance = catalog.find_api("Geo Distance Calculator", "Distance Between Cities")
     name = catalog.function_name(distance.id)
     deps = Deps(catalog=catalog, models=ModelSet(default=model, by_role={}),
-                executor=ApiExecutor.for_catalog(catalog, kind="template"), config=Cfg(), signals=RunSignals())
+                executor=ApiExecutor.for_catalog(catalog, kind="template"), config=AnyToolConfig(), signals=RunSignals())
     runnable = TextToolRunnable(model, tool_schemas(deps, {name: distance.id}))
     out = runnable.invoke(OPENING, role_config(None, "caller", {
         "query": "How far is Paris from Berlin?", "functions": [name], "history": [], "thought": name,
