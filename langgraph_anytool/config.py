@@ -69,7 +69,7 @@ class AnyToolConfig:
     seed_with_search: bool = True  # show the meta-agent the categories search ranks highest
     # abilities (issue 9; all off by default: benchmark runs keep the paper's always-retrieve, tool-only solver)
     route_tools: bool = False  # a "router" model call before retrieval: answer directly when no tool is needed
-    ask_user: bool = False  # offer the DFSDT/CoT solver `ask_user(question)` (pauses the run with `interrupt`)
+    ask_user: bool = False  # offer the solver (α-UMi: the caller) `ask_user(question)` (pauses with `interrupt`)
     batch: bool = False  # no user is present: `ask_user` is answered "no user is available" and the run goes on
     plan_only: bool = False  # outline mode: retrieve, then return a plan (`plan`) of API calls without calling any
     models: dict[str, Any] = field(default_factory=dict)  # role -> "provider:model" (strings only here)
