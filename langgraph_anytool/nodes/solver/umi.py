@@ -162,7 +162,8 @@ def route_after_plan(state: SolverState) -> Literal["caller", "summarizer", "bac
 
 
 def make_call(deps: Deps) -> Node:
-    """The caller: one function call that carries out the planner's thought (the pooled APIs bound as tools)."""
+    """The caller: one function call that carries out the planner's thought (the pooled APIs bound as tools, and
+    `ask_user` when the config offers it)."""
 
     def call(state: SolverState) -> dict[str, Any]:
         stop = precheck(deps, state)
