@@ -247,3 +247,26 @@ def test_cli_demo_rejects_bad_settings(capsys: pytest.CaptureFixture[str]) -> No
 
     assert main(["demo", "--set", "solver=tree"]) == 2
     assert "AnyToolConfig.solver must be one of dfsdt, cot, umi, got 'tree'" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------------------ eval steps
+@pytest.mark.parametrize(("mode", "text_mode"), [("multi", ["--text-mode", "caller", "--prompts", "alpha_umi"]),
+                                                 ("single", ["--text-mode", "solver"])])
+def test_eval_steps_offline_in_text_mode_predicts_as_natively(mode: str, text_mode: list[str], tmp_path: Any,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from langgraph_anytool.cli import main
+    from tests.test_step_eval import UMI_ITEM
+
+    path = tmp_path / "in_domain.json"
+    path.write_text(json.dumps([UMI_ITEM]), encoding="utf-8")
+
+    def predictions(*extra: str) -> tuple[dict[str, Any], list[Any]]:
+        assert main(["eval", "steps", str(path), "--offline", "--mode", mode, *extra, "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert data["errors"] == 0
+        return data["overall"], [(s["prediction"]["plan"], s["prediction"]["action"], s["prediction"]["args"])
+                                 for s in data["steps"]]
+
+    native, text = predictions(), predictions(*text_mode)
+    assert text == native and any(action for _, action, _ in text[1])
+    assert text[0]["predicted_calls"] == native[0]["predicted_calls"] > 0
