@@ -32,6 +32,9 @@ ROLES: tuple[str, ...] = (
     "router", "outline",
 )
 
+# the roles that call functions (and can write them as text instead): the solver, α-UMi's caller, the retriever agents
+TEXT_MODE_ROLES: tuple[str, ...] = ("solver", "caller", "meta", "category", "tool")
+
 _CHOICES: Mapping[str, tuple[str, ...]] = {
     "solver": get_args(SolverMode),
     "execution": get_args(ExecutionKind),
@@ -58,6 +61,8 @@ class AnyToolConfig:
     dfsdt_width: int = 2  # children tried per tree node before backtracking further up
     max_depth: int = 12  # chain length in ToolLLM tree nodes (its single_chain_max_step) before a forced backtrack
     max_api_calls: int = 10  # per solve; a hard stop, followed by one Finish-only turn
+    # malformed model turns in a row (see faults.py) that end a solver attempt or a retriever agent's activation
+    max_malformed_turns: int = 3
     max_reflections: int = 50
     reflection_scope: ReflectionScope = "all"  # which levels reflection may re-activate (Table 4)
     token_budget: int = 200_000  # across all roles, from usage metadata
@@ -74,6 +79,8 @@ class AnyToolConfig:
     plan_only: bool = False  # outline mode: retrieve, then return a plan (`plan`) of API calls without calling any
     models: dict[str, Any] = field(default_factory=dict)  # role -> "provider:model" (strings only here)
     # roles whose model has no native function calling: calls are written as `Action:` / `Action Input:` text
+    # (also chosen per role without being listed: a model whose profile says tool_calling=False, or an endpoint
+    # that refuses `tools`, see nodes/solver/textmode.py)
     text_mode_roles: tuple[str, ...] = ()
     umi_prompts: UmiPrompts = "default"  # "alpha_umi": α-UMi's prompt formats (Next: caller./conclusion./give up.)
     # model name pattern -> profile fields (context_window, tool_calling, parallel_tool_calls, input_price,
@@ -96,9 +103,9 @@ class AnyToolConfig:
             raise ConfigError("AnyToolConfig.models must map roles to 'provider:model' strings")
         object.__setattr__(self, "text_mode_roles", tuple(self.text_mode_roles))
         for role in self.text_mode_roles:
-            if role not in ("solver", "caller"):
+            if role not in TEXT_MODE_ROLES:
                 raise ConfigError(f"AnyToolConfig.text_mode_roles: {role!r} does not call functions; "
-                                  "text mode applies to 'solver' and 'caller'")
+                                  f"text mode applies to {', '.join(repr(r) for r in TEXT_MODE_ROLES)}")
         if self.umi_prompts not in ("default", "alpha_umi"):
             raise ConfigError(f"AnyToolConfig.umi_prompts must be 'default' or 'alpha_umi', got {self.umi_prompts!r}")
         try:

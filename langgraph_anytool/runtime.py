@@ -31,9 +31,11 @@ class RunSignals:
       before its model call and stops (status `stopped`);
     - the token tally: tokens spent so far in the run, across all branches, checked against the budget;
     - the live API pool (the paper's global pool): what parallel tool agents have added so far, so that the cap
-      holds across them and `check_if_request_solvable` judges the whole pool, not one agent's share.
+      holds across them and `check_if_request_solvable` judges the whole pool, not one agent's share;
+    - the roles whose endpoint refused `tools` in this run: they go on in text mode (`Action:` lines) for the rest
+      of the run (after a resume the first refused call finds this out again).
 
-    Not checkpointed: the graph re-derives all three from state (`solvable_round`, `usage`, `api_pool`) at every
+    Not checkpointed: the graph re-derives the first three from state (`solvable_round`, `usage`, `api_pool`) at every
     dispatch, so a resumed run starts from the checkpoint's values. At most `max_runs` runs are tracked.
     """
 
@@ -105,6 +107,15 @@ class RunSignals:
         with self._lock:
             return self._entry(run_key).tokens
 
+    def use_text_mode(self, run_key: str, role: str) -> None:
+        """Remember that `role`'s endpoint refused `tools` in this run."""
+        with self._lock:
+            self._entry(run_key).text_roles.add(role)
+
+    def in_text_mode(self, run_key: str, role: str) -> bool:
+        with self._lock:
+            return role in self._entry(run_key).text_roles
+
     def forget(self, run_key: str) -> None:
         with self._lock:
             self._runs.pop(run_key, None)
@@ -116,6 +127,7 @@ class _RunEntry:
     pool: dict[str, None] = field(default_factory=dict)  # ordered set of API ids
     removed: set[str] = field(default_factory=set)
     stopped: set[int] = field(default_factory=set)  # rounds in which the pool was judged solvable
+    text_roles: set[str] = field(default_factory=set)  # roles that fell back to text mode (the endpoint refused tools)
 
 
 @dataclass(frozen=True)

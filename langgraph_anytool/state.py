@@ -111,7 +111,7 @@ class SolverAttempt(TypedDict):
     attempt: int
     round: int
     mode: str
-    finish_type: str  # give_answer | give_up | call_budget | no_apis | budget | error
+    finish_type: str  # give_answer | give_up | call_budget | no_apis | budget | error | malformed
     answer: str
     reason: str
     failed_functions: list[str]

@@ -27,11 +27,12 @@ from .dfsdt import (
     outcome,
     pool_functions,
     precheck,
+    reviewed,
+    role_tools,
     text_of,
     tool_schemas,
-    with_call_ids,
 )
-from .textmode import bind_role_tools, format_inputs, umi_template
+from .textmode import TextToolRunnable, format_inputs, umi_template
 from .tree import (
     DIVERSITY,
     NUDGE,
@@ -180,13 +181,14 @@ def make_call(deps: Deps) -> Node:
         prompt: list[BaseMessage] = [SystemMessage(content=system), *conversation_messages(state.get("prior_messages") or []),
                                      HumanMessage(content=state["query"])]
         tools = [*tool_schemas(deps, functions), *([asking.ask_user_schema()] if ask else [])]
-        model = bind_role_tools(deps.models.for_role("caller"), deps.config, "caller", tools)
+        model = role_tools(deps, state, "caller", tools)
         ai, upd = invoke_model(deps, state, "caller", model, prompt,
-                               {**umi_inputs(_step_messages(state), functions, state["thought"]),
-                                **format_inputs(deps.config, "caller"), "ask_user": ask})
+                               {**umi_inputs(_step_messages(state), functions, state["thought"]), "ask_user": ask,
+                                **format_inputs(deps.config, "caller", text=isinstance(model, TextToolRunnable))},
+                               tools)
         if ai is None:
             return upd
-        ai = with_call_ids(ai, f"n{cur}").model_copy(update={"name": "caller"})
+        ai = reviewed(ai, upd, "caller", f"n{cur}").model_copy(update={"name": "caller"})
         return {**upd, "nodes": update_node(nodes, cur, messages=[ai])}
 
     return call
