@@ -40,6 +40,9 @@ FAULT_TEXT = {
     "refusal": "a refusal",
 }
 
+# usage keys (per role) of this module's counters, as prefixes: malformed, malformed_<kind>, hallucinated,
+# text_actions, and text_fallbacks (the endpoint refused `tools`, the role went on in text mode)
+USAGE_KEYS = ("malformed", "hallucinated", "text_actions", "text_fallbacks")
 MALFORMED_END = "malformed"  # the solver's finish type, and the prefix of an agent's end reason
 EXTRA_CALL = "one call per turn: not run. Make exactly one function call per step."
 

@@ -23,6 +23,7 @@ from typing import Any, Literal
 from langchain_core.messages import BaseMessage
 
 from ..config import AnyToolConfig, ConfigError
+from ..faults import USAGE_KEYS
 from .datasets import BenchQuery, api_ids
 from .results import ResultsWriter
 
@@ -117,6 +118,9 @@ def usage_summary(values: Mapping[str, Any]) -> dict[str, Any]:
     usage = values.get("usage") or {}
     roles = {r: {k: int(v.get(k, 0)) for k in ("model_calls", "input_tokens", "output_tokens", "estimated_tokens")
                  if k in v} for r, v in usage.items() if isinstance(v, Mapping) and "model_calls" in v}
+    for r, v in usage.items():  # content faults (faults.py): malformed turns by kind, hallucinated calls, fallbacks
+        if r in roles:
+            roles[r].update({k: int(n) for k, n in v.items() if k.startswith(USAGE_KEYS) and isinstance(n, int | float)})
     agents: dict[str, int] = {}
     for a in (values.get("agents") or {}).values():
         agents[str(a.get("level"))] = agents.get(str(a.get("level")), 0) + 1
@@ -128,6 +132,8 @@ def usage_summary(values: Mapping[str, Any]) -> dict[str, Any]:
         "input_tokens": sum(r.get("input_tokens", 0) for r in roles.values()),
         "output_tokens": sum(r.get("output_tokens", 0) for r in roles.values()),
         "estimated_tokens": sum(r.get("estimated_tokens", 0) for r in roles.values()),
+        "malformed": sum(r.get("malformed", 0) for r in roles.values()),
+        "hallucinated": sum(r.get("hallucinated", 0) for r in roles.values()),
         "api_calls": sum(int(a.get("api_calls", 0)) for a in attempts),
         "api_stats": dict(api),  # executor counters (calls, cache hits, errors) when the graph reports them
         "solver_attempts": len(attempts),
