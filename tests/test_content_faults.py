@@ -445,3 +445,15 @@ def test_review_reply_keeps_native_calls_and_parses_text_actions() -> None:
     assert bad.invalid_tool_calls[0]["name"] == "f" and not bad.tool_calls
     thought = AIMessage(content="I think the answer is near.")
     assert review_reply(thought) == (thought, {})
+
+
+def test_settings_of_the_bound_and_of_text_mode_roles() -> None:
+    from langgraph_anytool.config import ConfigError
+
+    assert AnyToolConfig().max_malformed_turns == 3
+    assert AnyToolConfig.from_env({"ANYTOOL_MAX_MALFORMED_TURNS": "5"}).max_malformed_turns == 5
+    with pytest.raises(ConfigError, match="max_malformed_turns"):
+        AnyToolConfig(max_malformed_turns=0)
+    assert AnyToolConfig(text_mode_roles=("meta", "category", "tool")).text_mode_roles == ("meta", "category", "tool")
+    with pytest.raises(ConfigError, match="'judge' does not call functions"):
+        AnyToolConfig(text_mode_roles=("judge",))
