@@ -29,7 +29,7 @@ from ..llm import ModelNotConfiguredError, ModelSet, call_role
 from ..nodes.solver import prompts
 from ..nodes.solver.dfsdt import describe_functions, solver_system, text_of, tool_schemas
 from ..nodes.solver.finish import FINISH_NAME, finish_schema
-from ..nodes.solver.textmode import bind_role_tools, format_inputs, umi_template
+from ..nodes.solver.textmode import TextToolRunnable, bind_role_tools, format_inputs, umi_template
 from ..nodes.solver.tree import message_to_dict
 from ..nodes.solver.umi import parse_next, render_history, umi_inputs
 from ..runtime import Deps
@@ -146,7 +146,7 @@ def predict_single(case: StepCase, tools: StepTools, models: ModelSet, config: A
     schemas = [*tool_schemas(deps, tools.functions), finish_schema(allow_restart=True)]
     runnable = bind_role_tools(models.for_role("solver"), config, "solver", schemas)
     inputs: dict[str, Any] = {"query": case.query, "functions": list(tools.functions), "step": case.step,
-                              **format_inputs(config, "solver")}
+                              **format_inputs(config, "solver", text=isinstance(runnable, TextToolRunnable))}
     if inputs["text_mode"]:  # the prompt holds the history as text only: give it as structured data too
         inputs["history"] = [message_to_dict(m) for m in history]
     ai, _ = call_role(runnable, "solver", prompt, None, inputs=inputs)
@@ -187,7 +187,8 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
                                                    tool_names=", ".join(tools.functions))
     runnable = bind_role_tools(models.for_role("caller"), config, "caller", tool_schemas(deps, tools.functions))
     reply, _ = call_role(runnable, "caller", [SystemMessage(content=system), HumanMessage(content=case.query)], None,
-                         inputs={**umi_inputs(history, tools.functions, thought), **format_inputs(config, "caller")})
+                         inputs={**umi_inputs(history, tools.functions, thought),
+                                 **format_inputs(config, "caller", text=isinstance(runnable, TextToolRunnable))})
     call = _first_call(reply)
     if call is None:
         return Prediction(plan="call", thought=thought, error="the caller made no function call")
