@@ -325,9 +325,10 @@ TOOL = "Quick Metric Converter"
 ADD = {"apis": [{"tool_name": TOOL, "api_name": "Convert Length"}]}
 
 
-def anytool_responder(tool_turns: list[ChatReply | str]) -> Callable[[dict[str, Any]], ChatReply | str]:
+def anytool_responder(tool_turns: list[ChatReply | str], solver_reply: ChatReply | None = None
+                      ) -> Callable[[dict[str, Any]], ChatReply | str]:
     """Answers each request by the role its functions reveal (natively bound or listed in a text-mode prompt);
-    the tool agent's turns come from `tool_turns` (the last one repeats)."""
+    the tool agent's turns come from `tool_turns` (the last one repeats); `solver_reply` replaces the solver's."""
     turns = list(tool_turns)
     text_mode = False
 
@@ -352,6 +353,8 @@ def anytool_responder(tool_turns: list[ChatReply | str]) -> Callable[[dict[str, 
         if offers("add_apis_into_api_pool"):
             return turns.pop(0) if len(turns) > 1 else turns[0]
         if offers("Finish"):
+            if solver_reply is not None:
+                return solver_reply
             if not any('"status":"ok"' in str(m.get("content")) for m in body["messages"][1:]):
                 return act(FN, **GOOD)
             return act("Finish", return_type="give_answer", final_answer=ANSWER)
@@ -407,6 +410,15 @@ def test_a_tool_agent_that_keeps_failing_ends_its_activation_and_the_run_goes_on
     assert agent["status"] == "stopped" and agent["end_reason"].startswith("malformed: 3 malformed model turns")
     assert agent["steps"] == 3 and out["usage"]["tool"]["malformed"] == 3
     assert out["status"] == "no_apis"  # the run ended normally, with nothing in the pool
+
+
+def test_a_solver_that_keeps_failing_ends_its_attempt_and_the_run_ends_normally(executor: ApiExecutor) -> None:
+    turns: list[ChatReply | str] = [tool_call("add_apis_into_api_pool", **ADD), tool_call("finish_search")]
+    out, requests = run_anytool(anytool_responder(turns, solver_reply=NOT_JSON), chat, executor)
+    assert_paired(requests)
+    (attempt,) = out["solver_attempts"]
+    assert attempt["finish_type"] == "malformed" and "not a JSON object" in attempt["reason"]
+    assert out["status"] == "gave_up" and out["usage"]["solver"]["malformed_bad_json"] == 3
 
 
 @pytest.mark.parametrize("how", ["refusal", "profile"])
