@@ -20,7 +20,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
-from ...llm import ModelNotConfiguredError, call_role, merge_usage
+from ...llm import ModelCallError, ModelNotConfiguredError, call_role, merge_usage
 from ...state import AgentRecord, PoolUpdate, merge_agents
 from . import prompts
 from .context import CallContext, FunctionResult, Role, role_inputs
@@ -93,6 +93,11 @@ def make_call_model(role: Role, base: Deps) -> Any:
             raise
         except Exception as exc:  # a provider error ends this agent only; reflection may re-activate it
             log.warning("agent %s: model call failed: %s", rec["id"], exc)
+            if isinstance(exc, ModelCallError):  # "error: rate_limited: meta model: ... after 6 retries"
+                _end(rec, "stopped", f"error: {exc}"[:500])
+                if exc.retries:
+                    out["usage"] = {role.level: {"retries": exc.retries}}
+                return out
             _end(rec, "stopped", f"error: model call failed: {type(exc).__name__}: {exc}"[:500])
             return out
         if any(not tc.get("id") for tc in reply.tool_calls):  # some servers omit ids: a ToolMessage needs one

@@ -15,7 +15,7 @@ from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 
 from ...catalog.errors import UnknownNameError
-from ...llm import ModelNotConfiguredError, call_role, merge_usage
+from ...llm import ModelCallError, ModelNotConfiguredError, call_role, merge_usage
 from ...state import SolverAttempt
 from ..abilities import ask_user as asking
 from ..abilities.conversation import conversation_messages
@@ -103,6 +103,11 @@ def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[A
                              on_usage=deps.meter(state["run_key"]), profiles=deps.config.model_profiles)
     except (ModelNotConfiguredError, GraphBubbleUp):  # configuration errors and interrupts are not model failures
         raise
+    except ModelCallError as exc:  # ends this solve, not the run; a prompt too long for the model: this attempt
+        upd["finish"] = outcome("context_length" if exc.kind == "context_length" else "error", reason=str(exc))
+        if exc.retries:
+            upd["usage"] = merge_usage(state["usage"], {role: {"retries": exc.retries}})
+        return None, upd
     except Exception as exc:  # a provider error ends this solve, not the run
         upd["finish"] = outcome("error", reason=f"{role} model call failed: {type(exc).__name__}: {exc}")
         return None, upd
