@@ -1,9 +1,10 @@
 """Fitting a prompt into the model's context window before a model call.
 
 `llm.call_role` fits every prompt into the model profile's `context_window` (see `profiles.py`) minus a reserve
-for the reply (the model's `max_tokens` when set, else 1/8 of the window, at most 4096 tokens). Token counts are
-estimates (characters / 4, plus a few tokens per message), not a tokenizer's. When the prompt and the bound tools'
-schemas are over the limit, it is cut in this order, each step only as far as needed:
+for the reply (the model's `max_tokens` when set, else 1/8 of the window, at most 4096 tokens), and of what is left
+only 90% (`SAFETY`): token counts are estimates (characters / 4, plus a few tokens per message and tool call), not a
+tokenizer's. When the prompt and the bound tools' schemas are over the limit, it is cut in this order, each step
+only as far as needed:
 
 1. long tool observations (`ToolMessage` contents): head and tail kept, a marker saying how much was cut;
 2. the middle of the history: the system messages, the first human message and the latest turn stay; older turns
@@ -27,6 +28,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4  # tokens per message (role and separators), as OpenAI's chat format spends them
+TOOL_CALL_OVERHEAD = 40  # characters per tool call besides its name and arguments (id, type, JSON framing)
+SAFETY = 0.9  # a prompt is fitted to this share of the room left: the estimate is no tokenizer
 MIN_OBSERVATION_CHARS = 400  # a cut observation keeps at least this much (head + tail)
 MIN_TEXT_CHARS = 600  # a cut text (step 4) keeps at least this much
 MAX_REPLY_RESERVE = 4096
@@ -39,9 +42,10 @@ def _text_len(content: Any) -> int:
 
 def message_tokens(msg: BaseMessage) -> int:
     """Estimated tokens of one message: its content, its tool calls' names and arguments, and an overhead."""
-    chars = _text_len(msg.content)
+    chars = _text_len(msg.content) + len(str(getattr(msg, "tool_call_id", "") or ""))
     for tc in getattr(msg, "tool_calls", None) or []:
         chars += len(str(tc.get("name", ""))) + len(json.dumps(tc.get("args", {}), ensure_ascii=False, default=str))
+        chars += len(str(tc.get("id") or "")) + TOOL_CALL_OVERHEAD
     return chars // CHARS_PER_TOKEN + MESSAGE_OVERHEAD
 
 
@@ -93,7 +97,7 @@ def clip_middle(text: str, keep: int) -> str:
     head = keep * 2 // 3
     tail = keep - head
     cut = len(text) - head - tail
-    return f"{text[:head]}\n… [{cut} characters cut to fit the model's context window] …\n{text[len(text) - tail:]}"
+    return f"{text[:head]}\n... [{cut} characters cut to fit the model's context window] ...\n{text[len(text) - tail:]}"
 
 
 def _cap_for(lengths: Sequence[int], excess: int, floor: int) -> int:
@@ -183,7 +187,7 @@ def shorten_tools(tools: Sequence[Any]) -> list[Any]:
             continue
         desc = str(fn.get("description") or "")
         first = desc.split(". ", 1)[0].strip()
-        short = first if len(first) <= MAX_TOOL_DESCRIPTION else first[: MAX_TOOL_DESCRIPTION - 1] + "…"
+        short = first if len(first) <= MAX_TOOL_DESCRIPTION else first[: MAX_TOOL_DESCRIPTION - 3] + "..."
         params = fn.get("parameters")
         if isinstance(params, dict) and isinstance(params.get("properties"), dict):
             props = {k: {kk: vv for kk, vv in v.items() if kk != "description"} if isinstance(v, dict) else v

@@ -14,7 +14,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from typing_extensions import TypedDict
 
 from .config import ROLES, AnyToolConfig
-from .fitting import bound_tools, estimate_tokens, fit_prompt, reply_reserve
+from .fitting import SAFETY, bound_tools, estimate_tokens, fit_prompt, reply_reserve
 from .guard import CallGuard, classify, describe_error, model_secrets, retry_after
 from .profiles import profile_for
 
@@ -259,7 +259,7 @@ def call_role(
         guard = CallGuard()
     profile = profile_for(model, profiles)
     window = profile.context_window
-    fitted = fit_prompt(model, prompt, window - reply_reserve(model, window))
+    fitted = fit_prompt(model, prompt, int((window - reply_reserve(model, window)) * SAFETY))
     runnable, messages, trimmed = fitted.runnable, fitted.messages, fitted.trimmed
     retries, shrunk = 0, False
     run_config = role_config(config, role, inputs)
@@ -272,11 +272,10 @@ def call_role(
             if kind is None:
                 raise
             if kind == "context_length" and not shrunk:  # our estimate was too low: once more, at half of it
-                shrunk = True
                 sent = estimate_tokens(messages, bound_tools(runnable))
                 fitted = fit_prompt(runnable, messages, sent // 2)
                 if fitted.trimmed:
-                    runnable, messages, trimmed = fitted.runnable, fitted.messages, True
+                    runnable, messages, trimmed, shrunk = fitted.runnable, fitted.messages, True, True
                     continue
             capped = None
             if kind in TRANSPORT_KINDS and retries < guard.policy.retries:
@@ -285,7 +284,7 @@ def call_role(
                     guard.sleep(guard.policy.wait(retries, retry_after(exc), guard.rng))
                     retries += 1
                     continue
-            raise _call_error(kind, role, exc, model, retries, capped) from exc
+            raise _call_error(kind, role, exc, model, retries, capped, shrunk) from exc
     ai = reply if isinstance(reply, AIMessage) else AIMessage(content=reply.content)
     used = message_usage(ai, messages)
     cost = profile.cost(int(used.get("input_tokens", 0)), int(used.get("output_tokens", 0)))
@@ -303,12 +302,13 @@ def call_role(
 
 
 def _call_error(kind: str, role: str, exc: BaseException, model: Any, retries: int, capped: str | None,
-                ) -> ModelCallError:
+                shrunk: bool) -> ModelCallError:
     """The `ModelCallError` of a call that failed for good, e.g. "rate_limited: solver model: HTTP 429: ... after 6
     retries (run retry cap)"; secrets of the model masked."""
     detail = describe_error(exc, model_secrets(model))
     after = f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries or kind in TRANSPORT_KINDS else ""
     cap = f" ({capped} retry cap)" if capped else ""
     if kind == "context_length":
-        detail += " (the prompt does not fit the model's context window, even cut to half its estimate)"
+        detail += (" (the prompt does not fit the model's context window, even cut to half its estimate)" if shrunk
+                   else " (the prompt does not fit the model's context window and has nothing left to cut)")
     return ModelCallError(kind, f"{role} model: {detail}{after}{cap}", retries=retries, capped=capped)
