@@ -266,19 +266,21 @@ def test_a_solver_or_judge_that_fails_for_good_is_an_error_not_unsolved(role: st
         assert out["answer"] == "It is 21°C in Paris."
 
 
-def test_a_secret_key_never_reaches_the_state_or_the_reason() -> None:
-    echo = {"error": {"message": f"Incorrect API key provided: {SECRET}. Header: Authorization: Bearer {SECRET}",
+@pytest.mark.parametrize("key", [SECRET, "vllm-local-token-93f1c2e8"], ids=["openai-shaped", "any-shape"])
+def test_a_secret_key_never_reaches_the_state_or_the_reason(key: str) -> None:
+    echo = {"error": {"message": f"Incorrect API key provided: {key}. You sent: {key}",
                       "type": "invalid_request_error", "code": "invalid_api_key"}}
     with OpenAIChatServer(["never"]) as server:
         server.fail_next(OpenAIChatServer.PATH, 401, 5, body=echo)
-        graph = create_anytool_graph(Catalog.builtin(), client(server), config=AnyToolConfig(**GRAPH_CFG),
+        model = ChatOpenAI(model="gpt-test", base_url=server.base_url, api_key=key, max_retries=0)
+        graph = create_anytool_graph(Catalog.builtin(), model, config=AnyToolConfig(**GRAPH_CFG),
                                      checkpointer=InMemorySaver())
         config: Any = {"configurable": {"thread_id": "secret"}}
         out = graph.invoke({"query": "q"}, config)
         history = [json.dumps(s.values, default=str) for s in graph.get_state_history(config)]
     assert out["status"] == "error" and out["error_kind"] == "auth" and "Incorrect API key" in out["reason"]
-    assert SECRET not in json.dumps(out, default=str) and all(SECRET not in h for h in history)
-    assert SECRET[:12] not in out["reason"]  # no recognisable prefix either
+    assert key not in json.dumps(out, default=str) and all(key not in h for h in history)
+    assert key[:12] not in out["reason"]  # no recognisable prefix either
 
 
 # ---------------------------------------------------------------------------------------------- context limits
@@ -321,6 +323,8 @@ def test_fitting_cuts_observations_then_history_keeping_pairs() -> None:
     assert str(obs_only.messages[3].content).startswith("obs 0 ")  # the head stays
     assert msgs[3].content == "obs 0 " + "x" * 3000  # the caller's messages are not changed
 
+    for limit in range(600, 6000, 97):  # wherever the cut falls, no call loses its answer nor an answer its call
+        assert paired(fit_prompt(None, msgs, limit).messages), limit
     tight = fit_prompt(None, msgs, 1500)
     assert tight.steps == ("observations", "history") and tight.after <= 1500
     kept = tight.messages
