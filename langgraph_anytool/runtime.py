@@ -119,6 +119,12 @@ class RunSignals:
             entry.retries += 1
             return None
 
+    def seed_retries(self, run_key: str, retries: int) -> None:
+        """Set the retry tally to at least `retries` (e.g. those recorded in the checkpointed usage)."""
+        with self._lock:
+            entry = self._entry(run_key)
+            entry.retries = max(entry.retries, retries)
+
     def retries(self, run_key: str) -> int:
         with self._lock:
             return self._entry(run_key).retries

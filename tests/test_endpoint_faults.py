@@ -394,3 +394,41 @@ def test_a_solver_prompt_that_does_not_fit_ends_the_attempt_with_that_reason() -
     assert attempt["finish_type"] == "context_length" and attempt["reason"].startswith("context_length: solver model")
     assert out["status"] == "error" and out["error_kind"] == "context_length"
     assert out["reason"] == attempt["reason"]
+
+
+def test_the_run_retry_tally_is_seeded_from_the_checkpointed_usage() -> None:
+    from langgraph_anytool.runtime import RunSignals
+
+    signals = RunSignals()
+    signals.seed_retries("r", 3)
+    signals.seed_retries("r", 1)  # never lowered
+    assert signals.retries("r") == 3
+    assert signals.take_retry("r", 4) is None and signals.take_retry("r", 4) == "run"
+
+
+def test_a_resumed_run_keeps_counting_its_retries() -> None:
+    """Two retries spent before a checkpoint count against the run's cap of two after a resume in a new graph."""
+    catalog, executor = make_world()
+    weather = catalog.function_name(catalog.find_api("Weather Now", "Current").id)
+    base = responder(weather)
+    solver_seen: list[int] = []
+
+    def reply(body: dict[str, Any]) -> str | ChatReply | ChatFault:
+        if any(t["function"]["name"] == "Finish" for t in body.get("tools") or []):
+            solver_seen.append(1)
+            if len(solver_seen) == 1:
+                return ChatFault.rate_limited("0")
+        return base(body)
+
+    cfg = AnyToolConfig(**{**GRAPH_CFG, "max_retries_per_run": 2})
+    saver = InMemorySaver()
+    config: Any = {"configurable": {"thread_id": "resume"}}
+    with OpenAIChatServer([reply] * 40, fault_hook=lambda n, body: (
+            ChatFault.rate_limited("0") if n in (1, 2) else None)) as server:
+        first = create_anytool_graph(catalog, client(server), config=cfg, executor=executor, checkpointer=saver)
+        first.invoke({"query": "What's the temperature in Paris?"}, config, interrupt_before=["gate"])
+        assert first.get_state(config).values["usage"]["meta"]["retries"] == 2
+        again = create_anytool_graph(catalog, client(server), config=cfg, executor=executor, checkpointer=saver)
+        out = again.invoke(None, config)
+    assert out["status"] == "error" and out["error_kind"] == "rate_limited"
+    assert out["reason"].endswith("after 0 retries (run retry cap)")

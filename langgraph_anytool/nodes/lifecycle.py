@@ -83,6 +83,8 @@ def make_gate(base: Deps) -> Any:
         deps = base.for_run(runtime.context)
         run_key = state.get("run_key", "")
         deps.signals.seed_tokens(run_key, total_tokens(state.get("usage", {})))
+        deps.signals.seed_retries(run_key, sum(int(v.get("retries", 0)) for v in state.get("usage", {}).values()
+                                               if isinstance(v, Mapping)))
         if deps.over_budget(run_key):
             return Command(goto="finalize")
         current = pool_ids(state)
