@@ -42,6 +42,8 @@ _CHOICES: Mapping[str, tuple[str, ...]] = {
     "reflection_scope": get_args(ReflectionScope),
 }
 
+_ZERO_ALLOWED = frozenset({"max_reflections", "model_retries", "max_retries_per_run"})
+
 
 class ConfigError(ValueError):
     """An invalid configuration value, naming the field."""
@@ -86,14 +88,25 @@ class AnyToolConfig:
     # model name pattern -> profile fields (context_window, tool_calling, parallel_tool_calls, input_price,
     # output_price) over the table in profiles.py
     model_profiles: dict[str, Any] = field(default_factory=dict)
+    # the model-call guard (guard.py): transport faults (429, 5xx, dropped connections, timeouts) are retried with
+    # exponential backoff and full jitter, honouring Retry-After up to `retry_max_wait` seconds
+    model_retries: int = 6  # retries of one model call (0: none)
+    retry_max_wait: float = 60.0  # seconds: the longest wait before a retry
+    max_retries_per_run: int = 50  # retries over all model calls of one run (0: none)
+    request_timeout: float = 120.0  # seconds per request, for models made from "provider:model" strings
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
             if f.type == "int":
-                least = 0 if f.name == "max_reflections" else 1  # 0 reflections: the paper's plain-agent ablation
+                # 0 reflections: the paper's plain-agent ablation; 0 retries: fail on the first transport fault
+                least = 0 if f.name in _ZERO_ALLOWED else 1
                 if not isinstance(value, int) or isinstance(value, bool) or value < least:
                     raise ConfigError(f"AnyToolConfig.{f.name} must be an integer ≥ {least}, got {value!r}")
+            elif f.type == "float":
+                if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value < float("inf"):
+                    raise ConfigError(f"AnyToolConfig.{f.name} must be a number of seconds > 0, got {value!r}")
+                object.__setattr__(self, f.name, float(value))
             elif f.type == "bool" and not isinstance(value, bool):
                 raise ConfigError(f"AnyToolConfig.{f.name} must be true or false, got {value!r}")
             elif f.name in _CHOICES and value not in _CHOICES[f.name]:
@@ -166,6 +179,11 @@ def _convert(name: str, type_: Any, raw: Any) -> Any:
             return int(text)
         except ValueError:
             raise ConfigError(f"AnyToolConfig.{name} must be an integer, got {raw!r}") from None
+    if type_ == "float":
+        try:
+            return float(text)
+        except ValueError:
+            raise ConfigError(f"AnyToolConfig.{name} must be a number, got {raw!r}") from None
     if type_ == "bool":
         low = text.lower()
         if low in ("1", "true", "yes", "on"):

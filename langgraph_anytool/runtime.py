@@ -13,6 +13,7 @@ from langgraph.runtime import Runtime
 from .catalog import Catalog
 from .config import AnyToolConfig
 from .context import context_values, resolve_settings
+from .guard import CallGuard, RetryBudget, RetryPolicy, UsageMeter
 from .llm import ModelSet, RoleUsage
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ class RunSignals:
       holds across them and `check_if_request_solvable` judges the whole pool, not one agent's share;
     - the roles whose endpoint refused `tools` in this run: they go on in text mode (`Action:` lines) for the rest
       of the run (after a resume the first refused call finds this out again).
+    - the retry tally: model-call retries spent so far in the run (capped by `max_retries_per_run`, see guard.py).
 
     Not checkpointed: the graph re-derives the first three from state (`solvable_round`, `usage`, `api_pool`) at every
     dispatch, so a resumed run starts from the checkpoint's values. At most `max_runs` runs are tracked.
@@ -116,6 +118,28 @@ class RunSignals:
         with self._lock:
             return role in self._entry(run_key).text_roles
 
+    def take_retry(self, run_key: str, cap: int, budget: RetryBudget | None = None) -> str | None:
+        """Grant one model-call retry of the run: None when granted, else the cap that refused it ("run" when the
+        run's `cap` is spent, "batch" when the shared `budget` is)."""
+        with self._lock:
+            entry = self._entry(run_key)
+            if entry.retries >= cap:
+                return "run"
+            if budget is not None and not budget.take():
+                return "batch"
+            entry.retries += 1
+            return None
+
+    def seed_retries(self, run_key: str, retries: int) -> None:
+        """Set the retry tally to at least `retries` (e.g. those recorded in the checkpointed usage)."""
+        with self._lock:
+            entry = self._entry(run_key)
+            entry.retries = max(entry.retries, retries)
+
+    def retries(self, run_key: str) -> int:
+        with self._lock:
+            return self._entry(run_key).retries
+
     def forget(self, run_key: str) -> None:
         with self._lock:
             self._runs.pop(run_key, None)
@@ -128,6 +152,7 @@ class _RunEntry:
     removed: set[str] = field(default_factory=set)
     stopped: set[int] = field(default_factory=set)  # rounds in which the pool was judged solvable
     text_roles: set[str] = field(default_factory=set)  # roles that fell back to text mode (the endpoint refused tools)
+    retries: int = 0  # model-call retries granted
 
 
 @dataclass(frozen=True)
@@ -136,6 +161,7 @@ class Deps:
 
     `config` and `models` are the build-time defaults; a node calls `for_run(runtime.context)` to get the
     settings and models of the run it serves (the run-time context overrides them field by field).
+    `retry_budget`, when given, caps the model-call retries of every run of the graph together (e.g. a batch).
     """
 
     catalog: Catalog
@@ -143,6 +169,7 @@ class Deps:
     executor: ApiExecutor
     config: AnyToolConfig
     signals: RunSignals = field(default_factory=RunSignals)
+    retry_budget: RetryBudget | None = None
     _model_sets: dict[Any, ModelSet] = field(default_factory=dict, compare=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
@@ -163,12 +190,25 @@ class Deps:
         return replace(self, config=settings, models=model_set, _model_sets=self._model_sets, _lock=self._lock)
 
     def meter(self, run_key: str) -> Callable[[RoleUsage], None]:
-        """The `on_usage` callback of a model call made for `run_key`: adds its usage to the run's tallies."""
+        """The `on_usage` callback of a model call made for `run_key`: adds its usage to the run's tallies, and
+        carries the run's `guard` (so `call_role` retries under the run's settings and caps)."""
 
         def add(used: RoleUsage) -> None:
             self.signals.add_tokens(run_key, int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0)))
 
-        return add
+        return UsageMeter(add, self.guard(run_key))
+
+    def guard(self, run_key: str) -> CallGuard:
+        """The retry guard of a model call made for `run_key`: the run's policy (`model_retries`,
+        `retry_max_wait`), its retry cap (`max_retries_per_run`) and the shared `retry_budget`."""
+        cfg = self.config
+        policy = RetryPolicy(retries=cfg.model_retries, max_wait=cfg.retry_max_wait)
+        signals, budget, cap = self.signals, self.retry_budget, cfg.max_retries_per_run
+
+        def gate() -> str | None:
+            return signals.take_retry(run_key, cap, budget)
+
+        return CallGuard(policy=policy, gate=gate)
 
     def over_budget(self, run_key: str) -> bool:
         return self.signals.tokens(run_key) >= self.config.token_budget

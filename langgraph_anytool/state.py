@@ -113,7 +113,7 @@ class SolverAttempt(TypedDict):
     attempt: int
     round: int
     mode: str
-    finish_type: str  # give_answer | give_up | call_budget | no_apis | budget | error | malformed
+    finish_type: str  # give_answer | give_up | call_budget | no_apis | budget | error | malformed | context_length
     answer: str
     reason: str
     failed_functions: list[str]
@@ -168,6 +168,7 @@ class AnyToolState(TypedDict):
     answer: NotRequired[str]
     status: NotRequired[RunStatus]
     reason: NotRequired[str]
+    error_kind: NotRequired[str]  # status "error": the ModelCallError kind (llm.ERROR_KINDS) or "other"; else ""
     usage: Annotated[dict[str, Any], merge_usage]
 
 
@@ -177,6 +178,7 @@ class AnyToolOutput(TypedDict):
     answer: str
     status: RunStatus
     reason: str
+    error_kind: str  # status "error": the ModelCallError kind (rate_limited, context_length, ...), else ""
     api_pool: list[PoolEntry]
     agents: dict[str, AgentRecord]
     solver_attempts: list[SolverAttempt]

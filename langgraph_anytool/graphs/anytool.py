@@ -17,6 +17,7 @@ from langgraph.types import Checkpointer
 from ..catalog import Catalog
 from ..config import AnyToolConfig
 from ..context import AnyToolContext
+from ..guard import RetryBudget
 from ..llm import ModelSet, ModelSpec
 from ..nodes.abilities import make_outline, make_route, make_route_after_init
 from ..nodes.judge import make_judge
@@ -52,6 +53,7 @@ def create_anytool_graph(
     checkpointer: Checkpointer = None,
     executor: ApiExecutor | None = None,
     name: str = "anytool",
+    retry_budget: RetryBudget | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build (and compile) the AnyTool graph.
 
@@ -66,13 +68,18 @@ def create_anytool_graph(
 
     An executor made here belongs to the graph: it is closed when the graph is garbage-collected.
     Pass your own (`with ApiExecutor.for_catalog(...) as ex:`) to close it at a moment of your choosing.
+
+    Model calls retry transport faults (guard.py: `model_retries`, `retry_max_wait`, `max_retries_per_run`);
+    `retry_budget` (a `RetryBudget`) caps the retries of all runs of this graph together, e.g. one batch.
     """
     cfg = config or AnyToolConfig()
     cat = catalog if catalog is not None else Catalog.builtin()
-    model_set = ModelSet.resolve(model, {**cfg.models, **dict(models or {})}, catalog=cat)
+    model_set = ModelSet.resolve(model, {**cfg.models, **dict(models or {})}, catalog=cat,
+                                 request_timeout=cfg.request_timeout)
     owned = executor is None
     api_executor = executor if executor is not None else default_executor(cat, cfg)
-    deps = Deps(catalog=cat, models=model_set, executor=api_executor, config=cfg, signals=RunSignals())
+    deps = Deps(catalog=cat, models=model_set, executor=api_executor, config=cfg, signals=RunSignals(),
+                retry_budget=retry_budget)
 
     builder = StateGraph(AnyToolState, context_schema=AnyToolContext, input_schema=AnyToolInput,
                          output_schema=AnyToolOutput)

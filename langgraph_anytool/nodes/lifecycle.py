@@ -17,7 +17,7 @@ from langgraph.types import Command, Overwrite, Send
 from ..catalog import Catalog
 from ..chat import outcome_message, resolve_request
 from ..config import ConfigError
-from ..llm import total_tokens
+from ..llm import error_kind_of, total_tokens
 from ..state import AnyToolState, PoolEntry, RunStatus, SolverInput
 from .abilities import prior_turns, render_plan, request_of
 from .agents.records import new_agent_record
@@ -68,7 +68,7 @@ def make_init(base: Deps) -> Any:
             "run_key": uuid.uuid4().hex, "round": 0, "tick": 0, "reflections": 0,
             "agents": Overwrite(agents), "api_pool": Overwrite(pool), "removed_apis": Overwrite([]),
             "solvable_round": Overwrite(-1), "solver_attempts": Overwrite([]), "usage": Overwrite({}),
-            "pool_at_last_solve": [], "verdict": {}, "answer": "", "status": "running", "reason": "",
+            "pool_at_last_solve": [], "verdict": {}, "answer": "", "status": "running", "reason": "", "error_kind": "",
             "reflect_request": "", "reflect_level": "",
         }
 
@@ -83,6 +83,8 @@ def make_gate(base: Deps) -> Any:
         deps = base.for_run(runtime.context)
         run_key = state.get("run_key", "")
         deps.signals.seed_tokens(run_key, total_tokens(state.get("usage", {})))
+        deps.signals.seed_retries(run_key, sum(int(v.get("retries", 0)) for v in state.get("usage", {}).values()
+                                               if isinstance(v, Mapping)))
         if deps.over_budget(run_key):
             return Command(goto="finalize")
         current = pool_ids(state)
@@ -125,8 +127,10 @@ def outcome(state: Mapping[str, Any], deps: Deps) -> tuple[RunStatus, str]:
         return "solved", verdict.get("reason", "")
     if deps.over_budget(state.get("run_key", "")) or (last is not None and last["finish_type"] == "budget"):
         return "budget_exhausted", f"token budget of {deps.config.token_budget} reached"
-    if last is not None and last["finish_type"] == "error":
-        return "error", last["reason"]
+    if last is not None and last["finish_type"] in ("error", "context_length"):  # context_length: the prompt of
+        return "error", last["reason"]  # the last attempt did not fit the model's window, even cut
+    if verdict.get("by") == "error":  # the judge's model failed for good (the answer is kept)
+        return "error", verdict.get("reason", "")
     if not state.get("api_pool") and (last is None or last["finish_type"] == "no_apis"):
         error = failed_by_errors(state)
         if error is not None:
@@ -142,7 +146,8 @@ def outcome(state: Mapping[str, Any], deps: Deps) -> tuple[RunStatus, str]:
 
 
 def make_finalize(base: Deps) -> Any:
-    """The `finalize` node: the run's answer and status; the run's signals are dropped."""
+    """The `finalize` node: the run's answer and status (and for status `error` its `error_kind`: the
+    `ModelCallError` kind the reason starts with, "other" when it names none); the run's signals are dropped."""
 
     def finalize(state: AnyToolState, runtime: Runtime[Any]) -> dict[str, Any]:
         deps = base.for_run(runtime.context)
@@ -152,7 +157,8 @@ def make_finalize(base: Deps) -> Any:
         deps.signals.forget(state.get("run_key", ""))
         # usage was overwritten by init, so this is the run's total (input + output tokens over all roles)
         answer = answers[-1] if answers else render_plan(state.get("plan") or [])
-        return {"answer": answer, "status": status, "reason": reason,
+        kind = (error_kind_of(reason) or "other") if status == "error" else ""
+        return {"answer": answer, "status": status, "reason": reason, "error_kind": kind,
                 "usage": {"total_tokens": total_tokens(state.get("usage", {}))},
                 "messages": [outcome_message(status, answer, reason)]}
 

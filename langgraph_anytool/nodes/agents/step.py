@@ -25,7 +25,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from ...faults import MALFORMED_END, bound_reason, fault_usage, next_streak, review_reply, turn_fault
-from ...llm import ModelNotConfiguredError, call_role, merge_usage
+from ...llm import ModelCallError, ModelNotConfiguredError, call_role, merge_usage
 from ...state import AgentRecord, PoolUpdate, merge_agents
 from ..solver.textmode import TextToolRunnable, bind_role_tools, refuses_tools
 from . import prompts
@@ -129,6 +129,11 @@ def make_call_model(role: Role, base: Deps) -> Any:
             raise
         except Exception as exc:  # a provider error ends this agent only; reflection may re-activate it
             log.warning("agent %s: model call failed: %s", rec["id"], exc)
+            if isinstance(exc, ModelCallError):  # "error: rate_limited: meta model: ... after 6 retries"
+                _end(rec, "stopped", f"error: {exc}"[:500])
+                if exc.retries:
+                    out["usage"] = {role.level: {"retries": exc.retries}}
+                return out
             _end(rec, "stopped", f"error: model call failed: {type(exc).__name__}: {exc}"[:500])
             return out
         reply, noted = review_reply(reply, id_prefix=f"{rec['id']}:{rec['steps']}:text")

@@ -17,7 +17,7 @@ from langgraph.errors import GraphBubbleUp
 
 from ...catalog.errors import UnknownNameError
 from ...faults import EXTRA_CALL, MALFORMED_END, bound_reason, fault_usage, next_streak, review_reply, turn_fault
-from ...llm import ModelNotConfiguredError, call_role, merge_usage
+from ...llm import ModelCallError, ModelNotConfiguredError, call_role, merge_usage
 from ...state import SolverAttempt
 from ...tools.observation import Status
 from ..abilities import ask_user as asking
@@ -129,6 +129,11 @@ def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[A
                 if inputs is not None and "text_mode" in inputs:
                     inputs = {**inputs, "text_mode": True}
                 continue
+            if isinstance(exc, ModelCallError):  # a prompt too long for the model ends this attempt only
+                upd["finish"] = outcome("context_length" if exc.kind == "context_length" else "error", reason=str(exc))
+                if exc.retries:
+                    upd["usage"] = merge_usage(state["usage"], {role: {"retries": exc.retries}})
+                return None, upd
             upd["finish"] = outcome("error", reason=f"{role} model call failed: {type(exc).__name__}: {exc}")
             return None, upd
     upd["usage"] = merge_usage(state["usage"], {role: {**used, **extra}})
