@@ -187,7 +187,8 @@ class RoleUsage(TypedDict, total=False):
 def message_usage(msg: BaseMessage, prompt: list[BaseMessage] | None = None) -> RoleUsage:
     """Usage of one model call; estimates (labelled) when the provider gives no metadata."""
     meta = getattr(msg, "usage_metadata", None) if isinstance(msg, AIMessage) else None
-    if meta:
+    # a streamed reply from an OpenAI-compatible server without `stream_usage` carries zero counts: estimate then
+    if meta and (int(meta.get("input_tokens", 0)) or int(meta.get("output_tokens", 0))):
         used: RoleUsage = {"model_calls": 1, "input_tokens": int(meta.get("input_tokens", 0)),
                            "output_tokens": int(meta.get("output_tokens", 0))}
         if (getattr(msg, "response_metadata", None) or {}).get("estimated_usage"):  # e.g. the offline stand-in

@@ -432,3 +432,23 @@ def test_a_resumed_run_keeps_counting_its_retries() -> None:
         out = again.invoke(None, config)
     assert out["status"] == "error" and out["error_kind"] == "rate_limited"
     assert out["reason"].endswith("after 0 retries (run retry cap)")
+
+
+def test_a_streamed_reply_without_usage_counts_estimated_tokens_not_zero() -> None:
+    """An OpenAI-compatible server streams no usage unless asked (`stream_usage`): the zero counts the client
+    reports must not starve the token budget, so the call's tokens are estimated and labelled."""
+    with OpenAIChatServer(["a streamed answer of some length"]) as server:
+        model = ChatOpenAI(model="gpt-test", base_url=server.base_url, api_key=SECRET, max_retries=0,
+                           streaming=True, stream_usage=False)
+        _, used = ask(model, prompt=[HumanMessage("x" * 400)])
+    assert used["input_tokens"] >= 100 and used["output_tokens"] > 0
+    assert used["estimated_tokens"] == used["input_tokens"] + used["output_tokens"]
+
+
+def test_zero_usage_counts_are_estimated() -> None:
+    """Some gateways send a usage block of zeros on streamed replies: estimated (and labelled), not taken as 0."""
+    from langgraph_anytool.llm import message_usage
+
+    msg = AIMessage("an answer", usage_metadata={"input_tokens": 0, "output_tokens": 0, "total_tokens": 0})
+    used = message_usage(msg, [HumanMessage("y" * 80)])
+    assert used["input_tokens"] == 20 and used["estimated_tokens"] == used["input_tokens"] + used["output_tokens"]
