@@ -20,7 +20,7 @@ from langgraph_anytool.fitting import estimate_tokens, fit_prompt
 from langgraph_anytool.guard import CallGuard, RetryBudget, RetryPolicy, classify, retry_after
 from langgraph_anytool.llm import ModelCallError, call_role, init_model
 from tests.graph_world import make_world
-from tests.servers import ChatFault, ChatReply, OpenAIChatServer
+from tests.servers import ChatFault, ChatReply, OpenAIChatServer, tool_call
 from tests.test_openai_loopback import responder
 
 SECRET = "sk-guard-secret-7f3a9c1e55"
@@ -452,3 +452,36 @@ def test_zero_usage_counts_are_estimated() -> None:
     msg = AIMessage("an answer", usage_metadata={"input_tokens": 0, "output_tokens": 0, "total_tokens": 0})
     used = message_usage(msg, [HumanMessage("y" * 80)])
     assert used["input_tokens"] == 20 and used["estimated_tokens"] == used["input_tokens"] + used["output_tokens"]
+
+
+def test_a_solvable_check_that_fails_for_good_ends_the_agent_as_an_error() -> None:
+    """The tool agent's `check_if_request_solvable` makes its own model call: when that fails for good, the agent
+    ends on the error (the provider is failing), and the run says so instead of treating it as a function error."""
+    from langgraph_anytool.nodes.tool_agent.prompts import SOLVABLE_SYSTEM
+
+    catalog, executor = make_world()
+    weather = catalog.function_name(catalog.find_api("Weather Now", "Current").id)
+    base = responder(weather)
+
+    def reply(body: dict[str, Any]) -> str | ChatReply | ChatFault:
+        msgs = body["messages"]
+        tools = [t["function"]["name"] for t in body.get("tools") or []]
+        if msgs and msgs[0]["role"] == "system" and msgs[0]["content"] == SOLVABLE_SYSTEM:
+            return ChatFault.server_error(503)
+        if "add_apis_into_api_pool" in tools:
+            turns = sum(m["role"] == "assistant" for m in msgs)
+            if turns == 0:
+                return tool_call("add_apis_into_api_pool", apis=[{"tool_name": "Weather Now", "api_name": "Current"}])
+            return tool_call("check_if_request_solvable") if turns == 1 else tool_call("finish_search")
+        return base(body)
+
+    with OpenAIChatServer([reply] * 40) as server:
+        out = create_anytool_graph(catalog, client(server), config=AnyToolConfig(**{**GRAPH_CFG, "model_retries": 1}),
+                                   executor=executor).invoke({"query": "What's the temperature in Paris?"})
+        checks = [b for b in server.chat_requests if b["messages"][0]["content"] == SOLVABLE_SYSTEM]
+        after = server.chat_requests[server.chat_requests.index(checks[-1]) + 1:]
+    assert len(checks) == 2  # the check and its one retry
+    tool_agents = [a for a in out["agents"].values() if a["level"] == "tool"]
+    assert tool_agents and tool_agents[0]["end_reason"].startswith("error: server_error: solvable model:")
+    # the failing agent asked nothing more of its model after the failed check
+    assert not any("add_apis_into_api_pool" in [t["function"]["name"] for t in b.get("tools") or []] for b in after)

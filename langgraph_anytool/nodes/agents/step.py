@@ -179,6 +179,10 @@ def _run_one(role: Role, ctx: CallContext, name: str, args: Any) -> tuple[Functi
         result = handler(ctx, parsed)
     except (ModelNotConfiguredError, GraphBubbleUp):
         raise
+    except ModelCallError as exc:  # a handler's own model call failed for good (e.g. the solvable check): the
+        # provider is failing, so the agent ends on that error as if its own call had failed
+        log.warning("agent %s: %s: model call failed: %s", ctx.record["id"], name, exc)
+        return FunctionResult(f"Error: {name} failed: {exc}", end="stopped", end_reason=f"error: {exc}"[:500]), None
     except Exception as exc:  # a handler bug or a catalog error: answered, not raised
         log.warning("agent %s: %s failed: %s", ctx.record["id"], name, exc)
         return FunctionResult(f"Error: {name} failed: {exc}"), None
