@@ -15,8 +15,12 @@ Sets:
 - toolbench (skipped when ../shared/toolbench is absent): the 2,490-API ToolBench catalog as tools and the first
   `--queries` StableToolBench dev queries of each group, labelled by their "relevant APIs".
 
-AnyTool's selector is run flat (search over the tool list alone) and with `catalog=` (search over the catalog the
-tools came from). It makes no model call. LLMToolSelectorMiddleware makes one structured-output call per model call
+AnyTool's selector is run flat (search over the tool list alone), with `catalog=` (search over the catalog the
+tools came from) — both make no model call — and in its hierarchical mode (`mode="hierarchical"`: AnyTool's
+meta / category / tool agents fill a pool once per request, AnyTool §4.1). Offline the hierarchical mode's agents
+are played by the rule-based OFFLINE STAND-IN (`model="offline"`, NOT an LLM: its figures measure the retriever
+graph driven by heuristics, not what an LLM would select; its tokens are characters / 4 of its prompts); with
+--model that model plays them, and its usage is reported. LLMToolSelectorMiddleware makes one structured-output call per model call
 whose prompt carries every tool's name and description. Offline (no --model) that call goes to a SCRIPTED model
 which selects nothing: its recall is not measured (shown as "n/a"), and its prompt size is estimated as
 characters / 4 of the messages plus the tool-selection schema it is sent (no tokenizer is available offline).
@@ -39,6 +43,7 @@ from langchain_core.callbacks import get_usage_metadata_callback
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langgraph_anytool import AnyToolSelectorMiddleware, ApiExecutor, Catalog, api_tools
+from langgraph_anytool.llm import total_tokens
 from langgraph_anytool.testing import ScriptedChatModel, call
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "toolbench"
@@ -104,9 +109,12 @@ def run(method: str, tools: list[Any], queries: list[tuple[str, list[str]]], *, 
     seconds: list[float] = []
     selection_tokens = 0
     sel_model: Any = None
-    if method.startswith("anytool"):
-        mw: Any = AnyToolSelectorMiddleware(max_tools=max_tools,
-                                            catalog=catalog if method == "anytool+catalog" else None)
+    hierarchical = method == "anytool+hierarchical"
+    if hierarchical:  # the offline stand-in (NOT an LLM) plays the retriever's agents unless --model is given
+        mw: Any = AnyToolSelectorMiddleware(max_tools=max_tools, catalog=catalog, mode="hierarchical",
+                                            model=model_spec or "offline")
+    elif method.startswith("anytool"):
+        mw = AnyToolSelectorMiddleware(max_tools=max_tools, catalog=catalog if method == "anytool+catalog" else None)
     else:
         from langchain.chat_models import init_chat_model
 
@@ -128,15 +136,24 @@ def run(method: str, tools: list[Any], queries: list[tuple[str, list[str]]], *, 
     if scripted:
         selection_tokens = schema_chars(sel_model) // 4
     calls = len(sel_model.calls) if scripted else (len(queries) if sel_model is not None else 0)
+    estimated = scripted
+    if hierarchical:  # the retriever's own accounting (usage_metadata; the stand-in's are labelled estimates)
+        usage = mw.usage
+        calls = sum(int(u.get("model_calls", 0)) for u in usage.values())
+        selection_tokens = total_tokens(usage)
+        estimated = any(u.get("estimated_tokens") for u in usage.values())
     measured = not (method == "llm-selector" and model_spec is None)
     return {
-        "method": method, "queries": len(queries),
+        "method": method + (" (stand-in, not an LLM)" if hierarchical and not model_spec else ""),
+        "queries": len(queries),
         "recall": round(100 * statistics.fmean(recalls), 1) if measured else None,
         "hit": round(100 * statistics.fmean(hits), 1) if measured else None,
         "mean_tools_offered": round(statistics.fmean(offered_sizes), 2),
         "selection_model_calls": calls,
         "selection_tokens_per_query": round(selection_tokens / len(queries)),
-        "tokens_estimated": scripted,
+        "tokens_estimated": estimated,
+        # hierarchical: requests whose retrieval failed or pooled none of the tools (the search selected instead)
+        "search_fallbacks": sum(r.failed or not r.api_ids for r in mw.retrievals) if hierarchical else None,
         "first_query_ms": round(1000 * seconds[0], 1),
         "ms_per_query": round(1000 * statistics.median(seconds[1:] or seconds), 1),
     }
@@ -182,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         catalog, queries = loaded
         executor = ApiExecutor.for_catalog(catalog, kind="template")  # selection only: nothing is executed
         tools = api_tools(catalog, executor)
-        for method in ("anytool", "anytool+catalog", "llm-selector"):
+        for method in ("anytool", "anytool+catalog", "anytool+hierarchical", "llm-selector"):
             row = run(method, tools, queries, max_tools=args.max_tools, catalog=catalog, model_spec=args.model)
             row["set"], row["tools"] = name, len(tools)
             results.append(row)
@@ -193,7 +210,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(results, indent=2))
         return 0
     llm = f"model {args.model}" if args.model else "SCRIPTED offline model: recall n/a, tokens ≈ chars/4"
-    print(f"max_tools={args.max_tools}; LLM selector driven by {llm}\n")
+    hier = f"model {args.model}" if args.model else "the OFFLINE STAND-IN (rule-based, not an LLM; tokens ≈ chars/4)"
+    print(f"max_tools={args.max_tools}; LLM selector driven by {llm}; anytool+hierarchical's agents played by {hier}\n")
     head = ["set", "tools", "queries", "method", "recall %", "hit %", "offered", "sel. calls/q", "sel. tokens/q",
             "1st ms", "ms/q"]
     rows = [[r["set"], str(r["tools"]), str(r["queries"]), r["method"],

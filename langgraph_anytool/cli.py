@@ -310,15 +310,22 @@ def run_settings(args: argparse.Namespace) -> Any:
         if getattr(args, name) is not None:
             values[name] = getattr(args, name)
     values.update(budget_values(args))
-    for pair in args.settings:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"--set {pair!r}: expected FIELD=VALUE, e.g. --set max_api_pool=16")
-        values[key.strip()] = value
+    values.update(set_pairs(args.settings))
     try:
         return AnyToolConfig.for_profile(args.profile).with_values(values)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+
+
+def set_pairs(settings: list[str]) -> dict[str, str]:
+    """The `--set FIELD=VALUE` options as field → value (strings; `AnyToolConfig.with_values` converts them)."""
+    values: dict[str, str] = {}
+    for pair in settings:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--set {pair!r}: expected FIELD=VALUE, e.g. --set max_api_pool=16")
+        values[key.strip()] = value
+    return values
 
 
 def _run_model(args: argparse.Namespace, catalog: Catalog) -> Any:
@@ -429,14 +436,21 @@ def _configure_demo(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", metavar="M", default=None, help="'provider:model' (default: $ANYTOOL_MODEL, "
                    "else the offline rule-based stand-in)")
     p.add_argument("--no-cache", action="store_true", help="do not use the on-disk response cache")
+    p.add_argument("--set", metavar="FIELD=VALUE", action="append", default=[], dest="settings",
+                   help="any AnyToolConfig field, e.g. --set solver=umi --set text_mode_roles=caller (repeatable)")
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """AnyTool on the builtin offline catalog, with the offline stand-in unless a model is configured."""
+    from .config import AnyToolConfig, ConfigError
     from .demo import run_demo
 
     query = _query(args.query) if args.query is not None else None
-    return run_demo(query, sys.stdout, model=args.model, cache=not args.no_cache)
+    try:
+        config = AnyToolConfig().with_values(set_pairs(args.settings))
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+    return run_demo(query, sys.stdout, model=args.model, cache=not args.no_cache, config=config)
 
 
 SUBCOMMANDS: tuple[Subcommand, ...] = (

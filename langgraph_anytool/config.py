@@ -32,12 +32,17 @@ ROLES: tuple[str, ...] = (
     "router", "outline",
 )
 
+# the roles that call functions (and can write them as text instead): the solver, α-UMi's caller, the retriever agents
+TEXT_MODE_ROLES: tuple[str, ...] = ("solver", "caller", "meta", "category", "tool")
+
 _CHOICES: Mapping[str, tuple[str, ...]] = {
     "solver": get_args(SolverMode),
     "execution": get_args(ExecutionKind),
     "retriever": get_args(RetrieverMode),
     "reflection_scope": get_args(ReflectionScope),
 }
+
+_ZERO_ALLOWED = frozenset({"max_reflections", "model_retries", "max_retries_per_run"})
 
 
 class ConfigError(ValueError):
@@ -58,6 +63,8 @@ class AnyToolConfig:
     dfsdt_width: int = 2  # children tried per tree node before backtracking further up
     max_depth: int = 12  # chain length in ToolLLM tree nodes (its single_chain_max_step) before a forced backtrack
     max_api_calls: int = 10  # per solve; a hard stop, followed by one Finish-only turn
+    # malformed model turns in a row (see faults.py) that end a solver attempt or a retriever agent's activation
+    max_malformed_turns: int = 3
     max_reflections: int = 50
     reflection_scope: ReflectionScope = "all"  # which levels reflection may re-activate (Table 4)
     token_budget: int = 200_000  # across all roles, from usage metadata
@@ -75,32 +82,41 @@ class AnyToolConfig:
     seed_with_search: bool = True  # show the meta-agent the categories search ranks highest
     # abilities (issue 9; all off by default: benchmark runs keep the paper's always-retrieve, tool-only solver)
     route_tools: bool = False  # a "router" model call before retrieval: answer directly when no tool is needed
-    ask_user: bool = False  # offer the DFSDT/CoT solver `ask_user(question)` (pauses the run with `interrupt`)
+    ask_user: bool = False  # offer the solver (α-UMi: the caller) `ask_user(question)` (pauses with `interrupt`)
     batch: bool = False  # no user is present: `ask_user` is answered "no user is available" and the run goes on
     plan_only: bool = False  # outline mode: retrieve, then return a plan (`plan`) of API calls without calling any
     models: dict[str, Any] = field(default_factory=dict)  # role -> "provider:model" (strings only here)
     # roles whose model has no native function calling: calls are written as `Action:` / `Action Input:` text
+    # (also chosen per role without being listed: a model whose profile says tool_calling=False, or an endpoint
+    # that refuses `tools`, see nodes/solver/textmode.py)
     text_mode_roles: tuple[str, ...] = ()
     umi_prompts: UmiPrompts = "default"  # "alpha_umi": α-UMi's prompt formats (Next: caller./conclusion./give up.)
     # model name pattern -> profile fields (context_window, tool_calling, parallel_tool_calls, input_price,
     # output_price) over the table in profiles.py
     model_profiles: dict[str, Any] = field(default_factory=dict)
+    # the model-call guard (guard.py): transport faults (429, 5xx, dropped connections, timeouts) are retried with
+    # exponential backoff and full jitter, honouring Retry-After up to `retry_max_wait` seconds
+    model_retries: int = 6  # retries of one model call (0: none)
+    retry_max_wait: float = 60.0  # seconds: the longest wait before a retry
+    max_retries_per_run: int = 50  # retries over all model calls of one run (0: none)
+    request_timeout: float = 120.0  # seconds per request, for models made from "provider:model" strings
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
             if f.type == "int":
-                least = 0 if f.name == "max_reflections" else 1  # 0 reflections: the paper's plain-agent ablation
+                # 0 reflections: the paper's plain-agent ablation; 0 retries: fail on the first transport fault
+                least = 0 if f.name in _ZERO_ALLOWED else 1
                 if not isinstance(value, int) or isinstance(value, bool) or value < least:
                     raise ConfigError(f"AnyToolConfig.{f.name} must be an integer ≥ {least}, got {value!r}")
             elif f.type in ("float", "float | None"):
                 if value is None and f.type == "float | None":
                     continue
-                if not isinstance(value, int | float) or isinstance(value, bool) or not value > 0 \
-                        or value == float("inf"):
+                if not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value < float("inf"):
                     raise ConfigError(f"AnyToolConfig.{f.name} must be a number > 0"
                                       + (" (or null: no limit)" if f.type == "float | None" else "")
                                       + f", got {value!r}")
+                object.__setattr__(self, f.name, float(value))
             elif f.type == "bool" and not isinstance(value, bool):
                 raise ConfigError(f"AnyToolConfig.{f.name} must be true or false, got {value!r}")
             elif f.name in _CHOICES and value not in _CHOICES[f.name]:
@@ -110,9 +126,9 @@ class AnyToolConfig:
             raise ConfigError("AnyToolConfig.models must map roles to 'provider:model' strings")
         object.__setattr__(self, "text_mode_roles", tuple(self.text_mode_roles))
         for role in self.text_mode_roles:
-            if role not in ("solver", "caller"):
+            if role not in TEXT_MODE_ROLES:
                 raise ConfigError(f"AnyToolConfig.text_mode_roles: {role!r} does not call functions; "
-                                  "text mode applies to 'solver' and 'caller'")
+                                  f"text mode applies to {', '.join(repr(r) for r in TEXT_MODE_ROLES)}")
         if self.umi_prompts not in ("default", "alpha_umi"):
             raise ConfigError(f"AnyToolConfig.umi_prompts must be 'default' or 'alpha_umi', got {self.umi_prompts!r}")
         try:

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from typing import Any, TextIO
 
 from langchain_core.runnables import RunnableConfig
 
 from .catalog import Catalog
+from .config import AnyToolConfig
+from .interaction import answer_questions, read_line
 from .llm import ModelNotConfiguredError, ModelSpec
 from .progress import ProgressPrinter, stream_run, usage_table
 
@@ -39,28 +42,41 @@ def _pool_lines(pool: list[dict[str, Any]]) -> list[str]:
     return [f"  - {e['function_name']}  ({e['category']} / {e['tool']} / {e['api']})" for e in pool]
 
 
-def run_demo(query: str | None, out: TextIO, model: str | None = None, cache: bool = True) -> int:
+def run_demo(query: str | None, out: TextIO, model: str | None = None, cache: bool = True,
+             config: AnyToolConfig | None = None) -> int:
     """Run one query (default: `DEFAULT_QUERY`) on the builtin catalog; 0 when solved, 1 otherwise.
 
-    `cache`: the on-disk response cache in the user cache dir (non-deterministic APIs are never cached)."""
+    `cache`: the on-disk response cache in the user cache dir (non-deterministic APIs are never cached);
+    `config`: the run's settings (default: `AnyToolConfig()`; `anytool demo --set FIELD=VALUE`)."""
     from langgraph.checkpoint.memory import InMemorySaver
 
-    from .config import AnyToolConfig
     from .graphs.anytool import create_anytool_graph, default_executor
 
     text = (query or DEFAULT_QUERY).strip()
+    settings = config or AnyToolConfig()
     catalog = Catalog.builtin()
     spec, described, offline = _model_choice(catalog, model)
     out.write(described + "\n")
-    out.write(f"catalog: {catalog!r}\nquery: {text}\n\n")
+    out.write(f"catalog: {catalog!r}\nquery: {text}\n")
+    changed = _changed_settings(settings)
+    if changed:
+        out.write(f"settings: {changed}\n")
+    out.write("\n")
     out.flush()
-    executor = default_executor(catalog, AnyToolConfig(), persistent_cache=cache)
+    executor = default_executor(catalog, settings, persistent_cache=cache)
     try:
-        return _run(graph_factory=lambda: create_anytool_graph(catalog, spec, checkpointer=InMemorySaver(),
-                                                               executor=executor),
+        return _run(graph_factory=lambda: create_anytool_graph(catalog, spec, config=settings,
+                                                               checkpointer=InMemorySaver(), executor=executor),
                     text=text, out=out, offline=offline)
     finally:
         executor.close()
+
+
+def _changed_settings(config: AnyToolConfig) -> str:
+    """The settings that differ from the defaults, as `field=value` pairs ("" when none do)."""
+    default = AnyToolConfig().to_dict()
+    return ", ".join(f"{k}={','.join(v) if isinstance(v, tuple) else v}" for k, v in config.to_dict().items()
+                     if v != default[k])
 
 
 def _run(graph_factory: Any, text: str, out: TextIO, offline: bool) -> int:
@@ -74,6 +90,9 @@ def _run(graph_factory: Any, text: str, out: TextIO, offline: bool) -> int:
     printer = ProgressPrinter(out)
     try:
         stream_run(graph, {"query": text}, config, printer.handle)
+        # ask_user (`--set ask_user=true`): the agent's questions are answered from standard input
+        while (resume := answer_questions(graph, config, read_line(sys.stdin, out), out)) is not None:
+            stream_run(graph, resume, config, printer.handle)
     except ModelNotConfiguredError as exc:
         out.write(f"error: {exc}\n")
         return 1

@@ -1,4 +1,5 @@
-"""Resolve chat models per role and account their usage from `usage_metadata`."""
+"""Resolve chat models per role, make every model call (`call_role`: guarded against transport faults and fitted
+into the context window, see guard.py and fitting.py) and account its usage from `usage_metadata`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 from typing_extensions import TypedDict
 
-from .config import ROLES
+from .config import ROLES, AnyToolConfig
+from .fitting import SAFETY, bound_tools, estimate_tokens, fit_prompt, reply_reserve
+from .guard import CallGuard, classify, describe_error, model_secrets, retry_after
 from .profiles import profile_for
 
 ModelSpec = str | BaseChatModel
@@ -62,12 +65,25 @@ class ModelCallError(RuntimeError):
         return self.kind in TRANSPORT_KINDS
 
 
+def error_kind_of(reason: str) -> str | None:
+    """The `ModelCallError` kind a failure reason starts with ("rate_limited: solver model: ..."), if any."""
+    head = reason.split(":", 1)[0].strip() if ":" in reason else ""
+    return head if head in ERROR_KINDS else None
+
+
 OFFLINE = "offline"  # the model spec of the offline stand-in (a heuristic, NOT an LLM)
 
 
-def init_model(spec: ModelSpec, catalog: Any = None) -> BaseChatModel:
+DEFAULT_REQUEST_TIMEOUT = AnyToolConfig.request_timeout
+
+
+def init_model(spec: ModelSpec, catalog: Any = None, *,
+               request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT) -> BaseChatModel:
     """A `BaseChatModel` from a `provider:model` string (via `init_chat_model`), "offline" (the heuristic stand-in
-    over `catalog`, labelled as NOT an LLM), or an instance."""
+    over `catalog`, labelled as NOT an LLM), or an instance (used as it is).
+
+    A model made from a string gets its client's own retries switched off (`max_retries=0`, where the provider's
+    class has that field) and `request_timeout` seconds per request: `call_role` retries, and counts, instead."""
     if isinstance(spec, BaseChatModel):
         return spec
     if not isinstance(spec, str) or not spec.strip():
@@ -81,11 +97,34 @@ def init_model(spec: ModelSpec, catalog: Any = None) -> BaseChatModel:
     from langchain.chat_models import init_chat_model
 
     try:
-        return init_chat_model(spec.strip())
+        model = init_chat_model(spec.strip())
     except ImportError as exc:
         raise ModelNotConfiguredError(f"cannot load model {spec!r}: {exc}") from exc
     except Exception as exc:  # missing API key, unknown provider, ...
         raise ModelNotConfiguredError(f"cannot initialise model {spec!r}: {exc}") from exc
+    options = client_options(type(model), request_timeout)
+    if not options:
+        return model
+    try:  # the clients are built at construction: make the model again with the options
+        return cast(BaseChatModel, init_chat_model(spec.strip(), **options))
+    except Exception:  # the provider refuses an option after all: its defaults, as before
+        return model
+
+
+def client_options(model_class: type, request_timeout: float | None) -> dict[str, Any]:
+    """Constructor options switching a chat model class's own retries off and setting its request timeout, for
+    the fields the class has (ChatOpenAI, ChatGroq, ChatAnthropic, ... name them differently; unknown fields would
+    be sent to the API as model parameters, so only known ones are set)."""
+    names = set(getattr(model_class, "model_fields", {}) or {})
+    out: dict[str, Any] = {}
+    if "max_retries" in names:
+        out["max_retries"] = 0
+    if request_timeout is not None:
+        for name in ("request_timeout", "default_request_timeout", "timeout"):
+            if name in names:
+                out[name] = request_timeout
+                break
+    return out
 
 
 @dataclass(frozen=True)
@@ -98,12 +137,14 @@ class ModelSet:
 
     default: BaseChatModel | None
     by_role: Mapping[str, BaseChatModel]
+    request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT  # for models made from strings (see `init_model`)
 
     @classmethod
     def resolve(cls, model: ModelSpec | None, models: Mapping[str, ModelSpec] | None = None, *,
-                catalog: Any = None) -> ModelSet:
+                catalog: Any = None, request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT) -> ModelSet:
         spec = model if model is not None else os.environ.get("ANYTOOL_MODEL")
-        return cls(default=None, by_role={}).with_overrides(spec or None, models or {}, catalog=catalog)
+        return cls(default=None, by_role={}, request_timeout=request_timeout).with_overrides(
+            spec or None, models or {}, catalog=catalog)
 
     def with_overrides(self, model: ModelSpec | None, models: Mapping[str, ModelSpec], *,
                        catalog: Any = None) -> ModelSet:
@@ -112,9 +153,10 @@ class ModelSet:
         for role, m in models.items():
             if role not in ROLES:
                 raise ModelNotConfiguredError(f"unknown model role {role!r}; roles are {', '.join(ROLES)}")
-            by_role[role] = init_model(m, catalog)
-        default = init_model(model, catalog) if model is not None else self.default
-        return ModelSet(default=default, by_role=by_role)
+            by_role[role] = init_model(m, catalog, request_timeout=self.request_timeout)
+        default = init_model(model, catalog, request_timeout=self.request_timeout) if model is not None \
+            else self.default
+        return ModelSet(default=default, by_role=by_role, request_timeout=self.request_timeout)
 
     def for_role(self, role: str) -> BaseChatModel:
         seen = role
@@ -138,12 +180,15 @@ class RoleUsage(TypedDict, total=False):
     output_tokens: int
     estimated_tokens: int  # tokens estimated (chars / 4) because the provider sent no usage metadata
     cost_usd: float  # from the model's profile price (absent when the price is unknown)
+    retries: int  # transport retries spent on the call (guard.py)
+    trimmed: int  # 1 when the prompt was cut to fit the context window (fitting.py)
 
 
 def message_usage(msg: BaseMessage, prompt: list[BaseMessage] | None = None) -> RoleUsage:
     """Usage of one model call; estimates (labelled) when the provider gives no metadata."""
     meta = getattr(msg, "usage_metadata", None) if isinstance(msg, AIMessage) else None
-    if meta:
+    # a streamed reply from an OpenAI-compatible server without `stream_usage` carries zero counts: estimate then
+    if meta and (int(meta.get("input_tokens", 0)) or int(meta.get("output_tokens", 0))):
         used: RoleUsage = {"model_calls": 1, "input_tokens": int(meta.get("input_tokens", 0)),
                            "output_tokens": int(meta.get("output_tokens", 0))}
         if (getattr(msg, "response_metadata", None) or {}).get("estimated_usage"):  # e.g. the offline stand-in
@@ -198,20 +243,73 @@ def call_role(
     on_tokens: Callable[[int], Any] | None = None,
     on_usage: Callable[[RoleUsage], Any] | None = None,
     profiles: Mapping[str, Any] | None = None,
+    guard: CallGuard | None = None,
 ) -> tuple[AIMessage, RoleUsage]:
     """One model call of `role`: invoked with the role-tagged run config, the reply as an `AIMessage`, its usage
     (from `usage_metadata`, labelled estimates otherwise; `cost_usd` from the model's profile, see `profiles.py`,
-    with `profiles` overrides), reported once to `on_tokens` (its tokens) and `on_usage` (the whole usage).
+    with `profiles` overrides; `retries` and `trimmed` when the guard spent any), reported once to `on_tokens`
+    (its tokens) and `on_usage` (the whole usage).
 
-    Provider errors propagate: each caller decides what a failed call means for its node."""
-    reply = model.invoke(prompt, role_config(config, role, inputs))
+    The prompt is first fitted into the profile's context window (fitting.py). Transport faults are retried under
+    `guard` (guard.py; by default the guard `on_usage` carries, as `Deps.meter` makes them, else the default
+    policy without caps); a `context_length_exceeded` answer is met once by fitting to half the estimate that
+    failed. A provider error that remains raises `ModelCallError(kind, ...)` (API keys masked); an exception that is
+    no recognised provider error propagates unchanged: each caller decides what a failed call means for its node."""
+    guard = guard if guard is not None else getattr(on_usage, "guard", None)
+    if not isinstance(guard, CallGuard):
+        guard = CallGuard()
+    profile = profile_for(model, profiles)
+    window = profile.context_window
+    fitted = fit_prompt(model, prompt, int((window - reply_reserve(model, window)) * SAFETY))
+    runnable, messages, trimmed = fitted.runnable, fitted.messages, fitted.trimmed
+    retries, shrunk = 0, False
+    run_config = role_config(config, role, inputs)
+    while True:
+        try:
+            reply = runnable.invoke(messages, run_config)
+            break
+        except Exception as exc:
+            kind = classify(exc)
+            if kind is None:
+                raise
+            if kind == "context_length" and not shrunk:  # our estimate was too low: once more, at half of it
+                sent = estimate_tokens(messages, bound_tools(runnable))
+                fitted = fit_prompt(runnable, messages, sent // 2)
+                if fitted.trimmed:
+                    runnable, messages, trimmed, shrunk = fitted.runnable, fitted.messages, True, True
+                    continue
+            capped = None
+            if kind in TRANSPORT_KINDS and retries < guard.policy.retries:
+                capped = guard.gate()
+                if capped is None:
+                    guard.sleep(guard.policy.wait(retries, retry_after(exc), guard.rng))
+                    retries += 1
+                    continue
+            raise _call_error(kind, role, exc, model, retries, capped, shrunk) from exc
     ai = reply if isinstance(reply, AIMessage) else AIMessage(content=reply.content)
-    used = message_usage(ai, prompt)
-    cost = profile_for(model, profiles).cost(int(used.get("input_tokens", 0)), int(used.get("output_tokens", 0)))
+    used = message_usage(ai, messages)
+    cost = profile.cost(int(used.get("input_tokens", 0)), int(used.get("output_tokens", 0)))
     if cost is not None:
         used["cost_usd"] = cost
+    if retries:
+        used["retries"] = retries
+    if trimmed:
+        used["trimmed"] = 1
     if on_tokens is not None:
         on_tokens(int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0)))
     if on_usage is not None:
         on_usage(used)
     return ai, used
+
+
+def _call_error(kind: str, role: str, exc: BaseException, model: Any, retries: int, capped: str | None,
+                shrunk: bool) -> ModelCallError:
+    """The `ModelCallError` of a call that failed for good, e.g. "rate_limited: solver model: HTTP 429: ... after 6
+    retries (run retry cap)"; secrets of the model masked."""
+    detail = describe_error(exc, model_secrets(model))
+    after = f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries or kind in TRANSPORT_KINDS else ""
+    cap = f" ({capped} retry cap)" if capped else ""
+    if kind == "context_length":
+        detail += (" (the prompt does not fit the model's context window, even cut to half its estimate)" if shrunk
+                   else " (the prompt does not fit the model's context window and has nothing left to cut)")
+    return ModelCallError(kind, f"{role} model: {detail}{after}{cap}", retries=retries, capped=capped)

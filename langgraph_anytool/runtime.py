@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 from .catalog import Catalog
 from .config import ROLES, AnyToolConfig, ConfigError
 from .context import context_values, resolve_settings
+from .guard import CallGuard, RetryBudget, RetryPolicy, UsageMeter
 from .llm import ModelNotConfiguredError, ModelSet, RoleUsage, total_tokens
 from .profiles import model_name, profile_for
 
@@ -34,7 +35,10 @@ class RunSignals:
     - the budget tallies: tokens and USD spent so far in the run, across all branches, and when the run started
       (wall-clock epoch seconds), checked against the budgets (`Deps.budget_stop`);
     - the live API pool (the paper's global pool): what parallel tool agents have added so far, so that the cap
-      holds across them and `check_if_request_solvable` judges the whole pool, not one agent's share.
+      holds across them and `check_if_request_solvable` judges the whole pool, not one agent's share;
+    - the roles whose endpoint refused `tools` in this run: they go on in text mode (`Action:` lines) for the rest
+      of the run (after a resume the first refused call finds this out again).
+    - the retry tally: model-call retries spent so far in the run (capped by `max_retries_per_run`, see guard.py).
 
     Not checkpointed: the graph re-derives them from state (`solvable_round`, `usage`, `started_at`, `api_pool`)
     at every dispatch, so a resumed run starts from the checkpoint's values. At most `max_runs` runs are tracked.
@@ -135,6 +139,36 @@ class RunSignals:
     def started_at(self, run_key: str) -> float | None:
         with self._lock:
             return self._entry(run_key).started_at
+    def use_text_mode(self, run_key: str, role: str) -> None:
+        """Remember that `role`'s endpoint refused `tools` in this run."""
+        with self._lock:
+            self._entry(run_key).text_roles.add(role)
+
+    def in_text_mode(self, run_key: str, role: str) -> bool:
+        with self._lock:
+            return role in self._entry(run_key).text_roles
+
+    def take_retry(self, run_key: str, cap: int, budget: RetryBudget | None = None) -> str | None:
+        """Grant one model-call retry of the run: None when granted, else the cap that refused it ("run" when the
+        run's `cap` is spent, "batch" when the shared `budget` is)."""
+        with self._lock:
+            entry = self._entry(run_key)
+            if entry.retries >= cap:
+                return "run"
+            if budget is not None and not budget.take():
+                return "batch"
+            entry.retries += 1
+            return None
+
+    def seed_retries(self, run_key: str, retries: int) -> None:
+        """Set the retry tally to at least `retries` (e.g. those recorded in the checkpointed usage)."""
+        with self._lock:
+            entry = self._entry(run_key)
+            entry.retries = max(entry.retries, retries)
+
+    def retries(self, run_key: str) -> int:
+        with self._lock:
+            return self._entry(run_key).retries
 
     def forget(self, run_key: str) -> None:
         with self._lock:
@@ -149,6 +183,8 @@ class _RunEntry:
     pool: dict[str, None] = field(default_factory=dict)  # ordered set of API ids
     removed: set[str] = field(default_factory=set)
     stopped: set[int] = field(default_factory=set)  # rounds in which the pool was judged solvable
+    text_roles: set[str] = field(default_factory=set)  # roles that fell back to text mode (the endpoint refused tools)
+    retries: int = 0  # model-call retries granted
 
 
 @dataclass(frozen=True)
@@ -157,6 +193,7 @@ class Deps:
 
     `config` and `models` are the build-time defaults; a node calls `for_run(runtime.context)` to get the
     settings and models of the run it serves (the run-time context overrides them field by field).
+    `retry_budget`, when given, caps the model-call retries of every run of the graph together (e.g. a batch).
     """
 
     catalog: Catalog
@@ -164,8 +201,7 @@ class Deps:
     executor: ApiExecutor
     config: AnyToolConfig
     signals: RunSignals = field(default_factory=RunSignals)
-    # a retry cap shared by every run of the graph (e.g. `llm.RetryBudget` of a batch); None = the run's own policy
-    retry_budget: Any = field(default=None, compare=False)
+    retry_budget: RetryBudget | None = None
     _model_sets: dict[Any, ModelSet] = field(default_factory=dict, compare=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
@@ -186,21 +222,37 @@ class Deps:
         return replace(self, config=settings, models=model_set, _model_sets=self._model_sets, _lock=self._lock)
 
     def meter(self, run_key: str) -> Callable[[RoleUsage], None]:
-        """The `on_usage` callback of a model call made for `run_key`: adds its usage to the run's tallies."""
+        """The `on_usage` callback of a model call made for `run_key`: adds its usage to the run's tallies, and
+        carries the run's `guard` (so `call_role` retries under the run's settings and caps)."""
 
         def add(used: RoleUsage) -> None:
             self.signals.add_tokens(run_key, int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0)))
             if used.get("cost_usd"):
                 self.signals.add_cost(run_key, float(used.get("cost_usd", 0.0)))
 
-        return add
+        return UsageMeter(add, self.guard(run_key))
+
+    def guard(self, run_key: str) -> CallGuard:
+        """The retry guard of a model call made for `run_key`: the run's policy (`model_retries`,
+        `retry_max_wait`), its retry cap (`max_retries_per_run`) and the shared `retry_budget`."""
+        cfg = self.config
+        policy = RetryPolicy(retries=cfg.model_retries, max_wait=cfg.retry_max_wait)
+        signals, budget, cap = self.signals, self.retry_budget, cfg.max_retries_per_run
+
+        def gate() -> str | None:
+            return signals.take_retry(run_key, cap, budget)
+
+        return CallGuard(policy=policy, gate=gate)
 
     def sync_run(self, run_key: str, state: Mapping[str, Any]) -> None:
-        """Seed the run's budget tallies from its checkpointed state (tokens, USD, start time)."""
+        """Seed the run's tallies from its checkpointed state: the budgets' (tokens, USD, start time) and the
+        retries spent (so that a resumed run keeps counting them)."""
         usage = state.get("usage") or {}
         self.signals.seed_tokens(run_key, total_tokens(usage))
         self.signals.seed_cost(run_key, total_cost(usage))
         self.signals.seed_start(run_key, state.get("started_at"))
+        self.signals.seed_retries(run_key, sum(int(v.get("retries", 0)) for v in usage.values()
+                                               if isinstance(v, Mapping)))
 
     def budget_stop(self, run_key: str) -> BudgetStop | None:
         """Which budget of the run is spent (tokens, then cost, then wall time), with the figures; None if none."""

@@ -42,7 +42,9 @@ class AgentRecord(TypedDict):
     children: list[str]
     tokens: int
     invalid_calls: int  # unknown functions, malformed arguments, turns without a function call
-    end_reason: str  # finish_search | step_limit | stop_signal | pool_solvable | pool_full | budget | error: ...
+    end_reason: str  # finish_search | step_limit | stop_signal | pool_solvable | pool_full | budget | error: ... |
+    # malformed: ...
+    malformed_streak: NotRequired[int]  # malformed model turns in a row in this activation (faults.py)
 
 
 class PoolEntry(TypedDict):
@@ -112,7 +114,7 @@ class SolverAttempt(TypedDict):
     attempt: int
     round: int
     mode: str
-    finish_type: str  # give_answer | give_up | call_budget | no_apis | budget | error
+    finish_type: str  # give_answer | give_up | call_budget | no_apis | budget | error | malformed | context_length
     answer: str
     reason: str
     failed_functions: list[str]
@@ -168,6 +170,7 @@ class AnyToolState(TypedDict):
     answer: NotRequired[str]
     status: NotRequired[RunStatus]
     reason: NotRequired[str]
+    error_kind: NotRequired[str]  # status "error": the ModelCallError kind (llm.ERROR_KINDS) or "other"; else ""
     stop_reason: NotRequired[StopReason]  # status budget_exhausted: which budget was spent ("" otherwise)
     usage: Annotated[dict[str, Any], merge_usage]
 
@@ -178,6 +181,7 @@ class AnyToolOutput(TypedDict):
     answer: str
     status: RunStatus
     reason: str
+    error_kind: str  # status "error": the ModelCallError kind (rate_limited, context_length, ...), else ""
     stop_reason: StopReason
     api_pool: list[PoolEntry]
     agents: dict[str, AgentRecord]

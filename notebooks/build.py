@@ -63,6 +63,23 @@ from langgraph_anytool.progress import ProgressPrinter, stream_run
 
 stream_run(graph, {"query": "Convert 26.2 miles to kilometers"}, {"configurable": {"thread_id": "notebook-2"}},
            ProgressPrinter(sys.stdout).handle)"""),
+    new_markdown_cell("""## α-UMi with a text-mode caller
+
+`solver="umi"` splits each solver step into α-UMi's planner, caller and summarizer. A caller model without native
+function calling (e.g. α-UMi's fine-tuned checkpoints served by vLLM) writes its call as `Action:` /
+`Action Input:` text (`text_mode_roles=("caller",)`), and `umi_prompts="alpha_umi"` uses α-UMi's prompt formats
+(the planner ends with `Next: caller.`, `Next: conclusion.` or `Next: give up.`). Offline, the stand-in plays each
+role in the format its call asks for."""),
+    new_code_cell("""import json
+
+umi = create_anytool_graph(catalog, model, config=AnyToolConfig(
+    solver="umi", text_mode_roles=("caller",), umi_prompts="alpha_umi"))
+out = umi.invoke({"query": "How far is Paris from Berlin?"})
+print(out["status"], "—", out["answer"])
+for node in out["solver_attempts"][-1]["tree"][1:]:  # one search-tree node per step (node 0 is the root)
+    for m in node["messages"]:
+        said = m["content"] or json.dumps(m.get("tool_calls"))  # the caller's text, parsed into a tool call
+        print(f"{m.get('name') if m['role'] == 'assistant' else m['role']:>10}: {said[:110]}")"""),
     new_markdown_cell("""## LangGraph Studio
 
 `langgraph.json` exports the graph (compiled without a checkpointer). With `pip install 'langgraph-cli[inmem]'`:
@@ -164,8 +181,12 @@ scores"""),
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--execute", action="store_true", help="run each notebook and save it with its outputs")
+    ap.add_argument("names", nargs="*", choices=("quickstart", "evaluate"), default=[],
+                    help="the notebooks to write (default: both)")
     args = ap.parse_args()
     for name, cells in (("quickstart", QUICKSTART), ("evaluate", EVALUATE)):
+        if args.names and name not in args.names:
+            continue
         nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                                 "language": "python"}})
         if args.execute:

@@ -323,31 +323,49 @@ def test_a_run_ending_in_a_budget_records_its_stop_reason(tmp_path: Path, builti
     assert rec["reason"].startswith("token budget of 1 tokens reached (")
 
 
-def test_max_retries_per_batch_shares_one_retry_budget(tmp_path: Path, builtin: Catalog,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """One budget object for the whole batch reaches every query's graph (`create_anytool_graph(retry_budget=)`)."""
-    import langgraph_anytool.graphs.anytool as anytool_graph
-    from langgraph_anytool import llm
+def test_a_rate_limited_endpoint_with_a_batch_retry_cap_then_a_resume(tmp_path: Path, builtin: Catalog) -> None:
+    """The real ChatOpenAI client (its own retries off) against a loopback server answering 429: one RetryBudget
+    of 2 retries for the whole batch (--max-retries-per-batch 2), so the first query spends them and the others
+    fail at once; every query is recorded as error / rate_limited and the batch finishes. Once the endpoint
+    recovers, a resume runs exactly those queries again."""
+    from langchain_openai import ChatOpenAI
+
     from langgraph_anytool.eval.commands import _retry_budget
+    from tests.servers import ChatFault, ChatReply, OpenAIChatServer, tool_call
 
-    if not hasattr(llm, "RetryBudget"):
-        with pytest.raises(ValueError, match="RetryBudget"):
-            _retry_budget(5)
-    assert _retry_budget(None) is None
-    seen: list[Any] = []
-    real = anytool_graph.create_anytool_graph
+    def healthy(body: dict[str, Any]) -> Any:
+        if "Finish" in [t["function"]["name"] for t in body.get("tools") or []]:
+            return tool_call("Finish", return_type="give_answer", final_answer="the answer")
+        return ChatReply(content=json.dumps({"label": "Solved", "reason": "answers it"}))
 
-    def spy(*args: Any, **kwargs: Any) -> Any:
-        seen.append(kwargs.get("retry_budget"))
-        return real(*args, **kwargs)
+    limited = {"on": True}
+    queries = load_queries(write_group(tmp_path / "g.json", 3))
+    out = tmp_path / "r.jsonl"
+    options = BatchOptions(mode="reference", concurrency=1, settings={"model_retries": 3, "retry_max_wait": 0.01})
+    with OpenAIChatServer(policy=healthy,
+                          fault_hook=lambda n, body: ChatFault.rate_limited("0") if limited["on"] else None) as server:
+        model = ChatOpenAI(model="gpt-4o-mini", base_url=server.base_url, api_key="sk-test", max_retries=0,
+                           timeout=10)
+        budget = _retry_budget(2)
+        with ResultsWriter(out) as w:
+            tally = asyncio.run(run_batch(queries, builtin, model, w, options, retry_budget=budget))
+        first = len(server.chat_requests)
+        limited["on"] = False
+        with ResultsWriter(out) as w:
+            again = asyncio.run(run_batch(queries, builtin, model, w, options, retry_budget=_retry_budget(2)))
+        rerun = server.chat_requests[first:]
 
-    monkeypatch.setattr(anytool_graph, "create_anytool_graph", spy)
-    budget = object()
-    queries = load_queries(write_group(tmp_path / "g.json", 2))
-    with ResultsWriter(tmp_path / "r.jsonl") as w:
-        asyncio.run(run_batch(queries, builtin, FlakyEndpoint({}).model, w, BatchOptions(mode="reference"),
-                              retry_budget=budget))
-    assert seen == [budget, budget]
+    assert first == 3 + 2  # one request per query, plus the two retries the batch allowed
+    assert budget is not None and budget.used == 2
+    assert tally.done == 3 and tally.errors_text() == "3 errors (rate_limited 3)"
+    assert tally.retries == 2  # the records count the retries their runs spent
+    solver_queries = {q.query for q in queries for r in rerun
+                      if "Finish" in str(r.get("tools")) and q.query in json.dumps(r["messages"])}
+    assert (again.done, again.rerun, again.skipped) == (3, 3, 0)
+    assert solver_queries == {q.query for q in queries}
+    recs = read_results(out)
+    assert [r["status"] for r in recs] == ["solved"] * 3 and {r["attempt"] for r in recs} == {2}
+    assert len(out.read_text().splitlines()) == 6
 
 
 def test_quiet_eval_commands_print_nothing_on_stderr(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -57,6 +57,10 @@ def test_quickstart_notebook_executes_with_pictures(monkeypatch: pytest.MonkeyPa
         assert pngs and pngs[0].startswith(b"\x89PNG") and len(pngs[0]) > 5000, source
     text = json.dumps(nb["cells"])
     assert "solved" in text and "distance_between_cities_for_geo_distance_calculator" in text
+    # α-UMi with a text-mode caller and the alpha_umi prompt profile, played offline by the stand-in
+    (umi,) = [c for c in nb["cells"] if c["cell_type"] == "code" and "text_mode_roles" in "".join(c["source"])]
+    said = "".join(o.get("text", "") for o in umi.get("outputs", []) if o["output_type"] == "stream")
+    assert said.startswith("solved — ") and "879.7" in said and "Next: conclusion." in said, said
 
 
 @pytest.mark.slow

@@ -108,7 +108,14 @@ RUNS = [
     ("dfsdt", "What is the SHA-256 hash of 'hello'? Encode 'hello' in base64."),  # category agent, reflection
     ("umi", "How far is Paris from Berlin, and is 2025-07-14 a public holiday in France?"),
     ("cot", "Is 2025-07-14 a public holiday in France?"),
+    # the reply formats named by the call's inputs: a text-mode caller in the alpha_umi profile, a text-mode solver
+    ("umi+text+alpha_umi", "How far is Paris from Berlin?"),
+    ("dfsdt+text", "Is 2025-07-14 a public holiday in France?"),
 ]
+SETTINGS: dict[str, dict[str, Any]] = {
+    "umi+text+alpha_umi": {"solver": "umi", "text_mode_roles": ("caller",), "umi_prompts": "alpha_umi"},
+    "dfsdt+text": {"solver": "dfsdt", "text_mode_roles": ("solver",)},
+}
 
 
 @pytest.fixture(scope="module")
@@ -126,7 +133,8 @@ def literal_chunks(text: str) -> list[str]:
 
 def run(catalog: Catalog, solver: str, query: str) -> tuple[dict[str, Any], Recorder]:
     rec = Recorder()  # one task at a time: parallel agents racing on the live pool would vary the moves run to run
-    graph = create_anytool_graph(catalog, OfflinePolicyModel(catalog=catalog), config=AnyToolConfig(solver=solver))
+    config = AnyToolConfig(**SETTINGS.get(solver, {"solver": solver}))
+    graph = create_anytool_graph(catalog, OfflinePolicyModel(catalog=catalog), config=config)
     out = graph.invoke({"query": query}, {"recursion_limit": 500, "callbacks": [rec], "max_concurrency": 1})
     return out, rec
 

@@ -170,7 +170,7 @@ def test_hallucinated_function_and_bad_arguments_are_answered_in_band() -> None:
         ai("", finish("give_answer", final_answer="Sunny.")),
     ]
     model = ScriptedChatModel(replies=replies)
-    attempt = only_attempt(solve(make_deps(model)))
+    attempt = only_attempt(solve(make_deps(model, max_malformed_turns=5)))  # four faulty turns in a row
     assert attempt["finish_type"] == "give_answer" and attempt["answer"] == "Sunny."
     statuses = [node(attempt, i)["calls"][0]["status"] for i in range(1, 6)]
     assert statuses == ["unknown_function", "not_in_pool", "malformed_arguments", "invalid_arguments", "ok"]

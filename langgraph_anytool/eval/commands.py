@@ -205,16 +205,12 @@ async def _run_async(args: argparse.Namespace, queries: list[Any], catalog: Any,
 
 
 def _retry_budget(limit: int | None) -> Any:
-    """One `llm.RetryBudget` shared by the batch's queries (None without --max-retries-per-batch)."""
+    """One `RetryBudget` (guard.py) shared by the batch's queries (None without --max-retries-per-batch)."""
     if limit is None:
         return None
-    from .. import llm
+    from ..guard import RetryBudget
 
-    budget_class = getattr(llm, "RetryBudget", None)
-    if budget_class is None:
-        raise EvalUsageError("--max-retries-per-batch needs the model-call retry policy (llm.RetryBudget), which "
-                             "this version of langgraph-anytool lacks")
-    return budget_class(limit)
+    return RetryBudget(limit)
 
 
 def _log(args: argparse.Namespace) -> Any:

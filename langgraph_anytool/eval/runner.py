@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -29,7 +28,8 @@ from typing import Any, Literal
 from langchain_core.messages import BaseMessage
 
 from ..config import AnyToolConfig, ConfigError
-from ..llm import ERROR_KINDS, TRANSPORT_KINDS, ModelCallError
+from ..faults import USAGE_KEYS
+from ..llm import TRANSPORT_KINDS, ModelCallError, error_kind_of
 from .datasets import BenchQuery, api_ids
 from .results import ResultsWriter
 
@@ -129,9 +129,11 @@ def usage_summary(values: Mapping[str, Any]) -> dict[str, Any]:
     roles: dict[str, dict[str, Any]] = {
         r: {k: int(v.get(k, 0)) for k in ("model_calls", "input_tokens", "output_tokens", "estimated_tokens")
             if k in v} for r, v in usage.items() if isinstance(v, Mapping) and "model_calls" in v}
-    for r, counts in roles.items():
-        if "cost_usd" in usage[r]:  # USD from the model's profile price (absent when unknown)
-            counts["cost_usd"] = round(float(usage[r]["cost_usd"]), 6)
+    for r, v in usage.items():  # content faults (faults.py): malformed turns by kind, hallucinated calls, fallbacks
+        if r in roles:
+            roles[r].update({k: int(n) for k, n in v.items() if k.startswith(USAGE_KEYS) and isinstance(n, int | float)})
+            if "cost_usd" in v:  # USD from the model's profile price (absent when unknown)
+                roles[r]["cost_usd"] = round(float(v["cost_usd"]), 6)
     agents: dict[str, int] = {}
     for a in (values.get("agents") or {}).values():
         agents[str(a.get("level"))] = agents.get(str(a.get("level")), 0) + 1
@@ -143,6 +145,8 @@ def usage_summary(values: Mapping[str, Any]) -> dict[str, Any]:
         "input_tokens": sum(r.get("input_tokens", 0) for r in roles.values()),
         "output_tokens": sum(r.get("output_tokens", 0) for r in roles.values()),
         "estimated_tokens": sum(r.get("estimated_tokens", 0) for r in roles.values()),
+        "malformed": sum(r.get("malformed", 0) for r in roles.values()),
+        "hallucinated": sum(r.get("hallucinated", 0) for r in roles.values()),
         "cost_usd": round(sum(r.get("cost_usd", 0.0) for r in roles.values()), 6),
         "api_calls": sum(int(a.get("api_calls", 0)) for a in attempts),
         "api_stats": dict(api),  # executor counters (calls, cache hits, errors) when the graph reports them
@@ -161,18 +165,19 @@ def pool_recall(pool: Sequence[str], relevant: Sequence[str]) -> float | None:
     return sum(1 for r in relevant if r in got) / len(relevant)
 
 
-# how our nodes write a model error into a reason ("... failed: ModelCallError: rate_limited: ...")
-_KIND_IN_REASON = re.compile(r"\bModelCallError: (" + "|".join(map(re.escape, ERROR_KINDS)) + r"):")
-
-
-def error_kind_of(values: Mapping[str, Any]) -> str:
-    """The kind of a run that ended in `error`: the final state's `error_kind`, else the `ModelCallError` kind its
-    reason names, else "other"."""
+def run_error_kind(values: Mapping[str, Any]) -> str:
+    """The kind of a run that ended in `error`: the final state's `error_kind` (set by `finalize`), else the
+    `ModelCallError` kind its reason starts with (a server's older graph), else "other"."""
     kind = values.get("error_kind")
     if isinstance(kind, str) and kind:
         return kind
-    found = _KIND_IN_REASON.search(str(values.get("reason") or ""))
-    return found.group(1) if found else "other"
+    return error_kind_of(str(values.get("reason") or "")) or "other"
+
+
+def run_retries(values: Mapping[str, Any]) -> int:
+    """Model-call retries the run spent (guard.py records them per role in `usage`)."""
+    usage = values.get("usage") or {}
+    return sum(int(v.get("retries", 0)) for v in usage.values() if isinstance(v, Mapping))
 
 
 def exception_kind(exc: BaseException) -> str:
@@ -189,8 +194,8 @@ def make_record(q: BenchQuery, values: Mapping[str, Any], *, relevant: list[str]
         "status": status, "answer": values.get("answer") or "",
         "reason": values.get("reason") or "", "verdict": values.get("verdict") or {},
         "stop_reason": values.get("stop_reason") or "",
-        "error_kind": error_kind_of(values) if status == "error" else None,
-        "retries": int(values.get("retries") or 0),  # model-call retries the run reports (the retry policy's)
+        "error_kind": run_error_kind(values) if status == "error" else None,
+        "retries": run_retries(values),
         "pool": pool, "relevant": relevant, "relevant_missing": [list(m) for m in missing],
         "pool_recall": pool_recall(pool, relevant), "usage": usage_summary(values),
         "wall_time": round(seconds, 3), "error": None,

@@ -29,7 +29,8 @@ from ..llm import ModelNotConfiguredError, ModelSet, call_role
 from ..nodes.solver import prompts
 from ..nodes.solver.dfsdt import describe_functions, solver_system, text_of, tool_schemas
 from ..nodes.solver.finish import FINISH_NAME, finish_schema
-from ..nodes.solver.textmode import bind_role_tools, umi_template
+from ..nodes.solver.textmode import TextToolRunnable, bind_role_tools, format_inputs, umi_template
+from ..nodes.solver.tree import message_to_dict
 from ..nodes.solver.umi import parse_next, render_history, umi_inputs
 from ..runtime import Deps
 from .step_data import FunctionSpec, StepCase
@@ -136,15 +137,19 @@ def _first_call(ai: AIMessage) -> tuple[str, Any] | None:
 def predict_single(case: StepCase, tools: StepTools, models: ModelSet, config: AnyToolConfig) -> Prediction:
     """Single-model mode: one DFSDT solver call from the reference history."""
     deps = _deps(tools, models, config)
+    history = _renamed(case.history, tools.to_shown)
     prompt: list[BaseMessage] = [
         SystemMessage(content=solver_system(deps, tools.functions)),
         HumanMessage(content=prompts.QUERY.format(query=case.query)),
-        *_renamed(case.history, tools.to_shown),
+        *history,
     ]
     schemas = [*tool_schemas(deps, tools.functions), finish_schema(allow_restart=True)]
     runnable = bind_role_tools(models.for_role("solver"), config, "solver", schemas)
-    ai, _ = call_role(runnable, "solver", prompt, None,
-                      inputs={"query": case.query, "functions": list(tools.functions), "step": case.step})
+    inputs: dict[str, Any] = {"query": case.query, "functions": list(tools.functions), "step": case.step,
+                              **format_inputs(config, "solver", text=isinstance(runnable, TextToolRunnable))}
+    if inputs["text_mode"]:  # the prompt holds the history as text only: give it as structured data too
+        inputs["history"] = [message_to_dict(m) for m in history]
+    ai, _ = call_role(runnable, "solver", prompt, None, inputs=inputs)
     thought = text_of(ai).strip()
     call = _first_call(ai)
     if call is None:
@@ -166,7 +171,7 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
     planner_system = umi_template(config, "planner").format(doc=doc, history=render_history(history), diversity="")
     ai, _ = call_role(models.for_role("planner"), "planner",
                       [SystemMessage(content=planner_system), HumanMessage(content=case.query)], None,
-                      inputs=umi_inputs(history, tools.functions))
+                      inputs={**umi_inputs(history, tools.functions), **format_inputs(config, "planner")})
     thought = text_of(ai).strip()
     decision, _ = parse_next(thought)
     if decision == "give_up":
@@ -175,13 +180,15 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
         system = umi_template(config, "summarizer").format(history=render_history(history), thought=thought)
         reply, _ = call_role(models.for_role("summarizer"), "summarizer",
                              [SystemMessage(content=system), HumanMessage(content=case.query)], None,
-                             inputs=umi_inputs(history, tools.functions, thought))
+                             inputs={**umi_inputs(history, tools.functions, thought),
+                                     **format_inputs(config, "summarizer")})
         return Prediction(plan="conclusion", thought=thought, answer=text_of(reply).strip())
     system = umi_template(config, "caller").format(doc=doc, history=render_history(history), thought=thought,
                                                    tool_names=", ".join(tools.functions))
     runnable = bind_role_tools(models.for_role("caller"), config, "caller", tool_schemas(deps, tools.functions))
     reply, _ = call_role(runnable, "caller", [SystemMessage(content=system), HumanMessage(content=case.query)], None,
-                         inputs=umi_inputs(history, tools.functions, thought))
+                         inputs={**umi_inputs(history, tools.functions, thought),
+                                 **format_inputs(config, "caller", text=isinstance(runnable, TextToolRunnable))})
     call = _first_call(reply)
     if call is None:
         return Prediction(plan="call", thought=thought, error="the caller made no function call")

@@ -17,6 +17,7 @@ from langgraph.types import Checkpointer
 from ..catalog import Catalog
 from ..config import AnyToolConfig
 from ..context import AnyToolContext
+from ..guard import RetryBudget
 from ..llm import ModelSet, ModelSpec
 from ..nodes.abilities import make_outline, make_route, make_route_after_init
 from ..nodes.judge import make_judge
@@ -52,7 +53,7 @@ def create_anytool_graph(
     checkpointer: Checkpointer = None,
     executor: ApiExecutor | None = None,
     name: str = "anytool",
-    retry_budget: Any = None,
+    retry_budget: RetryBudget | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build (and compile) the AnyTool graph.
 
@@ -65,15 +66,16 @@ def create_anytool_graph(
     Run time: `graph.invoke(input, config, context={...})` overrides any setting for one run (`AnyToolContext`:
     every `AnyToolConfig` field but `execution`, plus `model`, `models` and `profile`).
 
-    `retry_budget` (e.g. one `llm.RetryBudget` for a whole batch) caps the model-call retries of every run of
-    the graph together.
-
     An executor made here belongs to the graph: it is closed when the graph is garbage-collected.
     Pass your own (`with ApiExecutor.for_catalog(...) as ex:`) to close it at a moment of your choosing.
+
+    Model calls retry transport faults (guard.py: `model_retries`, `retry_max_wait`, `max_retries_per_run`);
+    `retry_budget` (a `RetryBudget`) caps the retries of all runs of this graph together, e.g. one batch.
     """
     cfg = config or AnyToolConfig()
     cat = catalog if catalog is not None else Catalog.builtin()
-    model_set = ModelSet.resolve(model, {**cfg.models, **dict(models or {})}, catalog=cat)
+    model_set = ModelSet.resolve(model, {**cfg.models, **dict(models or {})}, catalog=cat,
+                                 request_timeout=cfg.request_timeout)
     check_prices(model_set, cfg)  # max_cost needs every role's price: fail before any call
     owned = executor is None
     api_executor = executor if executor is not None else default_executor(cat, cfg)

@@ -84,7 +84,8 @@ def create_retriever_graph(
     """
     if deps is None:
         cfg = config or AnyToolConfig()
-        model_set = ModelSet.resolve(model, {**cfg.models, **dict(models or {})}, catalog=catalog)
+        model_set = ModelSet.resolve(model, {**cfg.models, **dict(models or {})}, catalog=catalog,
+                                     request_timeout=cfg.request_timeout)
         deps = Deps(catalog=catalog, models=model_set, executor=cast(Any, executor), config=cfg, signals=RunSignals())
     run_deps = deps
 

@@ -52,7 +52,7 @@ def build_solver_graph(deps: Deps) -> CompiledStateGraph:
     g.add_node("plan", per_run(make_plan, deps))
     g.add_node("call", per_run(make_call, deps))
     g.add_node("execute_call", per_run(lambda d: make_execute(d, single_call=True, allow_finish=False,
-                                                              nudge=prompts.CALLER_NUDGE), deps))
+                                                              nudge=prompts.CALLER_NUDGE, role="caller"), deps))
     g.add_node("summarize", per_run(make_summarize, deps))
     g.add_node("backtrack", per_run(make_backtrack, deps))
     g.add_node("finalize", per_run(make_finalize, deps))

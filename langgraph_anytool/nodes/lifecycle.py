@@ -18,7 +18,7 @@ from langgraph.types import Command, Overwrite, Send
 from ..catalog import Catalog
 from ..chat import outcome_message, resolve_request
 from ..config import ConfigError
-from ..llm import total_tokens
+from ..llm import error_kind_of, total_tokens
 from ..state import AnyToolState, PoolEntry, RunStatus, SolverInput
 from .abilities import prior_turns, render_plan, request_of
 from .agents.records import new_agent_record
@@ -73,7 +73,7 @@ def make_init(base: Deps) -> Any:
             "reflections": 0,
             "agents": Overwrite(agents), "api_pool": Overwrite(pool), "removed_apis": Overwrite([]),
             "solvable_round": Overwrite(-1), "solver_attempts": Overwrite([]), "usage": Overwrite({}),
-            "pool_at_last_solve": [], "verdict": {}, "answer": "", "status": "running", "reason": "",
+            "pool_at_last_solve": [], "verdict": {}, "answer": "", "status": "running", "reason": "", "error_kind": "",
             "reflect_request": "", "reflect_level": "",
         }
 
@@ -87,7 +87,7 @@ def make_gate(base: Deps) -> Any:
     def gate(state: AnyToolState, runtime: Runtime[Any]) -> Command[Literal["solver", "outline", "reflect", "finalize"]]:
         deps = base.for_run(runtime.context)
         run_key = state.get("run_key", "")
-        deps.sync_run(run_key, state)
+        deps.sync_run(run_key, state)  # budget tallies (tokens, USD, start) and the retry tally, from the state
         if deps.over_budget(run_key):
             return Command(goto="finalize")
         current = pool_ids(state)
@@ -133,8 +133,10 @@ def outcome(state: Mapping[str, Any], deps: Deps) -> tuple[RunStatus, str]:
     stop = deps.budget_stop(state.get("run_key", ""))
     if stop is not None or (last is not None and last["finish_type"] == "budget"):
         return "budget_exhausted", stop.reason if stop is not None else last["reason"]  # type: ignore[index]
-    if last is not None and last["finish_type"] == "error":
-        return "error", last["reason"]
+    if last is not None and last["finish_type"] in ("error", "context_length"):  # context_length: the prompt of
+        return "error", last["reason"]  # the last attempt did not fit the model's window, even cut
+    if verdict.get("by") == "error":  # the judge's model failed for good (the answer is kept)
+        return "error", verdict.get("reason", "")
     if not state.get("api_pool") and (last is None or last["finish_type"] == "no_apis"):
         error = failed_by_errors(state)
         if error is not None:
@@ -150,7 +152,8 @@ def outcome(state: Mapping[str, Any], deps: Deps) -> tuple[RunStatus, str]:
 
 
 def make_finalize(base: Deps) -> Any:
-    """The `finalize` node: the run's answer and status; the run's signals are dropped."""
+    """The `finalize` node: the run's answer and status (and for status `error` its `error_kind`: the
+    `ModelCallError` kind the reason starts with, "other" when it names none); the run's signals are dropped."""
 
     def finalize(state: AnyToolState, runtime: Runtime[Any]) -> dict[str, Any]:
         deps = base.for_run(runtime.context)
@@ -163,7 +166,8 @@ def make_finalize(base: Deps) -> Any:
         deps.signals.forget(run_key)
         # usage was overwritten by init, so this is the run's total (input + output tokens over all roles)
         answer = answers[-1] if answers else render_plan(state.get("plan") or [])
-        return {"answer": answer, "status": status, "reason": reason,
+        kind = (error_kind_of(reason) or "other") if status == "error" else ""
+        return {"answer": answer, "status": status, "reason": reason, "error_kind": kind,
                 "stop_reason": stop.kind if stop is not None else "",
                 "usage": {"total_tokens": total_tokens(state.get("usage", {}))},
                 "messages": [outcome_message(status, answer, reason)]}

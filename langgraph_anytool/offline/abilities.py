@@ -12,7 +12,7 @@ when the solver asks the user (used by `solving.solver_reply`).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -66,16 +66,23 @@ def outline_reply(h: Heuristics, call: RoleCall) -> AIMessage:
 
 def user_answers(messages: Sequence[BaseMessage]) -> list[str]:
     """The user's answers to earlier `ask_user` calls ("no user" answers included)."""
-    out: list[str] = []
-    for m in messages:
-        if isinstance(m, ToolMessage) and m.name == ASK_USER_NAME:
-            try:
-                body = json.loads(message_text(m))
-            except ValueError:
-                continue
-            if isinstance(body, dict) and isinstance(body.get("user_answer"), str):
-                out.append(body["user_answer"])
-    return out
+    return [a for m in messages if isinstance(m, ToolMessage) and m.name == ASK_USER_NAME
+            for a in _answer(message_text(m))]
+
+
+def user_answers_in(history: Sequence[Mapping[str, Any]]) -> list[str]:
+    """`user_answers` from a history of message dicts (`nodes/solver/tree.py: message_to_dict`)."""
+    return [a for d in history if d.get("role") == "tool" and d.get("name") == ASK_USER_NAME
+            for a in _answer(str(d.get("content") or ""))]
+
+
+def _answer(content: str) -> list[str]:
+    """The user's answer in an `ask_user` result (`{"user_answer": ...}`), as a list of at most one."""
+    try:
+        body = json.loads(content)
+    except ValueError:
+        return []
+    return [body["user_answer"]] if isinstance(body, dict) and isinstance(body.get("user_answer"), str) else []
 
 
 def with_answers(query: str, answers: Sequence[str]) -> str:

@@ -14,9 +14,13 @@ from .text import message_text
 
 # The roles the graph tags its model calls with, each with the inputs the policy reads (others are ignored):
 #   meta {query}; category {query, category, tools?, max_tools?}; tool {query, category, tools};
-#   solvable {query, api_ids}; solver {query, functions}; planner {query, history, functions};
-#   caller {query, history, functions, thought}; summarizer {query, history, thought}; judge {query, answer, calls?};
+#   solvable {query, api_ids}; solver {query, functions, text_mode?, ask_user?, history? (text mode)};
+#   planner {query, history, functions, umi_prompts?, ask_user?};
+#   caller {query, history, functions, thought, text_mode?, umi_prompts?, ask_user?};
+#   summarizer {query, history, thought}; judge {query, answer, calls?};
 #   router {query, conversation}; outline {query, functions, conversation}
+# `text_mode`: write the function call as `Action:` / `Action Input:` text; `umi_prompts`: the α-UMi prompt profile
+# ("default" or "alpha_umi") whose words the planner's decision uses; `ask_user`: `ask_user(question)` is offered.
 ROLES: tuple[str, ...] = ("meta", "category", "tool", "solvable", "solver", "planner", "caller", "summarizer", "judge",
                           "router", "outline")
 

@@ -44,6 +44,12 @@ ASK_USER_NOTE = (
     "guessing; its result is the user's reply."
 )
 
+PLANNER_ASK_USER_NOTE = (
+    "\nThe caller can also ask the user: if the request lacks information only the user can give (a missing value, "
+    "an ambiguous choice) and no API can provide it, say in your thought which one clear question to ask and make "
+    "it the caller's turn; the caller calls ask_user, and the user's reply appears in the history."
+)
+
 NO_USER = (
     "No user is available to answer questions in this run. Go on with what you have: make a reasonable assumption "
     "and say so in the answer, or give up if the task cannot be done without the information."

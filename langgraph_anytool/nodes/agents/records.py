@@ -26,6 +26,7 @@ def new_agent_record(
         "id": agent_id, "level": level, "parent": parent, "category": category, "tools": list(tools or []),
         "status": "pending", "steps": 0, "activations": 0, "activation_calls": 0, "ready": ready, "messages": [],
         "children": [], "tokens": 0, "invalid_calls": 0, "end_reason": "",
+        "malformed_streak": 0,
     }
 
 

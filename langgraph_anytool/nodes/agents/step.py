@@ -6,7 +6,11 @@ or `stopped` (the run's stop signal, a full pool, the token budget, a model erro
 starts in the very next superstep, beside its parent, as the paper's concurrent agents do.
 
 Unknown functions, bad arguments and turns without a function call are answered in-band and counted in
-`invalid_calls`; every tool call is answered by a ToolMessage before the agent's next model call.
+`invalid_calls`; every tool call is answered by a ToolMessage before the agent's next model call. An agent runs
+every call of a turn, in order. Content faults (`faults.py`) are also counted in `usage[level]`; an `Action:` written
+as text by a natively tool-calling model is run as a call; `max_malformed_turns` malformed turns in a row end the
+activation (status `stopped`, end reason "malformed: ..."). A model without function calling (its profile, or an
+endpoint that refuses `tools`) works in text mode (`Action:` / `Action Input:`), as the solver does.
 """
 
 from __future__ import annotations
@@ -20,8 +24,10 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
-from ...llm import ModelNotConfiguredError, call_role, merge_usage
+from ...faults import MALFORMED_END, bound_reason, fault_usage, next_streak, review_reply, turn_fault
+from ...llm import ModelCallError, ModelNotConfiguredError, call_role, merge_usage
 from ...state import AgentRecord, PoolUpdate, merge_agents
+from ..solver.textmode import TextToolRunnable, bind_role_tools, refuses_tools
 from . import prompts
 from .context import CallContext, FunctionResult, Role, role_inputs
 from .records import copy_record
@@ -67,6 +73,20 @@ def stop_before_call(deps: Deps, record: AgentRecord, run_key: str, round_: int)
     return None
 
 
+def _count_faults(deps: Deps, rec: AgentRecord, level: str, faults: list[str], accepted: bool,
+                  out: dict[str, Any], detail: str = "") -> bool:
+    """Add a turn's faults to the step's usage and the record's streak; True when the bound ends the activation."""
+    if faults:
+        out["usage"] = merge_usage(out.get("usage"), {level: fault_usage(faults)})
+    streak = next_streak(int(rec.get("malformed_streak") or 0), faults, accepted)
+    rec["malformed_streak"] = streak
+    if faults and streak >= deps.config.max_malformed_turns:
+        reason = bound_reason(streak, deps.config.max_malformed_turns, faults[-1], detail)
+        _end(rec, "stopped", f"{MALFORMED_END}: {reason}"[:500])
+        return True
+    return False
+
+
 def make_call_model(role: Role, base: Deps) -> Any:
     """The `call_model` node of `role`: checks, then one model call with the role's functions bound."""
     schemas = [f.as_tool() for f in role.functions]
@@ -78,6 +98,7 @@ def make_call_model(role: Role, base: Deps) -> Any:
         deps.signals.seed_start(run_key, state.get("started_at"))  # e.g. a step resumed in a new process
         if rec["activation_calls"] == 0:  # start of an activation
             rec["activations"] += 1
+            rec["malformed_streak"] = 0
             if rec["activations"] == 1:  # the query opens the history (before any re-activation message)
                 rec["messages"].insert(0, HumanMessage(role.first_message(state["query"], rec, deps)))
         rec["status"], rec["end_reason"] = "running", ""
@@ -87,54 +108,87 @@ def make_call_model(role: Role, base: Deps) -> Any:
             _end(rec, stop[0], stop[1])  # type: ignore[arg-type]
             return out
         prompt: list[BaseMessage] = [SystemMessage(role.system_prompt(rec, deps)), *rec["messages"]]
+        extra: dict[str, int] = {}
         try:
-            model = deps.models.for_role(role.level).bind_tools(schemas)
-            reply, used = call_role(model, role.level, prompt, config, inputs=role_inputs(state["query"], rec, deps.config.max_tools_per_agent),
-                                    on_usage=deps.meter(run_key), profiles=deps.config.model_profiles)
+            chat = deps.models.for_role(role.level)
+            model = bind_role_tools(chat, deps.config, role.level, schemas,
+                                    text=deps.signals.in_text_mode(run_key, role.level))
+            inputs = role_inputs(state["query"], rec, deps.config.max_tools_per_agent)
+            try:
+                reply, used = call_role(model, role.level, prompt, config, inputs=inputs, on_usage=deps.meter(run_key),
+                                        profiles=deps.config.model_profiles)
+            except (ModelNotConfiguredError, GraphBubbleUp):
+                raise
+            except Exception as exc:
+                if isinstance(model, TextToolRunnable) or not refuses_tools(exc):
+                    raise
+                # the endpoint refuses `tools`: this role goes on in text mode for the rest of the run
+                deps.signals.use_text_mode(run_key, role.level)
+                extra = {"text_fallbacks": 1}
+                reply, used = call_role(TextToolRunnable(chat, schemas), role.level, prompt, config, inputs=inputs,
+                                        on_usage=deps.meter(run_key), profiles=deps.config.model_profiles)
         except (ModelNotConfiguredError, GraphBubbleUp):
             raise
         except Exception as exc:  # a provider error ends this agent only; reflection may re-activate it
             log.warning("agent %s: model call failed: %s", rec["id"], exc)
+            if isinstance(exc, ModelCallError):  # "error: rate_limited: meta model: ... after 6 retries"
+                _end(rec, "stopped", f"error: {exc}"[:500])
+                if exc.retries:
+                    out["usage"] = {role.level: {"retries": exc.retries}}
+                return out
             _end(rec, "stopped", f"error: model call failed: {type(exc).__name__}: {exc}"[:500])
             return out
-        if any(not tc.get("id") for tc in reply.tool_calls):  # some servers omit ids: a ToolMessage needs one
-            reply = reply.model_copy(update={"tool_calls": [
-                {**tc, "id": tc.get("id") or f"{rec['id']}:{rec['steps']}:{i}"} for i, tc in enumerate(reply.tool_calls)]})
+        reply, noted = review_reply(reply, id_prefix=f"{rec['id']}:{rec['steps']}:text")
+        if any(not tc.get("id") for tc in [*reply.tool_calls, *reply.invalid_tool_calls]):  # a ToolMessage needs one
+            reply = reply.model_copy(update={
+                "tool_calls": [{**tc, "id": tc.get("id") or f"{rec['id']}:{rec['steps']}:{i}"}
+                               for i, tc in enumerate(reply.tool_calls)],
+                "invalid_tool_calls": [{**tc, "id": tc.get("id") or f"{rec['id']}:{rec['steps']}:bad{i}"}
+                                       for i, tc in enumerate(reply.invalid_tool_calls)]})
         rec["tokens"] += int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0))
         rec["messages"].append(reply)
         rec["steps"] += 1
         rec["activation_calls"] += 1
-        out["usage"] = {role.level: dict(used)}
+        out["usage"] = {role.level: {**used, **extra, **noted}}
         if reply.tool_calls or reply.invalid_tool_calls:
             out["ended"] = False
             return out
-        rec["messages"].append(HumanMessage(prompts.nudge(role.signatures())))  # no call: nudged, next step
         rec["invalid_calls"] += 1
+        fault = turn_fault(reply)
+        if _count_faults(deps, rec, role.level, [fault] if fault else [], False, out,
+                         str(reply.content) if fault == "refusal" else ""):
+            return out
+        rec["messages"].append(HumanMessage(prompts.nudge(role.signatures())))  # no call: nudged, next step
         rec["status"], rec["ready"] = "pending", state["tick"] + 1
         return out
 
     return call_model
 
 
-def _run_one(role: Role, ctx: CallContext, name: str, args: Any) -> tuple[FunctionResult, bool]:
-    """Run one function call; returns the result and whether it was an invalid call."""
+def _run_one(role: Role, ctx: CallContext, name: str, args: Any) -> tuple[FunctionResult, str | None]:
+    """Run one function call; returns the result and its content fault (faults.py), None for a valid call."""
     fn = role.function(name)
     if fn is None:
-        return FunctionResult(f"Error: unknown function {name!r}. Valid functions: {role.signatures()}."), True
+        return (FunctionResult(f"Error: unknown function {name!r}. Valid functions: {role.signatures()}."),
+                "unknown_function")
     parsed = fn.validate(args)
     if isinstance(parsed, str):
-        return FunctionResult(parsed), True
+        return FunctionResult(parsed), "bad_arguments"
     handler = role.handlers.get(name)
     if handler is None:
-        return FunctionResult(f"Error: {name} is not available to this agent."), True
+        return FunctionResult(f"Error: {name} is not available to this agent."), "unknown_function"
     try:
         result = handler(ctx, parsed)
     except (ModelNotConfiguredError, GraphBubbleUp):
         raise
+    except ModelCallError as exc:  # a handler's own model call failed for good (e.g. the solvable check): the
+        # provider is failing, so the agent ends on that error as if its own call had failed
+        log.warning("agent %s: %s: model call failed: %s", ctx.record["id"], name, exc)
+        return FunctionResult(f"Error: {name} failed: {exc}", end="stopped", end_reason=f"error: {exc}"[:500]), None
     except Exception as exc:  # a handler bug or a catalog error: answered, not raised
         log.warning("agent %s: %s failed: %s", ctx.record["id"], name, exc)
-        return FunctionResult(f"Error: {name} failed: {exc}"), False
-    return (FunctionResult(result) if isinstance(result, str) else result), False
+        return FunctionResult(f"Error: {name} failed: {exc}"), None
+    return (FunctionResult(result) if isinstance(result, str) else result), None
 
 
 def make_run_functions(role: Role, base: Deps) -> Any:
@@ -148,36 +202,43 @@ def make_run_functions(role: Role, base: Deps) -> Any:
         last = rec["messages"][-1]
         assert isinstance(last, AIMessage), "run_functions follows a model turn"
         terminal: FunctionResult | None = None
+        faults: list[str] = []
+        accepted = False
         for tc in last.tool_calls:
             name, call_id = tc.get("name") or "", tc.get("id") or ""
             if terminal is not None:
                 content, error = prompts.after_end(terminal.end_reason), True
             else:
-                result, invalid = _run_one(role, ctx, name, tc.get("args"))
-                rec["invalid_calls"] += int(invalid)
-                content, error = result.content, invalid or result.content.startswith("Error")
+                result, fault = _run_one(role, ctx, name, tc.get("args"))
+                rec["invalid_calls"] += int(fault is not None)
+                if fault is not None:
+                    faults.append(fault)
+                accepted |= fault is None
+                content, error = result.content, fault is not None or result.content.startswith("Error")
                 if result.end is not None:
                     terminal = result
             rec["messages"].append(ToolMessage(content=content, tool_call_id=call_id, name=name,
                                                status="error" if error else "success"))
         for bad in last.invalid_tool_calls:
             rec["invalid_calls"] += 1
+            faults.append("bad_json")
             fn = role.function(bad.get("name") or "")
             expected = fn.signature() if fn else f"one of {role.signatures()}"
             rec["messages"].append(ToolMessage(
                 content=prompts.malformed(bad.get("name"), bad.get("error"), expected),
                 tool_call_id=bad.get("id") or "", name=bad.get("name") or "", status="error"))
+        out: dict[str, Any] = {"agent": rec, "agents": {rec["id"]: rec, **ctx.children}, "ended": True}
+        if ctx.usage:
+            out["usage"] = ctx.usage
         if terminal is not None and terminal.end is not None:
             _end(rec, terminal.end, terminal.end_reason)
-        else:
+            _count_faults(deps, rec, role.level, faults, True, out)
+        elif not _count_faults(deps, rec, role.level, faults, accepted, out):
             rec["status"], rec["ready"] = "pending", state["tick"] + 1
-        out: dict[str, Any] = {"agent": rec, "agents": {rec["id"]: rec, **ctx.children}, "ended": True}
         if ctx.adds:
             out["api_pool"] = {"add": ctx.adds, "cap": deps.config.max_api_pool}
         if ctx.solvable:
             out["solvable_round"] = state["round"]
-        if ctx.usage:
-            out["usage"] = ctx.usage
         return out
 
     return run_functions

@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from ...llm import ModelNotConfiguredError
+from ...llm import ModelCallError, ModelNotConfiguredError
 from ...state import AnyToolState, SolverAttempt
 from ...tools.observation import Status
 from ..abilities.router import DIRECT_MODE
@@ -35,7 +35,7 @@ Label = Literal["Solved", "Unsolved", "Unsure"]
 class Verdict(TypedDict):
     label: Label
     reason: str
-    by: str  # "rule", or the ToolEval stage that decided: "answer" | "process"
+    by: str  # "rule", or the ToolEval stage that decided: "answer" | "process"; "error": the judge's model failed
 
 
 def rule_verdict(attempt: SolverAttempt) -> Verdict | None:
@@ -79,7 +79,8 @@ def observed_calls(attempt: SolverAttempt) -> list[dict[str, str]]:
 def make_judge(base: Deps) -> Any:
     """The `judge` node: the verdict ({label, reason, by}) on the latest solver attempt, then the route: Solved →
     finalize; Unsolved or Unsure (Unsure never counts as solved) → reflect, while reflections and budget last; a
-    solve ended by a model error → finalize (status `error`: reflecting cannot mend a failing provider).
+    solve ended by a model error, or a judge call that failed for good (verdict "by": "error") → finalize (status
+    `error`: reflecting cannot mend a failing provider).
     An answer given without tools (the router's, mode "direct") that is not Solved → retrieval (`dispatch`)."""
 
     def judge(state: AnyToolState, runtime: Runtime[Any]) -> Command[Literal["reflect", "dispatch", "finalize"]]:
@@ -94,9 +95,13 @@ def make_judge(base: Deps) -> Any:
         elif verdict is None:
             try:
                 result = check_is_solved(deps.models.for_role("judge"), state["query"], attempt["answer"],
-                                         process_text(attempt), inputs={"calls": observed_calls(attempt)})
+                                         process_text(attempt), inputs={"calls": observed_calls(attempt)},
+                                         guard=deps.guard(run_key))
             except (ModelNotConfiguredError, GraphBubbleUp):
                 raise
+            except ModelCallError as exc:  # the provider failed for good: the run ends as an error of that kind
+                result = None
+                verdict = {"label": "Unsure", "reason": str(exc)[:500], "by": "error"}
             except Exception as exc:  # a provider error must not discard the solver's answer
                 result = None
                 verdict = {"label": "Unsure", "reason": f"judge model call failed: {type(exc).__name__}: {exc}"[:500],
@@ -114,7 +119,8 @@ def make_judge(base: Deps) -> Any:
             # the router's "no tool" was wrong: retrieve tools after all (not a reflection)
             why = f"the answer without tools was not accepted ({verdict['label']}: {verdict['reason']})"
             return Command(update={**update, "reason": why[:500]}, goto="dispatch")
-        if verdict["label"] == "Solved" or attempt["finish_type"] == "error" or not can_reflect(state, deps):
+        if (verdict["label"] == "Solved" or attempt["finish_type"] == "error" or verdict["by"] == "error"
+                or not can_reflect(state, deps)):
             return Command(update=update, goto="finalize")
         return Command(update={**update, "reflect_request": "new"}, goto="reflect")
 

@@ -24,6 +24,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from ...guard import CallGuard
 from ...llm import RoleUsage, call_role
 from .tooleval_prompts import (
     ANSWER_STATUS_SYSTEM,
@@ -171,8 +172,9 @@ def is_empty_answer(final_answer: str | None) -> bool:
 
 # ------------------------------------------------------------------------------------------------ the checks
 def _ask(model: ModelLike, system: str, user: str, config: RunnableConfig | None, inputs: dict[str, Any],
-         labels: Sequence[str], stage: Stage) -> JudgeResult:
-    reply, used = call_role(model, JUDGE_ROLE, [SystemMessage(system), HumanMessage(user)], config, inputs=inputs)
+         labels: Sequence[str], stage: Stage, guard: CallGuard | None = None) -> JudgeResult:
+    reply, used = call_role(model, JUDGE_ROLE, [SystemMessage(system), HumanMessage(user)], config, inputs=inputs,
+                            guard=guard)
     label, reason = parse_label(reply, labels)
     if label is None:
         return JudgeResult("Unsure", f"unparseable judge reply: {reason[:300]!r}", stage, used)
@@ -180,36 +182,40 @@ def _ask(model: ModelLike, system: str, user: str, config: RunnableConfig | None
 
 
 def check_answer_status(model: ModelLike, query: str, final_answer: str, *,
-                        config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None) -> JudgeResult:
+                        config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None,
+                        guard: CallGuard | None = None) -> JudgeResult:
     """Stage 1 (ToolEval `check_answer_status`): Solved / Unsolved / Unsure from the query and final answer."""
     answer = _clip(final_answer.strip(), MAX_ANSWER_CHARS)
     return _ask(model, ANSWER_STATUS_SYSTEM, ANSWER_STATUS_USER.format(query=query, answer=answer), config,
-                {**(inputs or {}), "query": query, "answer": final_answer, "stage": "answer"}, ANSWER_LABELS, "answer")
+                {**(inputs or {}), "query": query, "answer": final_answer, "stage": "answer"}, ANSWER_LABELS, "answer",
+                guard)
 
 
 def parse_answer_status(model: ModelLike, query: str, final_answer: str, process: Any, *,
-                        config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None) -> JudgeResult:
+                        config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None,
+                        guard: CallGuard | None = None) -> JudgeResult:
     """Stage 2 (ToolEval `parse_answer_status`): Solved / Unsolved / Unsure from the whole answer process
     (API calls with their results, as text or JSON-able data)."""
     answer = _clip(final_answer.strip(), MAX_ANSWER_CHARS)
     user = PROCESS_STATUS_USER.format(query=query, process=render_process(process), answer=answer)
     return _ask(model, PROCESS_STATUS_SYSTEM, user, config,
                 {**(inputs or {}), "query": query, "answer": final_answer, "stage": "process"}, ANSWER_LABELS,
-                "process")
+                "process", guard)
 
 
 def check_is_solved(model: ModelLike, query: str, final_answer: str, process: Any, *,
-                    config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None) -> JudgeResult:
+                    config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None,
+                    guard: CallGuard | None = None) -> JudgeResult:
     """ToolEval's two-stage check: the empty-answer rule, stage 1, and stage 2 on an Unsure of stage 1.
 
     The returned usage covers both stages; the reason and stage are those of the deciding check. `inputs` adds
     structured inputs to the calls' metadata (e.g. the in-loop judge's API call records)."""
     if is_empty_answer(final_answer):
         return JudgeResult("Unsolved", "the final answer is empty (or a give_up_and_restart)", "rule", RoleUsage())
-    first = check_answer_status(model, query, final_answer, config=config, inputs=inputs)
+    first = check_answer_status(model, query, final_answer, config=config, inputs=inputs, guard=guard)
     if first.label != "Unsure":
         return first
-    second = parse_answer_status(model, query, final_answer, process, config=config, inputs=inputs)
+    second = parse_answer_status(model, query, final_answer, process, config=config, inputs=inputs, guard=guard)
     return JudgeResult(second.label, second.reason, "process", add_usage(first.usage, second.usage))
 
 

@@ -1,13 +1,14 @@
 """DFSDT / CoT solver nodes: seed, expand (one model call), execute (the step's function calls), backtrack, finalize.
 
 Every loop is bounded by the solver's own counters: the depth limit, the API-call budget (a hard stop), the
-token budget, and a cap on model calls per solve (`model_call_cap`).
+token budget, a cap on model calls per solve (`model_call_cap`), and `max_malformed_turns` malformed replies in a
+row (content faults, see `faults.py`: each is answered back to the model as an error it can correct first).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -15,15 +16,17 @@ from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 
 from ...catalog.errors import UnknownNameError
-from ...llm import ModelNotConfiguredError, call_role, merge_usage
+from ...faults import EXTRA_CALL, MALFORMED_END, bound_reason, fault_usage, next_streak, review_reply, turn_fault
+from ...llm import ModelCallError, ModelNotConfiguredError, call_role, merge_usage
 from ...state import SolverAttempt
+from ...tools.observation import Status
 from ..abilities import ask_user as asking
 from ..abilities.conversation import conversation_messages
 from ..abilities.prompts import ASK_USER_NOTE
 from . import prompts
 from .finish import FINISH_NAME, FinishCall, FinishError, finish_schema, parse_finish, resolve_failed
 from .functions import describe_functions, pool_functions, tool_schemas
-from .textmode import bind_role_tools
+from .textmode import TextToolRunnable, bind_role_tools, format_inputs, refuses_tools
 from .tree import (
     DIVERSITY,
     NUDGE,
@@ -37,6 +40,7 @@ from .tree import (
     backtrack_target,
     chain_length,
     last_ai,
+    message_to_dict,
     new_tree,
     path_messages,
     seed_messages,
@@ -95,21 +99,56 @@ def precheck(deps: Deps, state: SolverState) -> FinishOutcome | None:
     return None
 
 
+def role_tools(deps: Deps, state: SolverState, role: str, tools: Sequence[Mapping[str, Any]]
+               ) -> Runnable[Any, BaseMessage]:
+    """The role's model with `tools`: native, or text mode (configured, by the model's profile, or because the
+    endpoint refused `tools` earlier in this run)."""
+    return bind_role_tools(deps.models.for_role(role), deps.config, role, tools,
+                           text=deps.signals.in_text_mode(state["run_key"], role))
+
+
 def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[Any, BaseMessage],
                  prompt: list[BaseMessage], inputs: dict[str, Any] | None = None,
+                 tools: Sequence[Mapping[str, Any]] | None = None,
                  ) -> tuple[AIMessage | None, dict[str, Any]]:
-    """One model call with accounting → (reply or None on failure, state updates: counters, usage, finish)."""
+    """One model call with accounting → (reply or None on failure, state updates: counters, usage, finish).
+
+    With `tools` (the functions `runnable` has bound natively): when the endpoint refuses them (a model without
+    function calling), the call is made again in text mode and the role stays in text mode for the run."""
     upd: dict[str, Any] = {"model_calls": state["model_calls"] + 1}
-    try:
-        ai, used = call_role(runnable, role, prompt, None, inputs={"query": state["query"], **(inputs or {})},
-                             on_usage=deps.meter(state["run_key"]), profiles=deps.config.model_profiles)
-    except (ModelNotConfiguredError, GraphBubbleUp):  # configuration errors and interrupts are not model failures
-        raise
-    except Exception as exc:  # a provider error ends this solve, not the run
-        upd["finish"] = outcome("error", reason=f"{role} model call failed: {type(exc).__name__}: {exc}")
-        return None, upd
-    upd["usage"] = merge_usage(state["usage"], {role: dict(used)})
+    extra: dict[str, int] = {}
+    while True:
+        try:
+            ai, used = call_role(runnable, role, prompt, None, inputs={"query": state["query"], **(inputs or {})},
+                                 on_usage=deps.meter(state["run_key"]), profiles=deps.config.model_profiles)
+            break
+        except (ModelNotConfiguredError, GraphBubbleUp):  # configuration errors and interrupts are not model failures
+            raise
+        except Exception as exc:  # a provider error ends this solve, not the run
+            if tools is not None and not isinstance(runnable, TextToolRunnable) and refuses_tools(exc):
+                deps.signals.use_text_mode(state["run_key"], role)
+                runnable, extra = TextToolRunnable(deps.models.for_role(role), tools), {"text_fallbacks": 1}
+                if inputs is not None and "text_mode" in inputs:
+                    inputs = {**inputs, "text_mode": True}
+                continue
+            if isinstance(exc, ModelCallError):  # a prompt too long for the model ends this attempt only
+                upd["finish"] = outcome("context_length" if exc.kind == "context_length" else "error", reason=str(exc))
+                if exc.retries:
+                    upd["usage"] = merge_usage(state["usage"], {role: {"retries": exc.retries}})
+                return None, upd
+            upd["finish"] = outcome("error", reason=f"{role} model call failed: {type(exc).__name__}: {exc}")
+            return None, upd
+    upd["usage"] = merge_usage(state["usage"], {role: {**used, **extra}})
     return ai, upd
+
+
+def reviewed(ai: AIMessage, upd: dict[str, Any], role: str, prefix: str) -> AIMessage:
+    """The reply made usable (an `Action:` written as text becomes a call, a refusal's text its content, every
+    call gets an id); what was done is added to the role's usage in `upd`."""
+    ai, noted = review_reply(ai, id_prefix=prefix)
+    if noted:
+        upd["usage"] = merge_usage(upd["usage"], {role: noted})
+    return with_call_ids(ai, prefix)
 
 
 def with_call_ids(ai: AIMessage, prefix: str) -> AIMessage:
@@ -145,6 +184,7 @@ def make_seed(deps: Deps) -> Node:
         upd: dict[str, Any] = {
             "nodes": new_tree(root), "current": 0, "api_calls": 0, "model_calls": 0, "failed_seen": [],
             "last_reason": "", "thought": "", "decision": "", "finish": None, "finish_only": False,
+            "malformed_streak": 0,
             "usage": {"api": {"calls": 0, "cache_hits": 0, "errors": 0}},
         }
         if not functions:
@@ -211,11 +251,15 @@ def make_expand(deps: Deps) -> Node:
         tools = [finish] if last_turn else [*tool_schemas(deps, functions), finish]
         if ask:
             tools.insert(-1, asking.ask_user_schema())
-        model = bind_role_tools(deps.models.for_role("solver"), deps.config, "solver", tools)
-        ai, upd = invoke_model(deps, state, "solver", model, prompt, {"functions": list(functions)})
+        model = role_tools(deps, state, "solver", tools)
+        inputs: dict[str, Any] = {"functions": list(functions), "ask_user": ask,
+                                  **format_inputs(deps.config, "solver", text=isinstance(model, TextToolRunnable))}
+        if inputs["text_mode"]:  # the prompt holds the trajectory as text only: give it as structured data too
+            inputs["history"] = [message_to_dict(m) for m in [*path_messages(nodes, cur), *added]]
+        ai, upd = invoke_model(deps, state, "solver", model, prompt, inputs, tools)
         if ai is None:
             return upd
-        nodes, child = add_child(nodes, cur, [*added, with_call_ids(ai, f"n{len(nodes)}")])
+        nodes, child = add_child(nodes, cur, [*added, reviewed(ai, upd, "solver", f"n{len(nodes)}")])
         return {**upd, "nodes": nodes, "current": child}
 
     return expand
@@ -237,10 +281,13 @@ def _error(text: str, tc_id: str, name: str) -> ToolMessage:
 
 
 def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = True,
-                 nudge: str = prompts.NUDGE) -> Node:
+                 nudge: str = prompts.NUDGE, role: str = "solver") -> Node:
     """Answer every function call of the current node's action (API calls through the executor, Finish, errors).
 
-    `single_call` (α-UMi's caller): only the first call is executed, the others are answered as not executed.
+    `single_call` (α-UMi's caller): only the first call is executed, the others are answered "one call per turn:
+    not run". The DFSDT / CoT solver runs every call of a turn, in order (Finish must come alone). Content faults
+    (see `faults.py`) are answered as errors the model can correct, counted in `usage[role]`, and
+    `max_malformed_turns` malformed turns in a row end the attempt (finish type "malformed").
     """
     max_calls = deps.config.max_api_calls
 
@@ -258,19 +305,30 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
         last_reason = state["last_reason"]
         calls = list(ai.tool_calls) if ai is not None else []
         invalid = list(ai.invalid_tool_calls) if ai is not None else []
+        faults: list[str] = []  # this turn's content faults (faults.py)
+        accepted = False  # a call of this turn was accepted (run, asked, or a valid Finish)
+        empty = turn_fault(ai)
         if not calls and not invalid:
+            if empty is not None:
+                faults.append(empty)
             msgs.append(HumanMessage(content=nudge, name=NUDGE))
         alone = len(calls) == 1 and not invalid
         # ask_user first: the run may pause here (interrupt), and this node re-runs from its start on resume, so no
         # API call of the step may happen before the last question is answered
         answers = ask_users(deps, state, calls)
         handled = False  # a (non-Finish) call was answered already
+        offered = [FINISH_NAME] if state.get("finish_only") and allow_finish else [
+            *functions, *([asking.ASK_USER_NAME] if deps.config.ask_user else []),
+            *([FINISH_NAME] if allow_finish else [])]
         for tc in calls:
             name, tc_id, args = tc["name"], str(tc["id"]), tc["args"]
             if tc_id in answers:
                 msgs.append(answers[tc_id])
-                records.append(_record(tc_id, name, "", args, "asked_user" if answers[tc_id].status == "success"
-                                       else "ask_rejected"))
+                ok = answers[tc_id].status == "success"
+                accepted |= ok
+                if not ok:  # no question asked
+                    faults.append("bad_arguments")
+                records.append(_record(tc_id, name, "", args, "asked_user" if ok else "ask_rejected"))
                 continue
             if name == FINISH_NAME and allow_finish:
                 if not alone:
@@ -280,16 +338,19 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
                 try:
                     fc = parse_finish(args)
                 except FinishError as exc:
+                    faults.append("bad_arguments")
                     msgs.append(_error(f"Finish not accepted: {exc}", tc_id, name))
                     records.append(_record(tc_id, name, "", args, "finish_rejected"))
                     continue
+                accepted = True
                 msgs.append(ToolMessage(content=_finish_reply(fc), tool_call_id=tc_id, name=name))
                 records.append(_record(tc_id, name, "", args, f"finish:{fc.return_type}"))
                 status, finish, failed_seen, last_reason = _decide(deps, fc, failed_seen, last_reason,
                                                                    bool(state.get("finish_only")))
                 continue
             if single_call and handled:
-                msgs.append(_error("not executed: make exactly one function call per step", tc_id, name))
+                faults.append("extra_calls")
+                msgs.append(_error(EXTRA_CALL, tc_id, name))
                 records.append(_record(tc_id, name, "", args, "not_executed"))
                 continue
             handled = True
@@ -300,7 +361,9 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
                 except UnknownNameError:
                     known = ""
                 why = "is not among the available functions" if known else "does not exist"
-                msgs.append(_error(f"function {name!r} {why}; call only the functions you were given", tc_id, name))
+                faults.append("unknown_function")
+                msgs.append(_error(f"function {name!r} {why}; call only the functions you were given: "
+                                   f"{', '.join(offered)}", tc_id, name))
                 records.append(_record(tc_id, name, known, args, "not_in_pool" if known else "unknown_function"))
                 continue
             if api_calls >= max_calls:
@@ -317,17 +380,23 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
                 stats["errors"] = stats.get("errors", 0) + 1
                 msgs.append(_error(f"the call failed: {type(exc).__name__}: {exc}", tc_id, name))
                 records.append(_record(tc_id, name, api_id, args, "error"))
+                accepted = True  # well-formed: the failure is the API's
                 continue
             api_calls += 1
             stats["calls"] = stats.get("calls", 0) + 1
             stats["cache_hits"] = stats.get("cache_hits", 0) + int(obs.cached)
             stats["errors"] = stats.get("errors", 0) + int(not obs.ok)
+            if obs.status == Status.INVALID_ARGUMENTS:  # the schema check (tools/validation.py) refused them
+                faults.append("bad_arguments")
+            else:
+                accepted = True
             msgs.append(ToolMessage(content=deps.executor.render(obs), tool_call_id=tc_id, name=name,
                                     status="success" if obs.ok else "error"))
             records.append(_record(tc_id, name, api_id, args, str(obs.status.value), obs.cached))
         for bad in invalid:
             tc_id, name = str(bad.get("id")), str(bad.get("name") or "")
             detail = bad.get("error") or "the arguments are not a valid JSON object"
+            faults.append("bad_json")
             msgs.append(_error(f"malformed arguments ({detail}); send a JSON object matching the schema", tc_id, name))
             records.append(_record(tc_id, name, "", bad.get("args"), "malformed_arguments"))
         upd_only: dict[str, Any] = {}
@@ -337,10 +406,21 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
                                  failed=failed_seen)
             else:
                 upd_only["finish_only"] = True
+        streak = next_streak(int(state.get("malformed_streak") or 0), faults, accepted)
+        note = None
+        if empty == "refusal" and ai is not None:
+            note = f"refusal: {text_of(ai)[:300]}"
+        if finish is None and faults and streak >= deps.config.max_malformed_turns:
+            reason = bound_reason(streak, deps.config.max_malformed_turns, faults[-1],
+                                  text_of(ai) if faults[-1] == "refusal" and ai is not None else "")
+            finish = outcome(MALFORMED_END, reason=reason, failed=failed_seen)
+            note = f"{note}; {reason}" if note else reason
         usage = {**state["usage"], "api": stats}
-        nodes = update_node(nodes, cur, messages=msgs, calls=records, status=status)
+        if faults:
+            usage = merge_usage(usage, {role: fault_usage(faults)})
+        nodes = update_node(nodes, cur, messages=msgs, calls=records, status=status, note=note)
         upd: dict[str, Any] = {"nodes": nodes, "api_calls": api_calls, "usage": usage, "failed_seen": failed_seen,
-                               "last_reason": last_reason, **upd_only}
+                               "last_reason": last_reason, "malformed_streak": streak, **upd_only}
         if finish is not None:
             upd["finish"] = finish
         return upd

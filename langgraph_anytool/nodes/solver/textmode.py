@@ -6,8 +6,11 @@ by vLLM): function calls are written as text in α-UMi's caller format (α-UMi A
 
 `parse_action` reads that format, `render_action` writes it, `TextToolRunnable` makes a chat model behave like a
 tool-bound one (tool list and reply format appended to the system prompt, earlier calls and observations shown as
-text, the reply parsed into `tool_calls`). `bind_role_tools` is the one hook the solver nodes call: native binding,
-or text mode when the role is listed in `AnyToolConfig.text_mode_roles`.
+text, the reply parsed into `tool_calls`). `bind_role_tools` is the one hook the nodes that call functions use
+(solver, α-UMi caller, retriever agents): native binding, or text mode when the role is listed in
+`AnyToolConfig.text_mode_roles`, when the model's profile says it cannot call functions (`tool_calling=False`,
+see `profiles.py`), or when the endpoint refused `tools` earlier in the run (`refuses_tools` classifies that
+refusal; the nodes then retry the call in text mode and remember the role's fallback for the run).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from ...profiles import profile_for
 from . import text_prompts
 
 if TYPE_CHECKING:
@@ -161,6 +165,11 @@ class TextToolRunnable(Runnable[Any, BaseMessage]):
         self.model = model
         self.tools = [dict(t) for t in tools]
 
+    @property
+    def bound(self) -> Runnable[Any, BaseMessage]:
+        """The wrapped model (as on a `bind_tools` binding: `profiles.model_name` finds the model's name here)."""
+        return self.model
+
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> BaseMessage:
         messages = list(input) if isinstance(input, Sequence) and not isinstance(input, str) else [
             HumanMessage(content=str(input))]
@@ -168,19 +177,60 @@ class TextToolRunnable(Runnable[Any, BaseMessage]):
         parsed = action_message(_text(reply), id_prefix="text")
         return parsed.model_copy(update={"usage_metadata": getattr(reply, "usage_metadata", None),
                                          "response_metadata": dict(getattr(reply, "response_metadata", {}) or {}),
+                                         "additional_kwargs": dict(getattr(reply, "additional_kwargs", {}) or {}),
                                          "id": reply.id})
 
 
-def is_text_mode(config: AnyToolConfig, role: str) -> bool:
-    return role in config.text_mode_roles
+def is_text_mode(config: AnyToolConfig, role: str, model: Any = None) -> bool:
+    """Whether `role` writes its calls as text: listed in `text_mode_roles`, or its model's profile (with the
+    config's `model_profiles` overrides) says it has no native function calling."""
+    if role in config.text_mode_roles:
+        return True
+    return model is not None and not profile_for(model, config.model_profiles).tool_calling
 
 
-def bind_role_tools(model: BaseChatModel, config: AnyToolConfig, role: str, tools: Sequence[Mapping[str, Any]]
-                    ) -> Runnable[Any, BaseMessage]:
-    """`model` with `tools`: natively (`bind_tools`), or in text mode when the config lists the role."""
-    if is_text_mode(config, role):
+def format_inputs(config: AnyToolConfig, role: str, *, text: bool | None = None) -> dict[str, Any]:
+    """The reply format a role's call expects, as structured inputs for the call's metadata (a model or a tracer
+    needs no prompt parsing to know it): `text_mode` (function calls written as `Action:` / `Action Input:` text;
+    `text`: the mode of the runnable actually called, else the configured one) for the roles that call functions,
+    and `umi_prompts` (the prompt profile) for α-UMi's roles."""
+    out: dict[str, Any] = {}
+    if role in ("solver", "caller"):
+        out["text_mode"] = is_text_mode(config, role) if text is None else text
+    if role in ("planner", "caller", "summarizer"):
+        out["umi_prompts"] = config.umi_prompts
+    return out
+
+
+def bind_role_tools(model: BaseChatModel, config: AnyToolConfig, role: str, tools: Sequence[Mapping[str, Any]],
+                    *, text: bool = False) -> Runnable[Any, BaseMessage]:
+    """`model` with `tools`: natively (`bind_tools`), or in text mode when `text` is set (the endpoint refused
+    `tools` earlier in the run), the config lists the role, or the model's profile says it cannot call functions."""
+    if text or is_text_mode(config, role, model):
         return TextToolRunnable(model, tools)
     return model.bind_tools([dict(t) for t in tools])
+
+
+# How endpoints refuse a request that carries `tools` for a model without function calling: Ollama ("... does not
+# support tools"), vLLM without `--enable-auto-tool-choice` ("\"auto\" tool choice requires
+# --enable-auto-tool-choice and --tool-call-parser to be set"), and the wordings of other OpenAI-compatible servers.
+_NO_TOOLS = re.compile(
+    r"does not support (?:tools|tool[ _]?(?:use|calling|calls)|function[ _]?calling)"
+    r"|tool choice requires|enable-auto-tool-choice"
+    r"|(?:tools?|tool[ _]calling|function[ _]calling) (?:is |are )?not supported",
+    re.IGNORECASE,
+)
+
+
+def refuses_tools(exc: BaseException) -> bool:
+    """Whether a failed model call is the endpoint refusing `tools` (a `ModelCallError` of kind "no_tool_calling",
+    or a 400 / 422 whose message says so), i.e. the role can go on in text mode."""
+    if getattr(exc, "kind", None) == "no_tool_calling":
+        return True
+    status = getattr(exc, "status_code", None)
+    if status is not None and status not in (400, 422):
+        return False
+    return bool(_NO_TOOLS.search(str(exc)))
 
 
 def umi_template(config: AnyToolConfig, role: str) -> str:

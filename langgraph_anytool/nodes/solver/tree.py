@@ -78,6 +78,7 @@ class SolverState(TypedDict, total=False):
     decision: str  # α-UMi: caller | summarizer | give_up
     finish: FinishOutcome | None
     finish_only: bool  # the API-call budget is spent: the next turn may only call Finish
+    malformed_streak: int  # malformed model turns in a row (faults.py), bounded by `max_malformed_turns`
     usage: dict[str, Any]
     solver_attempts: list[SolverAttempt]
 

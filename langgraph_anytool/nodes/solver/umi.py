@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from ..abilities import ask_user as asking
 from ..abilities.conversation import conversation_messages
+from ..abilities.prompts import ASK_USER_NOTE, PLANNER_ASK_USER_NOTE
 from . import prompts
 from .dfsdt import (
     Node,
@@ -25,11 +27,12 @@ from .dfsdt import (
     outcome,
     pool_functions,
     precheck,
+    reviewed,
+    role_tools,
     text_of,
     tool_schemas,
-    with_call_ids,
 )
-from .textmode import bind_role_tools, umi_template
+from .textmode import TextToolRunnable, format_inputs, umi_template
 from .tree import (
     DIVERSITY,
     NUDGE,
@@ -124,10 +127,13 @@ def make_plan(deps: Deps) -> Node:
         diversity = f"\n{added[0].content}\n" if added else ""
         system = umi_template(deps.config, "planner").format(doc=describe_functions(deps, functions, with_params=True),
                                                history=render_history(path_messages(nodes, cur)), diversity=diversity)
+        if deps.config.ask_user:  # the caller may ask the user: the planner decides when
+            system += PLANNER_ASK_USER_NOTE
         prompt: list[BaseMessage] = [SystemMessage(content=system), *conversation_messages(state.get("prior_messages") or []),
                                      HumanMessage(content=state["query"])]
         ai, upd = invoke_model(deps, state, "planner", deps.models.for_role("planner"), prompt,
-                               umi_inputs(path_messages(nodes, cur), functions))
+                               {**umi_inputs(path_messages(nodes, cur), functions),
+                                **format_inputs(deps.config, "planner"), "ask_user": deps.config.ask_user})
         if ai is None:
             return upd
         rationale = text_of(ai).strip()
@@ -157,7 +163,8 @@ def route_after_plan(state: SolverState) -> Literal["caller", "summarizer", "bac
 
 
 def make_call(deps: Deps) -> Node:
-    """The caller: one function call that carries out the planner's thought (the pooled APIs bound as tools)."""
+    """The caller: one function call that carries out the planner's thought (the pooled APIs bound as tools, and
+    `ask_user` when the config offers it)."""
 
     def call(state: SolverState) -> dict[str, Any]:
         stop = precheck(deps, state)
@@ -165,18 +172,23 @@ def make_call(deps: Deps) -> Node:
             return {"finish": stop}
         nodes, cur = state["nodes"], state["current"]
         functions = pool_functions(deps, state["api_pool"])
+        ask = deps.config.ask_user  # `ask_user(question)` is offered beside the pooled APIs (answered by execute)
         system = umi_template(deps.config, "caller").format(
             doc=describe_functions(deps, functions, with_params=True), history=_step_history(state),
-            thought=state["thought"] or "(none)", tool_names=", ".join(functions),
-        )
+            thought=state["thought"] or "(none)",
+            tool_names=", ".join([*functions, asking.ASK_USER_NAME] if ask else functions),
+        ) + (ASK_USER_NOTE if ask else "")
         prompt: list[BaseMessage] = [SystemMessage(content=system), *conversation_messages(state.get("prior_messages") or []),
                                      HumanMessage(content=state["query"])]
-        model = bind_role_tools(deps.models.for_role("caller"), deps.config, "caller", tool_schemas(deps, functions))
+        tools = [*tool_schemas(deps, functions), *([asking.ask_user_schema()] if ask else [])]
+        model = role_tools(deps, state, "caller", tools)
         ai, upd = invoke_model(deps, state, "caller", model, prompt,
-                               umi_inputs(_step_messages(state), functions, state["thought"]))
+                               {**umi_inputs(_step_messages(state), functions, state["thought"]), "ask_user": ask,
+                                **format_inputs(deps.config, "caller", text=isinstance(model, TextToolRunnable))},
+                               tools)
         if ai is None:
             return upd
-        ai = with_call_ids(ai, f"n{cur}").model_copy(update={"name": "caller"})
+        ai = reviewed(ai, upd, "caller", f"n{cur}").model_copy(update={"name": "caller"})
         return {**upd, "nodes": update_node(nodes, cur, messages=[ai])}
 
     return call
@@ -194,8 +206,8 @@ def make_summarize(deps: Deps) -> Node:
         prompt: list[BaseMessage] = [SystemMessage(content=system), *conversation_messages(state.get("prior_messages") or []),
                                      HumanMessage(content=state["query"])]
         ai, upd = invoke_model(deps, state, "summarizer", deps.models.for_role("summarizer"), prompt,
-                               umi_inputs(_step_messages(state), pool_functions(deps, state["api_pool"]),
-                                          state["thought"]))
+                               {**umi_inputs(_step_messages(state), pool_functions(deps, state["api_pool"]),
+                                             state["thought"]), **format_inputs(deps.config, "summarizer")})
         if ai is None:
             return upd
         answer = text_of(ai).strip()

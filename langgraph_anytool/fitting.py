@@ -1,0 +1,230 @@
+"""Fitting a prompt into the model's context window before a model call.
+
+`llm.call_role` fits every prompt into the model profile's `context_window` (see `profiles.py`) minus a reserve
+for the reply (the model's `max_tokens` when set, else 1/8 of the window, at most 4096 tokens), and of what is left
+only 90% (`SAFETY`): token counts are estimates (characters / 4, plus a few tokens per message and tool call), not a
+tokenizer's. When the prompt and the bound tools' schemas are over the limit, it is cut in this order, each step
+only as far as needed:
+
+1. long tool observations (`ToolMessage` contents): head and tail kept, a marker saying how much was cut;
+2. the middle of the history: the system messages, the first human message and the latest turn stay; older turns
+   go first (tool-call turns before user messages), an `AIMessage` always together with its `ToolMessage`s;
+3. the bound tools' descriptions (`bind_tools` → `RunnableBinding.kwargs["tools"]`): shortened to their first
+   sentence, parameter descriptions dropped;
+4. any other long text (e.g. a history rendered into a system prompt): head and tail kept.
+
+The caller's messages are never changed (cut messages are copies). When the provider still answers
+`context_length_exceeded`, `call_role` fits once more to half the estimate that failed, then gives up.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+
+CHARS_PER_TOKEN = 4
+MESSAGE_OVERHEAD = 4  # tokens per message (role and separators), as OpenAI's chat format spends them
+TOOL_CALL_OVERHEAD = 40  # characters per tool call besides its name and arguments (id, type, JSON framing)
+SAFETY = 0.9  # a prompt is fitted to this share of the room left: the estimate is no tokenizer
+MIN_OBSERVATION_CHARS = 400  # a cut observation keeps at least this much (head + tail)
+MIN_TEXT_CHARS = 600  # a cut text (step 4) keeps at least this much
+MAX_REPLY_RESERVE = 4096
+MAX_TOOL_DESCRIPTION = 120
+
+
+def _text_len(content: Any) -> int:
+    return len(content) if isinstance(content, str) else len(json.dumps(content, ensure_ascii=False, default=str))
+
+
+def message_tokens(msg: BaseMessage) -> int:
+    """Estimated tokens of one message: its content, its tool calls' names and arguments, and an overhead."""
+    chars = _text_len(msg.content) + len(str(getattr(msg, "tool_call_id", "") or ""))
+    for tc in getattr(msg, "tool_calls", None) or []:
+        chars += len(str(tc.get("name", ""))) + len(json.dumps(tc.get("args", {}), ensure_ascii=False, default=str))
+        chars += len(str(tc.get("id") or "")) + TOOL_CALL_OVERHEAD
+    return chars // CHARS_PER_TOKEN + MESSAGE_OVERHEAD
+
+
+def estimate_tokens(messages: Sequence[BaseMessage], tools: Sequence[Any] | None = None) -> int:
+    """Estimated tokens of a prompt and the tool schemas sent with it (characters / 4: an estimate)."""
+    tool_chars = len(json.dumps(list(tools), ensure_ascii=False, default=str)) if tools else 0
+    return sum(message_tokens(m) for m in messages) + tool_chars // CHARS_PER_TOKEN
+
+
+def bound_tools(runnable: Any) -> list[Any] | None:
+    """The tool schemas bound to a model (`bind_tools` makes a binding holding them in `kwargs["tools"]`)."""
+    kwargs = getattr(runnable, "kwargs", None)
+    tools = kwargs.get("tools") if isinstance(kwargs, dict) else None
+    return list(tools) if isinstance(tools, list) else None
+
+
+def reply_reserve(model: Any, window: int) -> int:
+    """Tokens kept free for the reply: the model's `max_tokens` if set, else window / 8 (at most 4096)."""
+    seen = 0
+    while model is not None and seen < 8:
+        for attr in ("max_tokens", "max_completion_tokens", "num_predict"):
+            value = getattr(model, attr, None)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return min(value, window // 2)
+        model = getattr(model, "bound", None)
+        seen += 1
+    return min(MAX_REPLY_RESERVE, window // 8)
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A prompt fitted to a limit: the runnable to call (tools maybe shortened), the messages, what was cut."""
+
+    runnable: Any
+    messages: list[BaseMessage]
+    steps: tuple[str, ...]  # "observations", "history", "tools", "texts": the cuts made, in order
+    before: int  # estimated tokens before fitting (messages + tools)
+    after: int  # estimated tokens after
+
+    @property
+    def trimmed(self) -> bool:
+        return bool(self.steps)
+
+
+def clip_middle(text: str, keep: int) -> str:
+    """`text` with its middle cut so that about `keep` characters (head and tail) remain, and a marker."""
+    if len(text) <= keep:
+        return text
+    head = keep * 2 // 3
+    tail = keep - head
+    cut = len(text) - head - tail
+    return f"{text[:head]}\n... [{cut} characters cut to fit the model's context window] ...\n{text[len(text) - tail:]}"
+
+
+def _cap_for(lengths: Sequence[int], excess: int, floor: int) -> int:
+    """The largest per-item cap (≥ floor) whose cuts remove at least `excess` characters (floor if none does)."""
+    lo, hi = floor, max(lengths, default=floor)
+    if sum(max(0, n - lo) for n in lengths) < excess:
+        return floor
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if sum(max(0, n - mid) for n in lengths) >= excess:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _clip_messages(messages: list[BaseMessage], pick: Any, excess_tokens: int, floor: int) -> list[BaseMessage]:
+    """Copies of the `pick`ed messages with string contents longer than `floor` cut to a common cap."""
+    idx = [i for i, m in enumerate(messages) if pick(m) and isinstance(m.content, str) and len(m.content) > floor]
+    if not idx:
+        return messages
+    lengths = [len(str(messages[i].content)) for i in idx]
+    # each cut adds a marker of ~70 characters: ask for that much more
+    cap = _cap_for(lengths, excess_tokens * CHARS_PER_TOKEN + 80 * len(idx), floor)
+    out = list(messages)
+    for i in idx:
+        text = str(messages[i].content)
+        if len(text) > cap:
+            out[i] = messages[i].model_copy(update={"content": clip_middle(text, cap)})
+    return out
+
+
+def _units(messages: Sequence[BaseMessage]) -> list[list[int]]:
+    """Indices grouped into turns that must stay or go together: an AIMessage with tool calls and the
+    ToolMessages answering it form one unit; every other message is a unit of its own."""
+    units: list[list[int]] = []
+    open_ids: set[str] = set()
+    for i, m in enumerate(messages):
+        if isinstance(m, ToolMessage) and units and m.tool_call_id in open_ids:
+            units[-1].append(i)
+            continue
+        units.append([i])
+        open_ids = {str(tc.get("id")) for tc in m.tool_calls} if isinstance(m, AIMessage) and m.tool_calls else set()
+    return units
+
+
+def _drop_history(messages: list[BaseMessage], limit: int, tool_tokens: int) -> list[BaseMessage]:
+    """Older turns dropped until the prompt fits: system messages, the first human message and the latest turn
+    stay; tool-call turns go before user messages, the oldest first."""
+    keep_head = 0
+    while keep_head < len(messages) and isinstance(messages[keep_head], SystemMessage):
+        keep_head += 1
+    first_human = next((i for i in range(keep_head, len(messages)) if isinstance(messages[i], HumanMessage)), None)
+    if first_human is not None:
+        keep_head = first_human + 1
+    head, rest = messages[:keep_head], messages[keep_head:]
+    units = _units(rest)
+    if len(units) <= 1:
+        return messages
+    candidates = units[:-1]  # the latest turn always stays
+    order = ([u for u in candidates if not isinstance(rest[u[0]], HumanMessage)]
+             + [u for u in candidates if isinstance(rest[u[0]], HumanMessage)])
+    total = estimate_tokens(messages) + tool_tokens
+    dropped: set[int] = set()
+    for unit in order:
+        if total <= limit:
+            break
+        dropped.update(unit)
+        total -= sum(message_tokens(rest[i]) for i in unit)
+    if not dropped:
+        return messages
+    kept = [m for i, m in enumerate(rest) if i not in dropped]
+    if first_human is not None and isinstance(head[-1].content, str):
+        note = f"\n\n[{len(dropped)} earlier messages of this conversation were left out to fit the context window]"
+        head = [*head[:-1], head[-1].model_copy(update={"content": head[-1].content + note})]
+    return [*head, *kept]
+
+
+def shorten_tools(tools: Sequence[Any]) -> list[Any]:
+    """Tool schemas (OpenAI format) with descriptions cut to their first sentence and parameter descriptions
+    dropped; other schemas unchanged."""
+    out: list[Any] = []
+    for tool in tools:
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(fn, dict):
+            out.append(tool)
+            continue
+        desc = str(fn.get("description") or "")
+        first = desc.split(". ", 1)[0].strip()
+        short = first if len(first) <= MAX_TOOL_DESCRIPTION else first[: MAX_TOOL_DESCRIPTION - 3] + "..."
+        params = fn.get("parameters")
+        if isinstance(params, dict) and isinstance(params.get("properties"), dict):
+            props = {k: {kk: vv for kk, vv in v.items() if kk != "description"} if isinstance(v, dict) else v
+                     for k, v in params["properties"].items()}
+            params = {**params, "properties": props}
+        out.append({**tool, "function": {**fn, "description": short, **({"parameters": params} if params else {})}})
+    return out
+
+
+def fit_prompt(runnable: Any, messages: Sequence[BaseMessage], limit: int) -> Fitted:
+    """`messages` (and the tools bound to `runnable`) cut to at most `limit` estimated tokens, where possible
+    (see the module docstring for the order); unchanged when they already fit."""
+    msgs = list(messages)
+    tools = bound_tools(runnable)
+    tool_tokens = estimate_tokens([], tools)
+    before = estimate_tokens(msgs) + tool_tokens
+    steps: list[str] = []
+
+    def over() -> int:
+        return estimate_tokens(msgs) + tool_tokens - limit
+
+    if over() > 0:
+        cut = _clip_messages(msgs, lambda m: isinstance(m, ToolMessage), over(), MIN_OBSERVATION_CHARS)
+        if cut is not msgs:
+            msgs, steps = cut, [*steps, "observations"]
+    if over() > 0:
+        cut = _drop_history(msgs, limit, tool_tokens)
+        if cut is not msgs:
+            msgs, steps = cut, [*steps, "history"]
+    if over() > 0 and tools:
+        short = shorten_tools(tools)
+        if estimate_tokens([], short) < tool_tokens:
+            runnable = runnable.model_copy(update={"kwargs": {**runnable.kwargs, "tools": short}})
+            tool_tokens = estimate_tokens([], short)
+            steps.append("tools")
+    if over() > 0:
+        cut = _clip_messages(msgs, lambda m: not isinstance(m, ToolMessage), over(), MIN_TEXT_CHARS)
+        if cut is not msgs:
+            msgs, steps = cut, [*steps, "texts"]
+    return Fitted(runnable, msgs, tuple(steps), before, estimate_tokens(msgs) + tool_tokens)
