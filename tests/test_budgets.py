@@ -198,3 +198,20 @@ def test_config_budget_values_are_validated() -> None:
     for bad in ({"max_cost": 0}, {"max_seconds": -1.0}, {"max_cost": True}, {"max_seconds": "soon"}):
         with pytest.raises(ConfigError, match=next(iter(bad))):
             AnyToolConfig().with_values(bad)
+
+
+def test_a_model_failing_for_good_is_an_error_even_when_the_wall_time_ran_out_meanwhile() -> None:
+    """The run's status says what ended it: the rate-limited call (a resumed batch retries it), not the budget."""
+    from langgraph_anytool.llm import ModelCallError
+
+    catalog, executor = make_world()
+    api = catalog.find_api("Weather Now", "Current").id
+
+    def limited(_: list[BaseMessage]) -> AIMessage:
+        time.sleep(0.3)  # e.g. the retries' waits
+        raise ModelCallError("rate_limited", "429 after 6 retries", retries=6)
+
+    out = create_anytool_graph(catalog, ScriptedChatModel(responder=World({"solver": limited})),
+                               config=AnyToolConfig(**CFG, retriever="reference", max_seconds=0.1),
+                               executor=executor).invoke({"query": "Temperature in Paris?", "api_ids": [api]})
+    assert (out["status"], out["error_kind"], out["stop_reason"]) == ("error", "rate_limited", "")

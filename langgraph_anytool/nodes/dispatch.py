@@ -2,8 +2,8 @@
 
 `dispatch` runs after every agent step of the previous superstep has returned. It marks up to `max_concurrency`
 pending agents `running` (longest waiting first) and `Send`s each to its level's step subgraph. When the pool was
-judged solvable in this round, is full, or a budget (tokens, cost, wall time) is spent, pending agents are marked `stopped`
-instead and retrieval is over (`goto` the `done` node).
+judged solvable in this round, is full, or a budget (tokens, cost, wall time) is spent, pending agents are marked
+`stopped` instead and retrieval is over (`goto` the `done` node).
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def make_dispatch(base: Deps, done: str) -> Callable[..., Command[Any]]:
         # the checkpointed state is authoritative: re-seed the run-scoped views from it (also after a resume)
         deps.signals.sync_pool(run_key, [e["api_id"] for e in state.get("api_pool") or []],
                                list(state.get("removed_apis") or []))
-        deps.sync_run(run_key, state)  # budget tallies: tokens, USD, the run's start
+        deps.sync_run(run_key, state)  # budget tallies (tokens, USD, the run's start) and retries
         reason = stop_reason(state, deps)
         if reason is not None or not pending:
             stopped = {a["id"]: {**a, "status": "stopped", "end_reason": reason} for a in pending}

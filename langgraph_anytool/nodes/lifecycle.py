@@ -130,13 +130,15 @@ def outcome(state: Mapping[str, Any], deps: Deps) -> tuple[RunStatus, str]:
         return "planned", state.get("reason", "")
     if last is not None and verdict.get("label") == "Solved":
         return "solved", verdict.get("reason", "")
-    stop = deps.budget_stop(state.get("run_key", ""))
-    if stop is not None or (last is not None and last["finish_type"] == "budget"):
-        return "budget_exhausted", stop.reason if stop is not None else last["reason"]  # type: ignore[index]
+    # a model that failed for good ends the run as an error of its kind (a resumed batch may retry it), even when
+    # a budget ran out meanwhile (e.g. the wall time during the retries)
     if last is not None and last["finish_type"] in ("error", "context_length"):  # context_length: the prompt of
         return "error", last["reason"]  # the last attempt did not fit the model's window, even cut
     if verdict.get("by") == "error":  # the judge's model failed for good (the answer is kept)
         return "error", verdict.get("reason", "")
+    stop = deps.budget_stop(state.get("run_key", ""))
+    if stop is not None or (last is not None and last["finish_type"] == "budget"):
+        return "budget_exhausted", stop.reason if stop is not None else last["reason"]  # type: ignore[index]
     if not state.get("api_pool") and (last is None or last["finish_type"] == "no_apis"):
         error = failed_by_errors(state)
         if error is not None:
