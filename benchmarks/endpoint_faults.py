@@ -235,6 +235,8 @@ def solver_calls(rec: dict[str, Any]) -> list[tuple[Any, ...]]:
 
 
 def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+    """What differs between two records of a query: status, answer, the solver's calls (the compared result),
+    and, for information, the API pool."""
     out = []
     if a.get("status") != b.get("status"):
         out.append(f"status {a.get('status')} vs {b.get('status')}")
@@ -245,6 +247,10 @@ def differences(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
     if a.get("pool") != b.get("pool"):
         out.append("pool" + (" order" if sorted(a.get("pool") or []) == sorted(b.get("pool") or []) else ""))
     return out
+
+
+def result_differs(d: list[str]) -> bool:
+    return any(not x.startswith("pool") for x in d)
 
 
 def usage_counter(recs: dict[str, dict[str, Any]], name: str) -> int | None:
@@ -296,6 +302,8 @@ def main() -> None:
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                         help="passed to anytool eval run --set (repeatable)")
     parser.add_argument("--out", default=None, help="directory for results, logs and checkpoints (default: temp)")
+    parser.add_argument("--control", action="store_true", help="a second unfaulted run: how many results differ "
+                        "between two runs without faults (timing alone)")
     parser.add_argument("--keep-bodies", action="store_true", help="log every request body (ids left out) in the "
                         "server logs, to find where two runs part")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
@@ -331,19 +339,23 @@ def main() -> None:
         print(f"resumed: rc={second['rc']} after {second['seconds']:.1f}s, {second['results']} results", flush=True)
     finally:
         stop_server(server)
-    # 2. unfaulted
-    server, url = start_server(args, queries_file, out / "clean_server.jsonl", 0.0)
-    try:
-        clean = run_eval(args, url, queries_file, out / "clean.jsonl", out / "clean.sqlite", out / "clean_eval.log")
-        print(f"unfaulted run: rc={clean['rc']} after {clean['seconds']:.1f}s, {clean['results']} results",
-              flush=True)
-    finally:
-        stop_server(server)
-    report(out, chosen, first, second, clean)
+    # 2. unfaulted (and, with --control, a second unfaulted run: the differences timing alone makes)
+    runs = ["clean", "control"] if args.control else ["clean"]
+    timings = {}
+    for name in runs:
+        server, url = start_server(args, queries_file, out / f"{name}_server.jsonl", 0.0)
+        try:
+            timings[name] = run_eval(args, url, queries_file, out / f"{name}.jsonl", out / f"{name}.sqlite",
+                                     out / f"{name}_eval.log")
+            print(f"unfaulted run ({name}): rc={timings[name]['rc']} after {timings[name]['seconds']:.1f}s, "
+                  f"{timings[name]['results']} results", flush=True)
+        finally:
+            stop_server(server)
+    report(out, chosen, first, second, timings)
 
 
 def report(out: Path, chosen: list[dict[str, Any]], first: dict[str, Any], second: dict[str, Any],
-           clean: dict[str, Any]) -> None:
+           timings: dict[str, dict[str, Any]]) -> None:
     ids = [str(q["query_id"]) for q in chosen]
     faulted, unfaulted = records(out / "faulted.jsonl"), records(out / "clean.jsonl")
     ev = events(out / "faulted_server.jsonl")
@@ -356,6 +368,8 @@ def report(out: Path, chosen: list[dict[str, Any]], first: dict[str, Any], secon
     resent = sum(c - 1 for c in bodies.values())
     compared = [q for q in ids if q not in content_q and q in faulted and q in unfaulted]
     differing = {q: d for q in compared if (d := differences(faulted[q], unfaulted[q]))}
+    core = [q for q, d in differing.items() if result_differs(d)]
+    clean = timings["clean"]
     touched = [q for q in compared if q in transport_q]
 
     print()
@@ -369,8 +383,9 @@ def report(out: Path, chosen: list[dict[str, Any]], first: dict[str, Any], secon
           f"unattributed requests {unattributed}")
     print(f"queries: {len(transport_q - {None})} saw transport faults, {len(content_q - {None})} content faults; "
           f"{len(compared)} with transport faults only or none are compared ({len(touched)} of them faulted)")
-    print(f"results that differ (faulted vs unfaulted, transport faults only): {len(differing)}"
-          f" [among the {len(touched)} faulted ones: {sum(1 for q in differing if q in transport_q)}]")
+    print(f"results that differ (faulted vs unfaulted, transport faults only; status, answer or solver calls): "
+          f"{len(core)} [among the {len(touched)} faulted ones: {sum(1 for q in core if q in transport_q)}]; "
+          f"the API pool alone differs for {len(differing) - len(core)} more")
     parted = where_runs_part(ev, events(out / "clean_server.jsonl"), differing)
     for q, d in list(differing.items())[:20]:
         print(f"  {q}: {', '.join(d)}{' (transport-faulted)' if q in transport_q else ' (no fault)'}"
@@ -382,6 +397,16 @@ def report(out: Path, chosen: list[dict[str, Any]], first: dict[str, Any], secon
           f"unfaulted {clean['seconds']:.1f}s")
     print(f"peak RSS of the eval processes: {first['peak_rss_mb']:.0f} MB (killed), {second['peak_rss_mb']:.0f} MB "
           f"(resumed), {clean['peak_rss_mb']:.0f} MB (unfaulted)")
+    if "control" in timings:
+        control = records(out / "control.jsonl")
+        both = [q for q in ids if q in unfaulted and q in control]
+        timing = {q: d for q in both if (d := differences(unfaulted[q], control[q]))}
+        print(f"control (two unfaulted runs, {len(both)} queries): results differ for "
+              f"{sum(1 for d in timing.values() if result_differs(d))}, the API pool alone for "
+              f"{sum(1 for d in timing.values() if not result_differs(d))}; "
+              f"{timings['control']['seconds']:.1f}s, peak RSS {timings['control']['peak_rss_mb']:.0f} MB")
+        for q, d in list(timing.items())[:10]:
+            print(f"  {q}: {', '.join(d)}")
     (out / "differences.json").write_text(json.dumps(differing, indent=1), encoding="utf-8")
 
 

@@ -36,7 +36,7 @@ def test_policy_solves_a_query_through_chatopenai() -> None:
     roles = [role_of(r) for r in requests]
     judged = [r for r in requests if role_of(r) == "judge"]
     assert "from its whole working" in judged[-1]["messages"][0]["content"]  # the answer alone was "Unsure"
-    assert json.loads(str(EndpointPolicy()(judged[-1])))["label"] == "Solved"
+    assert json.loads(EndpointPolicy()(judged[-1]).content)["label"] == "Solved"
     assert {"meta", "tool", "solvable", "solver", "judge"} <= set(roles)
     assert "other" not in roles
     assert all(query_of(r) == QUERY for r in requests)  # every role's request names the query
@@ -60,7 +60,7 @@ def test_policy_is_a_pure_function_of_the_body() -> None:
             if m.get("role") == "tool":
                 m["tool_call_id"] = "x" + m["tool_call_id"]
         assert canonical(renumbered) == canonical(body)
-        assert policy(renumbered) == again
+        assert policy(renumbered) == again  # usage included: counted without the ids
 
 
 def test_policy_ends_and_gives_up_when_every_call_fails() -> None:
