@@ -317,9 +317,11 @@ def main() -> None:
 
     out = Path(args.out or tempfile.mkdtemp(prefix="endpoint_faults_"))
     out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("*"):
-        if old.is_file():
-            old.unlink()
+    for run in ("faulted", "clean", "control"):  # this script's files of an earlier run (results are appended)
+        for suffix in (".jsonl", ".sqlite", "_server.jsonl", "_eval.log"):
+            (out / f"{run}{suffix}").unlink(missing_ok=True)
+        for extra in out.glob(f"{run}.sqlite-*"):
+            extra.unlink()
     chosen = load_queries(QUERIES)[: args.queries]
     queries_file = out / "anytoolbench.json"
     queries_file.write_text(json.dumps(chosen), encoding="utf-8")
