@@ -27,7 +27,16 @@ attempt number, so it does not depend on timing. Printed: queries with a result 
 among queries whose faults were all transport faults (status, answer and the solver's calls; must be 0, else the
 differing queries are listed with what differs), retries (faults the server sent, bodies it received more than
 once, and the records' usage counters when the build has them), wall time of each phase, peak RSS of the eval
-processes (VmHWM polled from /proc).
+processes (VmHWM polled from /proc). `--control` adds a second unfaulted run: the differences timing alone makes.
+
+Known source of differences (measured, 200 queries, seed 0): with the default `max_concurrency=8` the sibling
+agents of a query run concurrently and share run-scoped live signals (`RunSignals`): the first tool agent whose
+`check_if_request_solvable` runs gets "True: ... The search stops." and a sibling gets "Not checked: another agent
+already found the pool solvable", `stop_before_call` stops a sibling before its next model call once the stop flag
+is set, and the live pool fills in the order the agents' replies arrive. Which agent comes first is wall-clock
+timing, which a retried request (or just load) shifts; the different tool messages then change the token counts, so
+the token budget cuts the solver at another call. Two unfaulted runs differ as often as a faulted and an unfaulted
+one (13 and 13 of ~158 queries); with `--set max_concurrency=1` (one agent step per superstep) both are 0.
 """
 
 from __future__ import annotations
