@@ -13,11 +13,22 @@ _SETUP_LOCK = 0x616E7974  # advisory lock serialising schema set-up of workers s
 
 @asynccontextmanager
 async def _setup_lock(db: str) -> AsyncIterator[None]:
-    """Hold a session advisory lock while creating tables (concurrent CREATE TABLE IF NOT EXISTS can collide)."""
+    """Hold a session advisory lock while creating tables (concurrent CREATE TABLE IF NOT EXISTS can collide).
+
+    The lock is polled, not waited for inside a statement: the checkpointer's set-up runs `CREATE INDEX
+    CONCURRENTLY`, which waits for every other session's open statement to end, so a worker blocked in
+    `pg_advisory_lock` would deadlock with the worker holding the lock (PostgreSQL does not detect that cycle)."""
+    import asyncio
+
     import psycopg
 
     async with await psycopg.AsyncConnection.connect(db, autocommit=True) as conn:
-        await conn.execute("SELECT pg_advisory_lock(%s)", (_SETUP_LOCK,))
+        while True:
+            cur = await conn.execute("SELECT pg_try_advisory_lock(%s)", (_SETUP_LOCK,))
+            row = await cur.fetchone()
+            if row is not None and row[0]:
+                break
+            await asyncio.sleep(0.05)  # idle between polls: no open statement for CREATE INDEX CONCURRENTLY to wait on
         try:
             yield
         finally:
