@@ -2,7 +2,8 @@
 OpenAI-compatible server that plays the model, with seeded faults, a kill -9 half way and a resume.
 
     python benchmarks/endpoint_faults.py [--queries 200] [--fault-rate 0.1] [--content-share 0.2] [--seed 0]
-                                         [--concurrency 8] [--out DIR] [--slow-seconds 3] [--set KEY=VALUE ...]
+                                         [--concurrency 8] [--out DIR] [--slow-seconds 4] [--request-timeout 2]
+                                         [--set KEY=VALUE ...]
 
 The model is `tests/endpoint_policy.EndpointPolicy` (a deterministic policy of the request body) served by
 `tests/servers.OpenAIChatServer` in its own process (`--serve`, so its CPU use does not share the client's GIL).
@@ -11,8 +12,8 @@ The first N AnyToolBench queries (`/work/shared/anytoolbench/anytoolbench.json`)
 `OPENAI_BASE_URL` / `OPENAI_API_KEY` pointing at the server:
 
 1. faulted: a server answering about `--fault-rate` of its responses with a fault. Transport faults (429 with and
-   without Retry-After, 500/502/503, a dropped connection, a 500 after `--slow-seconds`, more than a client
-   timeout when one is set with `--set`) are drawn per attempt from a hash of the seed, the body and how often the
+   without Retry-After, 500/502/503, a dropped connection, a reply after `--slow-seconds`, longer than the
+   client's `--request-timeout`) are drawn per attempt from a hash of the seed, the body and how often the
    server has seen that body, never more than `MAX_FAULTS` in a row, so a client that retries twice (the OpenAI
    client's default) always gets through; content faults (`--content-share` of the faults: arguments that are not
    JSON, a function that was not offered, no function call) are the policy's, in a quarter of the queries.
@@ -202,7 +203,7 @@ def run_eval(args: argparse.Namespace, url: str, queries_file: Path, out: Path, 
     cmd = [str(Path(sys.executable).with_name("anytool")), "eval", "run", "--queries", str(queries_file),
            "--catalog", str(CATALOG), "--model", MODEL, "--execution", "template", "--concurrency",
            str(args.concurrency), "--out", str(out), "--db", str(db), "--no-progress"]
-    for setting in args.settings:
+    for setting in [f"request_timeout={args.request_timeout}", *args.settings]:
         cmd += ["--set", setting]
     if args.timeout:
         cmd += ["--timeout", str(args.timeout)]
@@ -306,7 +307,9 @@ def main() -> None:
                         "faults (default 0.2)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--slow-seconds", type=float, default=3.0, help="delay of a slow fault (default 3)")
+    parser.add_argument("--slow-seconds", type=float, default=4.0, help="delay of a slow fault (default 4)")
+    parser.add_argument("--request-timeout", type=float, default=2.0, help="the client's request timeout "
+                        "(`--set request_timeout`, default 2: a slow fault is a real client timeout)")
     parser.add_argument("--timeout", type=float, default=None, help="anytool eval run --timeout (seconds/query)")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                         help="passed to anytool eval run --set (repeatable)")
