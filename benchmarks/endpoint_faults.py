@@ -267,6 +267,10 @@ def usage_counter(recs: dict[str, dict[str, Any]], name: str) -> int | None:
     """A usage counter summed over records (None when no record has it: the build does not count it)."""
     total, seen = 0, False
     for rec in recs.values():
+        if isinstance(rec.get(name), int):  # a record-level counter (`retries`)
+            total += rec[name]
+            seen = True
+            continue
         usage = rec.get("usage") or {}
         for where in [usage, *(usage.get("roles") or {}).values()]:
             if isinstance(where, dict) and isinstance(where.get(name), int):
@@ -406,7 +410,7 @@ def report(out: Path, chosen: list[dict[str, Any]], first: dict[str, Any], secon
               + (f"; {parted[q]}" if q in parted else ""))
     retries = usage_counter(faulted, "retries")
     print(f"retries: {len(transport)} transport faults sent (each needs a retry to go on); bodies received more "
-          f"than once: {resent}; records' usage 'retries': {retries if retries is not None else 'not counted'}")
+          f"than once: {resent}; records' 'retries': {retries if retries is not None else 'not counted'}")
     print(f"wall time: faulted {first['seconds']:.1f}s until SIGKILL + {second['seconds']:.1f}s resumed; "
           f"unfaulted {clean['seconds']:.1f}s")
     print(f"peak RSS of the eval processes: {first['peak_rss_mb']:.0f} MB (killed), {second['peak_rss_mb']:.0f} MB "
