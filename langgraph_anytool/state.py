@@ -42,7 +42,7 @@ class AgentRecord(TypedDict):
     children: list[str]
     tokens: int
     invalid_calls: int  # unknown functions, malformed arguments, turns without a function call
-    end_reason: str  # finish_search | step_limit | stop_signal | pool_solvable | pool_full | budget | error: ... |
+    end_reason: str  # finish_search | step_limit | pool_solvable | pool_full | budget | error: ... |
     # malformed: ...
     malformed_streak: NotRequired[int]  # malformed model turns in a row in this activation (faults.py)
 
