@@ -36,8 +36,11 @@ reply arrived first (wall-clock timing, which a retried request or just load shi
 and then the token counts and where the token budget cut the solver: two unfaulted runs differed as often as a
 faulted and an unfaulted one (13 and 13 of ~158 queries, 200 queries, seed 0). The retriever's parallel phase is
 now bulk-synchronous (nodes/dispatch.py: a step sees the run's state as of its superstep's start plus its own
-effects). Measured after the change (40 queries, seed 0, `--control --keep-bodies`): 0 results differ, faulted vs
-unfaulted and unfaulted vs unfaulted, and every request body of the compared queries is the same in both runs.
+effects). A second source showed once that was fixed: a query killed after every task of a step had saved its
+writes, but before the step's checkpoint, was started again on its thread (LangGraph's `next` was empty) with the
+request twice in the conversation; `eval.runner.solve` now resumes it. Measured after both (100 queries, seed 0,
+`--control --keep-bodies`): 0 results differ, faulted vs unfaulted (79 compared, 74 faulted) and unfaulted vs
+unfaulted (100), and every request body of the compared queries is the same in both runs.
 """
 
 from __future__ import annotations
