@@ -30,14 +30,18 @@ differing queries are listed with what differs), retries (faults the server sent
 once, and the records' usage counters when the build has them), wall time of each phase, peak RSS of the eval
 processes (VmHWM polled from /proc). `--control` adds a second unfaulted run: the differences timing alone makes.
 
-Known source of differences (measured, 200 queries, seed 0): with the default `max_concurrency=8` the sibling
-agents of a query run concurrently and share run-scoped live signals (`RunSignals`): the first tool agent whose
-`check_if_request_solvable` runs gets "True: ... The search stops." and a sibling gets "Not checked: another agent
-already found the pool solvable", `stop_before_call` stops a sibling before its next model call once the stop flag
-is set, and the live pool fills in the order the agents' replies arrive. Which agent comes first is wall-clock
-timing, which a retried request (or just load) shifts; the different tool messages then change the token counts, so
-the token budget cuts the solver at another call. Two unfaulted runs differ as often as a faulted and an unfaulted
-one (13 and 13 of ~158 queries); with `--set max_concurrency=1` (one agent step per superstep) both are 0.
+Run-to-run differences and their fix: with the default `max_concurrency=8` the sibling agents of a query run
+concurrently. They used to share run-scoped live signals (the live pool, the stop flag, the token tally), so which
+reply arrived first (wall-clock timing, which a retried request or just load shifts) changed what a sibling saw
+("Not checked: another agent already found the pool solvable", a stop before its next call, the pool's fill order)
+and then the token counts and where the token budget cut the solver: two unfaulted runs differed as often as a
+faulted and an unfaulted one (13 and 13 of ~158 queries, 200 queries, seed 0). The retriever's parallel phase is
+now bulk-synchronous (nodes/dispatch.py: a step sees the run's state as of its superstep's start plus its own
+effects). A second source showed once that was fixed: a query killed after every task of a step had saved its
+writes, but before the step's checkpoint, was started again on its thread (LangGraph's `next` was empty) with the
+request twice in the conversation; `eval.runner.solve` now resumes it. Measured after both (100 queries, seed 0,
+`--control --keep-bodies`): 0 results differ, faulted vs unfaulted (79 compared, 74 faulted) and unfaulted vs
+unfaulted (100), and every request body of the compared queries is the same in both runs.
 """
 
 from __future__ import annotations

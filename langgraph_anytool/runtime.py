@@ -19,6 +19,7 @@ from .llm import ModelNotConfiguredError, ModelSet, RoleUsage, total_tokens
 from .profiles import model_name, profile_for
 
 if TYPE_CHECKING:
+    from .state import RunTally
     from .tools.pipeline import ApiExecutor
 
 
@@ -28,20 +29,22 @@ MAX_TRACKED_RUNS = 512
 
 
 class RunSignals:
-    """Run-scoped, in-process signals that parallel branches cannot see through state.
+    """Run-scoped, in-process signals that the sequential phases share through the process, not through state.
 
-    - the stop signal: a tool agent found the pool solvable in round r of run k; every agent step checks it
-      before its model call and stops (status `stopped`);
     - the budget tallies: tokens and USD spent so far in the run, across all branches, and when the run started
       (wall-clock epoch seconds), checked against the budgets (`Deps.budget_stop`);
-    - the live API pool (the paper's global pool): what parallel tool agents have added so far, so that the cap
-      holds across them and `check_if_request_solvable` judges the whole pool, not one agent's share;
     - the roles whose endpoint refused `tools` in this run: they go on in text mode (`Action:` lines) for the rest
       of the run (after a resume the first refused call finds this out again).
     - the retry tally: model-call retries spent so far in the run (capped by `max_retries_per_run`, see guard.py).
 
-    Not checkpointed: the graph re-derives them from state (`solvable_round`, `usage`, `started_at`, `api_pool`)
-    at every dispatch, so a resumed run starts from the checkpoint's values. At most `max_runs` runs are tracked.
+    The retriever's parallel agent steps do not read live signals for what their siblings do (bulk-synchronous,
+    see nodes/dispatch.py): the pool, the stop signal (`solvable_round`) and the budget tallies they check are the
+    dispatcher's snapshot in their `Send` payload plus their own step's effects, so that which sibling's reply
+    arrives first (wall-clock timing) cannot change what another one sees. The sequential solver and judge check
+    the live tallies.
+
+    Not checkpointed: the graph re-derives them from state (`usage`, `started_at`) at every dispatch, so a resumed
+    run starts from the checkpoint's values. At most `max_runs` runs are tracked.
     """
 
     def __init__(self, max_runs: int = MAX_TRACKED_RUNS) -> None:
@@ -63,38 +66,6 @@ class RunSignals:
     def tracked_runs(self) -> int:
         with self._lock:
             return len(self._runs)
-
-    def sync_pool(self, run_key: str, api_ids: list[str], removed: list[str]) -> None:
-        """Reset the live pool to the checkpointed one (called between supersteps)."""
-        with self._lock:
-            entry = self._entry(run_key)
-            entry.pool = dict.fromkeys(api_ids)
-            entry.removed = set(removed)
-
-    def pool_ids(self, run_key: str) -> list[str]:
-        with self._lock:
-            return list(self._entry(run_key).pool)
-
-    def try_add(self, run_key: str, api_id: str, cap: int) -> str:
-        """Atomically add to the live pool: "added", "already", "full" or "removed" (pruned by reflection)."""
-        with self._lock:
-            entry = self._entry(run_key)
-            if api_id in entry.pool:
-                return "already"
-            if api_id in entry.removed:
-                return "removed"
-            if len(entry.pool) >= cap:
-                return "full"
-            entry.pool[api_id] = None
-            return "added"
-
-    def stop(self, run_key: str, round_: int) -> None:
-        with self._lock:
-            self._entry(run_key).stopped.add(round_)
-
-    def is_stopped(self, run_key: str, round_: int) -> bool:
-        with self._lock:
-            return round_ in self._entry(run_key).stopped
 
     def seed_tokens(self, run_key: str, tokens: int) -> None:
         """Set the tally to at least `tokens` (e.g. the checkpointed usage after a resume)."""
@@ -180,9 +151,6 @@ class _RunEntry:
     tokens: int = 0
     cost: float = 0.0  # USD
     started_at: float | None = None  # epoch seconds (None: not seen yet, so no wall-time check)
-    pool: dict[str, None] = field(default_factory=dict)  # ordered set of API ids
-    removed: set[str] = field(default_factory=set)
-    stopped: set[int] = field(default_factory=set)  # rounds in which the pool was judged solvable
     text_roles: set[str] = field(default_factory=set)  # roles that fell back to text mode (the endpoint refused tools)
     retries: int = 0  # model-call retries granted
 
@@ -254,14 +222,17 @@ class Deps:
         self.signals.seed_retries(run_key, sum(int(v.get("retries", 0)) for v in usage.values()
                                                if isinstance(v, Mapping)))
 
-    def budget_stop(self, run_key: str) -> BudgetStop | None:
-        """Which budget of the run is spent (tokens, then cost, then wall time), with the figures; None if none."""
+    def budget_stop(self, run_key: str, tally: RunTally | None = None) -> BudgetStop | None:
+        """Which budget of the run is spent (tokens, then cost, then wall time), with the figures; None if none.
+
+        `tally`: the tokens and USD to check (a parallel agent step's: the dispatcher's snapshot plus its own
+        usage); by default the run's live tallies. Wall time is always the clock's."""
         cfg = self.config
-        tokens = self.signals.tokens(run_key)
+        tokens = self.signals.tokens(run_key) if tally is None else int(tally["tokens"])
         if tokens >= cfg.token_budget:
             return BudgetStop("tokens", f"token budget of {cfg.token_budget} tokens reached ({tokens} spent)")
         if cfg.max_cost is not None:
-            cost = self.signals.cost(run_key)
+            cost = self.signals.cost(run_key) if tally is None else float(tally["cost"])
             if cost >= cfg.max_cost:
                 return BudgetStop("cost", f"cost budget of ${cfg.max_cost:g} reached (${cost:.4f} spent)")
         if cfg.max_seconds is not None:
@@ -271,9 +242,13 @@ class Deps:
                                                f"({elapsed:.1f} s since the run started)")
         return None
 
-    def over_budget(self, run_key: str) -> bool:
+    def over_budget(self, run_key: str, tally: RunTally | None = None) -> bool:
         """Whether any budget of the run (tokens, `max_cost`, `max_seconds`) is spent: no further model call."""
-        return self.budget_stop(run_key) is not None
+        return self.budget_stop(run_key, tally) is not None
+
+    def tally(self, run_key: str) -> RunTally:
+        """The run's live budget tallies (tokens, USD), e.g. the snapshot a dispatcher hands its agent steps."""
+        return {"tokens": self.signals.tokens(run_key), "cost": self.signals.cost(run_key)}
 
     def check_prices(self) -> None:
         """With `max_cost` set, every role's model must have a known price (see `check_prices`)."""

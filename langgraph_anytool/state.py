@@ -42,7 +42,7 @@ class AgentRecord(TypedDict):
     children: list[str]
     tokens: int
     invalid_calls: int  # unknown functions, malformed arguments, turns without a function call
-    end_reason: str  # finish_search | step_limit | stop_signal | pool_solvable | pool_full | budget | error: ... |
+    end_reason: str  # finish_search | step_limit | pool_solvable | pool_full | budget | error: ... |
     # malformed: ...
     malformed_streak: NotRequired[int]  # malformed model turns in a row in this activation (faults.py)
 
@@ -67,7 +67,12 @@ class PoolUpdate(TypedDict, total=False):
 
 
 def update_pool(left: list[PoolEntry] | None, right: PoolUpdate | Sequence[PoolEntry] | None) -> list[PoolEntry]:
-    """Reducer for `api_pool`: dedupe by API id, keep order of arrival, honour the cap, apply removals."""
+    """Reducer for `api_pool`: dedupe by API id, keep order of arrival, honour the cap, apply removals.
+
+    Parallel agent steps of one superstep each write their additions; LangGraph folds them into the pool one
+    task at a time in its deterministic task order (sorted task paths, i.e. the order of the dispatcher's `Send`s),
+    so when together they overshoot the cap, the earlier-dispatched agents' additions are kept and the rest dropped,
+    whatever order the steps finished in."""
     if not right:
         return list(left or [])
     upd: Mapping[str, Any] = right if isinstance(right, Mapping) else {"add": list(right)}
@@ -190,8 +195,18 @@ class AnyToolOutput(TypedDict):
     plan: list[PlanStep]
 
 
+class RunTally(TypedDict):
+    """The run's budget tallies at a point in time: tokens and USD spent."""
+
+    tokens: int
+    cost: float
+
+
 class AgentInput(TypedDict):
-    """The `Send` payload that runs one step of one agent."""
+    """The `Send` payload that runs one step of one agent: the run's shared state as of the superstep's start.
+
+    A step sees this snapshot plus its own step's effects, never a sibling's in-flight ones (bulk-synchronous:
+    siblings see each other's pool additions, the stop signal and token usage at the next superstep)."""
 
     query: str
     run_key: str
@@ -199,6 +214,8 @@ class AgentInput(TypedDict):
     tick: int  # the dispatch tick that started the step
     agent: AgentRecord
     pool: list[str]  # API ids in the pool when the step starts
+    removed: NotRequired[list[str]]  # API ids pruned by reflection: they may not be added again
+    tally: NotRequired[RunTally]  # the run's budget tallies at dispatch (the step adds its own usage)
     started_at: NotRequired[float]  # the run's start (its wall-time budget counts from it, also after a resume)
 
 

@@ -14,7 +14,7 @@ from langgraph_anytool.catalog.parse import parse_tool
 from langgraph_anytool.config import AnyToolConfig
 from langgraph_anytool.graphs.agent_step import build_agent_step
 from langgraph_anytool.llm import ModelSet, merge_usage
-from langgraph_anytool.nodes.agents import CallContext, copy_record, new_agent_record
+from langgraph_anytool.nodes.agents import CallContext, FunctionResult, copy_record, new_agent_record
 from langgraph_anytool.nodes.category_agent import REACTIVATE_PROMPT as CATEGORY_REACTIVATE
 from langgraph_anytool.nodes.meta_agent import REACTIVATE_PROMPT as META_REACTIVATE
 from langgraph_anytool.nodes.reflection import reactivated
@@ -116,13 +116,15 @@ def tool_texts(record: AgentRecord) -> list[str]:
 
 def run_loop(level: str, record: AgentRecord, deps: Deps, **kw: Any) -> dict[str, Any]:
     """One activation, step by step (what the dispatcher does): the step subgraph runs while the agent is pending
-    again after its step; outputs are merged as the parent graph's reducers would."""
+    again after its step; outputs are merged as the parent graph's reducers would, and each step's payload has the
+    pool as of its start (the given pool plus the earlier steps' additions)."""
     step = build_agent_step(level, deps)
     out: dict[str, Any] = {"agents": {}}
     adds: list[Any] = []
     current = record
+    pool = list(kw.pop("pool", None) or [])
     for tick in range(1, 200):
-        more = step.invoke(payload(current, tick=tick, **kw))
+        more = step.invoke(payload(current, tick=tick, pool=[*pool, *(e["api_id"] for e in adds)], **kw))
         adds += (more.get("api_pool") or {}).get("add", [])
         out = {**out, **more, "agents": {**out["agents"], **more["agents"]},
                "usage": merge_usage(out.get("usage"), more.get("usage"))}
@@ -248,8 +250,7 @@ def test_tool_agent_browses_only_its_tools_and_fills_the_pool(catalog: Catalog) 
         ai("", call("add_apis_into_api_pool", apis=[
             {"tool_name": "FX Rates", "api_name": "Convert"}, {"tool_name": "Stocks API", "api_name": "Quote"},
             {"tool_name": "FX Rates", "api_name": "Nope"}, {"tool_name": "Tides", "api_name": "High Tide"},
-            {"tool_name": "FX Rates", "api_name": "Latest"}])),
-        ai("", call("check_if_request_solvable")),
+            {"tool_name": "FX Rates", "api_name": "Latest"}]), call("check_if_request_solvable")),
     ]}, solvable=lambda prompt: "Unsolvable: no stock history" if "History" not in prompt else "Solvable")
     model = ScriptedChatModel(responder=script)
     out = run_loop("tool", rec, make_deps(catalog, model, max_api_pool=2), pool=[stocks_quote])
@@ -264,11 +265,12 @@ def test_tool_agent_browses_only_its_tools_and_fills_the_pool(catalog: Catalog) 
     assert [e["api"] for e in out["api_pool"]["add"]] == ["Convert"] and out["api_pool"]["cap"] == 2
     entry = out["api_pool"]["add"][0]
     assert entry["added_by"] == rec["id"] and entry["function_name"] == catalog.function_name(entry["api_id"])
-    assert "solvable_round" not in out and agent["status"] == "finished"
-    # the solvable check saw the pool as this agent sees it (payload pool + own additions)
+    # the pool is full now: the agent is stopped before its next model call
+    assert "solvable_round" not in out and (agent["status"], agent["end_reason"]) == ("stopped", "pool_full")
+    # the solvable check saw the pool as this step sees it (payload pool + own additions)
     check_prompt = str(next(c for c in model.calls if not c["tools"])["messages"][-1].content)
     assert '"api": "Quote"' in check_prompt and '"api": "Convert"' in check_prompt
-    assert out["usage"]["solvable"]["model_calls"] == 1 and out["usage"]["tool"]["model_calls"] == 5
+    assert out["usage"]["solvable"]["model_calls"] == 1 and out["usage"]["tool"]["model_calls"] == 3
 
 
 def test_solvable_pool_stops_the_agent_and_signals_the_run(catalog: Catalog) -> None:
@@ -285,7 +287,7 @@ def test_solvable_pool_stops_the_agent_and_signals_the_run(catalog: Catalog) -> 
     texts = tool_texts(agent)
     assert texts[0].startswith("False: the API pool is empty") and texts[2].startswith("True")
     assert "Not executed" in texts[3]
-    assert out["solvable_round"] == 2 and deps.signals.is_stopped("run", 2) and not deps.signals.is_stopped("run", 1)
+    assert out["solvable_round"] == 2  # the run's stop signal, through state: the dispatcher stops the others
 
 
 @pytest.mark.parametrize(
@@ -308,13 +310,20 @@ def test_parse_solvable(text: str, ok: bool, reason: str) -> None:
     assert parse_solvable(text) == (ok, reason)
 
 
-def test_stop_signal_and_budget_are_checked_before_each_call(catalog: Catalog) -> None:
+def test_full_pool_and_budget_are_checked_before_each_call(catalog: Catalog) -> None:
     model = ScriptedChatModel(responder=lambda m, t: ai("", call("get_tools_in_category", category_name="Small")))
-    deps = make_deps(catalog, model)
-    deps.signals.stop("run", 0)
-    rec = run_loop("meta", new_agent_record("meta", "meta"), deps)["agents"]["meta"]
-    assert (rec["status"], rec["end_reason"], rec["steps"], rec["activations"]) == ("stopped", "stop_signal", 0, 1)
+    deps = make_deps(catalog, model, max_api_pool=1)
+    rec = run_loop("meta", new_agent_record("meta", "meta"), deps, pool=["x"])["agents"]["meta"]
+    assert (rec["status"], rec["end_reason"], rec["steps"], rec["activations"]) == ("stopped", "pool_full", 0, 1)
     assert len(model.calls) == 0 and str(rec["messages"][0].content) == "Query: q"  # the query is kept for later
+    # the budget a step checks is its payload's tally (the run's at dispatch), not the live one
+    deps = make_deps(catalog, model, token_budget=100)
+    deps.signals.add_tokens("run", 500)  # e.g. a sibling's reply in the same superstep: not seen
+    step = build_agent_step("meta", deps)
+    one = step.invoke({**payload(new_agent_record("meta", "meta")), "tally": {"tokens": 0, "cost": 0.0}})
+    assert one["agents"]["meta"]["steps"] == 1 and one["agents"]["meta"]["status"] == "pending"
+    spent = step.invoke({**payload(new_agent_record("meta", "meta")), "tally": {"tokens": 100, "cost": 0.0}})
+    assert (spent["agents"]["meta"]["status"], spent["agents"]["meta"]["end_reason"]) == ("stopped", "budget")
 
     deps = make_deps(catalog, model, token_budget=1)
     rec = run_loop("meta", new_agent_record("meta", "meta"), deps)["agents"]["meta"]
@@ -360,14 +369,20 @@ def test_reactivation_prompts_have_a_reason_slot() -> None:
         assert "<<R>>" in template.format(reason="<<R>>")
 
 
-def test_solvable_check_skipped_once_the_run_is_stopping(catalog: Catalog) -> None:
+def test_solvable_check_skipped_once_the_step_is_over_budget(catalog: Catalog) -> None:
     model = ScriptedChatModel(responder=Script({}, solvable=lambda prompt: "Solvable"))
-    deps = make_deps(catalog, model)
+    deps = make_deps(catalog, model, token_budget=100)
     rec = new_agent_record("meta/Small/t1", "tool", parent="meta/Small", category="Small", tools=["Jokes"])
-    ctx = CallContext(deps, "q", "run", 0, 1, rec, [catalog.find_api("Jokes", "Random Joke").id], [])
-    deps.signals.stop("run", 0)
-    assert str(check_if_request_solvable(ctx, NoArgs())).startswith("Not checked: another agent")
+    pool = [catalog.find_api("Jokes", "Random Joke").id]
+    # the step's view: the tally at dispatch plus its own usage so far (the live tally is a sibling's business)
+    deps.signals.add_tokens("run", 1000)
+    ctx = CallContext(deps, "q", "run", 0, 1, rec, pool, [], tally={"tokens": 60, "cost": 0.0},
+                      usage={"tool": {"input_tokens": 30, "output_tokens": 10}})
+    assert str(check_if_request_solvable(ctx, NoArgs())).startswith("Not checked: the run's token budget")
     assert model.calls == [] and not ctx.solvable
+    ctx = CallContext(deps, "q", "run", 0, 1, rec, pool, [], tally={"tokens": 60, "cost": 0.0})
+    result = check_if_request_solvable(ctx, NoArgs())
+    assert isinstance(result, FunctionResult) and result.content.startswith("True") and ctx.solvable
 
 
 def test_small_category_shortcut_uses_k_and_can_be_switched_off(catalog: Catalog) -> None:

@@ -162,6 +162,23 @@ def test_reflect_node_reactivates_only_the_lowest_unfinished_level_and_prunes_by
     assert upd["api_pool"] == {"remove": ["x", "y"]} and upd["removed_apis"] == ["x", "y"]
 
 
+def test_reflect_does_not_repeat_a_reactivation_message_the_agent_has_not_answered() -> None:
+    """An agent stopped again before its first turn of an activation is re-activated without a duplicate message;
+    a new reason, or a turn taken since, gets its message."""
+    agents = {"meta/A/t2": agent("meta/A/t2", "tool", "stopped")}
+    first = make_reflect(deps_for())(_reflect_state(agents), RUNTIME).update["agents"]["meta/A/t2"]
+    assert len(first["messages"]) == 1
+    again = {"meta/A/t2": {**first, "status": "stopped", "end_reason": "pool_solvable"}}
+    second = make_reflect(deps_for())(_reflect_state(again, reflections=1), RUNTIME).update["agents"]["meta/A/t2"]
+    assert second["messages"] == first["messages"] and second["status"] == "pending"
+    other = _reflect_state(again, reflections=1, solver_attempts=[attempt("give_up", reason="z broke", failed=["x"])])
+    third = make_reflect(deps_for())(other, RUNTIME).update["agents"]["meta/A/t2"]
+    assert len(third["messages"]) == 2 and "z broke" in str(third["messages"][-1].content)
+    answered = {"meta/A/t2": {**again["meta/A/t2"], "messages": [*first["messages"], ai("")]}}
+    fourth = make_reflect(deps_for())(_reflect_state(answered, reflections=1), RUNTIME).update["agents"]["meta/A/t2"]
+    assert len(fourth["messages"]) == 3 and fourth["messages"][-1].content == first["messages"][-1].content
+
+
 def test_reflect_climbs_a_level_without_spending_a_reflection() -> None:
     agents = {"meta": agent("meta", "meta", "stopped"), "meta/A": agent("meta/A", "category", "stopped"),
               "meta/A/t2": agent("meta/A/t2", "tool", "stopped")}

@@ -325,19 +325,6 @@ def test_solvable_check_sees_the_whole_live_pool_of_parallel_agents() -> None:
     assert len(prompts) == 1 and '"api": "A1"' in prompts[0] and '"api": "A2"' in prompts[0]
 
 
-def test_live_pool_is_atomic_capped_and_refuses_pruned_apis() -> None:
-    from langgraph_anytool.runtime import RunSignals
-
-    signals = RunSignals()
-    signals.sync_pool("r", ["a"], removed=["bad"])
-    assert signals.try_add("r", "a", cap=3) == "already"
-    assert signals.try_add("r", "bad", cap=3) == "removed"
-    assert [signals.try_add("r", x, cap=3) for x in ("b", "c", "d")] == ["added", "added", "full"]
-    assert signals.pool_ids("r") == ["a", "b", "c"]
-    signals.forget("r")
-    assert signals.pool_ids("r") == []
-
-
 def test_a_child_starts_in_the_next_superstep_not_after_its_busy_sibling() -> None:
     """AnyTool's agents run concurrently: a tool agent created by one category agent starts its first step in the
     next superstep, beside a sibling that is still mid-activation (before: after the sibling's whole activation)."""

@@ -88,7 +88,9 @@ async def solve(catalog: Any, model: Any, config: AnyToolConfig, query: str, *, 
     inputs: Any = {"query": query} if api_ids is None else {"query": query, "api_ids": api_ids}
     pending = await graph.aget_state(run_config)
     if pending.values.get("query") == query:
-        if pending.next:  # interrupted (a crash): go on from the last checkpoint
+        # interrupted (a crash): go on from the last checkpoint. `next` leaves out the step's tasks whose writes
+        # were saved, so a crash after all of them (before the step's checkpoint) shows only in `tasks`
+        if pending.next or pending.tasks:
             inputs = None
         elif pending.values.get("status") not in (None, "running") and not rerun:
             return dict(pending.values)  # finished, but its record was never written

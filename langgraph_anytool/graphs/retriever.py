@@ -95,7 +95,7 @@ def create_retriever_graph(
                 "api_pool": Overwrite([]), "solvable_round": Overwrite(-1), "usage": Overwrite({})}
 
     def finish(state: RetrieverState, runtime: Runtime[Any]) -> dict[str, Any]:
-        run_deps.signals.forget(state.get("run_key", ""))  # the run's stop signal and token tally
+        run_deps.signals.forget(state.get("run_key", ""))  # the run's tallies
         return {}
 
     builder = StateGraph(RetrieverState, context_schema=AnyToolContext, input_schema=RetrieverInput,

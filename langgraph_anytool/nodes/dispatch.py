@@ -4,6 +4,17 @@
 pending agents `running` (longest waiting first) and `Send`s each to its level's step subgraph. When the pool was
 judged solvable in this round, is full, or a budget (tokens, cost, wall time) is spent, pending agents are marked
 `stopped` instead and retrieval is over (`goto` the `done` node).
+
+The parallel phase is bulk-synchronous: every `Send` payload carries the run's shared state as of this dispatch
+(the pool, the APIs reflection removed, the budget tallies), and a step sees that snapshot plus its own step's
+effects, never a sibling's in-flight ones. Siblings see each other's pool additions, a `solvable_round` and token
+usage at the next superstep, through the checkpointed state, so the order in which parallel replies arrive
+(wall-clock timing: load, a retried request) cannot change any agent's history. The paper's global pool and its
+cap hold at superstep granularity: agents of one superstep may together propose more than the cap, and the
+`api_pool` reducer keeps the earlier-dispatched agents' additions (state.update_pool). The stop signal is
+`solvable_round`: a step that finds the pool solvable ends its own agent at once; its siblings finish the step
+they are in and are stopped here before their next one. Only the wall-time budget is the clock's (timing by
+nature).
 """
 
 from __future__ import annotations
@@ -42,9 +53,7 @@ def make_dispatch(base: Deps, done: str) -> Callable[..., Command[Any]]:
         pending = sorted((a for a in agents.values() if a["status"] == "pending"), key=lambda a: a["ready"])
         run_key = state.get("run_key", "")
         tick = state.get("tick", 0) + 1
-        # the checkpointed state is authoritative: re-seed the run-scoped views from it (also after a resume)
-        deps.signals.sync_pool(run_key, [e["api_id"] for e in state.get("api_pool") or []],
-                               list(state.get("removed_apis") or []))
+        # the checkpointed state is authoritative: re-seed the run-scoped tallies from it (also after a resume)
         deps.sync_run(run_key, state)  # budget tallies (tokens, USD, the run's start) and retries
         reason = stop_reason(state, deps)
         if reason is not None or not pending:
@@ -52,10 +61,13 @@ def make_dispatch(base: Deps, done: str) -> Callable[..., Command[Any]]:
             return Command(update={"agents": stopped, "tick": tick}, goto=done)
         start = {a["id"]: AgentRecord(**{**a, "status": "running"}) for a in pending[: deps.config.max_concurrency]}
         pool = [e["api_id"] for e in state.get("api_pool") or []]
+        removed = list(state.get("removed_apis") or [])
+        tally = deps.tally(run_key)  # every step of this superstep checks the budgets against the same figures
         sends = []
         for record in start.values():
             payload: AgentInput = {"query": state["query"], "run_key": run_key, "round": state.get("round", 0),
-                                   "tick": tick, "agent": record, "pool": list(pool)}
+                                   "tick": tick, "agent": record, "pool": list(pool), "removed": list(removed),
+                                   "tally": tally}  # read-only in the steps
             if state.get("started_at") is not None:
                 payload["started_at"] = state["started_at"]
             sends.append(Send(NODE_FOR_LEVEL[record["level"]], payload))

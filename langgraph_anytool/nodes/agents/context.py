@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from ...llm import call_role, merge_usage
-from ...state import AgentLevel, AgentRecord, PoolEntry
+from ...llm import call_role, merge_usage, total_tokens
+from ...runtime import total_cost
+from ...state import AgentLevel, AgentRecord, PoolEntry, RunTally
 from ...tools.agent_functions import AgentFunction
 
 if TYPE_CHECKING:
-    from ...runtime import Deps
+    from ...runtime import BudgetStop, Deps
 
 
 def to_json(value: Any) -> str:
@@ -38,7 +39,10 @@ def role_inputs(query: str, record: AgentRecord, max_tools: int | None = None) -
 
 @dataclass
 class CallContext:
-    """What a function handler sees and may change during one agent step."""
+    """What a function handler sees and may change during one agent step.
+
+    The run's shared state is seen as of the step's start (its `Send` payload) plus this step's own effects:
+    parallel siblings' additions, stop signal and usage reach it at the next superstep (nodes/dispatch.py)."""
 
     deps: Deps  # with the run's settings and models (`Deps.for_run`)
     query: str
@@ -52,14 +56,22 @@ class CallContext:
     children: dict[str, AgentRecord] = field(default_factory=dict)  # records created in this step
     usage: dict[str, Any] = field(default_factory=dict)  # model usage of handlers (e.g. solvable checks)
     solvable: bool = False
+    removed: list[str] = field(default_factory=list)  # API ids pruned by reflection (may not be added again)
+    tally: RunTally | None = None  # the run's budget tallies at dispatch plus this step's model call (None: live)
 
     def pool_ids(self) -> list[str]:
-        """The whole pool as of now: the payload's pool, what parallel agents added since (the run's live pool),
-        and this agent's own additions."""
+        """The pool as this step sees it: the payload's pool (the run's at dispatch) and this step's additions."""
         seen = dict.fromkeys(self.pool)
-        seen.update(dict.fromkeys(self.deps.signals.pool_ids(self.run_key)))
         seen.update(dict.fromkeys(e["api_id"] for e in self.adds))
         return list(seen)
+
+    def budget_stop(self) -> BudgetStop | None:
+        """Which budget is spent as this step sees it (`tally` plus the handlers' usage so far), or None."""
+        tally = self.tally
+        if tally is not None:
+            tally = {"tokens": int(tally["tokens"]) + total_tokens(self.usage),
+                     "cost": float(tally["cost"]) + total_cost(self.usage)}
+        return self.deps.budget_stop(self.run_key, tally)
 
     def call_model(self, role: str, model: Runnable[Any, BaseMessage], prompt: list[BaseMessage],
                    inputs: Mapping[str, Any]) -> AIMessage:

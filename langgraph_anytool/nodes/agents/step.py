@@ -2,8 +2,12 @@
 
 An agent takes one step per superstep: the dispatcher sends every ready agent's record; the step ends with the
 record `pending` (ready for its next step), `finished` (finish_search, or its step limit as the paper counts it)
-or `stopped` (the run's stop signal, a full pool, the token budget, a model error). So a child created in a step
+or `stopped` (the pool judged solvable, a full pool, a budget, a model error). So a child created in a step
 starts in the very next superstep, beside its parent, as the paper's concurrent agents do.
+
+Steps of one superstep are bulk-synchronous (see nodes/dispatch.py): a step checks the pool, the removed APIs and
+the budget tallies of its payload (the run's state at dispatch) plus its own step's effects, never a sibling's
+in-flight ones, so its result does not depend on which parallel reply arrived first.
 
 Unknown functions, bad arguments and turns without a function call are answered in-band and counted in
 `invalid_calls`; every tool call is answered by a ToolMessage before the agent's next model call. An agent runs
@@ -16,6 +20,7 @@ endpoint that refuses `tools`) works in text mode (`Action:` / `Action Input:`),
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
@@ -25,8 +30,9 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from ...faults import MALFORMED_END, bound_reason, fault_usage, next_streak, review_reply, turn_fault
-from ...llm import ModelCallError, ModelNotConfiguredError, call_role, merge_usage
-from ...state import AgentRecord, PoolUpdate, merge_agents
+from ...llm import ModelCallError, ModelNotConfiguredError, call_role, merge_usage, total_tokens
+from ...runtime import total_cost
+from ...state import AgentRecord, PoolUpdate, RunTally, merge_agents
 from ..solver.textmode import TextToolRunnable, bind_role_tools, refuses_tools
 from . import prompts
 from .context import CallContext, FunctionResult, Role, role_inputs
@@ -47,6 +53,8 @@ class AgentStepState(TypedDict):
     tick: int
     agent: AgentRecord  # the working record
     pool: list[str]
+    removed: NotRequired[list[str]]  # API ids pruned by reflection
+    tally: NotRequired[RunTally]  # the run's budget tallies at dispatch
     started_at: NotRequired[float]  # the run's start (the wall-time budget)
     agents: Annotated[dict[str, AgentRecord], merge_agents]
     api_pool: NotRequired[PoolUpdate]
@@ -60,13 +68,24 @@ def _end(record: AgentRecord, status: Literal["finished", "stopped"], reason: st
     record["end_reason"] = reason
 
 
-def stop_before_call(deps: Deps, record: AgentRecord, run_key: str, round_: int) -> tuple[str, str] | None:
-    """Why the agent must not make its next model call: (status, end reason), or None."""
-    if deps.signals.is_stopped(run_key, round_):
-        return "stopped", "stop_signal"
-    if len(deps.signals.pool_ids(run_key)) >= deps.config.max_api_pool:
+def step_tally(state: AgentStepState, own: Mapping[str, Any] | None = None) -> RunTally | None:
+    """The budget tallies a step checks: the payload's (the run's at dispatch) plus `own`, this step's usage so
+    far; None for a payload without tallies (the run's live tallies are checked then)."""
+    base = state.get("tally")
+    if base is None:
+        return None
+    used = own or {}
+    return {"tokens": int(base["tokens"]) + total_tokens(used), "cost": float(base["cost"]) + total_cost(used)}
+
+
+def stop_before_call(deps: Deps, record: AgentRecord, run_key: str, pool: list[str],
+                     tally: RunTally | None = None) -> tuple[str, str] | None:
+    """Why the agent must not make its next model call: (status, end reason), or None. `pool` and `tally` are
+    the step's view (its payload's); the stop signal (`solvable_round`) is the dispatcher's, which sends no step
+    in a round judged solvable."""
+    if len(pool) >= deps.config.max_api_pool:
         return "stopped", "pool_full"
-    if deps.over_budget(run_key):
+    if deps.over_budget(run_key, tally):
         return "stopped", "budget"
     if record["activation_calls"] >= deps.config.agent_step_limit:
         return "finished", "step_limit"
@@ -94,7 +113,7 @@ def make_call_model(role: Role, base: Deps) -> Any:
     def call_model(state: AgentStepState, config: RunnableConfig, runtime: Runtime[Any]) -> dict[str, Any]:
         deps = base.for_run(runtime.context)
         rec = copy_record(state["agent"])
-        run_key, rnd = state["run_key"], state["round"]
+        run_key = state["run_key"]
         deps.signals.seed_start(run_key, state.get("started_at"))  # e.g. a step resumed in a new process
         if rec["activation_calls"] == 0:  # start of an activation
             rec["activations"] += 1
@@ -103,7 +122,7 @@ def make_call_model(role: Role, base: Deps) -> Any:
                 rec["messages"].insert(0, HumanMessage(role.first_message(state["query"], rec, deps)))
         rec["status"], rec["end_reason"] = "running", ""
         out: dict[str, Any] = {"agent": rec, "agents": {rec["id"]: rec}, "ended": True}
-        stop = stop_before_call(deps, rec, run_key, rnd)
+        stop = stop_before_call(deps, rec, run_key, state["pool"], step_tally(state))
         if stop is not None:
             _end(rec, stop[0], stop[1])  # type: ignore[arg-type]
             return out
@@ -198,7 +217,8 @@ def make_run_functions(role: Role, base: Deps) -> Any:
         deps = base.for_run(runtime.context)
         rec = copy_record(state["agent"])
         ctx = CallContext(deps, state["query"], state["run_key"], state["round"], state["tick"], rec,
-                          state["pool"], [], config)
+                          state["pool"], [], config, removed=list(state.get("removed") or []),
+                          tally=step_tally(state, state.get("usage")))  # + this step's model call
         last = rec["messages"][-1]
         assert isinstance(last, AIMessage), "run_functions follows a model turn"
         terminal: FunctionResult | None = None

@@ -128,7 +128,9 @@ def make_reflect(base: Deps) -> Any:
         for agent in agents.values():
             if agent["status"] != "finished":
                 message = HumanMessage(reactivation_prompt(agent["level"], reason))
-                updated[agent["id"]] = {**agent, "messages": [*agent["messages"], message]}
+                last = agent["messages"][-1] if agent["messages"] else None
+                repeated = isinstance(last, HumanMessage) and last.content == message.content  # no turn since
+                updated[agent["id"]] = {**agent, "messages": [*agent["messages"], *([] if repeated else [message])]}
         level, ids = plan_reactivation(updated, scope)
         updated.update(reactivated(updated, ids, tick))
         update: dict[str, Any] = {

@@ -77,7 +77,10 @@ def get_api_details(ctx: CallContext, args: ApiDetailArgs) -> str:
 
 
 def add_apis_into_api_pool(ctx: CallContext, args: AddApisArgs) -> str:
-    """Add APIs of this agent's tools; each is reported added, already in the pool, or refused (with why)."""
+    """Add APIs of this agent's tools; each is reported added, already in the pool, or refused (with why).
+
+    The pool and its cap are as this step sees them (the pool at dispatch plus this step's additions): siblings of
+    the same superstep add beside it, and the `api_pool` reducer caps their additions together in dispatch order."""
     cap, catalog = ctx.deps.config.max_api_pool, ctx.deps.catalog
     view = ctx.pool_ids()
     added: list[str] = []
@@ -95,13 +98,8 @@ def add_apis_into_api_pool(ctx: CallContext, args: AddApisArgs) -> str:
             already.append(label)
         elif len(view) >= cap:
             refused.append({"api": label, "reason": f"the API pool is full ({cap} APIs)"})
-        elif (outcome := ctx.deps.signals.try_add(ctx.run_key, api.id, cap)) != "added":
-            if outcome == "already":
-                already.append(label)
-            else:
-                reason = (f"the API pool is full ({cap} APIs)" if outcome == "full"
-                          else "this API failed the solver before and was removed; pick another")
-                refused.append({"api": label, "reason": reason})
+        elif api.id in ctx.removed:
+            refused.append({"api": label, "reason": "this API failed the solver before and was removed; pick another"})
         else:
             entry: PoolEntry = {"api_id": api.id, "category": api.category, "tool": api.tool_name, "api": api.name,
                                 "function_name": catalog.function_name(api.id), "added_by": ctx.record["id"]}
@@ -148,14 +146,13 @@ def _api_summary(api: Api) -> dict[str, Any]:
 
 
 def check_if_request_solvable(ctx: CallContext, args: NoArgs) -> FunctionResult | str:
-    """Ask the `solvable` model whether the pool (as this agent sees it) suffices; True stops every agent."""
+    """Ask the `solvable` model whether the pool (as this step sees it) suffices; True ends this agent at once and
+    sets `solvable_round`, which stops every other agent before its next step (at the next dispatch)."""
     deps = ctx.deps
     apis = [deps.catalog.api(i) for i in ctx.pool_ids() if i in deps.catalog]
     if not apis:
         return "False: the API pool is empty. Add relevant APIs first."
-    if deps.signals.is_stopped(ctx.run_key, ctx.round):
-        return "Not checked: another agent already found the pool solvable; the search is stopping."
-    if (stop := deps.budget_stop(ctx.run_key)) is not None:
+    if (stop := ctx.budget_stop()) is not None:
         return f"Not checked: the run's {stop.reason}."
     listing = "\n".join(to_json(_api_summary(a)) for a in apis)
     prompt: list[BaseMessage] = [SystemMessage(SOLVABLE_SYSTEM),
@@ -166,6 +163,5 @@ def check_if_request_solvable(ctx: CallContext, args: NoArgs) -> FunctionResult 
     if not ok:
         return f"False: {reason}"
     ctx.solvable = True
-    deps.signals.stop(ctx.run_key, ctx.round)
     return FunctionResult(f"True: the {len(apis)} APIs in the pool can solve the query. The search stops.",
                           end="stopped", end_reason="pool_solvable")
