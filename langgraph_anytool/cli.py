@@ -244,10 +244,13 @@ def _configure_eval(p: argparse.ArgumentParser) -> None:
 def cmd_eval(args: argparse.Namespace) -> int:
     """`anytool eval retrieval`: per-group and overall retrieval metrics (other eval subcommands: eval/commands.py,
     eval/bench_commands.py)."""
-    if args.quiet:
-        from .eval.commands import quiet_logs
+    from .eval.commands import quiet_logs
 
-        quiet_logs()
+    with quiet_logs(bool(args.quiet)):
+        return _eval_command(args)
+
+
+def _eval_command(args: argparse.Namespace) -> int:
     if getattr(args, "eval_handler", None) is not None:
         return int(args.eval_handler(args))
     from .catalog.embeddings import embeddings_id

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import signal
 import subprocess
@@ -389,6 +390,8 @@ def test_quiet_eval_commands_print_nothing_on_stderr(tmp_path: Path, capsys: pyt
     assert main(["eval", "retrieval", "--queries", str(q), "--quiet"]) == 0
     got = capsys.readouterr()
     assert got.err == "" and "Recall" in got.out
+    # the package's warnings are quiet only while the command runs: the process's logging is left as it was
+    assert logging.getLogger("langgraph_anytool").level == logging.NOTSET
 
 
 def test_a_batch_with_max_cost_refuses_an_unpriced_model_before_any_query(tmp_path: Path, builtin: Catalog) -> None:

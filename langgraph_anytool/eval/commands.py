@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import logging
 import os
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -425,11 +427,18 @@ def add_quiet(sub: Any) -> None:
                                 "tables are still printed)")
 
 
-def quiet_logs() -> None:
-    """--quiet: the package's warnings (e.g. a failed model call that the run survives) are not printed."""
-    import logging
-
-    logging.getLogger(__package__.rsplit(".", 1)[0]).setLevel(logging.ERROR)
+@contextlib.contextmanager
+def quiet_logs(quiet: bool = True) -> Iterator[None]:
+    """--quiet: while the command runs, the package's warnings (e.g. a failed model call that the run survives) are
+    not printed; the logger's level is restored afterwards (the CLI may run in a longer-lived process)."""
+    logger = logging.getLogger(__package__.rsplit(".", 1)[0])
+    level = logger.level
+    if quiet:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 __all__ = ["EVAL_COMMANDS", "CatalogError", "EvalUsageError", "add_eval_commands", "add_quiet", "quiet_logs"]
