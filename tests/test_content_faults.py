@@ -469,3 +469,23 @@ def test_settings_of_the_bound_and_of_text_mode_roles() -> None:
     assert AnyToolConfig(text_mode_roles=("meta", "category", "tool")).text_mode_roles == ("meta", "category", "tool")
     with pytest.raises(ConfigError, match="'judge' does not call functions"):
         AnyToolConfig(text_mode_roles=("judge",))
+
+
+def test_the_router_falls_back_to_text_mode_when_the_endpoint_refuses_tools(executor: ApiExecutor) -> None:
+    """`route_tools`: a model without function calling still routes (in `Action:` text) instead of the router's
+    call failing and the run retrieving tools it does not need."""
+
+    def reply(body: dict[str, Any]) -> ChatReply | str:
+        system = body["messages"][0]["content"] if body["messages"][0]["role"] == "system" else ""
+        if '"name": "answer_directly"' in system:
+            return text_action("answer_directly", {"answer": "Paris is the capital of France."})
+        return json.dumps({"label": "Solved", "reason": "it names the capital"})
+
+    with OpenAIChatServer(policy=reply, tools_supported=False) as server:
+        graph = create_anytool_graph(CAT, chat(server), config=AnyToolConfig(route_tools=True), executor=executor)
+        out = graph.invoke({"query": "What is the capital of France?"})
+        requests = server.chat_requests
+    assert out["status"] == "solved" and out["answer"] == "Paris is the capital of France."
+    assert out["usage"]["router"]["text_fallbacks"] == 1
+    assert "meta" not in out["usage"] and len(requests) == 3  # router refused, router in text, judge: no retrieval
+    assert [("tools" in r) for r in requests] == [True, False, False]

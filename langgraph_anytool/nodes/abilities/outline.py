@@ -14,9 +14,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
-from ...llm import ModelNotConfiguredError, call_role
+from ...llm import ModelNotConfiguredError
 from ...state import AnyToolState, PlanStep
 from ..solver.functions import describe_functions, pool_functions
+from ..solver.textmode import call_role_tools
 from . import prompts
 from .conversation import conversation_messages, prior_turns, render_conversation, request_of
 
@@ -83,11 +84,9 @@ def make_outline(base: Deps) -> Any:
             SystemMessage(content=prompts.OUTLINE_SYSTEM.format(
                 functions=describe_functions(deps, functions, with_params=True))),
             *conversation_messages(prior), HumanMessage(content=prompts.OUTLINE_QUERY.format(query=query))]
-        model = deps.models.for_role("outline").bind_tools([plan_schema()])
         try:
-            ai, used = call_role(model, "outline", prompt, inputs={
-                "query": query, "functions": list(functions), "conversation": render_conversation(prior)},
-                on_usage=deps.meter(run_key), profiles=deps.config.model_profiles)
+            ai, used = call_role_tools(deps, "outline", run_key, [plan_schema()], prompt, inputs={
+                "query": query, "functions": list(functions), "conversation": render_conversation(prior)})
         except (ModelNotConfiguredError, GraphBubbleUp):
             raise
         except Exception as exc:  # a provider error: no plan, and why

@@ -16,8 +16,9 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from ...llm import ModelNotConfiguredError, call_role
+from ...llm import ModelNotConfiguredError
 from ...state import AnyToolState, SolverAttempt
+from ..solver.textmode import call_role_tools
 from . import prompts
 from .conversation import conversation_messages, prior_turns, render_conversation, request_of
 
@@ -83,11 +84,9 @@ def make_route(base: Deps) -> Any:
         prior = prior_turns(state)
         prompt: list[BaseMessage] = [SystemMessage(content=prompts.ROUTER_SYSTEM), *conversation_messages(prior),
                                      HumanMessage(content=prompts.ROUTER_QUERY.format(query=query))]
-        model = deps.models.for_role("router").bind_tools(router_tools())
         try:
-            ai, used = call_role(model, "router", prompt, inputs={
-                "query": query, "conversation": render_conversation(prior)},
-                on_usage=deps.meter(run_key), profiles=deps.config.model_profiles)
+            ai, used = call_role_tools(deps, "router", run_key, router_tools(), prompt, inputs={
+                "query": query, "conversation": render_conversation(prior)})
         except (ModelNotConfiguredError, GraphBubbleUp):
             raise
         except Exception as exc:  # a provider error: retrieve, as without the router

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from ...llm import call_role
 from ...profiles import profile_for
 from . import text_prompts
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from ...config import AnyToolConfig
+    from ...runtime import Deps
 
 _ACTION = re.compile(r"^\s*\**\s*Action\s*\**\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
 _INPUT = re.compile(r"^\s*\**\s*Action\s+Input\s*\**\s*:\s*", re.IGNORECASE | re.MULTILINE)
@@ -242,3 +244,24 @@ def umi_template(config: AnyToolConfig, role: str) -> str:
                 "summarizer": text_prompts.UMI_SUMMARIZER}[role]
     return {"planner": prompts.PLANNER_SYSTEM, "caller": prompts.CALLER_SYSTEM,
             "summarizer": prompts.SUMMARIZER_SYSTEM}[role]
+
+
+def call_role_tools(deps: Deps, role: str, run_key: str, tools: Sequence[Mapping[str, Any]],
+                    prompt: list[BaseMessage], *, inputs: Mapping[str, Any]) -> tuple[AIMessage, dict[str, Any]]:
+    """One `call_role` of a single-call role (the router, the outline) with `tools`: natively, or in text mode (by
+    the model's profile, or because its endpoint refused `tools` earlier in the run); an endpoint refusing `tools`
+    now switches the role to text mode for the rest of the run and the call is made again (`text_fallbacks`)."""
+    chat = deps.models.for_role(role)
+    model = bind_role_tools(chat, deps.config, role, tools, text=deps.signals.in_text_mode(run_key, role))
+    try:
+        ai, used = call_role(model, role, prompt, inputs=inputs, on_usage=deps.meter(run_key),
+                             profiles=deps.config.model_profiles)
+        return ai, dict(used)
+    except Exception as exc:
+        if isinstance(model, TextToolRunnable) or not refuses_tools(exc):
+            raise
+    deps.signals.use_text_mode(run_key, role)
+    ai, used = call_role(TextToolRunnable(chat, tools), role, prompt, inputs=inputs, on_usage=deps.meter(run_key),
+                         profiles=deps.config.model_profiles)
+    return ai, {**used, "text_fallbacks": 1}
+
