@@ -117,3 +117,12 @@ def bound_reason(streak: int, limit: int, last: str, detail: str = "") -> str:
     what = FAULT_TEXT.get(last, last)
     return (f"{streak} malformed model turns in a row (max_malformed_turns={limit}); last: {what}"
             + (f" ({detail[:200]})" if detail else ""))
+
+
+def with_call_ids(ai: AIMessage, prefix: str) -> AIMessage:
+    """The reply with an id on every tool call (ToolMessages must point at one)."""
+    if all(tc.get("id") for tc in ai.tool_calls) and all(tc.get("id") for tc in ai.invalid_tool_calls):
+        return ai
+    calls = [{**tc, "id": tc.get("id") or f"{prefix}_{i}"} for i, tc in enumerate(ai.tool_calls)]
+    invalid = [{**tc, "id": tc.get("id") or f"{prefix}_bad_{i}"} for i, tc in enumerate(ai.invalid_tool_calls)]
+    return ai.model_copy(update={"tool_calls": calls, "invalid_tool_calls": invalid})

@@ -29,11 +29,11 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
-from ...faults import MALFORMED_END, bound_reason, fault_usage, next_streak, review_reply, turn_fault
-from ...llm import ModelCallError, ModelNotConfiguredError, call_role, merge_usage, total_tokens
+from ...faults import MALFORMED_END, bound_reason, fault_usage, next_streak, review_reply, turn_fault, with_call_ids
+from ...llm import ModelCallError, ModelNotConfiguredError, merge_usage, total_tokens
 from ...runtime import total_cost
 from ...state import AgentRecord, PoolUpdate, RunTally, merge_agents
-from ..solver.textmode import TextToolRunnable, bind_role_tools, refuses_tools
+from ..solver.textmode import bind_role_tools, call_with_text_fallback
 from . import prompts
 from .context import CallContext, FunctionResult, Role, role_inputs
 from .records import copy_record
@@ -127,25 +127,12 @@ def make_call_model(role: Role, base: Deps) -> Any:
             _end(rec, stop[0], stop[1])  # type: ignore[arg-type]
             return out
         prompt: list[BaseMessage] = [SystemMessage(role.system_prompt(rec, deps)), *rec["messages"]]
-        extra: dict[str, int] = {}
         try:
-            chat = deps.models.for_role(role.level)
-            model = bind_role_tools(chat, deps.config, role.level, schemas,
+            model = bind_role_tools(deps.models.for_role(role.level), deps.config, role.level, schemas,
                                     text=deps.signals.in_text_mode(run_key, role.level))
-            inputs = role_inputs(state["query"], rec, deps.config.max_tools_per_agent)
-            try:
-                reply, used = call_role(model, role.level, prompt, config, inputs=inputs, on_usage=deps.meter(run_key),
-                                        profiles=deps.config.model_profiles)
-            except (ModelNotConfiguredError, GraphBubbleUp):
-                raise
-            except Exception as exc:
-                if isinstance(model, TextToolRunnable) or not refuses_tools(exc):
-                    raise
-                # the endpoint refuses `tools`: this role goes on in text mode for the rest of the run
-                deps.signals.use_text_mode(run_key, role.level)
-                extra = {"text_fallbacks": 1}
-                reply, used = call_role(TextToolRunnable(chat, schemas), role.level, prompt, config, inputs=inputs,
-                                        on_usage=deps.meter(run_key), profiles=deps.config.model_profiles)
+            reply, used = call_with_text_fallback(
+                deps, role.level, run_key, model, prompt, tools=schemas, config=config,
+                inputs=role_inputs(state["query"], rec, deps.config.max_tools_per_agent))
         except (ModelNotConfiguredError, GraphBubbleUp):
             raise
         except Exception as exc:  # a provider error ends this agent only; reflection may re-activate it
@@ -158,17 +145,12 @@ def make_call_model(role: Role, base: Deps) -> Any:
             _end(rec, "stopped", f"error: model call failed: {type(exc).__name__}: {exc}"[:500])
             return out
         reply, noted = review_reply(reply, id_prefix=f"{rec['id']}:{rec['steps']}:text")
-        if any(not tc.get("id") for tc in [*reply.tool_calls, *reply.invalid_tool_calls]):  # a ToolMessage needs one
-            reply = reply.model_copy(update={
-                "tool_calls": [{**tc, "id": tc.get("id") or f"{rec['id']}:{rec['steps']}:{i}"}
-                               for i, tc in enumerate(reply.tool_calls)],
-                "invalid_tool_calls": [{**tc, "id": tc.get("id") or f"{rec['id']}:{rec['steps']}:bad{i}"}
-                                       for i, tc in enumerate(reply.invalid_tool_calls)]})
+        reply = with_call_ids(reply, f"{rec['id']}:{rec['steps']}")  # some servers omit ids: a ToolMessage needs one
         rec["tokens"] += int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0))
         rec["messages"].append(reply)
         rec["steps"] += 1
         rec["activation_calls"] += 1
-        out["usage"] = {role.level: {**used, **extra, **noted}}
+        out["usage"] = {role.level: {**used, **noted}}
         if reply.tool_calls or reply.invalid_tool_calls:
             out["ended"] = False
             return out

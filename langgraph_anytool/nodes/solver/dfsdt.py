@@ -16,8 +16,17 @@ from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 
 from ...catalog.errors import UnknownNameError
-from ...faults import EXTRA_CALL, MALFORMED_END, bound_reason, fault_usage, next_streak, review_reply, turn_fault
-from ...llm import ModelCallError, ModelNotConfiguredError, call_role, merge_usage
+from ...faults import (
+    EXTRA_CALL,
+    MALFORMED_END,
+    bound_reason,
+    fault_usage,
+    next_streak,
+    review_reply,
+    turn_fault,
+    with_call_ids,
+)
+from ...llm import ModelCallError, ModelNotConfiguredError, merge_usage
 from ...state import SolverAttempt
 from ...tools.observation import Status
 from ..abilities import ask_user as asking
@@ -26,7 +35,7 @@ from ..abilities.prompts import ASK_USER_NOTE
 from . import prompts
 from .finish import FINISH_NAME, FinishCall, FinishError, finish_schema, parse_finish, resolve_failed
 from .functions import describe_functions, pool_functions, tool_schemas
-from .textmode import TextToolRunnable, bind_role_tools, format_inputs, refuses_tools
+from .textmode import TextToolRunnable, bind_role_tools, call_with_text_fallback, format_inputs
 from .tree import (
     DIVERSITY,
     NUDGE,
@@ -116,29 +125,20 @@ def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[A
     With `tools` (the functions `runnable` has bound natively): when the endpoint refuses them (a model without
     function calling), the call is made again in text mode and the role stays in text mode for the run."""
     upd: dict[str, Any] = {"model_calls": state["model_calls"] + 1}
-    extra: dict[str, int] = {}
-    while True:
-        try:
-            ai, used = call_role(runnable, role, prompt, None, inputs={"query": state["query"], **(inputs or {})},
-                                 on_usage=deps.meter(state["run_key"]), profiles=deps.config.model_profiles)
-            break
-        except (ModelNotConfiguredError, GraphBubbleUp):  # configuration errors and interrupts are not model failures
-            raise
-        except Exception as exc:  # a provider error ends this solve, not the run
-            if tools is not None and not isinstance(runnable, TextToolRunnable) and refuses_tools(exc):
-                deps.signals.use_text_mode(state["run_key"], role)
-                runnable, extra = TextToolRunnable(deps.models.for_role(role), tools), {"text_fallbacks": 1}
-                if inputs is not None and "text_mode" in inputs:
-                    inputs = {**inputs, "text_mode": True}
-                continue
-            if isinstance(exc, ModelCallError):  # a prompt too long for the model ends this attempt only
-                upd["finish"] = outcome("context_length" if exc.kind == "context_length" else "error", reason=str(exc))
-                if exc.retries:
-                    upd["usage"] = merge_usage(state["usage"], {role: {"retries": exc.retries}})
-                return None, upd
-            upd["finish"] = outcome("error", reason=f"{role} model call failed: {type(exc).__name__}: {exc}")
-            return None, upd
-    upd["usage"] = merge_usage(state["usage"], {role: {**used, **extra}})
+    try:
+        ai, used = call_with_text_fallback(deps, role, state["run_key"], runnable, prompt, tools=tools,
+                                           inputs={"query": state["query"], **(inputs or {})})
+    except (ModelNotConfiguredError, GraphBubbleUp):  # configuration errors and interrupts are not model failures
+        raise
+    except ModelCallError as exc:  # ends this solve, not the run; a prompt too long for the model: this attempt only
+        upd["finish"] = outcome("context_length" if exc.kind == "context_length" else "error", reason=str(exc))
+        if exc.retries:
+            upd["usage"] = merge_usage(state["usage"], {role: {"retries": exc.retries}})
+        return None, upd
+    except Exception as exc:  # a provider error ends this solve, not the run
+        upd["finish"] = outcome("error", reason=f"{role} model call failed: {type(exc).__name__}: {exc}")
+        return None, upd
+    upd["usage"] = merge_usage(state["usage"], {role: used})
     return ai, upd
 
 
@@ -149,15 +149,6 @@ def reviewed(ai: AIMessage, upd: dict[str, Any], role: str, prefix: str) -> AIMe
     if noted:
         upd["usage"] = merge_usage(upd["usage"], {role: noted})
     return with_call_ids(ai, prefix)
-
-
-def with_call_ids(ai: AIMessage, prefix: str) -> AIMessage:
-    """The reply with an id on every tool call (ToolMessages must point at one)."""
-    if all(tc.get("id") for tc in ai.tool_calls) and all(tc.get("id") for tc in ai.invalid_tool_calls):
-        return ai
-    calls = [{**tc, "id": tc.get("id") or f"{prefix}_{i}"} for i, tc in enumerate(ai.tool_calls)]
-    invalid = [{**tc, "id": tc.get("id") or f"{prefix}_bad_{i}"} for i, tc in enumerate(ai.invalid_tool_calls)]
-    return ai.model_copy(update={"tool_calls": calls, "invalid_tool_calls": invalid})
 
 
 def text_of(msg: BaseMessage) -> str:

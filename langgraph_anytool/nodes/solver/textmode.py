@@ -248,20 +248,30 @@ def umi_template(config: AnyToolConfig, role: str) -> str:
 
 def call_role_tools(deps: Deps, role: str, run_key: str, tools: Sequence[Mapping[str, Any]],
                     prompt: list[BaseMessage], *, inputs: Mapping[str, Any]) -> tuple[AIMessage, dict[str, Any]]:
-    """One `call_role` of a single-call role (the router, the outline) with `tools`: natively, or in text mode (by
-    the model's profile, or because its endpoint refused `tools` earlier in the run); an endpoint refusing `tools`
-    now switches the role to text mode for the rest of the run and the call is made again (`text_fallbacks`)."""
-    chat = deps.models.for_role(role)
-    model = bind_role_tools(chat, deps.config, role, tools, text=deps.signals.in_text_mode(run_key, role))
+    """One call of a single-call role (the router, the outline) with `tools`, bound natively or as text
+    (`bind_role_tools`), through `call_with_text_fallback`."""
+    model = bind_role_tools(deps.models.for_role(role), deps.config, role, tools,
+                            text=deps.signals.in_text_mode(run_key, role))
+    return call_with_text_fallback(deps, role, run_key, model, prompt, tools=tools, inputs=inputs)
+
+
+def call_with_text_fallback(deps: Deps, role: str, run_key: str, runnable: Runnable[Any, BaseMessage],
+                            prompt: list[BaseMessage], *, inputs: Mapping[str, Any],
+                            tools: Sequence[Mapping[str, Any]] | None = None, config: RunnableConfig | None = None,
+                            ) -> tuple[AIMessage, dict[str, Any]]:
+    """`call_role` for `role` of run `run_key`, metered. With `tools` (what `runnable` binds natively): when the
+    endpoint refuses them (a model without function calling), the role switches to text mode for the rest of the run
+    and the call is made again in text mode (usage `text_fallbacks`; a `text_mode` input is set to True). Any other
+    failure propagates."""
     try:
-        ai, used = call_role(model, role, prompt, inputs=inputs, on_usage=deps.meter(run_key),
+        ai, used = call_role(runnable, role, prompt, config, inputs=inputs, on_usage=deps.meter(run_key),
                              profiles=deps.config.model_profiles)
         return ai, dict(used)
     except Exception as exc:
-        if isinstance(model, TextToolRunnable) or not refuses_tools(exc):
+        if tools is None or isinstance(runnable, TextToolRunnable) or not refuses_tools(exc):
             raise
     deps.signals.use_text_mode(run_key, role)
-    ai, used = call_role(TextToolRunnable(chat, tools), role, prompt, inputs=inputs, on_usage=deps.meter(run_key),
-                         profiles=deps.config.model_profiles)
+    text_inputs = {**inputs, "text_mode": True} if "text_mode" in inputs else inputs
+    ai, used = call_role(TextToolRunnable(deps.models.for_role(role), tools), role, prompt, config,
+                         inputs=text_inputs, on_usage=deps.meter(run_key), profiles=deps.config.model_profiles)
     return ai, {**used, "text_fallbacks": 1}
-
