@@ -67,37 +67,39 @@ class RunSignals:
         with self._lock:
             return len(self._runs)
 
-    def seed_tokens(self, run_key: str, tokens: int) -> None:
-        """Set the tally to at least `tokens` (e.g. the checkpointed usage after a resume)."""
+    # the tallies (tokens, cost in USD, retries): seeded from checkpointed usage (never lowered), added to per call
+    def _seed(self, run_key: str, name: str, value: float) -> None:
         with self._lock:
-            entry = self._entry(run_key)
-            entry.tokens = max(entry.tokens, tokens)
+            tallies = self._entry(run_key).tallies
+            tallies[name] = max(tallies.get(name, 0), value)
+
+    def _add(self, run_key: str, name: str, value: float) -> float:
+        with self._lock:
+            tallies = self._entry(run_key).tallies
+            tallies[name] = tallies.get(name, 0) + value
+            return tallies[name]
+
+    def _get(self, run_key: str, name: str) -> float:
+        with self._lock:
+            return self._entry(run_key).tallies.get(name, 0)
+
+    def seed_tokens(self, run_key: str, tokens: int) -> None:
+        self._seed(run_key, "tokens", tokens)
 
     def add_tokens(self, run_key: str, tokens: int) -> int:
-        with self._lock:
-            entry = self._entry(run_key)
-            entry.tokens += tokens
-            return entry.tokens
+        return int(self._add(run_key, "tokens", tokens))
 
     def tokens(self, run_key: str) -> int:
-        with self._lock:
-            return self._entry(run_key).tokens
+        return int(self._get(run_key, "tokens"))
 
     def seed_cost(self, run_key: str, cost: float) -> None:
-        """Set the USD tally to at least `cost` (e.g. the checkpointed usage after a resume)."""
-        with self._lock:
-            entry = self._entry(run_key)
-            entry.cost = max(entry.cost, cost)
+        self._seed(run_key, "cost", cost)
 
     def add_cost(self, run_key: str, cost: float) -> float:
-        with self._lock:
-            entry = self._entry(run_key)
-            entry.cost += cost
-            return entry.cost
+        return float(self._add(run_key, "cost", cost))
 
     def cost(self, run_key: str) -> float:
-        with self._lock:
-            return self._entry(run_key).cost
+        return float(self._get(run_key, "cost"))
 
     def seed_start(self, run_key: str, started_at: float | None) -> None:
         """The run's start (epoch seconds, from its state): the earliest one seen counts."""
@@ -110,6 +112,7 @@ class RunSignals:
     def started_at(self, run_key: str) -> float | None:
         with self._lock:
             return self._entry(run_key).started_at
+
     def use_text_mode(self, run_key: str, role: str) -> None:
         """Remember that `role`'s endpoint refused `tools` in this run."""
         with self._lock:
@@ -123,23 +126,19 @@ class RunSignals:
         """Grant one model-call retry of the run: None when granted, else the cap that refused it ("run" when the
         run's `cap` is spent, "batch" when the shared `budget` is)."""
         with self._lock:
-            entry = self._entry(run_key)
-            if entry.retries >= cap:
+            tallies = self._entry(run_key).tallies
+            if tallies.get("retries", 0) >= cap:
                 return "run"
             if budget is not None and not budget.take():
                 return "batch"
-            entry.retries += 1
+            tallies["retries"] = tallies.get("retries", 0) + 1
             return None
 
     def seed_retries(self, run_key: str, retries: int) -> None:
-        """Set the retry tally to at least `retries` (e.g. those recorded in the checkpointed usage)."""
-        with self._lock:
-            entry = self._entry(run_key)
-            entry.retries = max(entry.retries, retries)
+        self._seed(run_key, "retries", retries)
 
     def retries(self, run_key: str) -> int:
-        with self._lock:
-            return self._entry(run_key).retries
+        return int(self._get(run_key, "retries"))
 
     def forget(self, run_key: str) -> None:
         with self._lock:
@@ -148,11 +147,9 @@ class RunSignals:
 
 @dataclass
 class _RunEntry:
-    tokens: int = 0
-    cost: float = 0.0  # USD
+    tallies: dict[str, float] = field(default_factory=dict)  # "tokens", "cost" (USD), "retries"
     started_at: float | None = None  # epoch seconds (None: not seen yet, so no wall-time check)
     text_roles: set[str] = field(default_factory=set)  # roles that fell back to text mode (the endpoint refused tools)
-    retries: int = 0  # model-call retries granted
 
 
 @dataclass(frozen=True)
