@@ -19,6 +19,7 @@ from langgraph_anytool.eval.runner import usage_summary
 from langgraph_anytool.faults import fault_usage, next_streak, review_reply
 from langgraph_anytool.graphs.solver import build_solver_graph
 from langgraph_anytool.llm import ModelCallError, ModelSet
+from langgraph_anytool.nodes.lifecycle import pool_entry
 from langgraph_anytool.nodes.solver import prompts
 from langgraph_anytool.nodes.solver.textmode import refuses_tools
 from langgraph_anytool.runtime import Deps, RunSignals
@@ -48,12 +49,7 @@ def chat(server: OpenAIChatServer, streaming: bool = False, name: str = "gpt-tes
 
 
 def pool(*api_ids: str) -> list[PoolEntry]:
-    out: list[PoolEntry] = []
-    for api_id in api_ids:
-        api = CAT.api(api_id)
-        out.append(PoolEntry(api_id=api_id, category=api.category, tool=api.tool_name, api=api.name,
-                             function_name=CAT.function_name(api_id), added_by="test"))
-    return out
+    return [pool_entry(CAT, api_id, "test") for api_id in api_ids]
 
 
 def solve(model: ChatOpenAI, executor: ApiExecutor, **config: Any) -> tuple[dict[str, Any], dict[str, Any], Deps]:
