@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -440,6 +440,13 @@ def role_of(body: Mapping[str, Any]) -> str:
 CONTENT_FAULTS = ("bad_json", "unknown_function", "no_call")
 
 
+# the reply of each role the request body reveals (`role_of`)
+ROLE_REPLIES: dict[str, Callable[[dict[str, Any]], ChatReply | str]] = {
+    "meta": meta_reply, "category": category_reply, "tool": tool_reply, "solver": solver_reply,
+    "solvable": solvable_reply, "judge": judge_reply,
+}
+
+
 @dataclass(frozen=True)
 class EndpointPolicy:
     """The policy as a callable of the request body (`OpenAIChatServer(policy=EndpointPolicy(...))`)."""
@@ -475,22 +482,8 @@ class EndpointPolicy:
 
     def reply(self, body: dict[str, Any]) -> ChatReply | str:
         """The reply to a request body (content faults included)."""
-        role = role_of(body)
-        reply: ChatReply | str
-        if role == "meta":
-            reply = meta_reply(body)
-        elif role == "category":
-            reply = category_reply(body)
-        elif role == "tool":
-            reply = tool_reply(body)
-        elif role == "solver":
-            reply = solver_reply(body)
-        elif role == "solvable":
-            reply = solvable_reply(body)
-        elif role == "judge":
-            reply = judge_reply(body)
-        else:
-            reply = "I cannot help with that."
+        answer = ROLE_REPLIES.get(role_of(body))
+        reply = answer(body) if answer is not None else "I cannot help with that."
         kind = self.content_fault(body)
         if kind is None or not isinstance(reply, ChatReply) or not reply.tool_calls:
             return reply
