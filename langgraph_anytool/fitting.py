@@ -56,10 +56,18 @@ def estimate_tokens(messages: Sequence[BaseMessage], tools: Sequence[Any] | None
 
 
 def bound_tools(runnable: Any) -> list[Any] | None:
-    """The tool schemas bound to a model (`bind_tools` makes a binding holding them in `kwargs["tools"]`)."""
+    """The tool schemas sent with a model's calls: a `bind_tools` binding holds them in `kwargs["tools"]`; a
+    text-mode runnable (`TextToolRunnable`) lists them in its prompt, from `.tools`."""
     kwargs = getattr(runnable, "kwargs", None)
-    tools = kwargs.get("tools") if isinstance(kwargs, dict) else None
+    tools = kwargs.get("tools") if isinstance(kwargs, dict) else getattr(runnable, "tools", None)
     return list(tools) if isinstance(tools, list) else None
+
+
+def with_tools(runnable: Any, tools: list[Any]) -> Any:
+    """`runnable` sending `tools` instead of the ones it holds (see `bound_tools`)."""
+    if isinstance(getattr(runnable, "kwargs", None), dict):
+        return runnable.model_copy(update={"kwargs": {**runnable.kwargs, "tools": tools}})
+    return type(runnable)(runnable.bound, tools)  # TextToolRunnable(model, tools)
 
 
 def reply_reserve(model: Any, window: int) -> int:
@@ -220,7 +228,7 @@ def fit_prompt(runnable: Any, messages: Sequence[BaseMessage], limit: int) -> Fi
     if over() > 0 and tools:
         short = shorten_tools(tools)
         if estimate_tokens([], short) < tool_tokens:
-            runnable = runnable.model_copy(update={"kwargs": {**runnable.kwargs, "tools": short}})
+            runnable = with_tools(runnable, short)
             tool_tokens = estimate_tokens([], short)
             steps.append("tools")
     if over() > 0:

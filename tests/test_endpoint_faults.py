@@ -352,6 +352,24 @@ def test_fitting_shortens_bound_tool_descriptions_last() -> None:
         assert server.chat_requests[0]["tools"][0]["function"]["description"] == "Does a thing"
 
 
+def test_fitting_counts_and_shortens_the_tools_of_a_text_mode_prompt() -> None:
+    """A text-mode role lists its tools in the prompt: they count against the window and are shortened too."""
+    from langgraph_anytool.nodes.solver.textmode import TextToolRunnable
+
+    tools = [{"type": "function", "function": {"name": f"f{i}", "description": "Does a thing. " + "detail " * 200,
+                                               "parameters": {"type": "object", "properties": {}}}}
+             for i in range(10)]
+    with OpenAIChatServer(["Action: f1\nAction Input: {}"]) as server:
+        model = TextToolRunnable(client(server), tools)
+        msgs: list[BaseMessage] = [SystemMessage("s"), HumanMessage("q")]
+        fitted = fit_prompt(model, msgs, estimate_tokens(msgs, tools) // 3)
+        assert fitted.before == estimate_tokens(msgs, tools) and fitted.steps == ("tools",)
+        assert isinstance(fitted.runnable, TextToolRunnable) and fitted.runnable.tools[0]["function"][
+            "description"] == "Does a thing"
+        fitted.runnable.invoke(fitted.messages)
+        assert "detail detail" not in server.chat_requests[0]["messages"][0]["content"]
+
+
 @STREAMING
 def test_a_prompt_over_the_profile_window_is_cut_before_sending(streaming: bool) -> None:
     msgs = long_history(turns=6, observation_chars=2000)
