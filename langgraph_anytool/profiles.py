@@ -7,7 +7,7 @@ input and output tokens (USD; `None` = unknown, then no cost is computed and a c
 The table below holds the models users point AnyTool at most (OpenAI, Groq, and local models served by Ollama or
 vLLM). Prices are list prices as we last knew them: they change, so override them. An override maps a name pattern
 to the fields it changes, e.g. ``{"my-vllm-model": {"context_window": 8192, "tool_calling": False}}``; a pattern
-matches a model name that equals it or starts with it after the provider prefix (``openai:``, ``ollama:``, ...) and
+matches a model name that equals it or starts with it followed by `-`, `:` or `@`, after the provider prefix (``openai:``, ``ollama:``, ...) and
 any organisation path (``meta-llama/``) are stripped, case-insensitively; the longest matching pattern wins.
 Unknown models get `UNKNOWN` (assumed: 32k window, tool calling, one call per turn, no price).
 """
@@ -77,21 +77,22 @@ KNOWN_MODELS: Mapping[str, Mapping[str, Any]] = {
                                 "output_price": 0.79},
     "llama-3.1-8b-instant": {"context_window": 131_072, "parallel_tool_calls": True, "input_price": 0.05,
                              "output_price": 0.08},
-    # local models (Ollama / vLLM names): no price; tool calling as their chat templates support it
-    "llama3.1": {"context_window": 131_072, "input_price": 0.0, "output_price": 0.0},
-    "llama3.2": {"context_window": 131_072, "input_price": 0.0, "output_price": 0.0},
-    "llama3.3": {"context_window": 131_072, "input_price": 0.0, "output_price": 0.0},
-    "llama-3.1": {"context_window": 131_072, "input_price": 0.0, "output_price": 0.0},
-    "qwen2.5": {"context_window": 32_768, "input_price": 0.0, "output_price": 0.0},
-    "qwen3": {"context_window": 40_960, "input_price": 0.0, "output_price": 0.0},
-    "mistral": {"context_window": 32_768, "input_price": 0.0, "output_price": 0.0},
-    "llama3": {"context_window": 8_192, "tool_calling": False, "input_price": 0.0, "output_price": 0.0},
-    "llama2": {"context_window": 4_096, "tool_calling": False, "input_price": 0.0, "output_price": 0.0},
-    "gemma": {"context_window": 8_192, "tool_calling": False, "input_price": 0.0, "output_price": 0.0},
-    "phi3": {"context_window": 4_096, "tool_calling": False, "input_price": 0.0, "output_price": 0.0},
+    # local models (Ollama / vLLM names): tool calling as their chat templates support it; no price, because the
+    # same names are served by paid hosts too (give `"input_price": 0, "output_price": 0` for your own server)
+    "llama3.1": {"context_window": 131_072},
+    "llama3.2": {"context_window": 131_072},
+    "llama3.3": {"context_window": 131_072},
+    "llama-3.1": {"context_window": 131_072},
+    "qwen2.5": {"context_window": 32_768},
+    "qwen3": {"context_window": 40_960},
+    "mistral": {"context_window": 32_768},
+    "llama3": {"context_window": 8_192, "tool_calling": False},
+    "llama2": {"context_window": 4_096, "tool_calling": False},
+    "gemma": {"context_window": 8_192, "tool_calling": False},
+    "phi3": {"context_window": 4_096, "tool_calling": False},
     # ToolBench's and α-UMi's fine-tuned models: text-mode (Action / Action Input), LLaMA-2 context
-    "toolllama": {"context_window": 8_192, "tool_calling": False, "input_price": 0.0, "output_price": 0.0},
-    "alpha-umi": {"context_window": 4_096, "tool_calling": False, "input_price": 0.0, "output_price": 0.0},
+    "toolllama": {"context_window": 8_192, "tool_calling": False},
+    "alpha-umi": {"context_window": 4_096, "tool_calling": False},
 }
 
 _FIELDS = {f.name: f for f in fields(ModelProfile) if f.name != "pattern"}
@@ -160,25 +161,35 @@ def load_overrides(path: str | Path) -> dict[str, dict[str, Any]]:
     return check_overrides(data, where=str(p))
 
 
+def _matches(name: str, pattern: str) -> bool:
+    """`pattern` names `name`: equal, or a prefix ending at a version or tag boundary ("gpt-4o" names
+    "gpt-4o-2024-08-06" and "llama3.1" names "llama3.1:8b", but "gpt-4" does not name "gpt-4.5-preview")."""
+    return name == pattern or name.startswith((pattern + "-", pattern + ":", pattern + "@"))
+
+
+def _best(name: str, table: Mapping[str, Mapping[str, Any]]) -> tuple[str, Mapping[str, Any]] | None:
+    """The table's longest pattern naming `name` (patterns already normalised), and its fields."""
+    hits = [p for p in table if _matches(name, p)]
+    if not hits:
+        return None
+    key = max(hits, key=len)
+    return key, table[key]
+
+
+_KNOWN = {normalise(p): fields_ for p, fields_ in KNOWN_MODELS.items()}
+
+
 def profile_for(model: Any, overrides: Mapping[str, Any] | None = None) -> ModelProfile:
     """The profile of `model` (a name, a chat model or a binding of one): the table's longest matching pattern,
     then the longest matching override on top (overrides may also name models the table lacks)."""
     name = normalise(model if isinstance(model, str) else model_name(model))
     if not name:
         return UNKNOWN
-
-    def best(table: Mapping[str, Mapping[str, Any]]) -> tuple[str, Mapping[str, Any]] | None:
-        hits = [p for p in table if name == normalise(p) or name.startswith(normalise(p))]
-        if not hits:
-            return None
-        key = max(hits, key=lambda p: len(normalise(p)))
-        return key, table[key]
-
     profile = UNKNOWN
-    base = best(KNOWN_MODELS)
+    base = _best(name, _KNOWN)
     if base is not None:
         profile = replace(UNKNOWN, pattern=base[0], **base[1])
-    extra = best(check_overrides(overrides)) if overrides else None
+    extra = _best(name, check_overrides(overrides)) if overrides else None
     if extra is not None:
         profile = replace(profile, pattern=extra[0], **extra[1])
     return profile

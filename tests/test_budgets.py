@@ -215,3 +215,15 @@ def test_a_model_failing_for_good_is_an_error_even_when_the_wall_time_ran_out_me
                                config=AnyToolConfig(**CFG, retriever="reference", max_seconds=0.1),
                                executor=executor).invoke({"query": "Temperature in Paris?", "api_ids": [api]})
     assert (out["status"], out["error_kind"], out["stop_reason"]) == ("error", "rate_limited", "")
+
+
+def test_profiles_match_at_name_boundaries_and_hosted_names_are_not_free() -> None:
+    """A pattern names a model only up to a version or tag boundary, and a local model's name served by a paid host
+    has no price (so a cost cap refuses it rather than counting it free)."""
+    from langgraph_anytool.profiles import profile_for
+
+    assert profile_for("openai:gpt-4o-mini-2024-07-18").pattern == "gpt-4o-mini"
+    assert profile_for("ollama:llama3.1:8b").pattern == "llama3.1"
+    assert profile_for("gpt-4.5-preview").pattern == ""  # not "gpt-4": unknown, not a wrong window and price
+    assert not profile_for("groq:llama-3.1-70b-versatile").priced
+    assert profile_for("llama3.1", {"llama3.1": {"input_price": 0, "output_price": 0}}).cost(1000, 1000) == 0
