@@ -29,10 +29,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core import exceptions as lc_errors
+
+from .tools.executors.http import parse_retry_after
 
 BASE_DELAY = 1.0  # seconds: the first backoff window (doubled per retry, capped at `retry_max_wait`)
 
@@ -117,22 +119,19 @@ def classify(exc: BaseException) -> str | None:
 
 
 def retry_after(exc: BaseException, now: float | None = None) -> float | None:
-    """Seconds the server asked to wait (`retry-after-ms`, `Retry-After` in seconds or as an HTTP date)."""
+    """Seconds the server asked to wait (`retry-after-ms`, or `Retry-After` in seconds or as an HTTP date, read by
+    the HTTP executor's `parse_retry_after`); `now` in epoch seconds."""
     headers = getattr(getattr(exc, "response", None), "headers", None) or getattr(exc, "headers", None)
     if headers is not None and hasattr(headers, "get"):
-        try:
-            ms = headers.get("retry-after-ms")
-            if ms is not None:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            try:
                 return max(0.0, float(ms) / 1000)
-            value = headers.get("retry-after")
-            if value is not None:
-                try:
-                    return max(0.0, float(value))
-                except ValueError:
-                    when = parsedate_to_datetime(str(value)).timestamp()
-                    return max(0.0, when - (time.time() if now is None else now))
-        except (TypeError, ValueError, OverflowError):
-            return None
+            except (TypeError, ValueError, OverflowError):
+                return None
+        value = headers.get("retry-after")
+        if value is not None:
+            return parse_retry_after(str(value), now=None if now is None else datetime.fromtimestamp(now, UTC))
     value = getattr(exc, "retry_after", None)
     return max(0.0, float(value)) if isinstance(value, int | float) and not isinstance(value, bool) else None
 

@@ -161,6 +161,21 @@ def test_classify_is_provider_agnostic() -> None:
     assert retry_after(Limited(), now=1445412480.0) == 10.0
 
 
+def test_a_retry_after_date_without_a_zone_is_utc_whatever_the_local_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+
+    class Limited(Exception):
+        response = type("R", (), {"headers": {"retry-after": "Wed, 21 Oct 2015 07:28:10 -0000"}})()
+
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        assert retry_after(Limited(), now=1445412480.0) == 10.0
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
 def test_a_model_made_from_a_string_leaves_retrying_to_us(monkeypatch: pytest.MonkeyPatch) -> None:
     with OpenAIChatServer([ChatFault.rate_limited("0"), "ok"]) as server:
         monkeypatch.setenv("OPENAI_API_KEY", SECRET)
