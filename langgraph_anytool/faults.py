@@ -29,8 +29,6 @@ from langchain_core.messages import AIMessage
 
 from .nodes.solver.textmode import action_message, parse_action
 
-FAULT_KINDS = ("bad_json", "bad_arguments", "unknown_function", "extra_calls", "empty", "refusal")
-
 FAULT_TEXT = {
     "bad_json": "arguments that are not a JSON object",
     "bad_arguments": "arguments that do not match the function's parameters",

@@ -241,17 +241,6 @@ class CallGuard:
     sleep: Callable[[float], None] = time.sleep
     rng: random.Random = field(default_factory=random.Random, compare=False)
 
-    @classmethod
-    def for_batch(cls, policy: RetryPolicy, budget: RetryBudget | None) -> CallGuard:
-        """A guard outside any run: only the batch budget (if any) caps its retries."""
-        if budget is None:
-            return cls(policy=policy)
-
-        def gate() -> str | None:
-            return None if budget.take() else "batch"
-
-        return cls(policy=policy, gate=gate)
-
 
 class UsageMeter:
     """The `on_usage` callback of a run's model calls (`Deps.meter`), carrying the run's `CallGuard` so that

@@ -240,15 +240,13 @@ def call_role(
     config: RunnableConfig | None = None,
     *,
     inputs: Mapping[str, Any] | None = None,
-    on_tokens: Callable[[int], Any] | None = None,
     on_usage: Callable[[RoleUsage], Any] | None = None,
     profiles: Mapping[str, Any] | None = None,
     guard: CallGuard | None = None,
 ) -> tuple[AIMessage, RoleUsage]:
     """One model call of `role`: invoked with the role-tagged run config, the reply as an `AIMessage`, its usage
     (from `usage_metadata`, labelled estimates otherwise; `cost_usd` from the model's profile, see `profiles.py`,
-    with `profiles` overrides; `retries` and `trimmed` when the guard spent any), reported once to `on_tokens`
-    (its tokens) and `on_usage` (the whole usage).
+    with `profiles` overrides; `retries` and `trimmed` when the guard spent any), reported once to `on_usage`.
 
     The prompt is first fitted into the profile's context window (fitting.py). Transport faults are retried under
     `guard` (guard.py; by default the guard `on_usage` carries, as `Deps.meter` makes them, else the default
@@ -295,8 +293,6 @@ def call_role(
         used["retries"] = retries
     if trimmed:
         used["trimmed"] = 1
-    if on_tokens is not None:
-        on_tokens(int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0)))
     if on_usage is not None:
         on_usage(used)
     return ai, used

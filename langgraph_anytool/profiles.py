@@ -37,10 +37,6 @@ class ModelProfile:
     output_price: float | None = None  # USD per 1M output tokens
 
     @property
-    def known(self) -> bool:
-        return bool(self.pattern)
-
-    @property
     def priced(self) -> bool:
         return self.input_price is not None and self.output_price is not None
 

@@ -312,6 +312,19 @@ def test_exceptions_escaping_a_run_are_classified_and_transport_ones_retried(tmp
     assert again.calls == [queries[0].query]
 
 
+def test_a_timeout_error_without_a_batch_timeout_is_recorded_as_an_error(tmp_path: Path, builtin: Catalog) -> None:
+    """Only the batch's own --timeout makes a `timeout` record; any other TimeoutError (a socket's, say) escaping a
+    run is that query's error, and the batch goes on."""
+    queries = load_queries(write_group(tmp_path / "g.json", 2))
+    out = tmp_path / "r.jsonl"
+    flaky = FlakyRemote({queries[0].query: TimeoutError("the socket timed out")})
+    with ResultsWriter(out) as w:
+        asyncio.run(run_batch(queries, builtin, None, w, BatchOptions(), remote=flaky))
+    recs = {r["query_id"]: r for r in read_results(out)}
+    assert (recs["100"]["status"], recs["100"]["error_kind"]) == ("error", "other")
+    assert recs["100"]["reason"] == "TimeoutError: the socket timed out" and recs["101"]["status"] == "solved"
+
+
 def test_a_run_ending_in_a_budget_records_its_stop_reason(tmp_path: Path, builtin: Catalog) -> None:
     queries = load_queries(write_group(tmp_path / "g.json", 1))
     endpoint = FlakyEndpoint({})

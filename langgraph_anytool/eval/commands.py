@@ -421,10 +421,9 @@ def add_quiet(sub: Any) -> None:
     """`--quiet` on every `anytool eval` subcommand: no progress bar or lines, no notes on stderr (results and
     tables are still printed; errors are still reported)."""
     for p in sub.choices.values():
-        if not any("--quiet" in a.option_strings for a in p._actions):
-            p.add_argument("--quiet", action="store_true",
-                           help="nothing on stderr but errors: no progress bar or lines, no notes (results and "
-                                "tables are still printed)")
+        p.add_argument("--quiet", action="store_true",
+                       help="nothing on stderr but errors: no progress bar or lines, no notes (results and "
+                            "tables are still printed)")
 
 
 @contextlib.contextmanager

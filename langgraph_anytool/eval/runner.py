@@ -217,7 +217,6 @@ def failure_record(q: BenchQuery, status: str, error: str, *, relevant: list[str
 
 # ------------------------------------------------------------------------------------------------ the batch
 RetryErrors = Literal["transport", "all", "none"]
-RETRY_ERRORS: tuple[str, ...] = ("transport", "all", "none")
 
 
 def wants_retry(record: Mapping[str, Any], policy: str) -> bool:
@@ -331,6 +330,8 @@ async def run_batch(
             todo.append((q, last))
         else:
             tally.skipped += 1
+    # the per-query --timeout shows as a TimeoutError; without one, a TimeoutError is an error like any other
+    our_timeout: tuple[type[BaseException], ...] = (TimeoutError,) if options.timeout else ()
     sem = asyncio.Semaphore(max(1, options.concurrency))
 
     async def one(q: BenchQuery, earlier: Mapping[str, Any] | None) -> None:
@@ -352,7 +353,7 @@ async def run_batch(
                 values = await asyncio.wait_for(coro, options.timeout) if options.timeout else await coro
                 rec = make_record(q, values, relevant=relevant, missing=missing, run_info=run_info,
                                   seconds=time.perf_counter() - started)
-            except TimeoutError:
+            except our_timeout:
                 rec = failure_record(q, "timeout", f"timed out after {options.timeout:g} s", relevant=relevant,
                                      missing=missing, run_info=run_info, seconds=time.perf_counter() - started)
             except asyncio.CancelledError:
@@ -396,8 +397,8 @@ def summary_table(tally: BatchTally) -> str:
             "tok/query", "pool recall"]
     notes = []
     if tally.count("error"):
-        notes.append(f"errors: {tally.errors_text()}; resuming the batch runs those of a transport kind again "
-                     f"({', '.join(sorted(TRANSPORT_KINDS))}; --retry-errors all: every error)")
+        notes.append(f"errors: {tally.errors_text()}; resuming the batch with --retry-errors transport (the default) "
+                     f"runs those of a transport kind again ({', '.join(sorted(TRANSPORT_KINDS))}; all: every error)")
     if tally.rerun:
         notes.append(f"{tally.rerun} of these queries were run again after an error (their newer record counts)")
     return _table(head, rows, right=range(1, len(head))) + "".join(f"\n{n}" for n in notes) + \
