@@ -2,7 +2,7 @@
 
 `graph.invoke(input, config, context={"max_api_pool": 16, "model": "openai:gpt-4o-mini"})` overrides, for that
 run only, what the graph was built with; a field left unset (None) keeps the build-time value. The fields are
-every `AnyToolConfig` field except the executor kind (the executor is built with the graph), plus `model` (the
+every `AnyToolConfig` field except those fixed when the graph is built (`execution`, `request_timeout`), plus `model` (the
 default chat model, "provider:model" or "offline"), `models` (per-role overrides) and `profile` ("paper":
 `AnyToolConfig.paper()` under the other fields). The class is generated from `AnyToolConfig`, so the two cannot
 drift apart; LangGraph Studio shows its fields.
@@ -15,7 +15,8 @@ from typing import Any, get_type_hints
 
 from .config import AnyToolConfig, ConfigError, Profile
 
-BUILD_TIME_FIELDS = frozenset({"execution"})  # chosen with the executor, when the graph is built
+# fixed when the graph is built: the executor kind, and the request timeout its models' clients are made with
+BUILD_TIME_FIELDS = frozenset({"execution", "request_timeout"})
 
 
 def _context_class() -> type:
@@ -54,6 +55,10 @@ def resolve_settings(base: AnyToolConfig, context: Any) -> AnyToolConfig:
     unknown = sorted(set(values) - {f.name for f in fields(AnyToolConfig)} - BUILD_TIME_FIELDS)
     if unknown:
         raise ConfigError(f"unknown context field(s) {', '.join(unknown)}")
+    fixed = sorted(set(values) & BUILD_TIME_FIELDS)
+    if fixed:
+        raise ConfigError(f"{', '.join(fixed)} cannot change per run: it is fixed when the graph is built "
+                          "(create_anytool_graph(config=AnyToolConfig(...)))")
     if profile == "paper":
         base = AnyToolConfig.paper(**{f.name: getattr(base, f.name) for f in fields(base)
                                       if f.name not in ("seed_with_search", "small_category_shortcut")})

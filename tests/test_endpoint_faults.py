@@ -518,3 +518,15 @@ def test_a_solvable_check_that_fails_for_good_ends_the_agent_as_an_error() -> No
     assert tool_agents and tool_agents[0]["end_reason"].startswith("error: server_error: solvable model:")
     # the failing agent asked nothing more of its model after the failed check
     assert not any("add_apis_into_api_pool" in [t["function"]["name"] for t in b.get("tools") or []] for b in after)
+
+
+def test_the_request_timeout_cannot_be_set_per_run() -> None:
+    """The timeout is given to the models' clients when the graph is built: a run's context cannot change it, and
+    the refusal names the field rather than ignoring it (LangGraph's context schema, or our settings check)."""
+    from langgraph_anytool.context import resolve_settings
+
+    graph = create_anytool_graph(Catalog.builtin(), "offline")
+    with pytest.raises(TypeError, match="request_timeout"):
+        graph.invoke({"query": "What is 17 * 23?"}, context={"request_timeout": 5.0})
+    with pytest.raises(ConfigError, match="request_timeout cannot change per run"):
+        resolve_settings(AnyToolConfig(), {"request_timeout": 5.0})
