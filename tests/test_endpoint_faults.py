@@ -530,3 +530,27 @@ def test_the_request_timeout_cannot_be_set_per_run() -> None:
         graph.invoke({"query": "What is 17 * 23?"}, context={"request_timeout": 5.0})
     with pytest.raises(ConfigError, match="request_timeout cannot change per run"):
         resolve_settings(AnyToolConfig(), {"request_timeout": 5.0})
+
+
+def test_a_judge_failing_in_its_second_stage_is_an_error_with_its_retries() -> None:
+    """ToolEval's second stage runs on an Unsure of the first: when it fails for good, the run ends as an error
+    and the retries it spent are in the run's usage (a resumed run's retry tally is rebuilt from usage)."""
+    from langgraph_anytool.nodes.judge.tooleval_prompts import ANSWER_STATUS_SYSTEM
+
+    catalog, executor = make_world()
+    weather = catalog.function_name(catalog.find_api("Weather Now", "Current").id)
+    base = responder(weather)
+
+    def reply(body: dict[str, Any]) -> str | ChatReply | ChatFault:
+        if body.get("tools"):
+            return base(body)
+        if body["messages"][0]["content"] == ANSWER_STATUS_SYSTEM:
+            return ChatReply(content=json.dumps({"label": "Unsure", "reason": "cannot tell"}), usage=(700, 9))
+        return ChatFault.server_error(503)
+
+    with OpenAIChatServer([reply] * 40) as server:
+        graph = create_anytool_graph(catalog, client(server), config=AnyToolConfig(**{**GRAPH_CFG, "model_retries": 2}),
+                                     executor=executor)
+        out = graph.invoke({"query": "What's the temperature in Paris?"})
+    assert out["status"] == "error" and out["error_kind"] == "server_error"
+    assert out["usage"]["judge"]["retries"] == 2

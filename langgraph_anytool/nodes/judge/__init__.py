@@ -96,20 +96,20 @@ def make_judge(base: Deps) -> Any:
             try:
                 result = check_is_solved(deps.models.for_role("judge"), state["query"], attempt["answer"],
                                          process_text(attempt), inputs={"calls": observed_calls(attempt)},
-                                         guard=deps.guard(run_key))
+                                         on_usage=deps.meter(run_key))
             except (ModelNotConfiguredError, GraphBubbleUp):
                 raise
             except ModelCallError as exc:  # the provider failed for good: the run ends as an error of that kind
                 result = None
                 verdict = {"label": "Unsure", "reason": str(exc)[:500], "by": "error"}
+                usage = {"judge": {"retries": exc.retries}} if exc.retries else {}
             except Exception as exc:  # a provider error must not discard the solver's answer
                 result = None
                 verdict = {"label": "Unsure", "reason": f"judge model call failed: {type(exc).__name__}: {exc}"[:500],
                            "by": "rule"}
             if result is not None:
                 used: dict[str, Any] = {k: v for k, v in result.usage.items() if isinstance(v, int | float)}
-                deps.meter(run_key)(used)  # type: ignore[arg-type]  # tokens and cost into the run's tallies
-                usage = {"judge": used} if used else {}
+                usage = {"judge": used} if used else {}  # (the run's tallies were metered call by call)
                 label: Label = "Solved" if result.label == "Solved" else (
                     "Unsolved" if result.label == "Unsolved" else "Unsure")
                 verdict = {"label": label, "reason": result.reason, "by": result.stage}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -24,7 +24,6 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from ...guard import CallGuard
 from ...llm import RoleUsage, call_role
 from .tooleval_prompts import (
     ANSWER_STATUS_SYSTEM,
@@ -38,6 +37,7 @@ from .tooleval_prompts import (
 AnswerLabel = Literal["Solved", "Unsolved", "Unsure"]
 TaskLabel = Literal["Solvable", "Unsolvable", "Unsure"]
 Stage = Literal["rule", "answer", "process", "task"]
+Meter = Callable[[RoleUsage], Any]  # a call's usage as it is made (`Deps.meter`)
 
 ANSWER_LABELS: tuple[str, ...] = ("Solved", "Unsolved", "Unsure")
 TASK_LABELS: tuple[str, ...] = ("Solvable", "Unsolvable", "Unsure")
@@ -172,9 +172,9 @@ def is_empty_answer(final_answer: str | None) -> bool:
 
 # ------------------------------------------------------------------------------------------------ the checks
 def _ask(model: ModelLike, system: str, user: str, config: RunnableConfig | None, inputs: dict[str, Any],
-         labels: Sequence[str], stage: Stage, guard: CallGuard | None = None) -> JudgeResult:
+         labels: Sequence[str], stage: Stage, on_usage: Meter | None = None) -> JudgeResult:
     reply, used = call_role(model, JUDGE_ROLE, [SystemMessage(system), HumanMessage(user)], config, inputs=inputs,
-                            guard=guard)
+                            on_usage=on_usage)
     label, reason = parse_label(reply, labels)
     if label is None:
         return JudgeResult("Unsure", f"unparseable judge reply: {reason[:300]!r}", stage, used)
@@ -183,39 +183,41 @@ def _ask(model: ModelLike, system: str, user: str, config: RunnableConfig | None
 
 def check_answer_status(model: ModelLike, query: str, final_answer: str, *,
                         config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None,
-                        guard: CallGuard | None = None) -> JudgeResult:
+                        on_usage: Meter | None = None) -> JudgeResult:
     """Stage 1 (ToolEval `check_answer_status`): Solved / Unsolved / Unsure from the query and final answer."""
     answer = _clip(final_answer.strip(), MAX_ANSWER_CHARS)
     return _ask(model, ANSWER_STATUS_SYSTEM, ANSWER_STATUS_USER.format(query=query, answer=answer), config,
                 {**(inputs or {}), "query": query, "answer": final_answer, "stage": "answer"}, ANSWER_LABELS, "answer",
-                guard)
+                on_usage)
 
 
 def parse_answer_status(model: ModelLike, query: str, final_answer: str, process: Any, *,
                         config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None,
-                        guard: CallGuard | None = None) -> JudgeResult:
+                        on_usage: Meter | None = None) -> JudgeResult:
     """Stage 2 (ToolEval `parse_answer_status`): Solved / Unsolved / Unsure from the whole answer process
     (API calls with their results, as text or JSON-able data)."""
     answer = _clip(final_answer.strip(), MAX_ANSWER_CHARS)
     user = PROCESS_STATUS_USER.format(query=query, process=render_process(process), answer=answer)
     return _ask(model, PROCESS_STATUS_SYSTEM, user, config,
                 {**(inputs or {}), "query": query, "answer": final_answer, "stage": "process"}, ANSWER_LABELS,
-                "process", guard)
+                "process", on_usage)
 
 
 def check_is_solved(model: ModelLike, query: str, final_answer: str, process: Any, *,
                     config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None,
-                    guard: CallGuard | None = None) -> JudgeResult:
+                    on_usage: Meter | None = None) -> JudgeResult:
     """ToolEval's two-stage check: the empty-answer rule, stage 1, and stage 2 on an Unsure of stage 1.
 
     The returned usage covers both stages; the reason and stage are those of the deciding check. `inputs` adds
-    structured inputs to the calls' metadata (e.g. the in-loop judge's API call records)."""
+    structured inputs to the calls' metadata (e.g. the in-loop judge's API call records). `on_usage` gets each
+    call's usage as it is made (`Deps.meter`: the run's tallies and its retry guard), so a second stage that fails
+    for good still leaves the first one counted."""
     if is_empty_answer(final_answer):
         return JudgeResult("Unsolved", "the final answer is empty (or a give_up_and_restart)", "rule", RoleUsage())
-    first = check_answer_status(model, query, final_answer, config=config, inputs=inputs, guard=guard)
+    first = check_answer_status(model, query, final_answer, config=config, inputs=inputs, on_usage=on_usage)
     if first.label != "Unsure":
         return first
-    second = parse_answer_status(model, query, final_answer, process, config=config, inputs=inputs, guard=guard)
+    second = parse_answer_status(model, query, final_answer, process, config=config, inputs=inputs, on_usage=on_usage)
     return JudgeResult(second.label, second.reason, "process", add_usage(first.usage, second.usage))
 
 
