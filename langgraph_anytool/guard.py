@@ -60,9 +60,15 @@ _CONNECTION_NAMES = frozenset({"ConnectionError", "ConnectError", "RemoteProtoco
 _CONTEXT_PHRASES = ("context_length_exceeded", "maximum context length", "context length exceeded",
                     "exceeds the context window", "prompt is too long", "input is too long",
                     "reduce the length of the messages", "exceed context window", "context window exceeded")
-_NO_TOOLS_PHRASES = ("does not support tools", "does not support tool", "enable-auto-tool-choice",
-                     "tool choice requires", "tools are not supported", "tool calling is not supported",
-                     "function calling is not supported")
+# how endpoints refuse a request carrying `tools` for a model without function calling: Ollama ("... does not
+# support tools"), vLLM without `--enable-auto-tool-choice` ("\"auto\" tool choice requires --enable-auto-tool-choice
+# and --tool-call-parser to be set"), and the wordings of other OpenAI-compatible servers
+_NO_TOOLS = re.compile(
+    r"does not support (?:tools|tool[ _]?(?:use|calling|calls)|function[ _]?calling)"
+    r"|tool choice requires|enable-auto-tool-choice"
+    r"|(?:tools?|tool[ _]calling|function[ _]calling) (?:is |are )?not supported",
+    re.IGNORECASE,
+)
 _SECRET_PATTERNS = (re.compile(r"\b(sk|gsk|pk|rk)-[A-Za-z0-9_\-]{6,}"), re.compile(r"(?i)(bearer\s+)\S+"),
                     re.compile(r"(?i)(api[_-]?key[\"'=:\s]+)[A-Za-z0-9_\-\.]{8,}"))
 
@@ -81,7 +87,7 @@ def _message_kind(text: str) -> str | None:
     low = text.lower()
     if any(p in low for p in _CONTEXT_PHRASES):
         return "context_length"
-    if any(p in low for p in _NO_TOOLS_PHRASES):
+    if _NO_TOOLS.search(text):
         return "no_tool_calling"
     return None
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from ...guard import classify
 from ...llm import call_role
 from ...profiles import profile_for
 from . import text_prompts
@@ -213,26 +214,10 @@ def bind_role_tools(model: BaseChatModel, config: AnyToolConfig, role: str, tool
     return model.bind_tools([dict(t) for t in tools])
 
 
-# How endpoints refuse a request that carries `tools` for a model without function calling: Ollama ("... does not
-# support tools"), vLLM without `--enable-auto-tool-choice` ("\"auto\" tool choice requires
-# --enable-auto-tool-choice and --tool-call-parser to be set"), and the wordings of other OpenAI-compatible servers.
-_NO_TOOLS = re.compile(
-    r"does not support (?:tools|tool[ _]?(?:use|calling|calls)|function[ _]?calling)"
-    r"|tool choice requires|enable-auto-tool-choice"
-    r"|(?:tools?|tool[ _]calling|function[ _]calling) (?:is |are )?not supported",
-    re.IGNORECASE,
-)
-
-
 def refuses_tools(exc: BaseException) -> bool:
     """Whether a failed model call is the endpoint refusing `tools` (a `ModelCallError` of kind "no_tool_calling",
-    or a 400 / 422 whose message says so), i.e. the role can go on in text mode."""
-    if getattr(exc, "kind", None) == "no_tool_calling":
-        return True
-    status = getattr(exc, "status_code", None)
-    if status is not None and status not in (400, 422):
-        return False
-    return bool(_NO_TOOLS.search(str(exc)))
+    or a provider error `guard.classify` reads so), i.e. the role can go on in text mode."""
+    return getattr(exc, "kind", None) == "no_tool_calling" or classify(exc) == "no_tool_calling"
 
 
 def umi_template(config: AnyToolConfig, role: str) -> str:
