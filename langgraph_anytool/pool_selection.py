@@ -23,8 +23,8 @@ from langgraph.errors import GraphBubbleUp
 
 from .catalog import Catalog
 from .config import AnyToolConfig
-from .llm import ModelNotConfiguredError, ModelSet, ModelSpec, merge_usage, total_tokens
-from .runtime import Deps, RunSignals
+from .llm import ModelNotConfiguredError, ModelSpec, merge_usage, total_tokens
+from .runtime import Deps, RunSignals, resolve_models
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class PoolSelection:
             raise ValueError(f"AnyToolSelectorMiddleware(mode='hierarchical'): config.retriever is "
                              f"{cfg.retriever!r}; this mode runs the hierarchical retriever (use mode='search' "
                              "for the search selection)")
-        models = ModelSet.resolve(model, cfg.models, catalog=catalog)
+        models = resolve_models(model, None, cfg, catalog)
         for role in RETRIEVER_ROLES:
             try:
                 models.for_role(role)

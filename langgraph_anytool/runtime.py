@@ -260,6 +260,15 @@ class BudgetStop:
     reason: str
 
 
+def resolve_models(model: Any, models: Mapping[str, Any] | None, config: AnyToolConfig, catalog: Catalog) -> ModelSet:
+    """The models of a graph built with `config`: `model` and per-role `models` over `config.models`, with the
+    config's request timeout; with `max_cost` set, every role's price must be known (`check_prices`)."""
+    model_set = ModelSet.resolve(model, {**config.models, **dict(models or {})}, catalog=catalog,
+                                 request_timeout=config.request_timeout)
+    check_prices(model_set, config)  # max_cost needs every role's price: fail before any call
+    return model_set
+
+
 def check_prices(models: ModelSet, config: AnyToolConfig) -> None:
     """With `config.max_cost` set, every role's model must have a known price; else `ConfigError` naming the model
     and how to give its price."""

@@ -227,3 +227,20 @@ def test_profiles_match_at_name_boundaries_and_hosted_names_are_not_free() -> No
     assert profile_for("gpt-4.5-preview").pattern == ""  # not "gpt-4": unknown, not a wrong window and price
     assert not profile_for("groq:llama-3.1-70b-versatile").priced
     assert profile_for("llama3.1", {"llama3.1": {"input_price": 0, "output_price": 0}}).cost(1000, 1000) == 0
+
+
+def test_the_retriever_graph_and_the_hierarchical_selector_obey_max_cost_and_wall_time() -> None:
+    """The retriever alone (also behind AnyToolSelectorMiddleware's hierarchical mode) refuses an unpriced model
+    under max_cost like the whole graph does, and counts wall time from its own start."""
+    from langgraph_anytool import Catalog
+    from langgraph_anytool.graphs.retriever import create_retriever_graph
+    from langgraph_anytool.selector import AnyToolSelectorMiddleware
+
+    cat = Catalog.builtin()
+    with pytest.raises(ConfigError, match="max_cost is set"):
+        create_retriever_graph(cat, ScriptedChatModel(replies=[]), AnyToolConfig(max_cost=0.01))
+    with pytest.raises(ConfigError, match="max_cost is set"):
+        AnyToolSelectorMiddleware(catalog=cat, mode="hierarchical", model=ScriptedChatModel(replies=[]),
+                                  config=AnyToolConfig(max_cost=0.01))
+    out = create_retriever_graph(cat, "offline", AnyToolConfig(max_seconds=1e-9)).invoke({"query": "17 * 23?"})
+    assert out["api_pool"] == [] and out["agents"]["meta"]["end_reason"] == "budget"

@@ -314,10 +314,9 @@ async def run_batch(
         settings["retriever"] = "reference"
     config = AnyToolConfig(**settings)
     if remote is None and config.max_cost is not None:  # fail before the batch, not once per query
-        from ..llm import ModelSet
-        from ..runtime import check_prices
+        from ..runtime import resolve_models
 
-        check_prices(ModelSet.resolve(model, config.models, catalog=catalog), config)
+        resolve_models(model, None, config, catalog)  # raises naming a model without a known price
     run_info = {"mode": options.mode, "model": options.model_label, "config": config.to_dict(),
                 "catalog": getattr(catalog, "name", "?"), "catalog_apis": len(catalog)}
     tally = BatchTally()

@@ -18,12 +18,12 @@ from ..catalog import Catalog
 from ..config import AnyToolConfig
 from ..context import AnyToolContext
 from ..guard import RetryBudget
-from ..llm import ModelSet, ModelSpec
+from ..llm import ModelSpec
 from ..nodes.abilities import make_outline, make_route, make_route_after_init
 from ..nodes.judge import make_judge
 from ..nodes.lifecycle import make_finalize, make_gate, make_init
 from ..nodes.reflection import make_reflect
-from ..runtime import Deps, RunSignals, check_prices, per_run
+from ..runtime import Deps, RunSignals, per_run, resolve_models
 from ..state import AnyToolInput, AnyToolOutput, AnyToolState
 from ..tools.pipeline import ApiExecutor
 from ..viz import offline_display
@@ -74,9 +74,7 @@ def create_anytool_graph(
     """
     cfg = config or AnyToolConfig()
     cat = catalog if catalog is not None else Catalog.builtin()
-    model_set = ModelSet.resolve(model, {**cfg.models, **dict(models or {})}, catalog=cat,
-                                 request_timeout=cfg.request_timeout)
-    check_prices(model_set, cfg)  # max_cost needs every role's price: fail before any call
+    model_set = resolve_models(model, models, cfg, cat)
     owned = executor is None
     api_executor = executor if executor is not None else default_executor(cat, cfg)
     deps = Deps(catalog=cat, models=model_set, executor=api_executor, config=cfg, signals=RunSignals(),

@@ -10,6 +10,7 @@ Retrieval is over when no agent is pending, the pool is judged solvable or full,
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Mapping
 from typing import Annotated, Any, NotRequired, cast
@@ -23,11 +24,11 @@ from typing_extensions import TypedDict
 from ..catalog import Catalog
 from ..config import AnyToolConfig
 from ..context import AnyToolContext
-from ..llm import ModelSet, ModelSpec, merge_usage
+from ..llm import ModelSpec, merge_usage
 from ..nodes.agents.records import NODE_FOR_LEVEL, new_agent_record
 from ..nodes.dispatch import make_dispatch
 from ..nodes.lifecycle import META_AGENT_ID
-from ..runtime import Deps, RunSignals
+from ..runtime import Deps, RunSignals, resolve_models
 from ..state import AgentRecord, PoolEntry, latest_round, merge_agents, update_pool
 from .agent_step import build_agent_step
 
@@ -41,6 +42,7 @@ class RetrieverState(TypedDict):
 
     query: str
     run_key: NotRequired[str]
+    started_at: NotRequired[float]  # epoch seconds: the run's start, for the wall-time budget
     round: NotRequired[int]
     tick: NotRequired[int]
     agents: Annotated[dict[str, AgentRecord], merge_agents]
@@ -84,13 +86,14 @@ def create_retriever_graph(
     """
     if deps is None:
         cfg = config or AnyToolConfig()
-        model_set = ModelSet.resolve(model, {**cfg.models, **dict(models or {})}, catalog=catalog,
-                                     request_timeout=cfg.request_timeout)
-        deps = Deps(catalog=catalog, models=model_set, executor=cast(Any, executor), config=cfg, signals=RunSignals())
+        deps = Deps(catalog=catalog, models=resolve_models(model, models, cfg, catalog), executor=cast(Any, executor),
+                    config=cfg, signals=RunSignals())
     run_deps = deps
 
     def init(state: RetrieverInput) -> dict[str, Any]:
-        return {"run_key": uuid.uuid4().hex, "round": 0, "tick": 0,
+        run_key, started_at = uuid.uuid4().hex, time.time()  # the start counts for `max_seconds`
+        run_deps.signals.seed_start(run_key, started_at)
+        return {"run_key": run_key, "started_at": started_at, "round": 0, "tick": 0,
                 "agents": Overwrite({META_AGENT_ID: new_agent_record(META_AGENT_ID, "meta")}),
                 "api_pool": Overwrite([]), "solvable_round": Overwrite(-1), "usage": Overwrite({})}
 
