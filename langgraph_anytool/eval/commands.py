@@ -122,9 +122,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .results import ResultsWriter, read_results, record_key
     from .runner import BatchOptions, BatchTally, parse_settings, summary_table
 
-    settings = {**parse_settings(args.settings), **budget_values(args)}
-    if args.execution:
-        settings["execution"] = args.execution
+    # as on `anytool run`: the named options, then the `--set` pairs over them
+    settings = {**budget_values(args), **({"execution": args.execution} if args.execution else {}),
+                **parse_settings(args.settings)}
     catalog = Catalog.load(args.catalog)
     if args.sample_apis:
         catalog = sample_catalog(catalog, args.sample_apis, args.seed)
