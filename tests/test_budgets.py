@@ -170,12 +170,15 @@ def test_a_resumed_run_counts_wall_time_from_its_first_start() -> None:
     out = resumed.invoke(None, config, context={"max_seconds": 0.3})
     assert out["status"] == "budget_exhausted" and out["stop_reason"] == "wall_time"
     assert model.calls == []
-    # the same resume with time left solves the query
-    second = InMemorySaver()
+    # the same crash and resume with time left solves the query
+    crash["on"], other = True, {"configurable": {"thread_id": "t2"}}
+    with pytest.raises(ModelNotConfiguredError):
+        first.invoke({"query": "Temperature in Paris?", "api_ids": [api]}, other)
+    crash["on"] = False
     again = create_anytool_graph(catalog, ScriptedChatModel(responder=World({"solver": solver, "judge": solved_judge})),
-                                 config=cfg, executor=executor, checkpointer=second)
-    assert again.invoke({"query": "Temperature in Paris?", "api_ids": [api]}, config,
-                        context={"max_seconds": 30})["status"] == "solved"
+                                 config=cfg, executor=executor, checkpointer=saver)
+    assert again.get_state(other).next == ("solver",)
+    assert again.invoke(None, other, context={"max_seconds": 30})["status"] == "solved"
 
 
 def test_cli_budget_flags_reach_the_config(capsys: pytest.CaptureFixture[str]) -> None:

@@ -312,6 +312,26 @@ def test_exceptions_escaping_a_run_are_classified_and_transport_ones_retried(tmp
     assert again.calls == [queries[0].query]
 
 
+def test_quiet_silences_the_package_warnings_while_the_command_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                   caplog: pytest.LogCaptureFixture) -> None:
+    """A warning the package logs during an eval command (e.g. a failed model call the run survives) is dropped
+    under --quiet and shown without it."""
+    import langgraph_anytool.cli as cli
+
+    def warns(args: Any) -> int:
+        logging.getLogger("langgraph_anytool.nodes.agents.step").warning("agent meta: model call failed")
+        return 0
+
+    monkeypatch.setattr(cli, "_eval_command", warns)
+    out = tmp_path / "r.jsonl"
+    out.write_text("")
+    with caplog.at_level(logging.WARNING):
+        assert cli.main(["eval", "stats", str(out), "--quiet"]) == 0
+        assert not [r for r in caplog.records if r.name.startswith("langgraph_anytool")]
+        assert cli.main(["eval", "stats", str(out)]) == 0
+        assert [r.getMessage() for r in caplog.records] == ["agent meta: model call failed"]
+
+
 def test_a_timeout_error_without_a_batch_timeout_is_recorded_as_an_error(tmp_path: Path, builtin: Catalog) -> None:
     """Only the batch's own --timeout makes a `timeout` record; any other TimeoutError (a socket's, say) escaping a
     run is that query's error, and the batch goes on."""
