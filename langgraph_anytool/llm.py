@@ -52,13 +52,20 @@ ERROR_KINDS = (*sorted(TRANSPORT_KINDS), "context_length", "auth", "not_found", 
 
 class ModelCallError(RuntimeError):
     """A model call that failed for good, after the retries its policy allows; `kind` (one of `ERROR_KINDS`) says
-    why, `retries` how many retries were spent, `capped` which retry cap stopped them ("run" / "batch"), if one did."""
+    why, `retries` how many retries were spent, `capped` which retry cap stopped them ("run" / "batch"), if one did,
+    `role` whose call it was (when known)."""
 
-    def __init__(self, kind: str, message: str, *, retries: int = 0, capped: str | None = None) -> None:
+    def __init__(self, kind: str, message: str, *, retries: int = 0, capped: str | None = None,
+                 role: str = "") -> None:
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.retries = retries
         self.capped = capped
+        self.role = role
+
+    def usage(self) -> dict[str, Any]:
+        """The retries the failed call spent, as a usage update of its role (empty when none or no role)."""
+        return {self.role: {"retries": self.retries}} if self.retries and self.role else {}
 
     @property
     def transport(self) -> bool:
@@ -308,4 +315,4 @@ def _call_error(kind: str, role: str, exc: BaseException, model: Any, retries: i
     if kind == "context_length":
         detail += (" (the prompt does not fit the model's context window, even cut to half its estimate)" if shrunk
                    else " (the prompt does not fit the model's context window and has nothing left to cut)")
-    return ModelCallError(kind, f"{role} model: {detail}{after}{cap}", retries=retries, capped=capped)
+    return ModelCallError(kind, f"{role} model: {detail}{after}{cap}", retries=retries, capped=capped, role=role)

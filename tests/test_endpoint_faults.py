@@ -514,6 +514,7 @@ def test_a_solvable_check_that_fails_for_good_ends_the_agent_as_an_error() -> No
         checks = [b for b in server.chat_requests if b["messages"][0]["content"] == SOLVABLE_SYSTEM]
         after = server.chat_requests[server.chat_requests.index(checks[-1]) + 1:]
     assert len(checks) == 2  # the check and its one retry
+    assert out["usage"]["solvable"]["retries"] == 1  # counted, as the agents' own failed calls are
     tool_agents = [a for a in out["agents"].values() if a["level"] == "tool"]
     assert tool_agents and tool_agents[0]["end_reason"].startswith("error: server_error: solvable model:")
     # the failing agent asked nothing more of its model after the failed check

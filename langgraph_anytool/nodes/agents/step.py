@@ -139,8 +139,7 @@ def make_call_model(role: Role, base: Deps) -> Any:
             log.warning("agent %s: model call failed: %s", rec["id"], exc)
             if isinstance(exc, ModelCallError):  # "error: rate_limited: meta model: ... after 6 retries"
                 _end(rec, "stopped", f"error: {exc}"[:500])
-                if exc.retries:
-                    out["usage"] = {role.level: {"retries": exc.retries}}
+                out["usage"] = exc.usage()
                 return out
             _end(rec, "stopped", f"error: model call failed: {type(exc).__name__}: {exc}"[:500])
             return out
@@ -185,6 +184,7 @@ def _run_one(role: Role, ctx: CallContext, name: str, args: Any) -> tuple[Functi
     except ModelCallError as exc:  # a handler's own model call failed for good (e.g. the solvable check): the
         # provider is failing, so the agent ends on that error as if its own call had failed
         log.warning("agent %s: %s: model call failed: %s", ctx.record["id"], name, exc)
+        ctx.usage = merge_usage(ctx.usage, exc.usage())  # its retries count (a resumed run rebuilds them from usage)
         return FunctionResult(f"Error: {name} failed: {exc}", end="stopped", end_reason=f"error: {exc}"[:500]), None
     except Exception as exc:  # a handler bug or a catalog error: answered, not raised
         log.warning("agent %s: %s failed: %s", ctx.record["id"], name, exc)

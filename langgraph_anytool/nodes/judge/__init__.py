@@ -102,7 +102,7 @@ def make_judge(base: Deps) -> Any:
             except ModelCallError as exc:  # the provider failed for good: the run ends as an error of that kind
                 result = None
                 verdict = {"label": "Unsure", "reason": str(exc)[:500], "by": "error"}
-                usage = {"judge": {"retries": exc.retries}} if exc.retries else {}
+                usage = exc.usage()
             except Exception as exc:  # a provider error must not discard the solver's answer
                 result = None
                 verdict = {"label": "Unsure", "reason": f"judge model call failed: {type(exc).__name__}: {exc}"[:500],

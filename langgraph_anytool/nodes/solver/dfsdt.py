@@ -132,8 +132,8 @@ def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[A
         raise
     except ModelCallError as exc:  # ends this solve, not the run; a prompt too long for the model: this attempt only
         upd["finish"] = outcome("context_length" if exc.kind == "context_length" else "error", reason=str(exc))
-        if exc.retries:
-            upd["usage"] = merge_usage(state["usage"], {role: {"retries": exc.retries}})
+        if exc.usage():
+            upd["usage"] = merge_usage(state["usage"], exc.usage())
         return None, upd
     except Exception as exc:  # a provider error ends this solve, not the run
         upd["finish"] = outcome("error", reason=f"{role} model call failed: {type(exc).__name__}: {exc}")
