@@ -199,15 +199,27 @@ class Deps:
 
     def guard(self, run_key: str) -> CallGuard:
         """The retry guard of a model call made for `run_key`: the run's policy (`model_retries`,
-        `retry_max_wait`), its retry cap (`max_retries_per_run`) and the shared `retry_budget`."""
+        `retry_max_wait`), its retry cap (`max_retries_per_run`), the shared `retry_budget`, and the run's wall-time
+        budget (`max_seconds`: waits are cut to the time left, and no retry starts once it is spent)."""
         cfg = self.config
         policy = RetryPolicy(retries=cfg.model_retries, max_wait=cfg.retry_max_wait)
         signals, budget, cap = self.signals, self.retry_budget, cfg.max_retries_per_run
 
+        def time_left() -> float | None:  # seconds of the run's `max_seconds` left (None: no wall-time budget)
+            started = signals.started_at(run_key)
+            return None if cfg.max_seconds is None or started is None else started + cfg.max_seconds - time.time()
+
         def gate() -> str | None:
+            left = time_left()
+            if left is not None and left <= 0:
+                return "wall-time"  # no retry once the run's time is spent
             return signals.take_retry(run_key, cap, budget)
 
-        return CallGuard(policy=policy, gate=gate)
+        def sleep(seconds: float) -> None:  # a wait never outlasts the run's wall-time budget
+            left = time_left()
+            time.sleep(seconds if left is None else max(0.0, min(seconds, left)))
+
+        return CallGuard(policy=policy, gate=gate, sleep=sleep)
 
     def sync_run(self, run_key: str, state: Mapping[str, Any]) -> None:
         """Seed the run's tallies from its checkpointed state: the budgets' (tokens, USD, start time) and the

@@ -555,3 +555,19 @@ def test_a_judge_failing_in_its_second_stage_is_an_error_with_its_retries() -> N
         out = graph.invoke({"query": "What's the temperature in Paris?"})
     assert out["status"] == "error" and out["error_kind"] == "server_error"
     assert out["usage"]["judge"]["retries"] == 2
+
+
+def test_retry_waits_stop_at_the_runs_wall_time_budget() -> None:
+    """A server asking to wait 30 s does not hold a run past its `max_seconds`: the wait is cut to the time left
+    and no retry starts after it."""
+    import time
+
+    cfg = AnyToolConfig(**{**GRAPH_CFG, "retry_max_wait": 30.0, "max_seconds": 1.0})
+    with OpenAIChatServer(fault_hook=always(ChatFault.rate_limited("30"))) as server:
+        started = time.monotonic()
+        out = create_anytool_graph(Catalog.builtin(), client(server), config=cfg).invoke({"query": "q"})
+        took = time.monotonic() - started
+        sent = len(server.chat_requests)
+    assert took < 5 and sent == 2  # the first call, one retry after the cut wait, then the budget's refusal
+    assert out["status"] == "budget_exhausted" and out["stop_reason"] == "wall_time"
+    assert out["agents"]["meta"]["end_reason"].endswith("(wall-time retry cap)")
