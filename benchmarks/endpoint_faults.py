@@ -7,8 +7,8 @@ OpenAI-compatible server that plays the model, with seeded faults, a kill -9 hal
 
 The model is `tests/endpoint_policy.EndpointPolicy` (a deterministic policy of the request body) served by
 `tests/servers.OpenAIChatServer` in its own process (`--serve`, so its CPU use does not share the client's GIL).
-The first N AnyToolBench queries (`/work/shared/anytoolbench/anytoolbench.json`) run through the real CLI,
-`anytool eval run --model openai:endpoint-policy --execution template --catalog /work/shared/toolbench/tools`, with
+The first N AnyToolBench queries (`../shared/anytoolbench/anytoolbench.json`) run through the real CLI,
+`anytool eval run --model openai:endpoint-policy --execution template --catalog ../shared/toolbench/tools`, with
 `OPENAI_BASE_URL` / `OPENAI_API_KEY` pointing at the server:
 
 1. faulted: a server answering about `--fault-rate` of its responses with a fault. Transport faults (429 with and
@@ -47,7 +47,6 @@ unfaulted (100), and every request body of the compared queries is the same in b
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import os
@@ -64,8 +63,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-QUERIES = Path("/work/shared/anytoolbench/anytoolbench.json")
-CATALOG = Path("/work/shared/toolbench/tools")
+SHARED = ROOT.parent / "shared"  # the data beside the repository
+QUERIES = SHARED / "anytoolbench" / "anytoolbench.json"
+CATALOG = SHARED / "toolbench" / "tools"
 MODEL = "openai:endpoint-policy"
 KEY = "sk-loopback-benchmark"
 MAX_FAULTS = 2  # consecutive faulted attempts of one body (the OpenAI client retries twice by default)
@@ -181,13 +181,8 @@ def load_queries(path: str | Path) -> list[dict[str, Any]]:
 
 
 def result_ids(out: Path) -> set[str]:
-    if not out.exists():
-        return set()
-    ids = set()
-    for line in out.read_text(encoding="utf-8").splitlines():
-        with contextlib.suppress(ValueError, KeyError):  # a line cut by the kill
-            ids.add(str(json.loads(line)["query_id"]))
-    return ids
+    """The queries with a complete record (a line cut by the kill is skipped)."""
+    return set(records(out)) if out.exists() else set()
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -231,15 +226,10 @@ def run_eval(args: argparse.Namespace, url: str, queries_file: Path, out: Path, 
 
 # ------------------------------------------------------------------------------------------------ comparing
 def records(out: Path) -> dict[str, dict[str, Any]]:
-    """The last complete record of each query."""
-    got: dict[str, dict[str, Any]] = {}
-    for line in out.read_text(encoding="utf-8").splitlines():
-        try:
-            rec = json.loads(line)
-        except ValueError:
-            continue
-        got[str(rec["query_id"])] = rec
-    return got
+    """The last complete record of each query (`read_results`)."""
+    from langgraph_anytool.eval.results import read_results
+
+    return {str(rec["query_id"]): rec for rec in read_results(out)}
 
 
 def solver_calls(rec: dict[str, Any]) -> list[tuple[Any, ...]]:
@@ -293,8 +283,9 @@ def where_runs_part(faulted: list[dict[str, Any]], clean: list[dict[str, Any]],
         b = [e for e in clean if e["query_id"] == q and "canonical" in e]
         if not a or not b:
             continue
-        only_a = [e for e in a if e["canonical"] not in {x["canonical"] for x in b}]
-        only_b = [e for e in b if e["canonical"] not in {x["canonical"] for x in a}]
+        seen_a, seen_b = {x["canonical"] for x in a}, {x["canonical"] for x in b}
+        only_a = [e for e in a if e["canonical"] not in seen_b]
+        only_b = [e for e in b if e["canonical"] not in seen_a]
         first = min(only_a + only_b, key=lambda e: min(x["n"] for x in (a if e in only_a else b)
                                                        if x["canonical"] == e["canonical"]), default=None)
         out[q] = (f"bodies only in the faulted run {len(only_a)}, only in the unfaulted run {len(only_b)}; first "

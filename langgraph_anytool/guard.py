@@ -34,6 +34,7 @@ from typing import Any
 
 from langchain_core import exceptions as lc_errors
 
+from .config import AnyToolConfig
 from .tools.executors.http import parse_retry_after
 
 BASE_DELAY = 1.0  # seconds: the first backoff window (doubled per retry, capped at `retry_max_wait`)
@@ -219,8 +220,8 @@ class RetryBudget:
 class RetryPolicy:
     """How one call retries transport faults (see the module docstring)."""
 
-    retries: int = 6  # retries of one call
-    max_wait: float = 60.0  # seconds, the longest single wait (also caps Retry-After)
+    retries: int = AnyToolConfig.model_retries  # retries of one call
+    max_wait: float = AnyToolConfig.retry_max_wait  # seconds, the longest single wait (also caps Retry-After)
     base_delay: float = BASE_DELAY
 
     def wait(self, retry: int, asked: float | None, rng: random.Random) -> float:

@@ -131,7 +131,7 @@ def usage_summary(values: Mapping[str, Any]) -> dict[str, Any]:
     roles: dict[str, dict[str, Any]] = {
         r: {k: int(v.get(k, 0)) for k in ("model_calls", "input_tokens", "output_tokens", "estimated_tokens")
             if k in v} for r, v in usage.items() if isinstance(v, Mapping) and "model_calls" in v}
-    for r, v in usage.items():  # content faults (faults.py): malformed turns by kind, hallucinated calls, fallbacks
+    for r, v in usage.items():  # content faults (faults.py): malformed replies (one per fault) by kind, hallucinated calls, fallbacks
         if r in roles:
             roles[r].update({k: int(n) for k, n in v.items() if k.startswith(USAGE_KEYS) and isinstance(n, int | float)})
             if "cost_usd" in v:  # USD from the model's profile price (absent when unknown)
