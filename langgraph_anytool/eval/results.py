@@ -92,10 +92,6 @@ class ResultsWriter:
                 pos = start
             f.truncate(0)
 
-    @property
-    def finished(self) -> set[tuple[str, str]]:
-        return set(self.latest)
-
     def is_finished(self, group: str, query_id: str) -> bool:
         return (group, query_id) in self.latest
 
