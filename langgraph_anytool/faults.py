@@ -23,11 +23,10 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from .nodes.solver.textmode import action_message, parse_action
+from .nodes.solver.textmode import action_message, parse_action, text_of
 
 FAULT_TEXT = {
     "bad_json": "arguments that are not a JSON object",
@@ -43,14 +42,6 @@ FAULT_TEXT = {
 USAGE_KEYS = ("malformed", "hallucinated", "text_actions", "text_fallbacks")
 MALFORMED_END = "malformed"  # the solver's finish type, and the prefix of an agent's end reason
 EXTRA_CALL = "one call per turn: not run. Make exactly one function call per step."
-
-
-def text_of(msg: Any) -> str:
-    """The text of a message (content blocks joined)."""
-    content = getattr(msg, "content", "")
-    if isinstance(content, str):
-        return content
-    return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content if isinstance(b, str | dict))
 
 
 def refusal_of(ai: AIMessage) -> str:

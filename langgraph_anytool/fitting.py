@@ -26,6 +26,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from .profiles import unwrap
+
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4  # tokens per message (role and separators), as OpenAI's chat format spends them
 TOOL_CALL_OVERHEAD = 40  # characters per tool call besides its name and arguments (id, type, JSON framing)
@@ -72,14 +74,11 @@ def with_tools(runnable: Any, tools: list[Any]) -> Any:
 
 def reply_reserve(model: Any, window: int) -> int:
     """Tokens kept free for the reply: the model's `max_tokens` if set, else window / 8 (at most 4096)."""
-    seen = 0
-    while model is not None and seen < 8:
+    for layer in unwrap(model):
         for attr in ("max_tokens", "max_completion_tokens", "num_predict"):
-            value = getattr(model, attr, None)
+            value = getattr(layer, attr, None)
             if isinstance(value, int) and not isinstance(value, bool) and value > 0:
                 return min(value, window // 2)
-        model = getattr(model, "bound", None)
-        seen += 1
     return min(MAX_REPLY_RESERVE, window // 8)
 
 

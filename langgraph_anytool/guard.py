@@ -35,6 +35,7 @@ from typing import Any
 from langchain_core import exceptions as lc_errors
 
 from .config import AnyToolConfig
+from .profiles import unwrap
 from .tools.executors.http import parse_retry_after
 
 BASE_DELAY = 1.0  # seconds: the first backoff window (doubled per retry, capped at `retry_max_wait`)
@@ -156,17 +157,12 @@ def mask_secrets(text: str, secrets: tuple[str, ...] = ()) -> str:
 def model_secrets(model: Any) -> tuple[str, ...]:
     """The secret values (pydantic `SecretStr` fields) of a chat model, or of the model a binding wraps."""
     out: list[str] = []
-    seen = 0
-    while model is not None and seen < 8:
-        for name in getattr(type(model), "model_fields", {}) or {}:
-            value = getattr(model, name, None)
-            reveal = getattr(value, "get_secret_value", None)
-            if callable(reveal):
-                secret = reveal()
-                if isinstance(secret, str) and secret:
-                    out.append(secret)
-        model = getattr(model, "bound", None)
-        seen += 1
+    for layer in unwrap(model):
+        for name in getattr(type(layer), "model_fields", {}) or {}:
+            reveal = getattr(getattr(layer, name, None), "get_secret_value", None)
+            secret = reveal() if callable(reveal) else None
+            if isinstance(secret, str) and secret:
+                out.append(secret)
     return tuple(out)
 
 

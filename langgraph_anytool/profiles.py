@@ -15,7 +15,7 @@ Unknown models get `UNKNOWN` (assumed: 32k window, tool calling, one call per tu
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -103,16 +103,20 @@ def normalise(name: str) -> str:
     return text.rsplit("/", 1)[-1]
 
 
+def unwrap(model: Any, depth: int = 8) -> Iterator[Any]:
+    """`model`, then what it wraps (`bound`: a `bind_tools` binding, a text-mode runnable), at most `depth` levels."""
+    while model is not None and depth > 0:
+        yield model
+        model, depth = getattr(model, "bound", None), depth - 1
+
+
 def model_name(model: Any) -> str:
     """The name a chat model (or a runnable binding one, e.g. after `bind_tools`) was created with ("" if none)."""
-    seen = 0
-    while model is not None and seen < 8:
+    for layer in unwrap(model):
         for attr in ("model_name", "model", "model_id"):
-            value = getattr(model, attr, None)
+            value = getattr(layer, attr, None)
             if isinstance(value, str) and value:
                 return value
-        model = getattr(model, "bound", None)
-        seen += 1
     return ""
 
 

@@ -35,7 +35,7 @@ from ..abilities.prompts import ASK_USER_NOTE
 from . import prompts
 from .finish import FINISH_NAME, FinishCall, FinishError, finish_schema, parse_finish, resolve_failed
 from .functions import describe_functions, pool_functions, tool_schemas
-from .textmode import TextToolRunnable, bind_role_tools, call_with_text_fallback, format_inputs
+from .textmode import TextToolRunnable, bind_role_tools, call_with_text_fallback, format_inputs, text_of
 from .tree import (
     DIVERSITY,
     NUDGE,
@@ -149,14 +149,6 @@ def reviewed(ai: AIMessage, upd: dict[str, Any], role: str, prefix: str) -> AIMe
     if noted:
         upd["usage"] = merge_usage(upd["usage"], {role: noted})
     return with_call_ids(ai, prefix)
-
-
-def text_of(msg: BaseMessage) -> str:
-    """The text of a message (content blocks joined)."""
-    if isinstance(msg.content, str):
-        return msg.content
-    parts = [b if isinstance(b, str) else str(b.get("text", "")) for b in msg.content if isinstance(b, str | dict)]
-    return "".join(parts)
 
 
 # ------------------------------------------------------------------------------------------ seed

@@ -124,10 +124,12 @@ def action_message(text: str, *, id_prefix: str = "text") -> AIMessage:
                                                             "type": "tool_call"}])
 
 
-def _text(msg: BaseMessage) -> str:
-    if isinstance(msg.content, str):
-        return msg.content
-    return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in msg.content if isinstance(b, str | dict))
+def text_of(msg: Any) -> str:
+    """The text of a message (content blocks joined)."""
+    content = getattr(msg, "content", "")
+    if isinstance(content, str):
+        return content
+    return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content if isinstance(b, str | dict))
 
 
 def messages_as_text(messages: Sequence[BaseMessage], tools: Sequence[Mapping[str, Any]]) -> list[BaseMessage]:
@@ -136,7 +138,7 @@ def messages_as_text(messages: Sequence[BaseMessage], tools: Sequence[Mapping[st
     listing = "\n".join(json.dumps(_function(t), ensure_ascii=False) for t in tools)
     names = ", ".join(str(_function(t).get("name")) for t in tools)
     systems = [m for m in messages if isinstance(m, SystemMessage)]
-    system_text = "\n\n".join(_text(m) for m in systems)
+    system_text = "\n\n".join(text_of(m) for m in systems)
     appendix = text_prompts.TEXT_TOOLS.format(functions=listing, tool_names=names)
     if "Action Input:" in system_text:  # the prompt states the format already (α-UMi caller profile)
         appendix = text_prompts.TEXT_TOOLS_LIST.format(functions=listing)
@@ -145,12 +147,12 @@ def messages_as_text(messages: Sequence[BaseMessage], tools: Sequence[Mapping[st
         if isinstance(m, SystemMessage):
             continue
         if isinstance(m, AIMessage):
-            parts = [_text(m).strip()]
+            parts = [text_of(m).strip()]
             parts += [render_action(tc["name"], tc["args"]) for tc in m.tool_calls]
             parts += [render_action(str(tc.get("name")), tc.get("args") or "") for tc in m.invalid_tool_calls]
             out.append(AIMessage(content="\n".join(p for p in parts if p)))
         elif isinstance(m, ToolMessage):
-            out.append(HumanMessage(content=f"Observation ({m.name or 'function'}): {_text(m)}"))
+            out.append(HumanMessage(content=f"Observation ({m.name or 'function'}): {text_of(m)}"))
         else:
             out.append(m)
     return out
@@ -177,7 +179,7 @@ class TextToolRunnable(Runnable[Any, BaseMessage]):
         messages = list(input) if isinstance(input, Sequence) and not isinstance(input, str) else [
             HumanMessage(content=str(input))]
         reply = self.model.invoke(messages_as_text(messages, self.tools), config, **kwargs)
-        parsed = action_message(_text(reply), id_prefix="text")
+        parsed = action_message(text_of(reply), id_prefix="text")
         return parsed.model_copy(update={"usage_metadata": getattr(reply, "usage_metadata", None),
                                          "response_metadata": dict(getattr(reply, "response_metadata", {}) or {}),
                                          "additional_kwargs": dict(getattr(reply, "additional_kwargs", {}) or {}),
