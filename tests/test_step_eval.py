@@ -284,3 +284,27 @@ def test_multi_mode_caller_without_a_call_is_a_call_of_none(tmp_path: Path) -> N
     s = report.overall
     assert s.plan_acc == 1.0 and s.act_em == pytest.approx(1 / 2) and s.rouge_l == 0.0
     assert [r.prediction["answer"] for r in report.records][-1] == "none"
+
+
+def test_alpha_umi_planner_is_read_as_infer_pipeline(tmp_path: Path) -> None:
+    """infer_pipeline.py: "Next: give up." anywhere wins over a later "Next: caller." (our solver's reading takes the
+    last one); a planner text without a marker goes to the caller with "Next: caller." appended.
+    Step 1 (ref call): give up → plan miss; step 2 (ref call): no marker → caller → call, EM 1, F1 1;
+    step 3 (ref conclusion): "Next: conclusion." → summarizer. Plan ACC 2/3, Act. EM 1/2."""
+    from langgraph_anytool.eval.step_predict import authors_planner_decision
+
+    assert authors_planner_decision("a Next: give up. b Next: caller.") == ("give_up", "a Next: give up.")
+    assert authors_planner_decision("just think") == ("caller", "just thinkNext: caller.")
+    path = tmp_path / "noarg.json"
+    path.write_text(json.dumps([NOARG_ITEM]))
+    loaded = load_step_cases([path])
+    model = ScriptedChatModel(replies=[
+        ai("Hmm. Next: give up. No wait, Next: caller."),
+        ai("Details of v1 now."), ai("", _tc("details_for_video_db", {"is_id": "v1"})),
+        ai("Done. Next: conclusion."), ai("The first video is Funny cats."),
+    ])
+    cfg = AnyToolConfig(solver="umi", umi_prompts="alpha_umi")
+    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="multi", config=cfg)  # type: ignore[arg-type]
+    s = report.overall
+    assert s.plan_acc == pytest.approx(2 / 3) and s.act_em == pytest.approx(1 / 2) and s.arg_f1 == pytest.approx(1 / 2)
+    assert report.records[1].prediction["thought"] == "Details of v1 now.Next: caller."

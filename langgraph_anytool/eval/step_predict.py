@@ -21,7 +21,8 @@ output clean-up of their inference scripts (`step_metrics.authors_candidate`):
 - single mode, a reply without any call: read as `evaluate-backbone.py` reads it (`parse_backbone_reply`):
   "conclusion: give up" → give up, "conclusion: <answer>" → a conclusion, anything else → a call of the
   `Action:` it names, or of "none";
-- multi mode: the planner's decision as our solver reads it (`parse_next`, which knows both prompt profiles), the
+- multi mode: the planner's decision as `infer_pipeline.py` reads it with the `alpha_umi` prompt profile (the
+  authors' format; `authors_planner_decision`), as our solver reads it with our own prompts (`parse_next`); the
   caller's reply as above (a reply without a call → a call of "none"), the summarizer's reply as the answer (the
   text after its last "conclusion: ", if any).
 """
@@ -213,6 +214,17 @@ def predict_single(case: StepCase, tools: StepTools, models: ModelSet, config: A
     return replace(pred, error="no function call (read as evaluate-backbone.py reads a reply)")
 
 
+def authors_planner_decision(text: str) -> tuple[str, str]:
+    """(decision, planner prediction) as `infer_pipeline.py` splits a planner output: "Next: give up." anywhere →
+    give up, else "Next: conclusion." → the summarizer, else the caller; the text is cut after the first such
+    marker ("Next: caller." is appended when there is none), and that cut text is the thought the next role gets."""
+    for marker, decision in (("Next: give up.", "give_up"), ("Next: conclusion.", "summarizer"),
+                             ("Next: caller.", "caller")):
+        if marker in text:
+            return decision, text[: text.index(marker) + len(marker)]
+    return "caller", text + "Next: caller."
+
+
 def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: AnyToolConfig) -> Prediction:
     """Multi-model mode: the planner decides; the caller or the summarizer completes the step."""
     deps = _deps(tools, models, config)
@@ -222,8 +234,11 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
     ai, _ = call_role(models.for_role("planner"), "planner",
                       [SystemMessage(content=planner_system), HumanMessage(content=case.query)], None,
                       inputs={**umi_inputs(history, tools.functions), **format_inputs(config, "planner")})
-    thought = text_of(ai).strip()
-    decision, _ = parse_next(thought)
+    if config.umi_prompts == "alpha_umi":  # the planner writes the authors' format: read it their way
+        decision, thought = authors_planner_decision(authors_candidate(text_of(ai)))
+    else:  # our prompts ("Next: summarizer", ...): our solver's reading
+        thought = text_of(ai).strip()
+        decision, _ = parse_next(thought)
     if decision == "give_up":
         return Prediction(plan="give_up", thought=thought)
     if decision == "summarizer":
