@@ -118,12 +118,6 @@ def _loads(raw: Any) -> Any:
         return _MISSING
 
 
-def parse_arguments(raw: Any) -> dict[str, Any] | None:
-    """Arguments as a JSON object (a mapping as is, JSON text parsed, None → {}); None when not a JSON object."""
-    value = _loads(raw)
-    return value if isinstance(value, dict) else None
-
-
 def argument_f1(pred_name: str | None, pred_args: Any, ref_name: str | None, ref_args: Any) -> float | None:
     """Arg. F1 of one call step, as `evaluate_action_input_f1` computes its `f1` entry.
 
