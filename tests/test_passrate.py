@@ -237,6 +237,16 @@ def test_identity_drops_credentials_from_the_url() -> None:
     assert clean_url("https://user:pw@host.example:8443/v1/?api_key=abc#x") == "https://host.example:8443/v1"
 
 
+def test_identity_reads_sampling_settings_only() -> None:
+    from langgraph_anytool.eval.identity import evaluator_identity
+
+    model = ChatOpenAI(model="m", base_url="http://127.0.0.1:9/v1", api_key="sk-secret", max_retries=0,
+                       extra_body={"top_k": 20, "api_key": "sk-extra"}, reasoning_effort="low")
+    ident = evaluator_identity(model.bind(temperature=0.3))  # a binding's kwargs count too
+    assert ident["sampling"] == {"reasoning_effort": "low", "temperature": 0.3, "top_k": 20}
+    assert "sk-" not in json.dumps(ident)
+
+
 def test_passrate_cli_keys_the_cache_by_endpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """`anytool eval passrate --evaluator openai:gpt-test` twice with one cache file, the endpoint moved between

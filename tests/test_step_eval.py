@@ -308,3 +308,32 @@ def test_alpha_umi_planner_is_read_as_infer_pipeline(tmp_path: Path) -> None:
     s = report.overall
     assert s.plan_acc == pytest.approx(2 / 3) and s.act_em == pytest.approx(1 / 2) and s.arg_f1 == pytest.approx(1 / 2)
     assert report.records[1].prediction["thought"] == "Details of v1 now.Next: caller."
+
+
+def test_toolbench_answer_keeps_an_empty_arguments_string(tmp_path: Path) -> None:
+    """A ToolBench answer whose recorded call has `"arguments": ""`: the reference input stays "" (not "{}"), which
+    the authors' scorer cannot parse → the step is left out of Arg. F1 (arg_f1_steps 0, Arg. F1 None), EM still
+    counts (1/1). The Finish step's answer is scored by Rouge-L (identical text: 2/(2 + 1e-8))."""
+    fn = {"name": "list_for_video_db", "description": "List videos.", "parameters": {"type": "object",
+                                                                                     "properties": {}}}
+    system = {"role": "system", "content": "You are AutoGPT."}
+    user = {"role": "user", "content": "List the videos.\nBegin!"}
+    called = {"role": "assistant", "content": "I list them.",
+              "function_call": {"name": "list_for_video_db", "arguments": ""}}
+    result = {"role": "function", "name": "list_for_video_db", "content": "['v1']"}
+    finish = {"role": "assistant", "content": "", "function_call": {"name": "Finish", "arguments": json.dumps(
+        {"return_type": "give_answer", "final_answer": "There is one video, v1."})}}
+    data = {"answer_generation": {"valid_data": True, "query": "List the videos.", "function": [fn],
+                                  "train_messages": [[system, user, called], [system, user, called, result, finish]]}}
+    (tmp_path / "G1_answer").mkdir()
+    path = tmp_path / "G1_answer" / "1_DFS.json"
+    path.write_text(json.dumps(data))
+    loaded = load_step_cases([path])
+    assert [c.reference.args for c in loaded.cases] == ["", None]
+    model = ScriptedChatModel(replies=[
+        ai("", call("list_for_video_db")),
+        ai("", call("Finish", return_type="give_answer", final_answer="There is one video, v1.")),
+    ])
+    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="single")  # type: ignore[arg-type]
+    s = report.overall
+    assert (s.act_em, s.arg_f1, s.arg_f1_steps) == (1.0, None, 0) and s.rouge_l == pytest.approx(2 / (2 + 1e-8))

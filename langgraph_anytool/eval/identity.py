@@ -18,8 +18,8 @@ from ..profiles import model_name, unwrap
 # Request settings that change what the model answers (LangChain field names across providers).
 SAMPLING_FIELDS: tuple[str, ...] = (
     "temperature", "top_p", "top_k", "n", "seed", "max_tokens", "max_completion_tokens", "max_output_tokens",
-    "num_predict", "frequency_penalty", "presence_penalty", "repeat_penalty", "stop", "stop_sequences",
-    "reasoning_effort", "logit_bias", "response_format")
+    "num_predict", "frequency_penalty", "presence_penalty", "repeat_penalty", "repetition_penalty", "min_p", "stop",
+    "stop_sequences", "reasoning_effort", "reasoning", "thinking", "verbosity", "logit_bias", "response_format")
 # Where chat model classes keep their endpoint (the client's own base URL first: it includes env defaults).
 _URL_FIELDS: tuple[str, ...] = ("openai_api_base", "base_url", "anthropic_api_url", "api_base", "endpoint",
                                 "azure_endpoint", "endpoint_url")
@@ -58,8 +58,9 @@ def _plain(value: Any) -> Any:
 def evaluator_identity(model: Any) -> dict[str, Any]:
     """{"class", "model", "base_url", "sampling"} of a chat model (or of the model a binding wraps).
 
-    `sampling` holds the `SAMPLING_FIELDS` the model sets (not None), also those given through `model_kwargs`;
-    `bind(...)` keyword arguments of a binding override the model's. A string (e.g. the offline label) is its
+    `sampling` holds the `SAMPLING_FIELDS` the model sets (not None), also those given through `model_kwargs` or
+    `extra_body` (vLLM's `top_k`, `repetition_penalty`, ...); `bind(...)` keyword arguments of a binding override
+    the model's. Nothing else is read from those mappings. A string (e.g. the offline label) is its
     own identity."""
     if isinstance(model, str):
         return {"class": "label", "model": model, "base_url": "", "sampling": {}}
@@ -67,8 +68,7 @@ def evaluator_identity(model: Any) -> dict[str, Any]:
     base = next((x for x in reversed(layers) if model_name(x) or _base_url(x)), layers[-1] if layers else model)
     sampling: dict[str, Any] = {}
     for layer in reversed(layers):
-        extra = getattr(layer, "model_kwargs", None)
-        sources = [extra if isinstance(extra, Mapping) else {}, getattr(layer, "kwargs", None) or {}]
+        sources = [getattr(layer, name, None) for name in ("model_kwargs", "extra_body", "kwargs")]
         for name in SAMPLING_FIELDS:
             value = getattr(layer, name, None) if not isinstance(getattr(type(layer), name, None), property) else None
             if value is not None and not callable(value):
