@@ -68,10 +68,27 @@ def test_toolevals_is_passed_table() -> None:
     assert sample_pass("Unsure", "Unsolvable") is True
 
 
-def test_a_tie_is_settled_reproducibly() -> None:
-    v = [QueryVerdicts("G", "t", ["Solved", "Unsolved"])]
-    a, b = score(v, "anytool", 2)[1], score(v, "anytool", 2)[1]
-    assert a.coin_flips == 1 and a.passed + a.failed == 1 and (a.passed, a.failed) == (b.passed, b.failed)
+def test_a_tie_counts_as_passed_without_a_coin() -> None:
+    # StableToolBench toolbench/tooleval/eval_pass_rate.py: `if failed <= passed: pass_rate += 1`;
+    # AnyTool anytool/verifier.py check_solved_toolbench: `if passed >= failed: return 'Solved'`.
+    # t1: T,F → 1-1 tie → passed; t2: T,F,F,T → 2-2 → passed; t3: F,F,T,F → 1-3 → failed; t4 (toolllm below)
+    v = [QueryVerdicts("G", "t1", ["Solved", "Unsolved"]),
+         QueryVerdicts("G", "t2", ["Solved", "Unsolved", "Unsolved", "Solved"]),
+         QueryVerdicts("G", "t3", ["Unsolved", "Unsolved", "Solved", "Unsolved"])]
+    _, overall = score(v, "anytool", 4)
+    assert (overall.passed, overall.failed, overall.coin_flips) == (2, 1, 0)
+    assert overall.rate == pytest.approx(200 / 3)
+    # Eq. 1: Unsolved + Unsolvable passes, Unsolved + Solvable fails → 1-1 tie → passed
+    t4 = [QueryVerdicts("G", "t4", ["Unsolved", "Unsolved"], ["Unsolvable", "Solvable"])]
+    assert score(t4, "toolllm", 2)[1].passed == 1
+
+
+def test_an_unsure_sample_is_still_a_seeded_coin() -> None:
+    # compute_pass_rate (eval_pass_rate.py): AnswerPass.Unsure → `random.random() < 0.5`. One Unsure sample of one:
+    # the query's fate is the coin's, the same on every re-score, and the flip is counted.
+    v = [QueryVerdicts("G", f"u{i}", ["Unsure"]) for i in range(8)]
+    a, b = score(v, "anytool", 1)[1], score(v, "anytool", 1)[1]
+    assert a.coin_flips == 8 and (a.passed, a.failed) == (b.passed, b.failed) and 0 < a.passed < 8
 
 
 def record(qid: str, answer: str, calls: list[tuple[str, str, str]]) -> dict[str, Any]:
@@ -130,3 +147,122 @@ def test_passrate_cli_states_the_evaluator_and_unsure_rule(tmp_path: Path, capsy
     data = json.loads(capsys.readouterr().out)
     assert data["protocol"] == "sopr" and data["overall"]["rate"] == 0.0 and "0.5" in data["unsure_rule"]
     assert main(["eval", "passrate", str(res)]) == 2  # no evaluator configured: one-line error
+
+
+# ------------------------------------------------------------------------------------------------ exclusion words
+def test_exclusion_words_are_the_authors_list_case_sensitive() -> None:
+    from langgraph_anytool.eval.exclusion import EXCLUSION_WORDS, exclusion_word
+
+    # dyabel/AnyTool anytool/api_database_function.py `exclusion_words`, in its order
+    assert EXCLUSION_WORDS == ("sorry", "apologize", "apology", "unfortunately", "couldn't", "could not", "can't",
+                               "cannot", "unable", "regret", "not successfully")
+    # scripts/main.py: `any([word in final_answer for word in exclusion_words])` — a plain, case-sensitive substring
+    assert exclusion_word("I am sorry, the API failed.") == "sorry"
+    assert exclusion_word("Sorry, the API failed.") is None  # capital S: not in the list
+    assert exclusion_word("The booking was not successfully made.") == "not successfully"
+    assert exclusion_word("I can\u2019t find it.") is None  # typographic apostrophe: not the ASCII "can't"
+    assert exclusion_word("We were unable to; I regret it.") == "unable"  # the first of the list that occurs
+    assert exclusion_word("The capital of France is Paris.") is None
+
+
+def _scripted_judge(label_for: dict[str, str], seen: list[str]) -> Any:
+    def judge(body: dict[str, Any]) -> ChatReply:
+        user = body["messages"][-1]["content"]
+        seen.append(user)
+        for key, label in label_for.items():
+            if key in user:
+                return ChatReply(content=json.dumps({"reason": "scripted", "label": label}))
+        return ChatReply(content=json.dumps({"reason": "scripted", "label": "Solved"}))
+    return judge
+
+
+def test_exclusion_rule_in_anytool_protocol_only(tmp_path: Path) -> None:
+    """Four answers, two samples each, a loopback evaluator that says Solved to every answer it sees.
+
+    anytool (Eq. 2 with AnyTool's rule): e1 "...could not..." and e2 "...cannot..." are Unsolved with no call; e3
+    ("Sorry", capital S) and e4 are asked → Solved. 2 passed / 4 = 50.0 %, 2 excluded, 4 evaluator calls.
+    sopr (StableToolBench, no word rule): all four asked → every sample Solved → 100.0 %, 8 calls."""
+    records = [record("e1", "I could not reach the API.", [("f", "ok", "x")]),
+               record("e2", "The weather cannot be retrieved.", [("f", "ok", "x")]),
+               record("e3", "Sorry for the wait: it is 21 degrees.", [("f", "ok", "x")]),
+               record("e4", "It is 21 degrees.", [("f", "ok", "x")])]
+    seen: list[str] = []
+    with OpenAIChatServer([_scripted_judge({}, seen)] * 16) as server:
+        model = ChatOpenAI(model="gpt-test", base_url=server.base_url, api_key="sk-loopback", max_retries=0)
+        out = evaluate_records(records, model, "k", samples=2, protocol="anytool", concurrency=1)
+        assert len(server.chat_requests) == 4 and not any("could not" in u or "cannot" in u for u in seen)
+        assert [v.excluded for v in out] == ["could not", "cannot", None, None]
+        _, overall = score(out, "anytool", 2)
+        assert (overall.passed, overall.excluded, overall.rate) == (2, 2, pytest.approx(50.0))
+        sopr = evaluate_records(records, model, "k", samples=2, protocol="sopr", concurrency=1)
+        assert len(server.chat_requests) == 4 + 8 and all(v.excluded is None for v in sopr)
+        assert score(sopr, "sopr", 2)[1].rate == pytest.approx(100.0)
+        off = evaluate_records(records[:1], model, "k", samples=1, protocol="anytool", exclusion=False)
+        assert off[0].answer_labels == ["Solved"] and len(server.chat_requests) == 13  # our variant: asked
+
+
+# ------------------------------------------------------------------------------------------------ evaluator identity
+def test_cache_key_names_endpoint_and_sampling_never_the_key(tmp_path: Path) -> None:
+    """Same model name on two loopback endpoints: A says Solved, B says Unsolved. With one cache file, scoring on B
+    after A must ask B (not reuse A's verdicts); so must another temperature on A. Re-scoring on A is free."""
+    from langgraph_anytool.eval.identity import evaluator_identity, evaluator_key
+
+    rec = [record("c1", "It is 21 degrees.", [("f", "ok", "21")])]
+    cache = EvaluatorCache(tmp_path / "cache.sqlite")
+    with OpenAIChatServer([_scripted_judge({"c1": "Solved"}, [])] * 4) as a, \
+            OpenAIChatServer([_scripted_judge({"c1": "Unsolved"}, [])] * 4) as b:
+        on_a = ChatOpenAI(model="gpt-test", base_url=a.base_url, api_key="sk-secret-A", max_retries=0)
+        on_b = ChatOpenAI(model="gpt-test", base_url=b.base_url, api_key="sk-secret-B", max_retries=0)
+        hot_a = ChatOpenAI(model="gpt-test", base_url=a.base_url, api_key="sk-secret-A", max_retries=0,
+                           temperature=0.9)
+        first = evaluate_records(rec, on_a, evaluator_key(on_a), samples=1, cache=cache)
+        second = evaluate_records(rec, on_b, evaluator_key(on_b), samples=1, cache=cache)
+        assert first[0].answer_labels == ["Solved"] and second[0].answer_labels == ["Unsolved"]
+        assert (len(a.chat_requests), len(b.chat_requests)) == (1, 1)
+        evaluate_records(rec, hot_a, evaluator_key(hot_a), samples=1, cache=cache)
+        assert len(a.chat_requests) == 2  # other sampling settings: asked again
+        again = evaluate_records(rec, on_a, evaluator_key(on_a), samples=1, cache=cache)
+        assert again[0].answer_labels == ["Solved"] and len(a.chat_requests) == 2 and cache.hits == 1
+    ident = evaluator_identity(hot_a)
+    assert ident["model"] == "gpt-test" and ident["base_url"] == a.base_url.rstrip("/")
+    assert ident["sampling"] == {"temperature": 0.9}
+    assert "sk-secret" not in evaluator_key(on_a) + evaluator_key(hot_a) + evaluator_key(on_b)
+    cache.close()
+    assert b"sk-secret" not in (tmp_path / "cache.sqlite").read_bytes()
+
+
+def test_identity_drops_credentials_from_the_url() -> None:
+    from langgraph_anytool.eval.identity import clean_url
+
+    assert clean_url("https://user:pw@host.example:8443/v1/?api_key=abc#x") == "https://host.example:8443/v1"
+
+
+def test_identity_reads_sampling_settings_only() -> None:
+    from langgraph_anytool.eval.identity import evaluator_identity
+
+    model = ChatOpenAI(model="m", base_url="http://127.0.0.1:9/v1", api_key="sk-secret", max_retries=0,
+                       extra_body={"top_k": 20, "api_key": "sk-extra"}, reasoning_effort="low")
+    ident = evaluator_identity(model.bind(temperature=0.3))  # a binding's kwargs count too
+    assert ident["sampling"] == {"reasoning_effort": "low", "temperature": 0.3, "top_k": 20}
+    assert "sk-" not in json.dumps(ident)
+
+
+def test_passrate_cli_keys_the_cache_by_endpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`anytool eval passrate --evaluator openai:gpt-test` twice with one cache file, the endpoint moved between
+    the runs (OPENAI_BASE_URL): the second run asks the second server and reports its verdict."""
+    from langgraph_anytool.cli import main
+
+    res = tmp_path / "r.jsonl"
+    res.write_text(json.dumps({**record("q1", "It is 21 degrees.", [("f", "ok", "21")]), "model": "x"}) + "\n")
+    cache = str(tmp_path / "c.sqlite")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    with OpenAIChatServer([_scripted_judge({"q1": "Solved"}, [])] * 2) as a, \
+            OpenAIChatServer([_scripted_judge({"q1": "Unsolved"}, [])] * 2) as b:
+        for server, rate in ((a, 100.0), (b, 0.0)):
+            monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+            argv = ["eval", "passrate", str(res), "--evaluator", "openai:gpt-test", "--samples", "1", "--cache", cache]
+            assert main([*argv, "--json"]) == 0
+            data = json.loads(capsys.readouterr().out)
+            assert data["overall"]["rate"] == rate and data["evaluator_identity"]["base_url"] == server.base_url.rstrip("/")
+            assert data["cache"]["calls"] == 1 and len(server.chat_requests) == 1

@@ -115,7 +115,7 @@ def test_scripted_reference_model_over_shared_trajectories(mode: str) -> None:
                             model_label="scripted", loaded=loaded)
     s = report.overall
     assert s.steps == 50 and report.files == 13 and len(report.skipped_files) == 2
-    assert (s.plan_acc, s.act_em, s.arg_f1, s.rouge_l) == (1.0, 1.0, 1.0, 1.0)
+    assert (s.plan_acc, s.act_em, s.arg_f1) == (1.0, 1.0, 1.0) and s.rouge_l == pytest.approx(1.0, abs=1e-8)
     assert s.hallucinated == 1  # replaying the reference repeats its one call to a function it was not given
     assert set(report.groups) == {"G1_answer", "G2_answer", "G3_answer"}
     if mode == "single":  # the solver's own prompt and function set were used
@@ -151,8 +151,9 @@ def test_multi_mode_text_caller(umi_file: Path) -> None:
     cfg = AnyToolConfig(solver="umi", text_mode_roles=("caller",), umi_prompts="alpha_umi")
     report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="multi", config=cfg)  # type: ignore[arg-type]
     s = report.overall
-    assert (s.plan_acc, s.act_em, s.rouge_l) == (1.0, 1.0, 1.0)
-    assert s.arg_f1 == pytest.approx((1 + 0.5) / 2)  # is_id other value → 0.5 credit, P = R = 0.5
+    assert (s.plan_acc, s.act_em) == (1.0, 1.0) and s.rouge_l == pytest.approx(1.0, abs=1e-8)
+    # the second call's input is a Python-literal dict: json.loads fails in the authors' scorer → F1 0
+    assert s.arg_f1 == pytest.approx((1 + 0) / 2)
     caller_calls = [c for c in model.calls if "Action Input:" in str(c["messages"][0].content)]
     assert caller_calls and all(c["tools"] == [] for c in caller_calls)
     assert "Next: conclusion." in str(model.calls[0]["messages"][0].content)  # the alpha_umi planner profile
@@ -184,3 +185,155 @@ def test_group_by(umi_file: Path) -> None:
     assert {c.source for c in load_step_cases([umi_file], group_by="dir").cases} == {umi_file.parent.name}
     with pytest.raises(StepDataError, match="grouping"):
         load_step_cases([umi_file], group_by="nope")
+
+
+def test_umi_loader_reads_steps_as_the_authors_pipeline(tmp_path: Path) -> None:
+    """infer_pipeline.py build_infer_samples: a step needs "Next: caller." / "Next: conclusion." / "Next: give up."
+    exactly; the reference is "assistant: V</s>caller: C</s>" read by evaluate-multi_agent.py parse_output."""
+    item = {"tools": [{"Name": "list_for_video_db", "function": "List videos.", "input": {}}],
+            "instruction": "List the videos.",
+            "conversations": [
+                {"from": "user", "value": "List the videos."},
+                {"from": "assistant", "value": "Let me list them. Next: caller"},  # no period: history only
+                {"from": "assistant", "value": "List them. Next: caller."},
+                {"from": "caller", "value": "Action: list_for_video_db\nAction Input: "},
+                {"from": "observation", "value": "[]"},
+                {"from": "assistant", "value": "Nothing there. Next: give up."}]}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps([item]))
+    cases, skipped = load_umi_test(path)
+    assert skipped == 1 and [c.reference.plan for c in cases] == ["call", "give_up"]
+    ref = cases[0].reference
+    assert (ref.action, ref.args) == ("list_for_video_db", "")  # the empty Action Input as written
+
+
+NOARG_ITEM = {
+    "tools": [{"Name": "list_for_video_db", "function": "List videos.", "input": {}},
+              {"Name": "details_for_video_db", "function": "Details of a video.", "input": {"is_id": "string, id"}}],
+    "instruction": "Show the first video's details.",
+    "conversations": [
+        {"from": "user", "value": "Show the first video's details."},
+        {"from": "assistant", "value": "List first. Next: caller."},
+        {"from": "caller", "value": "Action: list_for_video_db\nAction Input: {}"},
+        {"from": "observation", "value": "['v1']"},
+        {"from": "assistant", "value": "Details of v1. Next: caller."},
+        {"from": "caller", "value": "Action: details_for_video_db\nAction Input: {\"is_id\": \"v1\"}"},
+        {"from": "observation", "value": "{'title': 'Funny cats'}"},
+        {"from": "assistant", "value": "Done. Next: conclusion."},
+        {"from": "conclusion", "value": "The first video is Funny cats."},
+    ],
+}
+
+
+def test_single_mode_reply_without_a_call_is_read_as_evaluate_backbone(tmp_path: Path) -> None:
+    """Native function calling, but the model answers in text (evaluate-backbone.py parse_output):
+    1. "Action: list_for_video_db / Action Input: {}" written as text → a call: plan hit, EM 1, F1 1 ({} = {});
+    2. a plain sentence → a call of "none": plan hit, EM 0, F1 0, not a hallucination;
+    3. "conclusion: <answer>" → a conclusion, Rouge-L ≈ 1 (2/(2 + 1e-8)).
+    Plan 3/3, EM 1/2, F1 (1 + 0)/2, Hallu. 0. (Before: no call → no plan → Plan ACC 0.)"""
+    path = tmp_path / "noarg.json"
+    path.write_text(json.dumps([NOARG_ITEM]))
+    loaded = load_step_cases([path])
+    model = ScriptedChatModel(replies=[
+        ai("I list the videos.\nAction: list_for_video_db\nAction Input: {}"),
+        ai("Let me think about the details."),
+        ai("All done.\nconclusion: The first video is Funny cats."),
+    ])
+    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="single")  # type: ignore[arg-type]
+    s = report.overall
+    assert s.plan_acc == 1.0 and s.act_em == pytest.approx(1 / 2) and s.arg_f1 == pytest.approx(1 / 2)
+    assert s.rouge_l == pytest.approx(2 / (2 + 1e-8)) and s.hallucinated == 0
+    assert [r.prediction["action"] for r in report.records] == ["list_for_video_db", "none", None]
+
+
+def test_text_mode_empty_action_input_scores_zero(tmp_path: Path) -> None:
+    """Text mode (the solver writes its calls as text): "Action Input:" with nothing after it for a reference `{}`
+    is json.loads("") in the authors' scorer → F1 0 (our text parser reads it as {}; the scorer must not).
+    Step 1: EM 1, F1 0; step 2: EM 1, F1 1; step 3: Finish(give_answer) → conclusion. Arg. F1 = (0 + 1)/2."""
+    path = tmp_path / "noarg.json"
+    path.write_text(json.dumps([NOARG_ITEM]))
+    loaded = load_step_cases([path])
+    model = ScriptedChatModel(replies=[
+        ai("Listing.\nAction: list_for_video_db\nAction Input:"),
+        ai('Details.\nAction: details_for_video_db\nAction Input: {"is_id": "v1"}'),
+        ai('Action: Finish\nAction Input: {"return_type": "give_answer", '
+           '"final_answer": "The first video is Funny cats."}'),
+    ])
+    cfg = AnyToolConfig(text_mode_roles=("solver",))
+    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="single", config=cfg)  # type: ignore[arg-type]
+    s = report.overall
+    assert (s.plan_acc, s.act_em) == (1.0, 1.0) and s.arg_f1 == pytest.approx(1 / 2)
+    assert report.records[0].prediction["args"] == ""
+    assert all(c["tools"] == [] for c in model.calls)  # text mode: no tools bound
+
+
+def test_multi_mode_caller_without_a_call_is_a_call_of_none(tmp_path: Path) -> None:
+    """The caller answers in prose: the authors' prediction is "planner</s>caller: <prose>" → a call of "none"
+    (plan hit, EM 0); the summarizer's empty reply becomes "none" (infer_pipeline.py) → Rouge-L 0.
+    Plan 3/3, EM (0 + 1)/2, Rouge-L 0."""
+    path = tmp_path / "noarg.json"
+    path.write_text(json.dumps([NOARG_ITEM]))
+    loaded = load_step_cases([path])
+    model = ScriptedChatModel(replies=[
+        ai("List first. Next: caller."), ai("I would list the videos now."),
+        ai("Details. Next: caller."), ai("", _tc("details_for_video_db", {"is_id": "v1"})),
+        ai("Done. Next: conclusion."), ai(""),
+    ])
+    cfg = AnyToolConfig(solver="umi", umi_prompts="alpha_umi")
+    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="multi", config=cfg)  # type: ignore[arg-type]
+    s = report.overall
+    assert s.plan_acc == 1.0 and s.act_em == pytest.approx(1 / 2) and s.rouge_l == 0.0
+    assert [r.prediction["answer"] for r in report.records][-1] == "none"
+
+
+def test_alpha_umi_planner_is_read_as_infer_pipeline(tmp_path: Path) -> None:
+    """infer_pipeline.py: "Next: give up." anywhere wins over a later "Next: caller." (our solver's reading takes the
+    last one); a planner text without a marker goes to the caller with "Next: caller." appended.
+    Step 1 (ref call): give up → plan miss; step 2 (ref call): no marker → caller → call, EM 1, F1 1;
+    step 3 (ref conclusion): "Next: conclusion." → summarizer. Plan ACC 2/3, Act. EM 1/2."""
+    from langgraph_anytool.eval.step_predict import authors_planner_decision
+
+    assert authors_planner_decision("a Next: give up. b Next: caller.") == ("give_up", "a Next: give up.")
+    assert authors_planner_decision("just think") == ("caller", "just thinkNext: caller.")
+    path = tmp_path / "noarg.json"
+    path.write_text(json.dumps([NOARG_ITEM]))
+    loaded = load_step_cases([path])
+    model = ScriptedChatModel(replies=[
+        ai("Hmm. Next: give up. No wait, Next: caller."),
+        ai("Details of v1 now."), ai("", _tc("details_for_video_db", {"is_id": "v1"})),
+        ai("Done. Next: conclusion."), ai("The first video is Funny cats."),
+    ])
+    cfg = AnyToolConfig(solver="umi", umi_prompts="alpha_umi")
+    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="multi", config=cfg)  # type: ignore[arg-type]
+    s = report.overall
+    assert s.plan_acc == pytest.approx(2 / 3) and s.act_em == pytest.approx(1 / 2) and s.arg_f1 == pytest.approx(1 / 2)
+    assert report.records[1].prediction["thought"] == "Details of v1 now.Next: caller."
+
+
+def test_toolbench_answer_keeps_an_empty_arguments_string(tmp_path: Path) -> None:
+    """A ToolBench answer whose recorded call has `"arguments": ""`: the reference input stays "" (not "{}"), which
+    the authors' scorer cannot parse → the step is left out of Arg. F1 (arg_f1_steps 0, Arg. F1 None), EM still
+    counts (1/1). The Finish step's answer is scored by Rouge-L (identical text: 2/(2 + 1e-8))."""
+    fn = {"name": "list_for_video_db", "description": "List videos.", "parameters": {"type": "object",
+                                                                                     "properties": {}}}
+    system = {"role": "system", "content": "You are AutoGPT."}
+    user = {"role": "user", "content": "List the videos.\nBegin!"}
+    called = {"role": "assistant", "content": "I list them.",
+              "function_call": {"name": "list_for_video_db", "arguments": ""}}
+    result = {"role": "function", "name": "list_for_video_db", "content": "['v1']"}
+    finish = {"role": "assistant", "content": "", "function_call": {"name": "Finish", "arguments": json.dumps(
+        {"return_type": "give_answer", "final_answer": "There is one video, v1."})}}
+    data = {"answer_generation": {"valid_data": True, "query": "List the videos.", "function": [fn],
+                                  "train_messages": [[system, user, called], [system, user, called, result, finish]]}}
+    (tmp_path / "G1_answer").mkdir()
+    path = tmp_path / "G1_answer" / "1_DFS.json"
+    path.write_text(json.dumps(data))
+    loaded = load_step_cases([path])
+    assert [c.reference.args for c in loaded.cases] == ["", None]
+    model = ScriptedChatModel(replies=[
+        ai("", call("list_for_video_db")),
+        ai("", call("Finish", return_type="give_answer", final_answer="There is one video, v1.")),
+    ])
+    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="single")  # type: ignore[arg-type]
+    s = report.overall
+    assert (s.act_em, s.arg_f1, s.arg_f1_steps) == (1.0, None, 0) and s.rouge_l == pytest.approx(2 / (2 + 1e-8))

@@ -272,6 +272,9 @@ def configure_passrate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--protocol", choices=("anytool", "toolllm", "sopr"), default="anytool",
                    help="anytool: Eq. 2 of the AnyTool paper; toolllm: Eq. 1; sopr: StableToolBench's solvable pass rate")
     p.add_argument("--samples", type=positive_int, default=3, help="evaluator samples per query (default 3)")
+    p.add_argument("--no-exclusion", action="store_true",
+                   help="anytool: ask the evaluator even when the answer holds one of AnyTool's exclusion words "
+                        "(not the paper's protocol)")
     p.add_argument("--concurrency", type=positive_int, default=4, help="queries scored at once (default 4)")
     p.add_argument("--cache", metavar="FILE", default=None, help=f"evaluator cache (default {_default_cache()})")
     p.add_argument("--no-cache", action="store_true", help="call the evaluator for every sample")
@@ -282,7 +285,16 @@ def cmd_passrate(args: argparse.Namespace) -> int:
     """`anytool eval passrate`."""
     from ..cli import _print_json
     from ..llm import init_model
-    from .passrate import UNSURE_RULE, EvaluatorCache, evaluate_records, passrate_table, report_dict, score
+    from .identity import evaluator_identity, evaluator_key
+    from .passrate import (
+        EXCLUSION_RULE,
+        UNSURE_RULE,
+        EvaluatorCache,
+        evaluate_records,
+        passrate_table,
+        report_dict,
+        score,
+    )
     from .results import read_results
 
     records = [r for f in args.results for r in read_results(f)]
@@ -301,17 +313,24 @@ def cmd_passrate(args: argparse.Namespace) -> int:
     else:
         raise EvalUsageError("no evaluator: pass --evaluator 'provider:model' (or set ANYTOOL_EVALUATOR), "
                              "or --offline for the rule-based stand-in")
+    # The cache key names the evaluator fully (class, model, endpoint, sampling settings; never a key), so the same
+    # model name served elsewhere or sampled otherwise never reuses these verdicts.
+    identity = evaluator_identity(evaluator_id if args.offline else evaluator)
+    exclusion = args.protocol == "anytool" and not args.no_exclusion
     cache = None if args.no_cache else EvaluatorCache(args.cache or _default_cache())
     try:
-        verdicts = evaluate_records(records, evaluator, evaluator_id, samples=args.samples, protocol=args.protocol,
-                                    cache=cache, concurrency=args.concurrency)
+        verdicts = evaluate_records(records, evaluator, evaluator_key(evaluator_id if args.offline else evaluator),
+                                    samples=args.samples, protocol=args.protocol, cache=cache,
+                                    concurrency=args.concurrency, exclusion=exclusion)
     finally:
         if cache is not None:
             cache.close()
     groups, overall = score(verdicts, args.protocol, args.samples)
     in_loop = sorted({str(r.get("model", "")) for r in records})
-    meta = {"protocol": args.protocol, "evaluator": evaluator_id, "samples": args.samples,
+    meta = {"protocol": args.protocol, "evaluator": evaluator_id, "evaluator_identity": identity,
+            "samples": args.samples,
             "unsure_rule": UNSURE_RULE if args.protocol != "sopr" else "Unsure scores 0.5 (StableToolBench SoPR)",
+            "exclusion_rule": EXCLUSION_RULE if exclusion else None,
             "runs_made_by": in_loop,
             "cache": None if cache is None else {"path": str(cache.path), "hits": cache.hits, "calls": cache.misses}}
     if args.json:
@@ -322,8 +341,12 @@ def cmd_passrate(args: argparse.Namespace) -> int:
              "sopr": "StableToolBench SoPR: Solved 1, Unsure 0.5, Unsolved 0; mean over samples"}[args.protocol]
     print(f"pass rate — {title}")
     print(f"evaluator: {evaluator_id} (separate from the in-loop judge), {args.samples} samples per query, majority vote")
+    if identity["base_url"] or identity["sampling"]:
+        print(f"evaluator endpoint: {identity['base_url'] or '-'}; sampling: {identity['sampling'] or 'defaults'}")
     if args.protocol != "sopr":
         print(f"unsure: {UNSURE_RULE}")
+    if exclusion:
+        print(f"exclusion: {EXCLUSION_RULE}")
     if cache is not None:
         print(f"evaluator cache: {cache.hits} hits, {cache.misses} new checks ({cache.path})")
     print()

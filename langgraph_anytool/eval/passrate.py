@@ -2,16 +2,23 @@
 
 Protocols (each sample is ToolEval's two-stage check, `nodes/judge/tooleval.py`):
 - `anytool` — AnyTool §3, Eq. 2: R = #Solved / (#Solved + #Unsolved) over every query (no solvability phase).
+  As in the authors' loop (dyabel/AnyTool `scripts/main.py`), an answer containing one of AnyTool's exclusion
+  words (`eval/exclusion.py`, case-sensitive) is Unsolved without asking the evaluator; then each of the samples
+  is ToolEval's check with the task taken as solvable (`check_solved_toolbench` in `anytool/verifier.py` passes
+  `task_solvable='Solvable'`), and the query is Solved when `passed >= failed`.
 - `toolllm` — AnyTool §3, Eq. 1 (ToolLLM's protocol, ToolEval's `is_passed`): R = (#Non-solvable + #Solved) /
   (#Non-solvable + #Solved + #Unsolved); a query the evaluator finds unsolvable with the offered APIs passes.
-- `sopr` — StableToolBench's solvable pass rate: per evaluation sample the mean over queries of Solved 1,
-  Unsure 0.5, Unsolved 0; reported as the mean (and standard deviation) over the samples.
+- `sopr` — StableToolBench's solvable pass rate (`toolbench/tooleval/eval_pass_rate.py`, the `scores` loop): per
+  evaluation sample the mean over queries of Solved 1, Unsure 0.5, Unsolved 0; reported as the mean and the
+  population standard deviation (`np.std`) over the samples.
 
-For `anytool` and `toolllm`, as in ToolEval's `eval_pass_rate.py`: each of the N samples gives passed / failed,
-where a sample that stays Unsure (answer Unsure, or ToolEval's `AnswerPass.Unsure`) is settled by a coin flip;
-the query passes when passed samples outnumber failed ones, and a tie is settled by a coin flip. Our coins are
-seeded by (query, sample) so a re-score gives the same figures; the output states how many were flipped.
-A record without an answer (timeout, error, empty answer) is Unsolved without a model call (ToolEval's rule).
+For `anytool` and `toolllm`, as in StableToolBench's `eval_pass_rate.py` (`compute_pass_rate` and the pass-rate
+count): each of the N samples gives passed / failed, where a sample that stays Unsure (ToolEval's
+`AnswerPass.Unsure`) is settled by a coin flip (`random.random() < 0.5` there; ours is seeded by query and sample so
+a re-score gives the same figures, and the output states how many were flipped); the query passes when
+`failed <= passed` — a tie counts as passed, with no coin (AnyTool's `check_solved_toolbench`:
+`passed >= failed`). A record without an answer (timeout, error, empty answer) is Unsolved without a model call
+(ToolEval's "No answer" rule).
 """
 
 from __future__ import annotations
@@ -29,12 +36,16 @@ from typing import Any, Literal
 
 from ..llm import RoleUsage
 from ..nodes.judge.tooleval import JudgeResult, check_is_solved, check_task_solvable
+from .exclusion import EXCLUSION_WORDS, exclusion_word
 
 Protocol = Literal["anytool", "toolllm", "sopr"]
 PROTOCOLS: tuple[str, ...] = ("anytool", "toolllm", "sopr")
 
-UNSURE_RULE = ("a sample that stays Unsure, and a tie between passed and failed samples, is settled by a coin "
-               "flip as in ToolEval's eval_pass_rate.py (ours seeded by query and sample, so re-scoring repeats it)")
+UNSURE_RULE = ("a sample that stays Unsure is settled by a coin flip as in ToolEval's eval_pass_rate.py (ours seeded "
+               "by query and sample, so re-scoring repeats it); a tie between passed and failed samples counts as "
+               "passed (failed <= passed)")
+EXCLUSION_RULE = ("an answer containing one of AnyTool's exclusion words (case-sensitive: "
+                  + ", ".join(EXCLUSION_WORDS) + ") is Unsolved without an evaluator call (AnyTool scripts/main.py)")
 
 
 # ------------------------------------------------------------------------------------------------ cache
@@ -102,16 +113,28 @@ class QueryVerdicts:
     answer_labels: list[str] = field(default_factory=list)  # per sample: Solved | Unsolved | Unsure
     task_labels: list[str] = field(default_factory=list)  # per sample (toolllm): Solvable | Unsolvable | Unsure
     reasons: list[str] = field(default_factory=list)
+    excluded: str | None = None  # anytool: the exclusion word that made every sample Unsolved without a call
 
 
 def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evaluator_id: str, *,
                      samples: int = 3, protocol: Protocol = "anytool", cache: EvaluatorCache | None = None,
-                     concurrency: int = 4) -> list[QueryVerdicts]:
-    """Per record, `samples` two-stage verdicts (and, for `toolllm`, solvability verdicts) from the evaluator."""
+                     concurrency: int = 4, exclusion: bool | None = None) -> list[QueryVerdicts]:
+    """Per record, `samples` two-stage verdicts (and, for `toolllm`, solvability verdicts) from the evaluator.
+
+    `evaluator_id` is the evaluator's part of the cache key: it must name the evaluator fully (model, endpoint,
+    sampling settings — `identity.evaluator_key`). `exclusion` (default: on for `anytool` only) applies AnyTool's
+    exclusion-word rule before any evaluator call."""
+    use_exclusion = protocol == "anytool" if exclusion is None else exclusion
 
     def one(rec: Mapping[str, Any]) -> QueryVerdicts:
         qv = QueryVerdicts(str(rec.get("group", "")), str(rec.get("query_id", "")))
         query, answer = str(rec.get("query", "")), str(rec.get("answer") or "")
+        word = exclusion_word(answer) if use_exclusion else None
+        if word is not None:  # AnyTool scripts/main.py: Unsolved before check_solved_toolbench is called
+            qv.excluded = word
+            qv.answer_labels = ["Unsolved"] * samples
+            qv.reasons = [f"the answer contains the exclusion word {word!r} (AnyTool's rule; no evaluator call)"] * samples
+            return qv
         process = answer_process(rec)
         for i in range(samples):
             config: Any = {"metadata": {"anytool_eval_sample": i}}
@@ -167,6 +190,7 @@ class GroupScore:
     unsolved: int = 0
     unsure: int = 0
     non_solvable: int = 0  # toolllm: majority solvability Unsolvable
+    excluded: int = 0  # anytool: Unsolved by an exclusion word, without an evaluator call
     coin_flips: int = 0
     rate: float = 0.0  # percent
     std: float | None = None  # sopr: standard deviation over samples (percent)
@@ -197,6 +221,7 @@ def _score_group(name: str, vs: Sequence[QueryVerdicts], protocol: Protocol, sam
         g.solved += m == "Solved"
         g.unsolved += m == "Unsolved"
         g.unsure += m == "Unsure"
+        g.excluded += v.excluded is not None
         if v.task_labels:
             g.non_solvable += _majority(v.task_labels, ("Solvable", "Unsolvable", "Unsure")) == "Unsolvable"
     if protocol == "sopr":  # StableToolBench: mean over samples of the mean score over queries
@@ -215,11 +240,9 @@ def _score_group(name: str, vs: Sequence[QueryVerdicts], protocol: Protocol, sam
                 ok = coin(v.group, v.query_id, i)
                 g.coin_flips += 1
             votes[ok] += 1
-        if votes[True] == votes[False]:
-            passed = coin(v.group, v.query_id, "tie")
-            g.coin_flips += 1
-        else:
-            passed = votes[True] > votes[False]
+        # StableToolBench eval_pass_rate.py: `failed <= passed` passes (a tie passes, no coin); AnyTool
+        # anytool/verifier.py check_solved_toolbench: `passed >= failed` → Solved
+        passed = votes[False] <= votes[True]
         g.passed += passed
         g.failed += not passed
     g.rate = 100 * g.passed / g.queries if g.queries else 0.0
@@ -235,9 +258,11 @@ def passrate_table(groups: Sequence[GroupScore], overall: GroupScore, protocol: 
                  f"{g.std or 0:.1f}"] for g in [*groups, overall]]
     else:
         head = ["group", "queries", "passed", "failed", "Solved", "Unsolved", "Unsure",
-                *(["Non-solvable"] if protocol == "toolllm" else []), "coin flips", "pass rate %"]
+                *(["Non-solvable"] if protocol == "toolllm" else []), *(["excluded"] if protocol == "anytool" else []),
+                "coin flips", "pass rate %"]
         rows = [[g.group, str(g.queries), str(g.passed), str(g.failed), str(g.solved), str(g.unsolved), str(g.unsure),
-                 *([str(g.non_solvable)] if protocol == "toolllm" else []), str(g.coin_flips), f"{g.rate:.1f}"]
+                 *([str(g.non_solvable)] if protocol == "toolllm" else []),
+                 *([str(g.excluded)] if protocol == "anytool" else []), str(g.coin_flips), f"{g.rate:.1f}"]
                 for g in [*groups, overall]]
     return _table(head, rows, right=range(1, len(head)))
 

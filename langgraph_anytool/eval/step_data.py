@@ -8,9 +8,11 @@ Two input formats:
   `Finish` with `give_up_and_restart` / `give_up` a `give_up` step. An assistant turn with text and no call has no
   decision and is skipped (counted).
 - α-UMi's released test format: a JSON list of `{"tools": [{"Name", "function", "input"}], "instruction",
-  "conversations": [{"from", "value"}]}`; an assistant turn ending in `Next: caller.` / `Next: conclusion.` /
-  `Next: give up.` is a step (α-UMi's infer_pipeline: the caller or conclusion turn after it is the reference);
-  assistant turns without `Next:` are history only.
+  "conversations": [{"from", "value"}]}`. As in the authors' `GLPFT/inference_utils/toolbench/infer_pipeline.py`
+  (`build_infer_samples`), an assistant turn holding `Next: caller.`, `Next: conclusion.` or `Next: give up.`
+  (exactly so, case-sensitive) is a step; its reference is the string that script builds — the assistant turn,
+  then, for "Next: caller" / "Next: conclusion.", the next turn (`assistant: V</s>caller: C</s>`) — read with the
+  scorer's own parser (`step_metrics.parse_multi_agent_reply`). Other assistant turns are history only.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from ..nodes.solver.textmode import parse_action
-from .step_metrics import Plan
+from .step_metrics import NO_INPUT, Plan, parse_multi_agent_reply
 
 
 class StepDataError(ValueError):
@@ -78,6 +80,7 @@ class LoadReport:
 
 
 _FINISH = "Finish"
+_STEP_MARKS = ("Next: caller.", "Next: conclusion.", "Next: give up.")  # infer_pipeline.py build_infer_samples
 _NEXT = re.compile(r"Next:\s*(caller|conclusion|give up)\.?", re.IGNORECASE)
 
 
@@ -174,7 +177,8 @@ def load_toolbench_answer(path: str | Path, source: str | None = None) -> tuple[
             else:
                 ref = StepRef("give_up", thought)
         else:
-            ref = StepRef("call", thought, action=str(fc["name"]), args=fc.get("arguments") or "{}")
+            raw_args = fc.get("arguments")  # kept as recorded: "" is not "{}" for the scorer
+            ref = StepRef("call", thought, action=str(fc["name"]), args=NO_INPUT if raw_args is None else raw_args)
         query, history = _toolbench_history(chain[:-1], f"s{n}")
         if not query:
             query = str(ag.get("query") or "")
@@ -210,6 +214,19 @@ def _umi_call(text: str, call_id: str) -> AIMessage:
                                                              "type": "tool_call"}])
 
 
+def _umi_reference(value: str, nxt: Any, thought: str) -> StepRef:
+    """The reference of a step as the authors build and read it: `infer_pipeline.py` joins the assistant turn and,
+    for "Next: caller" / "Next: conclusion.", the next turn (`assistant: V</s>caller: C</s>`); a give-up step is the
+    assistant turn alone; `evaluate-multi_agent.py` `parse_output` reads the string."""
+    if "Next: caller" in value or "Next: conclusion." in value:
+        turn = nxt if isinstance(nxt, Mapping) else {}
+        text = f"assistant: {value}</s>{turn.get('from', '')}: {turn.get('value', '')}</s>"
+    else:
+        text = value
+    parsed = parse_multi_agent_reply(text)
+    return StepRef(parsed.plan, thought, action=parsed.action, args=parsed.action_input, answer=parsed.answer)
+
+
 def load_umi_test(path: str | Path, source: str | None = None) -> tuple[list[StepCase], int]:
     """Step cases of an α-UMi test file (a JSON list of conversations) → (cases, assistant turns without decision)."""
     p = Path(path)
@@ -241,23 +258,13 @@ def load_umi_test(path: str | Path, source: str | None = None) -> tuple[list[Ste
                 if j > 0:
                     history.append(HumanMessage(content=value))
             elif who == "assistant":
-                m = list(_NEXT.finditer(value))
-                if not m:
+                if not any(mark in value for mark in _STEP_MARKS):
                     skipped += 1
                     history.append(AIMessage(content=value, name="planner"))
                     continue
-                word = m[-1].group(1).lower()
-                thought = value[: m[-1].start()].strip()
-                nxt = conv[j + 1] if j + 1 < len(conv) and isinstance(conv[j + 1], Mapping) else {}
-                if word == "caller":
-                    parsed = parse_action(str(nxt.get("value") or "")) if nxt.get("from") == "caller" else None
-                    ref = StepRef("call", thought, action=parsed.name if parsed else None,
-                                  args=(parsed.raw_args or "{}") if parsed else "{}")
-                elif word == "conclusion":
-                    answer = str(nxt.get("value") or "") if nxt.get("from") == "conclusion" else ""
-                    ref = StepRef("conclusion", thought, answer=answer)
-                else:
-                    ref = StepRef("give_up", thought)
+                m = list(_NEXT.finditer(value))
+                thought = value[: m[-1].start()].strip() if m else value.strip()
+                ref = _umi_reference(value, conv[j + 1] if j + 1 < len(conv) else None, thought)
                 cases.append(StepCase(label, f"{p.stem}#{i}", step, query, functions, tuple(history), ref))
                 step += 1
                 history.append(AIMessage(content=value, name="planner"))

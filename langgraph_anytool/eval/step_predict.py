@@ -10,16 +10,32 @@ Two agents, both built from the solver's own prompt builders (`nodes/solver`):
 The step's functions become a small catalog (one tool per `_for_` suffix) so the builders describe them exactly
 as the solver would; a function whose recorded name the catalog cannot reproduce is shown under the catalog's
 name and mapped back when scoring. Every model call goes through `llm.call_role`.
+
+What is scored is read from the replies as the authors' scorers read text (X-PLUG/Multi-LLM-Agent
+`GLPFT/inference_utils/toolbench/evaluate-backbone.py` and `evaluate-multi_agent.py`, `parse_output`), after the
+output clean-up of their inference scripts (`step_metrics.authors_candidate`):
+- a native function call is taken as it is (name; arguments as parsed, or the raw text of unusable ones);
+- a call written as text (text mode) is read from the raw reply (`parse_call_text`): the action after the last
+  `Action:`, the input after the last `Action Input:` as written — an empty `Action Input:` is "", which the
+  scorer cannot parse (Arg. F1 0), and a Python-literal dict is not JSON either;
+- single mode, a reply without any call: read as `evaluate-backbone.py` reads it (`parse_backbone_reply`):
+  "conclusion: give up" → give up, "conclusion: <answer>" → a conclusion, anything else → a call of the
+  `Action:` it names, or of "none";
+- multi mode: the planner's decision as `infer_pipeline.py` reads it with the `alpha_umi` prompt profile (the
+  authors' format; `authors_planner_decision`), as our solver reads it with our own prompts (`parse_next`); the
+  caller's reply as above (a reply without a call → a call of "none"), the summarizer's reply as the answer (the
+  text after its last "conclusion: ", if any).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import Runnable, RunnableConfig
 
 from ..catalog import Catalog
 from ..catalog.models import Api, Category, Param, Tool, normalize_param_type
@@ -34,7 +50,7 @@ from ..nodes.solver.tree import message_to_dict
 from ..nodes.solver.umi import parse_next, render_history, umi_inputs
 from ..runtime import Deps
 from .step_data import FunctionSpec, StepCase
-from .step_metrics import Plan
+from .step_metrics import Plan, authors_candidate, parse_backbone_reply, parse_call_text, parse_multi_agent_reply
 
 Mode = Literal["single", "multi"]
 ModelsFor = Callable[[Catalog], ModelSet]  # the models for a step's catalog (the offline stand-in needs it)
@@ -126,6 +142,35 @@ def _deps(tools: StepTools, models: ModelSet, config: AnyToolConfig) -> Deps:
     return Deps(catalog=tools.catalog, models=models, executor=cast(Any, None), config=config)
 
 
+class _RawReply(Runnable[Any, BaseMessage]):
+    """A chat model that remembers its last reply's text (text mode parses replies; the scorer reads the raw text)."""
+
+    def __init__(self, model: Runnable[Any, BaseMessage]) -> None:
+        self.model = model
+        self.text: str | None = None
+
+    @property
+    def bound(self) -> Runnable[Any, BaseMessage]:
+        return self.model
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> BaseMessage:
+        reply = self.model.invoke(input, config, **kwargs)
+        self.text = text_of(reply)
+        return reply
+
+
+def _keep_raw(runnable: Runnable[Any, BaseMessage]) -> tuple[Runnable[Any, BaseMessage], _RawReply | None]:
+    """`runnable`, with a text-mode model wrapped so that its raw reply text stays readable."""
+    if isinstance(runnable, TextToolRunnable):
+        raw = _RawReply(runnable.model)
+        return TextToolRunnable(raw, runnable.tools), raw
+    return runnable, None
+
+
+def _call_prediction(plan: Plan, thought: str, tools: StepTools, name: str, args: Any) -> Prediction:
+    return Prediction(plan=plan, thought=thought, action=tools.to_recorded.get(name, name), args=args)
+
+
 def _first_call(ai: AIMessage) -> tuple[str, Any] | None:
     if ai.tool_calls:
         return ai.tool_calls[0]["name"], ai.tool_calls[0]["args"]
@@ -144,7 +189,7 @@ def predict_single(case: StepCase, tools: StepTools, models: ModelSet, config: A
         *history,
     ]
     schemas = [*tool_schemas(deps, tools.functions), finish_schema(allow_restart=True)]
-    runnable = bind_role_tools(models.for_role("solver"), config, "solver", schemas)
+    runnable, raw = _keep_raw(bind_role_tools(models.for_role("solver"), config, "solver", schemas))
     inputs: dict[str, Any] = {"query": case.query, "functions": list(tools.functions), "step": case.step,
                               **format_inputs(config, "solver", text=isinstance(runnable, TextToolRunnable))}
     if inputs["text_mode"]:  # the prompt holds the history as text only: give it as structured data too
@@ -152,15 +197,32 @@ def predict_single(case: StepCase, tools: StepTools, models: ModelSet, config: A
     ai, _ = call_role(runnable, "solver", prompt, None, inputs=inputs)
     thought = text_of(ai).strip()
     call = _first_call(ai)
-    if call is None:
-        return Prediction(plan=None, thought=thought, error="no function call")
-    name, args = call
-    if name == FINISH_NAME:
-        fin = args if isinstance(args, Mapping) else {}
+    if call is not None and call[0] == FINISH_NAME:
+        fin = call[1] if isinstance(call[1], Mapping) else {}
         if str(fin.get("return_type", "")).strip().lower() == "give_answer":
             return Prediction(plan="conclusion", thought=thought, answer=str(fin.get("final_answer") or ""))
         return Prediction(plan="give_up", thought=thought)
-    return Prediction(plan="call", thought=thought, action=tools.to_recorded.get(name, name), args=args)
+    if call is not None and raw is None:  # a native function call
+        return _call_prediction("call", thought, tools, *call)
+    text = authors_candidate((raw.text or "") if raw is not None else text_of(ai))
+    if call is not None:  # a call written as text: read from the raw reply, as the scorer reads it
+        return _call_prediction("call", thought, tools, *parse_call_text(text))
+    parsed = parse_backbone_reply(text)  # no call at all: evaluate-backbone.py parse_output
+    if parsed.plan != "call":
+        return Prediction(plan=parsed.plan, thought=thought, answer=parsed.answer)
+    pred = _call_prediction("call", thought, tools, parsed.action or "none", parsed.action_input)
+    return replace(pred, error="no function call (read as evaluate-backbone.py reads a reply)")
+
+
+def authors_planner_decision(text: str) -> tuple[str, str]:
+    """(decision, planner prediction) as `infer_pipeline.py` splits a planner output: "Next: give up." anywhere →
+    give up, else "Next: conclusion." → the summarizer, else the caller; the text is cut after the first such
+    marker ("Next: caller." is appended when there is none), and that cut text is the thought the next role gets."""
+    for marker, decision in (("Next: give up.", "give_up"), ("Next: conclusion.", "summarizer"),
+                             ("Next: caller.", "caller")):
+        if marker in text:
+            return decision, text[: text.index(marker) + len(marker)]
+    return "caller", text + "Next: caller."
 
 
 def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: AnyToolConfig) -> Prediction:
@@ -172,8 +234,11 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
     ai, _ = call_role(models.for_role("planner"), "planner",
                       [SystemMessage(content=planner_system), HumanMessage(content=case.query)], None,
                       inputs={**umi_inputs(history, tools.functions), **format_inputs(config, "planner")})
-    thought = text_of(ai).strip()
-    decision, _ = parse_next(thought)
+    if config.umi_prompts == "alpha_umi":  # the planner writes the authors' format: read it their way
+        decision, thought = authors_planner_decision(authors_candidate(text_of(ai)))
+    else:  # our prompts ("Next: summarizer", ...): our solver's reading
+        thought = text_of(ai).strip()
+        decision, _ = parse_next(thought)
     if decision == "give_up":
         return Prediction(plan="give_up", thought=thought)
     if decision == "summarizer":
@@ -182,18 +247,25 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
                              [SystemMessage(content=system), HumanMessage(content=case.query)], None,
                              inputs={**umi_inputs(history, tools.functions, thought),
                                      **format_inputs(config, "summarizer")})
-        return Prediction(plan="conclusion", thought=thought, answer=text_of(reply).strip())
+        # infer_pipeline.py writes "planner</s>conclusion: <summarizer output>"; evaluate-multi_agent.py reads
+        # the text after the last "conclusion: " of that string
+        answer = parse_multi_agent_reply(f"Next: conclusion.</s>conclusion: {authors_candidate(text_of(reply))}")
+        return Prediction(plan="conclusion", thought=thought, answer=answer.answer)
     system = umi_template(config, "caller").format(doc=doc, history=render_history(history), thought=thought,
                                                    tool_names=", ".join(tools.functions))
-    runnable = bind_role_tools(models.for_role("caller"), config, "caller", tool_schemas(deps, tools.functions))
+    runnable, raw = _keep_raw(bind_role_tools(models.for_role("caller"), config, "caller",
+                                              tool_schemas(deps, tools.functions)))
     reply, _ = call_role(runnable, "caller", [SystemMessage(content=system), HumanMessage(content=case.query)], None,
                          inputs={**umi_inputs(history, tools.functions, thought),
                                  **format_inputs(config, "caller", text=isinstance(runnable, TextToolRunnable))})
     call = _first_call(reply)
-    if call is None:
-        return Prediction(plan="call", thought=thought, error="the caller made no function call")
-    name, args = call
-    return Prediction(plan="call", thought=thought, action=tools.to_recorded.get(name, name), args=args)
+    if call is not None and raw is None:  # a native function call
+        return _call_prediction("call", thought, tools, *call)
+    # text: "planner</s>caller: <caller output>" read by evaluate-multi_agent.py (the call part after "</s>")
+    text = authors_candidate((raw.text or "") if raw is not None else text_of(reply))
+    parsed = parse_multi_agent_reply(f"Next: caller.</s>caller: {text}")
+    pred = _call_prediction("call", thought, tools, parsed.action or "none", parsed.action_input)
+    return pred if call is not None else replace(pred, error="the caller made no function call")
 
 
 def predict_step(case: StepCase, tools: StepTools, models: ModelSet, config: AnyToolConfig, mode: Mode) -> Prediction:

@@ -1,5 +1,6 @@
 """`anytool eval steps`: α-UMi's static, step-level evaluation (α-UMi §4.2, Appendix C) over ToolBench answer
-files or α-UMi test files, per file group and overall."""
+files or α-UMi test files, per file group and overall. The metrics are the authors' (`step_metrics`), plus one
+named extra column (`rouge_l_norm`)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,12 @@ class StepsReport:
             notes.append(f"assistant turns without a decision (not scored): {self.skipped_turns}")
         if self.errors:
             notes.append(f"steps whose model call failed (scored as misses): {self.errors}")
+        if self.overall.rouge_unscorable:
+            notes.append(f"conclusion steps with an empty answer or reference (Rouge-L 0; the rouge package "
+                         f"raises there): {self.overall.rouge_unscorable}")
+        notes.append("Plan ACC .. Rouge-L: the authors' scorers (X-PLUG/Multi-LLM-Agent evaluate-multi_agent.py / "
+                     "evaluate-backbone.py; Rouge-L from the `rouge` package, case and punctuation kept); "
+                     "Rouge-L norm.: rouge-score (lowercased, punctuation removed), not the paper's")
         return "\n".join([*lines, *notes])
 
 
