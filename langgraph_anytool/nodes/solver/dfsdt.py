@@ -385,9 +385,9 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
             stats["calls"] = stats.get("calls", 0) + 1
             stats["cache_hits"] = stats.get("cache_hits", 0) + int(obs.cached)
             stats["errors"] = stats.get("errors", 0) + int(not obs.ok)
-            if obs.status == Status.INVALID_ARGUMENTS:  # the schema check (tools/validation.py) refused them
-                faults.append("bad_arguments")
-            else:
+            if obs.status == Status.INVALID_ARGUMENTS:  # the schema check (tools/validation.py) refused them and
+                faults.append("bad_arguments")  # nothing was sent: a content fault of the model
+            else:  # the API received the call (its own refusal of a value is `rejected`: an observation, no fault)
                 accepted = True
             msgs.append(ToolMessage(content=deps.executor.render(obs), tool_call_id=tc_id, name=name,
                                     status="success" if obs.ok else "error"))
