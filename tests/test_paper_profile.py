@@ -20,6 +20,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
+from langgraph_anytool import create_anytool_graph
 from langgraph_anytool.catalog import Catalog
 from langgraph_anytool.catalog.models import Api, Category, Param, Tool
 from langgraph_anytool.config import PAPER_SETTINGS, AnyToolConfig
@@ -36,6 +37,7 @@ from langgraph_anytool.state import AgentRecord, PoolEntry, SolverAttempt
 from langgraph_anytool.tools.executors.http import HttpExecutor
 from langgraph_anytool.tools.pipeline import ApiExecutor
 from tests.fakes import ScriptedChatModel, ai, call
+from tests.graph_world import World, adds, last_human, make_world, observations, solved_judge, turns
 from tests.servers import FunctionServer, Request, Response
 from tests.test_agent_loop import SMALL_PLAN, Script, make_catalog, run_loop, tool_texts
 from tests.test_agent_loop import make_deps as agent_deps
@@ -365,3 +367,50 @@ def test_an_http_400_is_an_observation_the_model_can_correct() -> None:
     statuses = [c["status"] for n in attempt["tree"] for c in n["calls"] if c["function"] == fn]
     assert statuses == ["rejected"] * 3 + ["ok"]
     assert "invalid city" in str(model.calls[1]["messages"][-1].content)
+
+
+# ------------------------------------------------------------------------------------------ a whole paper() run
+def test_a_whole_run_with_the_paper_profile() -> None:
+    """The authors' loop end to end: the category agent is a model call (no shortcut), every addition is checked
+    without the agent asking, a failed solve re-activates the tool agent with the reason, and the answer is judged
+    by three samples."""
+    catalog, executor = make_world()
+    broken = catalog.function_name(catalog.find_api("Stocks API", "Quote").id)
+    backup = catalog.function_name(catalog.find_api("Backup Quotes", "Quote").id)
+
+    def tool_agent(m: list[BaseMessage]) -> AIMessage:
+        if broken in last_human(m):  # re-activated with the failure reason
+            return adds("Backup Quotes", "Quote")
+        return adds("Stocks API", "Quote") if turns(m) == 0 else ai("", call("finish_search"))
+
+    def solver(m: list[BaseMessage]) -> AIMessage:
+        target = backup if backup in str(m[0].content) else broken
+        seen = observations(m)
+        if not seen:
+            return ai("", call(target, symbol="AAPL"))
+        if seen[-1]["status"] == "ok":
+            return ai("", call("Finish", return_type="give_answer", final_answer="AAPL trades at 187.5 USD."))
+        return ai("", call("Finish", return_type="give_up", reason=f"{target} failed", failed_functions=[target]))
+
+    world = World({
+        "meta": lambda m: (ai("", call("create_agent_category_level", category_name="Finance"))
+                           if turns(m) == 0 else ai("", call("finish_search"))),
+        "category": lambda m: (ai("", call("create_agent_tool_level", tool_names=["Stocks API", "Backup Quotes"]))
+                               if turns(m) == 0 else ai("", call("finish_search"))),
+        "tool": tool_agent,
+        "solvable": lambda m: ai("Solvable"),
+        "solver": solver,
+        "judge": solved_judge,
+    })
+    graph = create_anytool_graph(catalog, ScriptedChatModel(responder=world), config=AnyToolConfig.paper(),
+                                 executor=executor)
+    out = graph.invoke({"query": "Price of AAPL?"})
+    assert out["status"] == "solved" and out["answer"] == "AAPL trades at 187.5 USD."
+    assert "category:Finance" in world.roles  # no small-category shortcut
+    tool_turns = [r for r in world.roles if r.startswith("tool:")]
+    assert len(tool_turns) == 2 and world.roles.count("solvable") == 2  # one check after each addition
+    assert world.roles.count("judge") == 3  # the give-up is Unsolved by rule, the answer gets three samples
+    first, second = out["solver_attempts"]
+    assert (first["finish_type"], second["finish_type"]) == ("give_up", "give_answer")
+    assert [e["function_name"] for e in out["api_pool"]] == [backup]
+    assert out["agents"]["meta/Finance/t1"]["activations"] == 2
