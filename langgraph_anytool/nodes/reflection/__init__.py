@@ -148,7 +148,8 @@ def make_reflect(base: Deps) -> Any:
             return Command(goto="finalize")
         reason = failure_reason(state)
         failed = failed_apis(state, reason)
-        if not deps.config.reflect_when_pool_full and len(set(pool_ids(state)) - set(failed)) >= deps.config.max_api_pool:
+        left = set(pool_ids(state)) - set(failed)
+        if not deps.config.reflect_when_pool_full and len(left) >= deps.config.max_api_pool:
             return Command(update={"reason": reason}, goto="finalize")  # the authors' loop: no reflection then
         level, ids = plan_reactivation(agents, scope)
         readers = ids if only_reactivated else [a["id"] for a in agents.values() if a["status"] != "finished"]

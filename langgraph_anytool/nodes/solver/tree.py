@@ -34,7 +34,9 @@ class CallRecord(TypedDict):
     function: str
     api_id: str  # "" when the function is not an API of the pool
     arguments: Any
-    status: str  # ok | invalid_arguments | ... | not_in_pool | unknown_function | finish | finish_rejected | ...
+    # ok | invalid_arguments (our schema check: nothing sent) | rejected (by the API) | ... | not_in_pool |
+    # unknown_function | finish | finish_rejected | ...
+    status: str
     cached: bool
 
 
