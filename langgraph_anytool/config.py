@@ -9,6 +9,20 @@ Which defaults are the paper's (AnyTool, Du et al. 2024) and which are ours:
   `seed_with_search=True` (the meta-agent sees the categories our search ranks highest), `small_category_shortcut`
   (a category with at most `max_tools_per_agent` tools gets its tool agent without a model call, as the authors'
   code does). `AnyToolConfig.paper()` switches our additions off.
+
+The authors' loop (dyabel/AnyTool `scripts/main.py`, `anytool/verifier.py`, `toolbench/inference/Algorithms/DFS.py`)
+differs from ours in five places, each a setting; `paper()` takes the authors' value (`PAPER_SETTINGS`):
+- `solvable_check`: "after_add" runs the solvability check by itself after every `add_apis_into_api_pool`
+  (main.py `Tool_Agent.add_apis_into_api_pool`); ours ("on_request") leaves it to the agent's own call;
+- `judge`: "anytool" is the authors' in-loop judge (main.py: the exclusion words, then `verifier.py
+  check_solved_toolbench`: `judge_samples` ToolEval samples, passed >= failed); ours ("tooleval") is one sample;
+- `call_limit`: "model_queries" counts the solver's model queries (DFS.py `query_count` against
+  `max_query_count`, `max_solver_queries`), appends a note asking for Finish and goes on; ours ("api_calls") stops
+  at `max_api_calls` API calls and offers one Finish-only turn;
+- `reflect_when_pool_full`: False stops reflecting once the pool (failed APIs pruned) is full (main.py: `if
+  len(global_api_list) >= max_api_number: break`); ours (True) reflects on;
+- `failure_reason_to`: "reactivated" gives the failure reason to the re-activated agents only (main.py: `agent.
+  failed_reason` of `agents_to_resume`); ours ("unfinished") to every unfinished agent.
 """
 
 from __future__ import annotations
@@ -26,6 +40,10 @@ ExecutionKind = Literal["auto", "local", "template", "http", "virtual", "llm"]
 RetrieverMode = Literal["hierarchical", "flat", "search", "reference"]
 ReflectionScope = Literal["all", "tool", "tool+category"]
 Profile = Literal["default", "paper"]
+SolvableCheck = Literal["on_request", "after_add"]
+JudgeMode = Literal["tooleval", "anytool"]
+CallLimit = Literal["api_calls", "model_queries"]
+ReasonTo = Literal["unfinished", "reactivated"]
 
 ROLES: tuple[str, ...] = (
     "meta", "category", "tool", "solvable", "solver", "planner", "caller", "summarizer", "judge", "simulator",
@@ -40,6 +58,18 @@ _CHOICES: Mapping[str, tuple[str, ...]] = {
     "execution": get_args(ExecutionKind),
     "retriever": get_args(RetrieverMode),
     "reflection_scope": get_args(ReflectionScope),
+    "solvable_check": get_args(SolvableCheck),
+    "judge": get_args(JudgeMode),
+    "call_limit": get_args(CallLimit),
+    "failure_reason_to": get_args(ReasonTo),
+}
+
+# `AnyToolConfig.paper()`: our additions off, and the authors' loop in the five places it differs from ours
+# (see the module docstring; NOTES-paper.md has the table)
+PAPER_SETTINGS: Mapping[str, Any] = {
+    "seed_with_search": False, "small_category_shortcut": False,
+    "solvable_check": "after_add", "judge": "anytool", "call_limit": "model_queries",
+    "reflect_when_pool_full": False, "failure_reason_to": "reactivated",
 }
 
 _ZERO_ALLOWED = frozenset({"max_reflections", "model_retries", "max_retries_per_run"})
@@ -62,11 +92,25 @@ class AnyToolConfig:
     solver: SolverMode = "dfsdt"
     dfsdt_width: int = 2  # children tried per tree node before backtracking further up
     max_depth: int = 12  # chain length in ToolLLM tree nodes (its single_chain_max_step) before a forced backtrack
-    max_api_calls: int = 10  # per solve; a hard stop, followed by one Finish-only turn
+    max_api_calls: int = 10  # per solve (call_limit "api_calls"): a hard stop, followed by one Finish-only turn
+    # "api_calls" (ours): the hard stop above; "model_queries" (the authors' DFS.py): once the solver has made
+    # `max_solver_queries` model queries, every further turn is told to call Finish (answer, or give up without
+    # restart) and the search goes on until it does (or the tree or a budget ends it). α-UMi keeps "api_calls".
+    call_limit: CallLimit = "api_calls"
+    max_solver_queries: int = 200  # the authors' anytool/rapidapi.py `max_query_count=200`
     # malformed model turns in a row (see faults.py) that end a solver attempt or a retriever agent's activation
     max_malformed_turns: int = 3
     max_reflections: int = 50
     reflection_scope: ReflectionScope = "all"  # which levels reflection may re-activate (Table 4)
+    reflect_when_pool_full: bool = True  # False (authors): no reflection once the pool, failed APIs pruned, is full
+    failure_reason_to: ReasonTo = "unfinished"  # who reads the failure reason: every unfinished agent, or only
+    # the re-activated ones (authors)
+    solvable_check: SolvableCheck = "on_request"  # "after_add" (authors): checked after every pool addition
+    # the in-loop judge: "tooleval" = one ToolEval check (an Unsure is not Solved); "anytool" = the authors'
+    # (an answer with an exclusion word is Unsolved; else `judge_samples` ToolEval samples, an Unsure sample
+    # settled by a seeded coin, Solved when passed >= failed)
+    judge: JudgeMode = "tooleval"
+    judge_samples: int = 3  # judge "anytool" only: the authors' check_solved_toolbench takes 3
     token_budget: int = 200_000  # across all roles, from usage metadata
     # further per-query budgets (ours; None = no limit), checked before each model call like the token budget:
     # USD across all roles from the models' profile prices (a model without a known price is refused while it is
@@ -143,8 +187,10 @@ class AnyToolConfig:
 
     @classmethod
     def paper(cls, **overrides: Any) -> AnyToolConfig:
-        """The paper's exact setting: our additions (search hints, the small-category shortcut) off."""
-        return cls(**{"seed_with_search": False, "small_category_shortcut": False, **overrides})
+        """The authors' setting: our additions (search hints, the small-category shortcut) off and the authors' loop
+        (`PAPER_SETTINGS`: solvability check after every addition, their judge, the soft query limit, no
+        reflection on a full pool, the failure reason to the re-activated agents only)."""
+        return cls(**{**PAPER_SETTINGS, **overrides})
 
     @classmethod
     def for_profile(cls, profile: str | None, **overrides: Any) -> AnyToolConfig:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import field, fields, make_dataclass
 from typing import Any, get_type_hints
 
-from .config import AnyToolConfig, ConfigError, Profile
+from .config import PAPER_SETTINGS, AnyToolConfig, ConfigError, Profile
 
 # fixed when the graph is built: the executor kind, and the request timeout its models' clients are made with
 BUILD_TIME_FIELDS = frozenset({"execution", "request_timeout"})
@@ -61,7 +61,7 @@ def resolve_settings(base: AnyToolConfig, context: Any) -> AnyToolConfig:
                           "(create_anytool_graph(config=AnyToolConfig(...)))")
     if profile == "paper":
         base = AnyToolConfig.paper(**{f.name: getattr(base, f.name) for f in fields(base)
-                                      if f.name not in ("seed_with_search", "small_category_shortcut")})
+                                      if f.name not in PAPER_SETTINGS})
     elif profile not in (None, "default"):
         raise ConfigError(f"unknown profile {profile!r}; profiles are default, paper")
     return base.with_values(values) if values else base

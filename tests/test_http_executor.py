@@ -197,8 +197,8 @@ async def test_huge_body_is_cut_and_says_so(server: RapidApiServer) -> None:
 
 @pytest.mark.parametrize(("path", "status"), [
     ("/not-subscribed", Status.UNAUTHORIZED), ("/status/403", Status.UNAUTHORIZED),
-    ("/status/404", Status.NOT_FOUND), ("/status/400", Status.INVALID_ARGUMENTS),
-    ("/status/422", Status.INVALID_ARGUMENTS), ("/status/418", Status.ERROR)])
+    ("/status/404", Status.NOT_FOUND), ("/status/400", Status.REJECTED),
+    ("/status/422", Status.REJECTED), ("/status/418", Status.ERROR)])
 async def test_status_mapping(server: RapidApiServer, path: str, status: Status) -> None:
     obs = await executor(server).aexecute(make_api(path), {})
     assert obs.status is status

@@ -83,7 +83,7 @@ async def test_garbage_is_an_error(reply: str) -> None:
 async def test_simulated_error_field_is_classified() -> None:
     obs = await LLMSimulatedExecutor(fake('{"error": "invalid parameter: city is empty", "response": ""}')).aexecute(
         API, {"city": ""})
-    assert obs.status is Status.INVALID_ARGUMENTS and "city" in obs.error and obs.content is None
+    assert obs.status is Status.REJECTED and "city" in obs.error and obs.content is None
 
 
 async def test_model_failure_is_an_observation() -> None:

@@ -103,7 +103,7 @@ async def test_success_sync_and_async_callables() -> None:
 async def test_failures_become_observations() -> None:
     pipe = ApiExecutor(CATALOG, default=LocalExecutor({DIV.id: div, BIG.id: boom}))
     bad_input = await pipe.acall(DIV.id, {"a": 1, "b": 0})
-    assert bad_input.status is Status.INVALID_ARGUMENTS and bad_input.error == "ValueError: b must not be zero"
+    assert bad_input.status is Status.REJECTED and bad_input.error == "ValueError: b must not be zero"
     crashed = await pipe.acall(BIG.id, {"n": 4})
     assert crashed.status is Status.ERROR and crashed.error == "RuntimeError: exploded at 4"
     missing = await pipe.acall(ADD.id, {"a": 1, "b": 2})
@@ -112,7 +112,7 @@ async def test_failures_become_observations() -> None:
     assert unknown.status is Status.NOT_FOUND and unknown.api_id == "Math/calc/nope" and "not in the catalog" in unknown.error
     by_name = await pipe.acall_function("no_such_function", {})
     assert by_name.status is Status.NOT_FOUND and "unknown function" in by_name.error
-    assert pipe.stats["errors"] == {"invalid_arguments": 1, "error": 1, "not_found": 3}
+    assert pipe.stats["errors"] == {"rejected": 1, "error": 1, "not_found": 3}
     assert pipe.stats["calls"] == 5
 
 

@@ -132,5 +132,5 @@ async def test_key_never_in_observations_or_logs(server: VirtualApiServer, caplo
 def test_status_for_message() -> None:
     assert status_for_message("You have exceeded the rate limit per second") is Status.RATE_LIMITED
     assert status_for_message("Unauthorized error...") is Status.UNAUTHORIZED
-    assert status_for_message("missing required parameter 'q'") is Status.INVALID_ARGUMENTS
+    assert status_for_message("missing required parameter 'q'") is Status.REJECTED  # the server refused it
     assert status_for_message("something odd") is Status.ERROR

@@ -269,7 +269,7 @@ class ResponseCache:
     def should_store(self, obs: Observation) -> bool:
         if obs.status is Status.OK:
             return True
-        return self.cache_errors and obs.status is not Status.INVALID_ARGUMENTS
+        return self.cache_errors and obs.status not in (Status.INVALID_ARGUMENTS, Status.REJECTED)
 
     def put(self, api_id: str, arguments: Mapping[str, Any], obs: Observation) -> bool:
         """Store `obs` for this call; False when its status is not cacheable."""

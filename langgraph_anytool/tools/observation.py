@@ -12,7 +12,12 @@ class Status(StrEnum):
     """Outcome classes that matter to the solver and to reflection."""
 
     OK = "ok"
+    # our schema check (tools/validation.py) refused the arguments and nothing was sent: a content fault of the
+    # model (the solver counts the turn as malformed)
     INVALID_ARGUMENTS = "invalid_arguments"
+    # the API received the call and rejected a value (a builtin's ValueError, HTTP 400 / 422, a simulated or virtual
+    # server's "invalid parameter"): an API error observation like any other, which the model may correct
+    REJECTED = "rejected"
     NOT_FOUND = "not_found"
     UNAUTHORIZED = "unauthorized"  # also: not subscribed, forbidden
     RATE_LIMITED = "rate_limited"

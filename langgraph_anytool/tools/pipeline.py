@@ -1,8 +1,8 @@
 """The API execution pipeline: resolve → validate → cache → execute (bounded) → measure → store.
 
 Every outcome is an `Observation`; nothing raises into the caller (unknown API → NOT_FOUND, bad
-arguments → INVALID_ARGUMENTS with what to fix, executor failures → their status, anything
-unexpected → ERROR). Executors are chosen per API id, then per tool id ("Category/tool_key"), then
+arguments → INVALID_ARGUMENTS with what to fix, nothing sent; an API's own refusal of a value → REJECTED; other
+executor failures → their status, anything unexpected → ERROR). Executors are chosen per API id, then per tool id ("Category/tool_key"), then
 per category among the `overrides`, then among the executors the catalog's loader bound (LangChain and MCP
 tools, merged builtin APIs; unless `use_catalog_executors=False`), then the required `default`.
 

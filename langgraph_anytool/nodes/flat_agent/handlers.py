@@ -4,7 +4,6 @@ named tool, so both retrievers add, refuse and report APIs the same way."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
@@ -55,8 +54,9 @@ def get_api_details(ctx: CallContext, args: CategoryApiDetailArgs) -> str:
     return tool.get_api_details(_scoped(ctx, found), ApiDetailArgs(tool_name=found.name, api_names=args.api_names))
 
 
-def add_apis_into_api_pool(ctx: CallContext, args: FlatAddApisArgs) -> str:
-    """Add APIs of any tools; the tool agent's report per tool, merged."""
+def add_apis_into_api_pool(ctx: CallContext, args: FlatAddApisArgs) -> FunctionResult | str:
+    """Add APIs of any tools; the tool agent's report per tool, merged (then, with `solvable_check="after_add"`,
+    one solvability check, as the tool agent does)."""
     if not args.apis:
         return 'Error: give at least one API, e.g. apis=[{"category_name": "...", "tool_name": "...", "api_name": "..."}].'
     merged: dict[str, Any] = {"added": []}
@@ -66,13 +66,14 @@ def add_apis_into_api_pool(ctx: CallContext, args: FlatAddApisArgs) -> str:
             merged.setdefault("refused", []).append({"api": f"{ref.tool_name}: {ref.api_name}",
                                                      "reason": found.removeprefix("Error: ")})
             continue
-        report = json.loads(tool.add_apis_into_api_pool(
-            _scoped(ctx, found), AddApisArgs(apis=[ApiRef(tool_name=found.name, api_name=ref.api_name)])))
+        report = tool.add_to_pool(_scoped(ctx, found),
+                                  AddApisArgs(apis=[ApiRef(tool_name=found.name, api_name=ref.api_name)]))
+        assert not isinstance(report, str)  # one API given
         for key in ("added", "already_in_pool", "refused"):
             merged.setdefault(key, []).extend(report.get(key, []))
         merged["pool_size"] = report["pool_size"]
     merged["pool_size"] = len(ctx.pool_ids())
-    return to_json(merged)
+    return tool.after_add_check(ctx, to_json(merged))
 
 
 def check_if_request_solvable(ctx: CallContext, args: NoArgs) -> FunctionResult | str:

@@ -5,6 +5,10 @@ Unsolved without a model call; otherwise `check_answer_status` on the query and 
 `parse_answer_status` on the whole solve (the API calls with their truncated outputs). A final Unsure is not
 Solved: the run reflects as on Unsolved. The judge has its own model (role "judge"), separate from any evaluator
 (`eval/`), which runs the same procedure with its own model and cache.
+
+With `judge="anytool"` (`AnyToolConfig.paper()`) the verdict is the authors' instead (`anytool.py`): an answer
+with an exclusion word is Unsolved, else `judge_samples` ToolEval checks vote (an Unsure sample is a seeded coin)
+and the answer is Solved when passed >= failed; the verdict is then never Unsure.
 """
 
 from __future__ import annotations
@@ -22,7 +26,8 @@ from ...state import AnyToolState, SolverAttempt
 from ...tools.observation import Status
 from ..abilities.router import DIRECT_MODE
 from ..reflection import can_reflect
-from .tooleval import check_is_solved
+from .anytool import excluded_word, majority_solved, sample_passed, seeded_coin
+from .tooleval import JudgeResult, add_usage, check_is_solved
 
 if TYPE_CHECKING:
     from ...runtime import Deps
@@ -35,7 +40,8 @@ Label = Literal["Solved", "Unsolved", "Unsure"]
 class Verdict(TypedDict):
     label: Label
     reason: str
-    by: str  # "rule", or the ToolEval stage that decided: "answer" | "process"; "error": the judge's model failed
+    by: str  # "rule", or the ToolEval stage that decided: "answer" | "process"; "error": the judge's model failed;
+    # judge "anytool": "exclusion" (an exclusion word), "majority" (the samples' vote)
 
 
 def rule_verdict(attempt: SolverAttempt) -> Verdict | None:
@@ -46,6 +52,28 @@ def rule_verdict(attempt: SolverAttempt) -> Verdict | None:
     if not attempt["answer"].strip():
         return {"label": "Unsolved", "reason": "the final answer is empty", "by": "rule"}
     return None
+
+
+def exclusion_verdict(attempt: SolverAttempt) -> Verdict | None:
+    """judge "anytool": Unsolved without a model call when the answer holds an exclusion word (main.py)."""
+    word = excluded_word(attempt["answer"])
+    if word is None:
+        return None
+    return {"label": "Unsolved", "reason": f"the answer contains {word!r} (AnyTool's exclusion rule)",
+            "by": "exclusion"}
+
+
+def authors_verdict(samples: list[JudgeResult], query: str, answer: str) -> tuple[Verdict, dict[str, Any]]:
+    """judge "anytool": the vote of the ToolEval samples (anytool.py) and their summed usage."""
+    passes = [sample_passed(r.label, seeded_coin(query, answer, i)) for i, r in enumerate(samples)]
+    solved = majority_solved(passes)
+    agreeing = [r for r, ok in zip(samples, passes, strict=True) if ok == solved]
+    votes = f"{sum(passes)} of {len(passes)} samples passed"
+    reason = f"{agreeing[0].reason} ({votes})" if agreeing and agreeing[0].reason else votes
+    usage: dict[str, Any] = {}
+    for r in samples:
+        usage = dict(add_usage(usage, r.usage))
+    return {"label": "Solved" if solved else "Unsolved", "reason": reason, "by": "majority"}, usage
 
 
 PROCESS_OUTPUT_CHARS = 600  # per API output shown to the judge
@@ -87,24 +115,34 @@ def make_judge(base: Deps) -> Any:
         deps = base.for_run(runtime.context)
         run_key = state.get("run_key", "")
         attempt = state["solver_attempts"][-1]
+        authors = deps.config.judge == "anytool"
         verdict = rule_verdict(attempt)
+        if verdict is None and authors:
+            verdict = exclusion_verdict(attempt)
         usage: dict[str, Any] = {}
+        result: JudgeResult | None = None
         stop = deps.budget_stop(run_key) if verdict is None else None
         if stop is not None:
             verdict = {"label": "Unsure", "reason": f"not judged: {stop.reason}", "by": "rule"}
         elif verdict is None:
             try:
-                result = check_is_solved(deps.models.for_role("judge"), state["query"], attempt["answer"],
-                                         process_text(attempt), inputs={"calls": observed_calls(attempt)},
-                                         on_usage=deps.meter(run_key))
+                samples = [check_is_solved(deps.models.for_role("judge"), state["query"], attempt["answer"],
+                                           process_text(attempt), inputs={"calls": observed_calls(attempt),
+                                                                          "sample": i},
+                                           on_usage=deps.meter(run_key))
+                           for i in range(deps.config.judge_samples if authors else 1)]
+                if authors:
+                    verdict, used_all = authors_verdict(samples, state["query"], attempt["answer"])
+                    used_all = {k: v for k, v in used_all.items() if isinstance(v, int | float)}
+                    usage = {"judge": used_all} if used_all else {}
+                else:
+                    result = samples[0]
             except (ModelNotConfiguredError, GraphBubbleUp):
                 raise
             except ModelCallError as exc:  # the provider failed for good: the run ends as an error of that kind
-                result = None
                 verdict = {"label": "Unsure", "reason": str(exc)[:500], "by": "error"}
                 usage = exc.usage()
             except Exception as exc:  # a provider error must not discard the solver's answer
-                result = None
                 verdict = {"label": "Unsure", "reason": f"judge model call failed: {type(exc).__name__}: {exc}"[:500],
                            "by": "rule"}
             if result is not None:

@@ -6,6 +6,13 @@ mentions, as the authors' code does), the reason is appended to the history of e
 lowest level (tool, then category, then meta: Table 4's order) that has unfinished agents is re-activated.
 When the re-activated agents leave the pool as it was, the next level up is re-activated in the same round
 ("climb") before the solver runs again; an unchanged or empty pool never reaches the solver.
+
+`AnyToolConfig.paper()` follows the authors' loop (dyabel/AnyTool `scripts/main.py`, the `while` loop of
+`__main__`) in two places: `reflect_when_pool_full=False` ends the run instead of reflecting when the pool, the
+failed APIs pruned, is still full (`remove_apis(...)` then `if len(global_api_list) >= max_api_number: break`), and
+`failure_reason_to="reactivated"` gives the reason only to the agents being re-activated (`agent.failed_reason =
+str(failed_reason)` for `agents_to_resume`), also on a climb (the authors hand the next level the last solvability
+check's reason there; ours is the round's failure reason).
 """
 
 from __future__ import annotations
@@ -96,6 +103,19 @@ def reactivated(agents: Mapping[str, AgentRecord], ids: Iterable[str], ready: in
             for i in ids}
 
 
+def with_reason(agents: Mapping[str, AgentRecord], ids: Iterable[str], reason: str) -> dict[str, AgentRecord]:
+    """The records of `ids` with the failure reason appended to their histories (its re-activation prompt),
+    unless the same prompt is already their last message (no turn since)."""
+    out: dict[str, AgentRecord] = {}
+    for i in ids:
+        agent = agents[i]
+        message = HumanMessage(reactivation_prompt(agent["level"], reason))
+        last = agent["messages"][-1] if agent["messages"] else None
+        repeated = isinstance(last, HumanMessage) and last.content == message.content
+        out[i] = {**agent, "messages": [*agent["messages"], *([] if repeated else [message])]}
+    return out
+
+
 def can_reflect(state: Mapping[str, Any], deps: Deps) -> bool:
     """Whether a new reflection may start: reflections left and budget left."""
     return state.get("reflections", 0) < deps.config.max_reflections and not deps.over_budget(
@@ -114,24 +134,26 @@ def make_reflect(base: Deps) -> Any:
         agents = state.get("agents", {})
         tick = state.get("tick", 0)
         scope = deps.config.reflection_scope
+        only_reactivated = deps.config.failure_reason_to == "reactivated"
         if state.get("reflect_request") == "climb":
             level, ids = plan_reactivation(agents, scope, above=state.get("reflect_level") or "")
             if not ids:
                 return Command(goto="finalize")
-            return Command(update={"agents": reactivated(agents, ids, tick), "reflect_level": level},
+            climbing = dict(agents)
+            if only_reactivated:  # they have not read the reason yet
+                climbing.update(with_reason(agents, ids, state.get("reason") or failure_reason(state)))
+            return Command(update={"agents": reactivated(climbing, ids, tick), "reflect_level": level},
                            goto="dispatch")
         if not can_reflect(state, deps):
             return Command(goto="finalize")
         reason = failure_reason(state)
         failed = failed_apis(state, reason)
-        updated: dict[str, AgentRecord] = {}
-        for agent in agents.values():
-            if agent["status"] != "finished":
-                message = HumanMessage(reactivation_prompt(agent["level"], reason))
-                last = agent["messages"][-1] if agent["messages"] else None
-                repeated = isinstance(last, HumanMessage) and last.content == message.content  # no turn since
-                updated[agent["id"]] = {**agent, "messages": [*agent["messages"], *([] if repeated else [message])]}
-        level, ids = plan_reactivation(updated, scope)
+        left = set(pool_ids(state)) - set(failed)
+        if not deps.config.reflect_when_pool_full and len(left) >= deps.config.max_api_pool:
+            return Command(update={"reason": reason}, goto="finalize")  # the authors' loop: no reflection then
+        level, ids = plan_reactivation(agents, scope)
+        readers = ids if only_reactivated else [a["id"] for a in agents.values() if a["status"] != "finished"]
+        updated = with_reason(agents, readers, reason)
         updated.update(reactivated(updated, ids, tick))
         update: dict[str, Any] = {
             "agents": updated, "api_pool": {"remove": failed}, "removed_apis": failed,

@@ -3,6 +3,11 @@
 Every loop is bounded by the solver's own counters: the depth limit, the API-call budget (a hard stop), the
 token budget, a cap on model calls per solve (`model_call_cap`), and `max_malformed_turns` malformed replies in a
 row (content faults, see `faults.py`: each is answered back to the model as an error it can correct first).
+
+With `call_limit="model_queries"` (`AnyToolConfig.paper()`, the authors' `toolbench/inference/Algorithms/DFS.py`)
+there is no API-call budget and no model-call cap: after `max_solver_queries` model queries every further turn
+carries a note asking for Finish (an answer, or a give-up without restart), and the search goes on until the
+model finishes, the tree is exhausted (width and depth bound it) or a run budget is spent.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from .textmode import TextToolRunnable, bind_role_tools, call_with_text_fallback
 from .tree import (
     DIVERSITY,
     NUDGE,
+    QUERY_LIMIT_NOTE,
     SEED_NOTE,
     CallRecord,
     FinishOutcome,
@@ -86,6 +92,12 @@ def model_call_cap(deps: Deps) -> int:
     return 4 * deps.config.max_api_calls + 10
 
 
+def query_limited(deps: Deps) -> bool:
+    """`call_limit="model_queries"` (the authors' DFS.py), which the DFSDT / CoT solver follows; α-UMi keeps its
+    API-call budget and summarizer turn."""
+    return deps.config.call_limit == "model_queries" and deps.config.solver != "umi"
+
+
 def outcome(type_: str, answer: str = "", reason: str = "", failed: Sequence[str] = ()) -> FinishOutcome:
     return FinishOutcome(type=type_, answer=answer, reason=reason, failed_functions=list(failed))
 
@@ -103,7 +115,7 @@ def precheck(deps: Deps, state: SolverState) -> FinishOutcome | None:
     if stop is not None:
         return outcome("budget", reason=stop.reason)
     cap = model_call_cap(deps)
-    if state["model_calls"] >= cap:
+    if not query_limited(deps) and state["model_calls"] >= cap:
         return outcome("call_budget", reason=f"model-call limit of {cap} calls per solve reached")
     return None
 
@@ -220,9 +232,12 @@ def make_expand(deps: Deps) -> Node:
             return {"finish": stop}
         nodes, cur = state["nodes"], state["current"]
         last_turn = bool(state.get("finish_only"))
-        if last_turn:  # the API-call budget is spent: one Finish-only turn, as the authors' code does
+        if last_turn:  # the API-call budget is spent: one Finish-only turn (ours; the authors' stop is soft)
             added = [*added, HumanMessage(content=prompts.CALL_LIMIT.format(limit=deps.config.max_api_calls),
                                           name=NUDGE)]
+        elif query_limited(deps) and state["model_calls"] >= deps.config.max_solver_queries:
+            # DFS.py: once `query_count >= max_query_count`, a note after every query; the functions stay offered
+            added = [*added, HumanMessage(content=prompts.QUERY_LIMIT, name=QUERY_LIMIT_NOTE)]
         ask = deps.config.ask_user and not last_turn
         prompt: list[BaseMessage] = [
             SystemMessage(content=solver_system(deps, functions) + (ASK_USER_NOTE if ask else "")),
@@ -273,6 +288,7 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
     `max_malformed_turns` malformed turns in a row end the attempt (finish type "malformed").
     """
     max_calls = deps.config.max_api_calls
+    limited_calls = not query_limited(deps)  # call_limit "model_queries": API calls are not limited
 
     def execute(state: SolverState) -> dict[str, Any]:
         nodes, cur = state["nodes"], state["current"]
@@ -349,7 +365,7 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
                                    f"{', '.join(offered)}", tc_id, name))
                 records.append(_record(tc_id, name, known, args, "not_in_pool" if known else "unknown_function"))
                 continue
-            if api_calls >= max_calls:
+            if limited_calls and api_calls >= max_calls:
                 msgs.append(_error(f"not executed: the budget of {max_calls} API calls is used up", tc_id, name))
                 records.append(_record(tc_id, name, api_id, args, "not_executed"))
                 continue
@@ -369,9 +385,9 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
             stats["calls"] = stats.get("calls", 0) + 1
             stats["cache_hits"] = stats.get("cache_hits", 0) + int(obs.cached)
             stats["errors"] = stats.get("errors", 0) + int(not obs.ok)
-            if obs.status == Status.INVALID_ARGUMENTS:  # the schema check (tools/validation.py) refused them
-                faults.append("bad_arguments")
-            else:
+            if obs.status == Status.INVALID_ARGUMENTS:  # the schema check (tools/validation.py) refused them and
+                faults.append("bad_arguments")  # nothing was sent: a content fault of the model
+            else:  # the API received the call (its own refusal of a value is `rejected`: an observation, no fault)
                 accepted = True
             msgs.append(ToolMessage(content=deps.executor.render(obs), tool_call_id=tc_id, name=name,
                                     status="success" if obs.ok else "error"))
@@ -383,7 +399,7 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
             msgs.append(_error(f"malformed arguments ({detail}); send a JSON object matching the schema", tc_id, name))
             records.append(_record(tc_id, name, "", bad.get("args"), "malformed_arguments"))
         upd_only: dict[str, Any] = {}
-        if finish is None and api_calls >= max_calls:
+        if finish is None and limited_calls and api_calls >= max_calls:
             if state.get("finish_only"):  # the Finish-only turn (α-UMi: the summary) is spent
                 finish = outcome("call_budget", reason=f"the budget of {max_calls} API calls per solve is used up",
                                  failed=failed_seen)

@@ -50,6 +50,13 @@ CALL_LIMIT = (
     "give the best answer the results above support (return_type give_answer), or give up with the reason."
 )
 
+# call_limit "model_queries" (the authors' DFS.py): the same contract as their note after `max_query_count`
+# model queries (call Finish: give the answer, or give up without restarting), in our own words
+QUERY_LIMIT = (
+    "You have made the maximum number of model queries for this task. Call Finish now: give the answer "
+    "(return_type give_answer) or give up (return_type give_up); do not restart."
+)
+
 FINISH_ALONE = (
     "Finish was not accepted: it must be the only function call of a step. The other calls of this step were "
     "executed; look at their results, then call Finish alone."

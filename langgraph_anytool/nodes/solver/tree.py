@@ -24,6 +24,7 @@ NodeStatus = Literal["open", "dead", "answer", "given_up"]
 DIVERSITY = "diversity_prompt"
 NUDGE = "nudge"
 SEED_NOTE = "seed_note"
+QUERY_LIMIT_NOTE = "query_limit"  # call_limit "model_queries": the note asking for Finish (not kept by a reseed)
 
 
 class CallRecord(TypedDict):
@@ -33,7 +34,9 @@ class CallRecord(TypedDict):
     function: str
     api_id: str  # "" when the function is not an API of the pool
     arguments: Any
-    status: str  # ok | invalid_arguments | ... | not_in_pool | unknown_function | finish | finish_rejected | ...
+    # ok | invalid_arguments (our schema check: nothing sent) | rejected (by the API) | ... | not_in_pool |
+    # unknown_function | finish | finish_rejected | ...
+    status: str
     cached: bool
 
 
@@ -270,7 +273,8 @@ def seed_messages(tree: Sequence[Mapping[str, Any]], keep_functions: Iterable[st
     The chain is the path root → the attempt's last node. Removed from it: the `Finish` call (and the final
     step when it held only the decision: a Finish-only step, an α-UMi give-up or summary), calls to functions not
     in `keep_functions` (pruned or failed APIs: "their calls leave the solver's history", AnyTool §4.3) with
-    their answers, calls without an answer, the solver's own diversity prompts and seed notes, and assistant
+    their answers, calls without an answer, the solver's own diversity prompts, seed notes and query-limit notes
+    (the authors' DFS.py drops theirs when it reuses a chain), and assistant
     messages left without calls whose calls were all removed.
     """
     if not tree:
@@ -297,7 +301,7 @@ def seed_messages(tree: Sequence[Mapping[str, Any]], keep_functions: Iterable[st
     kept_ids: set[str] = set()
     for d in dicts:
         role = d.get("role")
-        if role == "user" and d.get("name") in (DIVERSITY, SEED_NOTE):
+        if role == "user" and d.get("name") in (DIVERSITY, SEED_NOTE, QUERY_LIMIT_NOTE):
             continue
         if role == "assistant":
             if d.get("name") == "summarizer":

@@ -76,8 +76,9 @@ def get_api_details(ctx: CallContext, args: ApiDetailArgs) -> str:
     return to_json(details)
 
 
-def add_apis_into_api_pool(ctx: CallContext, args: AddApisArgs) -> str:
-    """Add APIs of this agent's tools; each is reported added, already in the pool, or refused (with why).
+def add_to_pool(ctx: CallContext, args: AddApisArgs) -> dict[str, Any] | str:
+    """Add APIs of this agent's tools; each is reported added, already in the pool, or refused (with why); a
+    refusal of the whole call is a string.
 
     The pool and its cap are as this step sees them (the pool at dispatch plus this step's additions): siblings of
     the same superstep add beside it, and the `api_pool` reducer caps their additions together in dispatch order."""
@@ -112,31 +113,67 @@ def add_apis_into_api_pool(ctx: CallContext, args: AddApisArgs) -> str:
     if refused:
         result["refused"] = refused
     result["pool_size"] = len(view)
-    return to_json(result)
+    return result
 
 
-def parse_solvable(text: str) -> tuple[bool, str]:
-    """`(True, "")` for a "Solvable" or "Unsure" verdict (ToolBench's semantics), `(False, reason)` for
-    "Unsolvable"; text with no verdict counts as unsolvable (the reason says so)."""
+def add_apis_into_api_pool(ctx: CallContext, args: AddApisArgs) -> FunctionResult | str:
+    """`add_apis_into_api_pool`: the additions' report; with `solvable_check="after_add"` the solvability check
+    follows by itself (`after_add_check`)."""
+    report = add_to_pool(ctx, args)
+    return report if isinstance(report, str) else after_add_check(ctx, to_json(report))
+
+
+def after_add_check(ctx: CallContext, report: str) -> FunctionResult | str:
+    """With `solvable_check="after_add"` (the authors' loop): the solvability check after a pool addition.
+
+    dyabel/AnyTool `scripts/main.py`, `Tool_Agent.add_apis_into_api_pool`: after the APIs are added, while the
+    search is not stopped, `check_task_solvable_by_function` runs on the pool; any verdict but "Unsolvable" stops
+    the whole search, and so does "Unsolvable" on a full pool (here the dispatcher's `pool_full` stop). The
+    agent reads the additions' report, not the verdict (as there). With "on_request" the report is returned as is."""
+    if ctx.deps.config.solvable_check != "after_add" or not ctx.pool_ids() or ctx.budget_stop() is not None:
+        return report
+    label, _reason, count = judge_pool(ctx)
+    if label == "Unsolvable":
+        return report
+    ctx.solvable = True
+    return FunctionResult(f"{report}\nThe {count} APIs in the pool can solve the query. The search stops.",
+                          end="stopped", end_reason="pool_solvable")
+
+
+def solvable_label(text: str) -> tuple[str | None, str]:
+    """(label, reason) of a solvability reply: "Solvable", "Unsolvable" or "Unsure" (ToolBench's labels; older
+    replies say true/false, "not solvable", ...), None when the reply gives no verdict (the reason says so)."""
     low = text.strip().lower()
     label = _JSON_LABEL.search(low)
     flag = _JSON_FLAG.search(low)
     if label or flag:
-        if (label and label.group(1) != "unsolvable") or (flag and flag.group(1) == "true"):
-            return True, ""
+        if label and label.group(1) != "unsolvable":
+            return label.group(1).capitalize(), ""
+        if flag and flag.group(1) == "true":
+            return "Solvable", ""
         try:
             data = json.loads(text.strip().strip("`").removeprefix("json").strip())
             reason = str(data.get("reason") or "") if isinstance(data, dict) else ""
         except ValueError:
             reason = ""
-        return False, reason or "judged unsolvable"
+        return "Unsolvable", reason or "judged unsolvable"
     match = _VERDICT.search(low)
     if match is None:
-        return False, f"unclear judgement: {_short(text.strip(), 200)}" if text.strip() else "no judgement given"
-    if match.group(1) in ("solvable", "true", "unsure"):
-        return True, ""
+        return None, f"unclear judgement: {_short(text.strip(), 200)}" if text.strip() else "no judgement given"
+    word = match.group(1)
+    if word in ("solvable", "true"):
+        return "Solvable", ""
+    if word == "unsure":
+        return "Unsure", ""
     reason = text.strip()[match.end():].lstrip(" :.-—\n*`\"'").strip()
-    return False, reason or "judged unsolvable"
+    return "Unsolvable", reason or "judged unsolvable"
+
+
+def parse_solvable(text: str) -> tuple[bool, str]:
+    """`(True, "")` for a "Solvable" or "Unsure" verdict (ToolBench's semantics), `(False, reason)` for
+    "Unsolvable"; text with no verdict counts as unsolvable (the reason says so)."""
+    label, reason = solvable_label(text)
+    return (True, "") if label in ("Solvable", "Unsure") else (False, reason)
 
 
 def _api_summary(api: Api) -> dict[str, Any]:
@@ -145,23 +182,35 @@ def _api_summary(api: Api) -> dict[str, Any]:
             "optional_parameters": [p.name for p in api.optional_params]}
 
 
-def check_if_request_solvable(ctx: CallContext, args: NoArgs) -> FunctionResult | str:
-    """Ask the `solvable` model whether the pool (as this step sees it) suffices; True ends this agent at once and
-    sets `solvable_round`, which stops every other agent before its next step (at the next dispatch)."""
+def judge_pool(ctx: CallContext) -> tuple[str | None, str, int]:
+    """One call of the `solvable` model on the pool as this step sees it: (label, reason, number of APIs), the
+    label as `solvable_label` reads it."""
     deps = ctx.deps
     apis = [deps.catalog.api(i) for i in ctx.pool_ids() if i in deps.catalog]
-    if not apis:
-        return "False: the API pool is empty. Add relevant APIs first."
-    if (stop := ctx.budget_stop()) is not None:
-        return f"Not checked: the run's {stop.reason}."
     listing = "\n".join(to_json(_api_summary(a)) for a in apis)
     prompt: list[BaseMessage] = [SystemMessage(SOLVABLE_SYSTEM),
                                  HumanMessage(SOLVABLE_HUMAN.format(query=ctx.query, apis=listing))]
     reply = ctx.call_model("solvable", deps.models.for_role("solvable"), prompt,
                            {"query": ctx.query, "api_ids": [a.id for a in apis]})
-    ok, reason = parse_solvable(reply.text)
-    if not ok:
+    label, reason = solvable_label(reply.text)
+    return label, reason, len(apis)
+
+
+def check_if_request_solvable(ctx: CallContext, args: NoArgs) -> FunctionResult | str:
+    """Ask the `solvable` model whether the pool (as this step sees it) suffices; True ends this agent at once and
+    sets `solvable_round`, which stops every other agent before its next step (at the next dispatch).
+
+    Solvable and Unsure stop the search. A reply without a verdict: with `solvable_check="after_add"` (the
+    authors' rule, main.py `check_if_request_solvable`: only "Unsolvable" goes on; their verifier answers
+    "Unsure" after five replies without one) it stops too; otherwise it counts as unsolvable."""
+    if not [i for i in ctx.pool_ids() if i in ctx.deps.catalog]:
+        return "False: the API pool is empty. Add relevant APIs first."
+    if (stop := ctx.budget_stop()) is not None:
+        return f"Not checked: the run's {stop.reason}."
+    label, reason, count = judge_pool(ctx)
+    authors = ctx.deps.config.solvable_check == "after_add"
+    if label == "Unsolvable" or (label is None and not authors):
         return f"False: {reason}"
     ctx.solvable = True
-    return FunctionResult(f"True: the {len(apis)} APIs in the pool can solve the query. The search stops.",
+    return FunctionResult(f"True: the {count} APIs in the pool can solve the query. The search stops.",
                           end="stopped", end_reason="pool_solvable")

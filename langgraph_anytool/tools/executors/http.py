@@ -115,8 +115,8 @@ def status_for_http(code: int, message: str = "") -> Status:
         return Status.UNAUTHORIZED
     if 200 <= code < 300:
         return Status.OK
-    if code in (400, 422):
-        return Status.INVALID_ARGUMENTS
+    if code in (400, 422):  # the API received the call and refused a value
+        return Status.REJECTED
     if code in (401, 403, 407):
         return Status.UNAUTHORIZED
     if code in (404, 410):

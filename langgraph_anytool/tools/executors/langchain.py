@@ -4,7 +4,8 @@ Every call goes through `tool.ainvoke(arguments)`: async-only tools (what `langc
 are awaited, sync-only tools run in LangChain's worker thread. The pipeline's blocking `call` runs executors on
 its own loop, so async-only tools work from sync code too. Outcome mapping, as for `LocalExecutor`:
 - a return value → `OK` (MCP content blocks are flattened to their text);
-- `ValueError` / `KeyError` / pydantic `ValidationError` → `INVALID_ARGUMENTS` (the model should fix its arguments);
+- `ValueError` / `KeyError` / pydantic `ValidationError` → `REJECTED` (the tool received the call and refused a
+  value; the model may fix its arguments);
 - any other exception (`ToolException` included) → `ERROR`; exceeding `timeout` → `TIMEOUT`.
 """
 
@@ -69,7 +70,7 @@ class LangChainToolExecutor:
             return Observation(api_id=api.id, status=Status.TIMEOUT,
                                error=f"the call did not finish within {self.timeout:g} s")
         except (ValueError, KeyError, ValidationError) as e:
-            return Observation(api_id=api.id, status=Status.INVALID_ARGUMENTS, error=exception_text(e))
+            return Observation(api_id=api.id, status=Status.REJECTED, error=exception_text(e))
         except Exception as e:
             return Observation(api_id=api.id, status=Status.ERROR, error=exception_text(e),
                                meta={"executor": self.name, "tool": tool.name})

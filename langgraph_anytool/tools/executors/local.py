@@ -3,9 +3,11 @@
 A callable receives the validated arguments as keyword arguments. Sync callables run in a worker
 thread (`asyncio.to_thread`); async ones are awaited. Outcome mapping:
 - a return value → `OK` with it as content (an `Observation` returned by the callable is passed on);
-- `ValueError` or `KeyError` (by default; see `invalid_input_errors`) → `INVALID_ARGUMENTS`: builtin
+- `ValueError` or `KeyError` (by default; see `invalid_input_errors`) → `REJECTED`: builtin
   implementations raise these for inputs that pass type checks but make no sense (an unknown
-  currency code, an impossible date), and the model should change its arguments;
+  currency code, an impossible date): the API received the call and refused the value, and the model may
+  change its arguments (unlike `INVALID_ARGUMENTS`, our schema check's refusal before any call, this is not a
+  malformed turn);
 - any other exception → `ERROR` with "<ExcType>: message"; exceeding `timeout` → `TIMEOUT`;
 - no implementation for the API id → `NOT_FOUND`.
 
@@ -99,7 +101,7 @@ class LocalExecutor:
         except WorkerDied as e:
             return Observation(api_id=api.id, status=Status.ERROR, error=str(e))
         except self.invalid_input_errors as e:
-            return Observation(api_id=api.id, status=Status.INVALID_ARGUMENTS, error=exception_text(e))
+            return Observation(api_id=api.id, status=Status.REJECTED, error=exception_text(e))
         except Exception as e:
             return Observation(api_id=api.id, status=Status.ERROR, error=exception_text(e))
         if isinstance(result, Observation):

@@ -38,7 +38,8 @@ _MESSAGE_RULES: tuple[tuple[Status, tuple[str, ...]], ...] = (
                            "authentication")),
     (Status.TIMEOUT, ("timeout", "timed out")),
     (Status.NOT_FOUND, ("not found", "does not exist", "no such")),
-    (Status.INVALID_ARGUMENTS, ("invalid parameter", "invalid argument", "missing required", "invalid input")),
+    # the server received the call and refused a value (not our schema check's INVALID_ARGUMENTS)
+    (Status.REJECTED, ("invalid parameter", "invalid argument", "missing required", "invalid input")),
 )
 
 
