@@ -151,18 +151,18 @@ def test_passrate_cli_states_the_evaluator_and_unsure_rule(tmp_path: Path, capsy
 
 # ------------------------------------------------------------------------------------------------ exclusion words
 def test_exclusion_words_are_the_authors_list_case_sensitive() -> None:
-    from langgraph_anytool.eval.exclusion import EXCLUSION_WORDS, exclusion_word
+    from langgraph_anytool.nodes.judge.anytool import EXCLUSION_WORDS, excluded_word
 
     # dyabel/AnyTool anytool/api_database_function.py `exclusion_words`, in its order
     assert EXCLUSION_WORDS == ("sorry", "apologize", "apology", "unfortunately", "couldn't", "could not", "can't",
                                "cannot", "unable", "regret", "not successfully")
     # scripts/main.py: `any([word in final_answer for word in exclusion_words])` — a plain, case-sensitive substring
-    assert exclusion_word("I am sorry, the API failed.") == "sorry"
-    assert exclusion_word("Sorry, the API failed.") is None  # capital S: not in the list
-    assert exclusion_word("The booking was not successfully made.") == "not successfully"
-    assert exclusion_word("I can\u2019t find it.") is None  # typographic apostrophe: not the ASCII "can't"
-    assert exclusion_word("We were unable to; I regret it.") == "unable"  # the first of the list that occurs
-    assert exclusion_word("The capital of France is Paris.") is None
+    assert excluded_word("I am sorry, the API failed.") == "sorry"
+    assert excluded_word("Sorry, the API failed.") is None  # capital S: not in the list
+    assert excluded_word("The booking was not successfully made.") == "not successfully"
+    assert excluded_word("I can\u2019t find it.") is None  # typographic apostrophe: not the ASCII "can't"
+    assert excluded_word("We were unable to; I regret it.") == "unable"  # the first of the list that occurs
+    assert excluded_word("The capital of France is Paris.") is None
 
 
 def _scripted_judge(label_for: dict[str, str], seen: list[str]) -> Any:

@@ -3,7 +3,7 @@
 Protocols (each sample is ToolEval's two-stage check, `nodes/judge/tooleval.py`):
 - `anytool` — AnyTool §3, Eq. 2: R = #Solved / (#Solved + #Unsolved) over every query (no solvability phase).
   As in the authors' loop (dyabel/AnyTool `scripts/main.py`), an answer containing one of AnyTool's exclusion
-  words (`eval/exclusion.py`, case-sensitive) is Unsolved without asking the evaluator; then each of the samples
+  words (`nodes/judge/anytool.py`, case-sensitive) is Unsolved without asking the evaluator; then each of the samples
   is ToolEval's check with the task taken as solvable (`check_solved_toolbench` in `anytool/verifier.py` passes
   `task_solvable='Solvable'`), and the query is Solved when `passed >= failed`.
 - `toolllm` — AnyTool §3, Eq. 1 (ToolLLM's protocol, ToolEval's `is_passed`): R = (#Non-solvable + #Solved) /
@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..llm import RoleUsage
+from ..nodes.judge.anytool import EXCLUSION_WORDS, excluded_word, seeded_coin
 from ..nodes.judge.tooleval import JudgeResult, check_is_solved, check_task_solvable
-from .exclusion import EXCLUSION_WORDS, exclusion_word
 
 Protocol = Literal["anytool", "toolllm", "sopr"]
 PROTOCOLS: tuple[str, ...] = ("anytool", "toolllm", "sopr")
@@ -129,7 +129,7 @@ def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evalu
     def one(rec: Mapping[str, Any]) -> QueryVerdicts:
         qv = QueryVerdicts(str(rec.get("group", "")), str(rec.get("query_id", "")))
         query, answer = str(rec.get("query", "")), str(rec.get("answer") or "")
-        word = exclusion_word(answer) if use_exclusion else None
+        word = excluded_word(answer) if use_exclusion else None
         if word is not None:  # AnyTool scripts/main.py: Unsolved before check_solved_toolbench is called
             qv.excluded = word
             qv.answer_labels = ["Unsolved"] * samples
@@ -160,10 +160,6 @@ def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evalu
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
         return list(pool.map(one, records))
 
-
-def coin(*parts: Any) -> bool:
-    """A reproducible fair coin (ToolEval flips `random.random() < 0.5`)."""
-    return hashlib.sha256(json.dumps(parts, default=str).encode()).digest()[0] < 128
 
 
 def sample_pass(answer: str, task: str | None) -> bool | None:
@@ -237,7 +233,7 @@ def _score_group(name: str, vs: Sequence[QueryVerdicts], protocol: Protocol, sam
         for i, label in enumerate(v.answer_labels):
             ok = sample_pass(label, v.task_labels[i] if protocol == "toolllm" else None)
             if ok is None:
-                ok = coin(v.group, v.query_id, i)
+                ok = seeded_coin(v.group, v.query_id, i)
                 g.coin_flips += 1
             votes[ok] += 1
         # StableToolBench eval_pass_rate.py: `failed <= passed` passes (a tie passes, no coin); AnyTool

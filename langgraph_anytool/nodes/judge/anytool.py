@@ -26,7 +26,12 @@ EXCLUSION_WORDS: tuple[str, ...] = (
 
 
 def excluded_word(answer: str) -> str | None:
-    """The first exclusion word the answer contains (case-sensitive substring, as main.py tests), or None."""
+    """The first of `EXCLUSION_WORDS` (in the list's order) that `answer` contains, or None.
+
+    A plain substring test on the answer as written, as main.py's `word in final_answer`: case-sensitive ("Sorry"
+    does not match "sorry"), no word boundaries, the apostrophe as typed (ASCII `'`). The rule belongs to AnyTool's
+    protocol (Eq. 2; also the eval-side pass rate, `eval/passrate.py`), not to ToolEval's SoPR.
+    """
     return next((word for word in EXCLUSION_WORDS if word in answer), None)
 
 
