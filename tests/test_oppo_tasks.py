@@ -144,12 +144,16 @@ def test_task4_scores() -> None:
     assert score.task4_rule(True, True, "{'status': 'error', 'msg': 'File Not Found: a.png'}") == (0, "File not found")
     assert score.task4_rule(True, True, '{"status": "error", "msg": "bad city"}') == (1, "WARNING: to double check")
     assert score.task4_rule(True, True, None) == (1, "")  # not executed: nothing to check
-    s = score.task4_scores([(1, True), (1, True), (1, True), (1, True)], [True, False, False, False])
+    s = score.task4_scores([(1, "call")] * 4, [True, False, False, False])
     # four calls, all pass the rule: precision 4/4 = 1.00 (the paper); our strict figure 1/4 = 0.25
     assert (s["precision"], s["score"], s["strict_correct_rate"]) == pytest.approx((1.0, 1.0, 0.25))
-    s = score.task4_scores([(1, True), (1, True), (0, True), (0, False)], [True, False, False, False])
-    # passing 2 of 3 calls made → precision 2/3; score 2/4; strict 1/4
-    assert (s["precision"], s["score"], s["strict_correct_rate"]) == pytest.approx((2 / 3, 1 / 2, 1 / 4))
+    s = score.task4_scores([(1, "call"), (1, "call"), (0, "call"), (0, "none"), (0, "excluded")],
+                           [True, False, False, False, False])
+    # 2 of the 3 calls made pass → precision 2/3; score = 2 / 4 items scored (the excluded run is left out, as
+    # run_eval.ipynb leaves rows whose run raised out of evaluate_task4) = 1/2; strict 1/5 over every item
+    assert (s["precision"], s["score"], s["strict_correct_rate"]) == pytest.approx((2 / 3, 1 / 2, 1 / 5))
+    assert score.task4_scores([(0, "excluded")], [False]) == {"precision": 0.0, "score": 0.0,
+                                                              "strict_correct_rate": 0.0}
 
 
 def test_task6_url_rule() -> None:
@@ -245,12 +249,19 @@ def test_task4_rule_on_the_executed_call(cat: Catalog) -> None:
     executor = _executor(cat)
     try:
         rep = TaskRunner(cat, model, executor=executor).run(4, load_task(4, DATA))
+        bad = ScriptedChatModel(replies=[_bad_json_call("days_of_month"), ai("Your name is Ada.")])
+        rep_bad = TaskRunner(cat, bad, executor=executor).run(4, load_task(4, DATA))
     finally:
         executor.close()
     # both calls executed, no "file not found" → precision 2/2 = 1.0, score 2/2;
     # strict: month "3" is a string where the schema says integer → 1/2
     assert rep.metrics == pytest.approx({"precision": 1.0, "score": 1.0, "strict_correct_rate": 0.5})
     assert "Ada" in rep.items[1].prediction["tool_result"]  # config.yml's USER, served by get_user_profile
+    # arguments not JSON: perform_task4's json.loads raises, the row is left out; the other item made no call →
+    # precision 0 (no call made), score 0/1, strict 0/2
+    assert [i.status for i in rep_bad.items] == ["excluded", "none"]
+    assert rep_bad.metrics == {"precision": 0.0, "score": 0.0, "strict_correct_rate": 0.0}
+    assert "1 item(s) left out of precision and score" in rep_bad.table()
 
 
 def test_task5_6_8_with_evaluator(cat: Catalog, tmp_path: Path) -> None:
@@ -293,19 +304,27 @@ def test_task7_evaluator_then_step_progress(cat: Catalog, tmp_path: Path) -> Non
     # item 1: evaluator no → steps [get_current_time, get_current_time] vs get_current_time -> days_of_month:
     # position 0 matches, position 1 does not → 1/2; item 2: evaluator yes → 1. Mean (1/2 + 1) / 2 = 3/4
     assert [i.score for i in rep.items] == [0.5, 1.0] and rep.metrics["progress"] == pytest.approx(0.75)
+    assert rep.metrics["progress_failed_as_0"] == pytest.approx(0.75)  # no run raised
     assert [m["role"] for m in conv] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
     assert model.calls[0]["tools"] == ["days_of_month", "get_current_time"]  # main API, then its dependencies
 
 
 def test_task7_unknown_function_fails_the_item(cat: Catalog) -> None:
     """agent_interface.py perform_task7 raises on a function name it did not offer; the row then scores 0."""
-    model = ScriptedChatModel(replies=[ai("", call("get_current_time")), ai("", call("book_flight", to="OPO"))])
+    model = ScriptedChatModel(replies=[ai("", call("get_current_time")), ai("", call("book_flight", to="OPO")),
+                                       ai("", call("list_currencies")), ai("", call("convert", source="EUR",
+                                                                                    target="JPY", amount=100)),
+                                       ai("About 16,000 yen.")])
     executor = _executor(cat)
     try:
-        rep = TaskRunner(cat, model, executor=executor).run(7, load_task(7, DATA)[:1])
+        rep = TaskRunner(cat, model, executor=executor).run(7, load_task(7, DATA))
     finally:
         executor.close()
     assert rep.items[0].score == 0.0 and "invalid function name 'book_flight'" in rep.items[0].reason
+    # item 2, no evaluator: steps [list_currencies, convert] vs "list_currencies -> convert" → 2/2 = 1.
+    # run_eval.ipynb leaves item 1 out of evaluate_task7's average: progress 1/1 = 1.0; counted as 0: (0 + 1)/2
+    assert rep.metrics == {"progress": 1.0, "progress_failed_as_0": 0.5} and rep.items[0].status == "excluded"
+    assert "1 item(s) left out of progress" in rep.table()
 
 
 # ------------------------------------------------------------------------------------------- CLI

@@ -7,10 +7,10 @@ own names. Each function names the authors' function it follows.
 | 1 | precision, recall, F1 macro-averaged over both classes | `evaluate_task1` (sklearn `average="macro"`) | accuracy; P/R/F1 of the "tool needed" class |
 | 2 | accuracy = right first call / items | `evaluate_task2` (`score`) | precision = right / items with a call; tool-use rate |
 | 3 | no call, and the evaluator says the reply asks for more information | `evaluate_task3`, `_check_clarification` | (`--protocol ours`: `ask_user` or a question mark) |
-| 4 | precision = calls passing the rule check / calls made | `evaluate_task4`, `_check_params_with_rule` | strict rate: raw-call schema checks and evaluator (or `ref_call`) / items |
+| 4 | precision = calls passing the rule check / calls made | `evaluate_task4`, `_check_params_with_rule`; `run_eval.ipynb` | strict rate: raw-call schema checks and evaluator (or `ref_call`) / items |
 | 5 | evaluator verdict | `evaluate_task5`, `_check_direct_response` | (without evaluator: `answer` facts) |
 | 6 | URL rule, then evaluator verdict | `evaluate_task6`, `_check_response_w_tool_via_rule` | (without evaluator: URL rule and `answer` facts) |
-| 7 | 1 if the evaluator says solved, else step progress | `evaluate_task7`, `_check_act_steps` | |
+| 7 | 1 if the evaluator says solved, else step progress; runs that raised left out | `evaluate_task7`, `_check_act_steps`; `run_eval.ipynb` | the mean with those runs as 0 |
 | 8 | evaluator verdict | `evaluate_task8`, `_check_plan` | outline coverage of the `comb` APIs |
 """
 
@@ -88,8 +88,9 @@ def task2_scores(results: Sequence[tuple[int, bool]]) -> dict[str, float]:
 # ------------------------------------------------------------------------------------------------ task 4
 def task4_rule(called: bool, parsed: bool, tool_result: str | None) -> tuple[int, str]:
     """`eval_func.py` `evaluate_task4` + `_check_params_with_rule` for one item: no call → 0; arguments not JSON →
-    0; the API's result containing "file not found" (any case) → 0; else 1 ("error" in the result only raises a
-    warning). The evaluator's verdict on the call is recorded by the authors but never counted."""
+    0 (but see `task4_scores`: such a run never reaches the authors' scorer); the API's result containing
+    "file not found" (any case) → 0; else 1 ("error" in the result only raises a warning). The evaluator's verdict
+    on the call is recorded by the authors but never counted."""
     if not called:
         return 0, "did not call a function"
     if not parsed:
@@ -102,16 +103,26 @@ def task4_rule(called: bool, parsed: bool, tool_result: str | None) -> tuple[int
     return 1, ""
 
 
-def task4_scores(results: Sequence[tuple[int, bool]], strict: Sequence[bool]) -> dict[str, float]:
-    """From (rule score, called) per item: `precision` — the paper's figure, `evaluate_task4`'s `precision` =
-    passing calls / calls made (0 without any call; the authors divide by zero there); `score` — its `score` =
-    passing calls / items; and ours, `strict_correct_rate` = items whose raw call passes our schema checks and the
-    evaluator (or the row's `ref_call`) / items."""
+TASK4_STATUSES = ("call", "none", "excluded")
+
+
+def task4_scores(results: Sequence[tuple[int, str]], strict: Sequence[bool]) -> dict[str, float]:
+    """From (rule score, status) per item — status "call" (a call whose arguments parsed), "none" (no call) or
+    "excluded" (the run raised: the first call's arguments are not JSON, `agent_interface.py` `perform_task4`
+    `json.loads`, or the model call failed; `run_eval.ipynb` scores such rows 0 but leaves them out of
+    `evaluate_task4`) — the paper's `precision` = passing calls / calls made, and `evaluate_task4`'s `score` =
+    passing calls / items that were scored (both 0 when empty; the authors divide by zero there). Ours,
+    `strict_correct_rate` = items whose raw call passes our schema checks and the evaluator (or the row's
+    `ref_call`) / all items."""
     if not results or len(strict) != len(results):
         raise ValueError("task 4 needs one strict flag per item, and at least one item")
-    ok = sum(s for s, _ in results)
-    called = sum(1 for _, c in results if c)
-    return {"precision": ok / called if called else 0.0, "score": ok / len(results),
+    bad = [s for _, s in results if s not in TASK4_STATUSES]
+    if bad:
+        raise ValueError(f"unknown task 4 status {bad[0]!r}")
+    ok = sum(v for v, s in results if s == "call")
+    called = sum(1 for _, s in results if s == "call")
+    scored = sum(1 for _, s in results if s != "excluded")
+    return {"precision": ok / called if called else 0.0, "score": ok / scored if scored else 0.0,
             "strict_correct_rate": rate([float(x) for x in strict])}
 
 

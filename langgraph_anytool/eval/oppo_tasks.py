@@ -5,7 +5,10 @@ code (repository OPPO-Mente-Lab/agent_eval: `eval_scripts/tasks.py` and `agent_i
 and the report says that its figure is not the paper's.
 
 Metrics per task, the paper's first: 1 precision/recall/f1 (macro); 2 accuracy; 3 clarification_rate; 4 precision;
-5, 6, 8 pass_rate; 7 progress. Our own figures follow under their own names (see `oppo_score`).
+5, 6, 8 pass_rate; 7 progress. Our own figures follow under their own names (see `oppo_score`). As the authors'
+`eval_scripts/run_eval.ipynb` does, runs that raised in tasks 4 and 7 (the model under test failed, a call's
+arguments were not JSON, task 7 called a function it was not offered) are scored 0 per item but left out of the
+paper's figure; `progress_failed_as_0` counts them.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class ItemResult:
     score: float
     prediction: Any
     reason: str = ""
+    status: str = ""  # task 4: call | none | excluded; task 7: excluded or ""
 
 
 @dataclass
@@ -56,10 +60,12 @@ class TaskReport:
     seconds: float = 0.0
     evaluator_calls: int = 0
     evaluator_cache_hits: int = 0
+    notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"task": self.task, "name": self.name, "protocol": self.protocol, "metrics": self.metrics,
-                "scoring": self.scoring, "model": self.model_label, "types": self.types, "errors": self.errors,
+                "scoring": self.scoring, "notes": self.notes, "model": self.model_label, "types": self.types,
+                "errors": self.errors,
                 "seconds": round(self.seconds, 3), "evaluator_calls": self.evaluator_calls,
                 "evaluator_cache_hits": self.evaluator_cache_hits, "items": [asdict(i) for i in self.items]}
 
@@ -70,6 +76,7 @@ class TaskReport:
         lines += [f"  {k:<20} {100 * v:6.1f}" for k, v in self.metrics.items()]
         if self.errors:
             lines.append(f"  items whose model call failed (scored 0): {self.errors}")
+        lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
 
@@ -105,8 +112,7 @@ class TaskRunner:
         start = time.perf_counter()
         handler = getattr(self, f"_task{task}")
         results: list[ItemResult] = []
-        extra: dict[str, list[Any]] = {"labels": [], "preds": [], "called": [], "strict": [], "coverage": [],
-                                       "url_rule": []}
+        extra: dict[str, list[Any]] = {"labels": [], "preds": [], "called": [], "coverage": [], "url_rule": []}
         errors = 0
         calls0 = self.evaluator.calls if self.evaluator else 0
         hits0 = self.evaluator.hits if self.evaluator else 0
@@ -119,12 +125,19 @@ class TaskRunner:
                 raise
             except Exception as exc:  # a provider error costs this item, not the run
                 errors += 1
-                results.append(ItemResult(item.id, item.type, 0.0, None, f"model call failed: {type(exc).__name__}: {exc}"))
+                # tasks 4 and 7: perform_task4/7 raised, and run_eval.ipynb leaves the row out of the paper's figure
+                results.append(ItemResult(item.id, item.type, 0.0, None, f"model call failed: {type(exc).__name__}: {exc}",
+                                          status="excluded" if task in (4, 7) else ""))
                 self._failed(task, item, extra)
             if progress is not None:
                 progress(1)
         metrics = self._metrics(task, results, extra)
+        excluded = sum(1 for r in results if r.status == "excluded")
+        notes = [f"{excluded} item(s) left out of {'precision and score' if task == 4 else 'progress'}: the run "
+                 "raised (as run_eval.ipynb leaves such rows out; they count 0 in "
+                 f"{'strict_correct_rate' if task == 4 else 'progress_failed_as_0'})"] if excluded else []
         return TaskReport(task=task, name=TASKS[task], metrics=metrics, items=results, scoring=self._scoring(task),
+                          notes=notes,
                           model_label=self.model_label, protocol=self.protocol,
                           types=dict(Counter(i.type for i in items)), errors=errors,
                           seconds=time.perf_counter() - start,
@@ -136,10 +149,8 @@ class TaskRunner:
         if task == 1:
             extra["labels"].append(int(item.get("tool_use_label") == "1"))
             extra["preds"].append(0)
-        if task in (2, 4):
+        if task == 2:
             extra["called"].append(False)
-        if task == 4:
-            extra["strict"].append(False)
         if task == 8:
             extra["coverage"].append(0.0)
 
@@ -150,8 +161,13 @@ class TaskRunner:
         if task == 2:
             return score.task2_scores([(int(r.score), c) for r, c in zip(results, extra["called"], strict=True)])
         if task == 4:
-            return score.task4_scores([(int(r.score), c) for r, c in zip(results, extra["called"], strict=True)],
-                                      extra["strict"])
+            return score.task4_scores([(int(r.score), r.status) for r in results],
+                                      [bool(isinstance(r.prediction, dict) and r.prediction.get("strict"))
+                                       for r in results])
+        if task == 7:
+            kept = [r.score for r in results if r.status != "excluded"]
+            return {"progress": score.rate(kept) if kept else 0.0,
+                    "progress_failed_as_0": score.rate([r.score for r in results])}
         name = {3: "clarification_rate", 5: "pass_rate", 6: "pass_rate", 7: "progress", 8: "pass_rate"}[task]
         metrics = {name: score.rate([r.score for r in results])}
         if task == 6 and extra["url_rule"]:
@@ -231,7 +247,9 @@ class TaskRunner:
         call = fill.call
         called = call is not None
         value, reason = score.task4_rule(called, bool(call and call.parsed), fill.tool_result)
-        extra["called"].append(called)
+        # perform_task4 runs json.loads on the first call's arguments: when that fails the run raises and the
+        # notebook leaves the row out of evaluate_task4 (scored 0 in its list)
+        status = "none" if call is None else "call" if call.parsed else "excluded"
         strict, why = False, "no function call"
         if call is not None:
             strict, why = score.check_raw_call(api, call.api_id == api_id and call.parsed, call.args)
@@ -242,10 +260,9 @@ class TaskRunner:
                 strict, why = v.passed, v.reason
             elif strict and item.ref_call() is not None:
                 strict, why = score.matches_reference(call.args, item.ref_call() or {})
-        extra["strict"].append(strict)
         pred = {"function": call.function if call else None, "args": call.args if call else None,
                 "tool_result": fill.tool_result, "strict": strict, "strict_reason": why}
-        return ItemResult(item.id, item.type, float(value), pred, reason)
+        return ItemResult(item.id, item.type, float(value), pred, reason, status=status)
 
     def _task5(self, item: TaskItem, extra: dict[str, Any]) -> ItemResult:
         """`perform_task5` / `evaluate_task5`: the evaluator's verdict on the direct answer."""
@@ -292,7 +309,8 @@ class TaskRunner:
         pred = {"calls": [asdict(s) for s in chain.steps], "answer": chain.answer, "stopped": chain.stopped,
                 "aborted": chain.aborted}
         if chain.aborted:
-            return ItemResult(item.id, item.type, 0.0, pred, f"failed as the authors' run does: {chain.aborted}")
+            return ItemResult(item.id, item.type, 0.0, pred, f"failed as the authors' run does: {chain.aborted}",
+                              status="excluded")
         if self.evaluator is not None:
             v = self.evaluator.judge(7, P.solved_prompt(chain.messages))
             if v.passed:
@@ -308,9 +326,10 @@ class TaskRunner:
         plan = agent.plan_outline(self.model, self.catalog, item.instruction, ids, paper=self.paper)
         names = [self.catalog.api(a).name for a in ids]
         coverage = score.outline_coverage(plan.outline, names)
-        extra["coverage"].append(coverage)
         pred = {"outline": plan.outline, "coverage": coverage}
         if self.evaluator is not None:
             v = self.evaluator.judge(8, P.plan_check_prompt(plan.task_text, plan.outline))
+            extra["coverage"].append(coverage)
             return ItemResult(item.id, item.type, float(v.passed), pred, v.reason)
+        extra["coverage"].append(coverage)
         return ItemResult(item.id, item.type, float(coverage == 1.0), pred, f"names {coverage:.0%} of the given APIs")
