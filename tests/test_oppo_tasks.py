@@ -224,6 +224,18 @@ def test_task1_and_task2_with_scripted_model(cat: Catalog) -> None:
     assert model2.calls[0]["tools"] == ["web_search", "image_search", "list_currencies"]  # right API first
 
 
+def test_task2_reads_calls_as_the_authors_do(cat: Catalog) -> None:
+    """eval_func.py _extract_func_calls: a legacy `function_call` counts, and its arguments go through json.loads."""
+    legacy_ok = AIMessage(content="", additional_kwargs={"function_call": {"name": "web_search",
+                                                                           "arguments": '{"query": "tide pools"}'}})
+    legacy_empty = AIMessage(content="", additional_kwargs={"function_call": {"name": "days_of_month",
+                                                                              "arguments": ""}})
+    rep = TaskRunner(cat, ScriptedChatModel(replies=[legacy_ok, legacy_empty])).run(2, load_task(2, DATA))
+    # item 1: right function, arguments parse → 1; item 2: json.loads("") fails → 0, but a call was made
+    assert [i.score for i in rep.items] == [1.0, 0.0] and rep.items[1].reason == "function call is not parsed successfully"
+    assert rep.metrics == pytest.approx({"accuracy": 0.5, "precision": 0.5, "tool_use_rate": 1.0})
+
+
 def test_task3_with_evaluator(cat: Catalog, tmp_path: Path) -> None:
     model = ScriptedChatModel(replies=[ai("How much are your savings, and in which currency?"),
                                        ai("", call("days_of_month", year=2025, month=1))])

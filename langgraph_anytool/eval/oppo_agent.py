@@ -115,9 +115,36 @@ class RawCall:
     call_id: str = ""
 
 
+def _authors_call(offer: Offer, fn: Mapping[str, Any], call_id: str) -> RawCall:
+    """A raw call read as the authors read it (`eval_func.py` `_extract_func_calls`): an arguments string goes through
+    Python's `json.loads`, so "" or a raw control character inside a string is not JSON."""
+    name = str(fn.get("name") or "")
+    text = fn.get("arguments")
+    if isinstance(text, str):
+        try:
+            args, parsed = json.loads(text), True
+        except ValueError:
+            args, parsed = text, False
+    else:
+        args, parsed = text, True
+    return RawCall(name, args, offer.api_of(name), parsed, call_id)
+
+
 def raw_calls(offer: Offer, ai: AIMessage) -> list[RawCall]:
-    out = [RawCall(str(tc.get("name") or ""), tc.get("args"), offer.api_of(str(tc.get("name") or "")), True,
-                   str(tc.get("id") or "")) for tc in ai.tool_calls]
+    """The reply's calls, as `_extract_func_calls` collects them: a legacy `function_call` first (LangChain keeps it
+    in `additional_kwargs` and does not turn it into a tool call), then the tool calls — the provider's raw ones
+    when the message kept them, else LangChain's parsed and invalid calls. (LangChain reads an empty arguments string
+    as {}, which the authors' `json.loads("")` would refuse; a client that drops the raw text cannot tell them apart.)"""
+    out: list[RawCall] = []
+    legacy = ai.additional_kwargs.get("function_call")
+    if isinstance(legacy, Mapping):
+        out.append(_authors_call(offer, legacy, "function_call"))
+    provider = [tc for tc in ai.additional_kwargs.get("tool_calls") or []
+                if isinstance(tc, Mapping) and isinstance(tc.get("function"), Mapping)]
+    if provider:
+        return out + [_authors_call(offer, tc["function"], str(tc.get("id") or "")) for tc in provider]
+    out += [RawCall(str(tc.get("name") or ""), tc.get("args"), offer.api_of(str(tc.get("name") or "")), True,
+                    str(tc.get("id") or "")) for tc in ai.tool_calls]
     out += [RawCall(str(tc.get("name") or ""), tc.get("args"), offer.api_of(str(tc.get("name") or "")), False,
                     str(tc.get("id") or "")) for tc in ai.invalid_tool_calls]
     return out
@@ -319,6 +346,8 @@ def solve_chain(model: BaseChatModel, catalog: Catalog, executor: ApiExecutor, i
                                    for i, tc in enumerate(ai.invalid_tool_calls)]})
         messages.append(ai)
         for call in raw_calls(offer, ai):
+            if call.call_id == "function_call":  # perform_task7 reads msg.tool_calls only
+                continue
             if paper and call.api_id is None:
                 return ChainResult(steps, "", [openai_message(m) for m in messages],
                                    aborted=f"invalid function name {call.function!r}")
