@@ -349,14 +349,22 @@ def test_cli_all_tasks_on_the_release_layout(capsys: Any, tmp_path: Path, monkey
     assert [len(r["items"]) for r in data] == [3, 2, 2, 2, 2, 2, 2, 1]
     assert all(r["errors"] == 0 and r["protocol"] == "paper" for r in data)
     assert "NOT the paper's" in data[4]["scoring"]  # task 5 without an evaluator
+    judged = [*argv[:-2], "--evaluator", "openai:judge-test", "--evaluator-cache", str(tmp_path / "c"), "--task", "5"]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with OpenAIChatServer(policy=lambda body: "Yes.") as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-        assert main([*argv[:-2], "--evaluator", "openai:judge-test", "--evaluator-cache", str(tmp_path / "c"),
-                     "--task", "5"]) == 0
+        assert main(judged) == 0
+        first = json.loads(capsys.readouterr().out)[0]
+        assert main(judged) == 0  # same evaluator, same endpoint: both verdicts come from the cache
+        again = json.loads(capsys.readouterr().out)[0]
         assert len(server.chat_requests) == 2
-    rep5 = json.loads(capsys.readouterr().out)[0]
-    assert rep5["metrics"]["pass_rate"] == 1.0 and rep5["evaluator_calls"] == 2
+    assert first["metrics"]["pass_rate"] == 1.0 and first["evaluator_calls"] == 2
+    assert again["evaluator_calls"] == 0 and again["evaluator_cache_hits"] == 2
+    with OpenAIChatServer(policy=lambda body: "No.") as other:  # same model name, another endpoint: no reuse
+        monkeypatch.setenv("OPENAI_BASE_URL", other.base_url)
+        assert main(judged) == 0
+        assert len(other.chat_requests) == 2
+    assert json.loads(capsys.readouterr().out)[0]["metrics"]["pass_rate"] == 0.0
 
 
 def test_cli_errors(capsys: Any, tmp_path: Path) -> None:

@@ -137,7 +137,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     from ..tools.executors import make_executor
     from ..tools.pipeline import ApiExecutor
     from .oppo_data import TaskDataError, load_task
-    from .oppo_judge import TaskEvaluator
+    from .oppo_judge import TaskEvaluator, evaluator_identity
     from .oppo_tasks import TaskRunner
 
     tasks = task_numbers(args.task)
@@ -152,8 +152,11 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         model, label = OfflinePolicyModel(catalog=catalog), LABEL
     else:
         raise ValueError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
-    evaluator = TaskEvaluator(init_model(args.evaluator), cache_dir=args.evaluator_cache,
-                              identity=args.evaluator) if args.evaluator else None
+    evaluator = None
+    if args.evaluator:
+        judge = init_model(args.evaluator)
+        evaluator = TaskEvaluator(judge, cache_dir=args.evaluator_cache,
+                                  identity=evaluator_identity(args.evaluator, judge))
     kind = args.execution if args.execution != "auto" else ("local" if catalog.name == "builtin" else "http")
     executor = ApiExecutor(catalog, default=make_executor(kind), use_catalog_executors=True)
     reports = []

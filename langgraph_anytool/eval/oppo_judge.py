@@ -44,6 +44,22 @@ def model_identity(model: Any) -> str:
     return type(model).__name__
 
 
+def evaluator_identity(spec: str, model: Any) -> str:
+    """The cache key's evaluator part: the model string, the endpoint it talks to (a client's base URL, also when it
+    comes from OPENAI_BASE_URL) and the sampling settings that are set — the same model name on another endpoint or
+    at another temperature gives other verdicts, so it must not reuse these."""
+    endpoint = getattr(model, "openai_api_base", None) or getattr(model, "base_url", None)
+    client = getattr(model, "root_client", None)
+    if not endpoint and client is not None:
+        endpoint = getattr(client, "base_url", None)
+    parts = [spec, f"endpoint={str(endpoint).rstrip('/')}" if endpoint else "endpoint=default"]
+    for name in ("temperature", "top_p", "seed", "max_tokens"):
+        value = getattr(model, name, None)
+        if isinstance(value, int | float | str) and not isinstance(value, bool):
+            parts.append(f"{name}={value}")
+    return "|".join(parts)
+
+
 _JSON = re.compile(r"\{.*\}", re.DOTALL)
 
 
