@@ -102,6 +102,12 @@ def test_layout_errors(tmp_path: Path) -> None:
         load_task(7, tmp_path)[0].deps()
     with pytest.raises(TaskDataError, match=r"expected task3\.csv"):
         load_task(3, tmp_path)
+    # re-saved without the index by a spreadsheet: columns are read by name, and the byte-order mark is not part of
+    # the first column's name ("did"); "2.0" is type II and "1.0" a label of 1
+    (tmp_path / "task1.csv").write_bytes(b"\xef\xbb\xbfdid,tool_name,api_name,instruction,type,tool_use_label\n"
+                                         b"1,a,b,hi,2.0,1.0\n")
+    item = load_task(1, tmp_path)[0]
+    assert (item.id, item.type, item.get("tool_use_label")) == ("1", "II", "1.0")
 
 
 # ------------------------------------------------------------------------------------------- scorers
@@ -122,6 +128,21 @@ def test_task1_macro_as_sklearn() -> None:
     # class 0: tp 1, fp 1 → P 1/2, R 1, F1 2/3; class 1: P 0, R 0, F1 0 → macro P 1/4, R 1/2, F1 1/3
     assert (score.task1_scores([1, 0], [0, 0])["precision"], score.task1_scores([1, 0], [0, 0])["f1"]) == \
         pytest.approx((1 / 4, 1 / 3))
+
+
+def test_task1_agrees_with_sklearn() -> None:
+    """The same numbers as the authors' call, `precision_recall_fscore_support(average="macro")`, on seeded random
+    labels and predictions (including single-class cases)."""
+    metrics = pytest.importorskip("sklearn.metrics")
+    import random
+
+    rng = random.Random(18)
+    for n in [1, 2, 3, 5, 8, 13, 40] * 6:
+        y = [rng.randint(0, 1) for _ in range(n)]
+        p = [rng.randint(0, 1) for _ in range(n)]
+        ours = score.task1_scores(y, p)
+        prec, rec, f1, _ = metrics.precision_recall_fscore_support(y, p, average="macro", zero_division=0)
+        assert (ours["precision"], ours["recall"], ours["f1"]) == pytest.approx((prec, rec, f1))
 
 
 def test_task2_scores() -> None:

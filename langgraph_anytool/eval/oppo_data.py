@@ -156,6 +156,15 @@ class TaskItem:
         return value
 
 
+def parse_label(value: str) -> int | None:
+    """Task 1's `tool_use_label`: 0 or 1 ("0.0"/"1.0" too, as pandas writes a column that once held a gap)."""
+    try:
+        n = float(value.strip())
+    except ValueError:
+        return None
+    return int(n) if n in (0.0, 1.0) else None
+
+
 def sample_dir() -> Path:
     """Our sample set (builtin catalog), shipped as package data in the release's layout."""
     return Path(str(resources.files("langgraph_anytool.eval") / "data" / "oppo"))
@@ -171,7 +180,7 @@ def load_task(task: int, data: str | Path | None = None) -> list[TaskItem]:
     if not path.is_file():
         raise TaskDataError(f"{path}: no such file (expected task{task}.csv in the data directory)")
     items: list[TaskItem] = []
-    with path.open(encoding="utf-8", newline="") as fh:
+    with path.open(encoding="utf-8-sig", newline="") as fh:  # a spreadsheet's byte-order mark is not a column
         reader = csv.reader(fh)
         header = next(reader, None)
         if header is None:

@@ -28,7 +28,7 @@ from ..tools.pipeline import ApiExecutor
 from . import oppo_agent as agent
 from . import oppo_prompts as P
 from . import oppo_score as score
-from .oppo_data import TASKS, TaskDataError, TaskItem, resolve_api
+from .oppo_data import TASKS, TaskDataError, TaskItem, parse_label, resolve_api
 from .oppo_judge import TaskEvaluator
 
 PROTOCOLS = ("paper", "ours")
@@ -147,7 +147,7 @@ class TaskRunner:
     @staticmethod
     def _failed(task: int, item: TaskItem, extra: dict[str, list[Any]]) -> None:
         if task == 1:
-            extra["labels"].append(int(item.get("tool_use_label") == "1"))
+            extra["labels"].append(parse_label(item.get("tool_use_label")) or 0)
             extra["preds"].append(0)
         if task == 2:
             extra["called"].append(False)
@@ -190,14 +190,14 @@ class TaskRunner:
     # ------------------------------------------------------------------------------------------ tasks
     def _task1(self, item: TaskItem, extra: dict[str, Any]) -> ItemResult:
         """`perform_task1` / `evaluate_task1`: the row's API offered; a call in the reply = tool used."""
-        label = item.get("tool_use_label")
-        if label not in ("0", "1"):
-            raise LookupError(f"column 'tool_use_label' must be 0 or 1, got {label!r}")
+        label = parse_label(item.get("tool_use_label"))
+        if label is None:
+            raise LookupError(f"column 'tool_use_label' must be 0 or 1, got {item.get('tool_use_label')!r}")
         first = agent.first_reply(self.model, self.catalog, 1, item.instruction, [self._api(item)], paper=self.paper)
-        extra["labels"].append(int(label))
+        extra["labels"].append(label)
         extra["preds"].append(int(first.called))
-        right = first.called == (label == "1")
-        reason = "" if right else ("misuse tools" if label == "0" else "failed to decide the usage")
+        right = int(first.called) == label
+        reason = "" if right else ("misuse tools" if label == 0 else "failed to decide the usage")
         return ItemResult(item.id, item.type, float(right), {"use_tool": first.called}, reason)
 
     def _task2(self, item: TaskItem, extra: dict[str, Any]) -> ItemResult:
