@@ -416,3 +416,32 @@ def test_sample_set_offline_end_to_end(task: int) -> None:
         executor.close()
     assert len(rep.items) == len(items) and rep.errors == 0
     assert rep.metrics and all(0.0 <= v <= 1.0 for v in rep.metrics.values())
+
+
+def test_failures_count_as_the_authors_count_them(cat: Catalog, tmp_path: Path) -> None:
+    """A failed evaluator check costs only its verdict (eval_func.py `_check_params_with_gpt4` returns 0 with a
+    warning; `evaluate_task7` scores the row 0 and keeps it in the average); a failed run of the model under test
+    is left out of tasks 4 and 7's figures (run_eval.ipynb)."""
+    executor = _executor(cat)
+    try:
+        with OpenAIChatServer([]) as server:  # an exhausted script: every evaluator request gets a 400
+            evaluator = _evaluator(server, tmp_path)
+            m4 = ScriptedChatModel(replies=[ai("", call("days_of_month", year=2024, month=3))])
+            rep4 = TaskRunner(cat, m4, evaluator=evaluator, executor=executor).run(4, load_task(4, DATA)[:1])
+            m7 = ScriptedChatModel(replies=[ai("", call("list_currencies")), ai("Here are the currencies.")])
+            rep7 = TaskRunner(cat, m7, evaluator=evaluator, executor=executor).run(7, load_task(7, DATA)[1:])
+
+        def broken(messages: Any, names: Any) -> AIMessage:
+            raise RuntimeError("provider down")
+
+        rep4_down = TaskRunner(cat, ScriptedChatModel(responder=broken), executor=executor).run(4, load_task(4, DATA))
+    finally:
+        executor.close()
+    # task 4: the call passes the rule (1/1); our strict figure loses the evaluator's verdict → 0
+    assert rep4.metrics == {"precision": 1.0, "score": 1.0, "strict_correct_rate": 0.0}
+    assert rep4.items[0].prediction["strict_reason"].startswith("WARNING: evaluator failed")
+    # task 7: the evaluator failed → 0, kept in the average: progress 0/1
+    assert rep7.metrics == {"progress": 0.0, "progress_failed_as_0": 0.0} and rep7.errors == 0
+    # task 4, model under test down: both rows left out → nothing scored (0 by convention), errors counted
+    assert rep4_down.errors == 2 and [i.status for i in rep4_down.items] == ["excluded", "excluded"]
+    assert rep4_down.metrics == {"precision": 0.0, "score": 0.0, "strict_correct_rate": 0.0}

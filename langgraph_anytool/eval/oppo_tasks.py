@@ -75,7 +75,7 @@ class TaskReport:
         lines = [head, f"model: {self.model_label}; protocol: {self.protocol}; scoring: {self.scoring}"]
         lines += [f"  {k:<20} {100 * v:6.1f}" for k, v in self.metrics.items()]
         if self.errors:
-            lines.append(f"  items whose model call failed (scored 0): {self.errors}")
+            lines.append(f"  items whose model or evaluator call failed (scored 0): {self.errors}")
         lines += [f"  note: {n}" for n in self.notes]
         return "\n".join(lines)
 
@@ -126,7 +126,7 @@ class TaskRunner:
             except Exception as exc:  # a provider error costs this item, not the run
                 errors += 1
                 # tasks 4 and 7: perform_task4/7 raised, and run_eval.ipynb leaves the row out of the paper's figure
-                results.append(ItemResult(item.id, item.type, 0.0, None, f"model call failed: {type(exc).__name__}: {exc}",
+                results.append(ItemResult(item.id, item.type, 0.0, None, f"call failed: {type(exc).__name__}: {exc}",
                                           status="excluded" if task in (4, 7) else ""))
                 self._failed(task, item, extra)
             if progress is not None:
@@ -254,10 +254,13 @@ class TaskRunner:
         if call is not None:
             strict, why = score.check_raw_call(api, call.api_id == api_id and call.parsed, call.args)
             if strict and self.evaluator is not None:
-                v = self.evaluator.judge(4, P.call_check_prompt(
-                    item.instruction, agent.authors_schema(api, fill.offer.name_of(api_id)),
-                    {"name": call.function, "arguments": call.args}))
-                strict, why = v.passed, v.reason
+                try:
+                    v = self.evaluator.judge(4, P.call_check_prompt(
+                        item.instruction, agent.authors_schema(api, fill.offer.name_of(api_id)),
+                        {"name": call.function, "arguments": call.args}))
+                    strict, why = v.passed, v.reason
+                except Exception as exc:  # _check_params_with_gpt4: a failed check costs only the verdict
+                    strict, why = False, f"WARNING: evaluator failed: {type(exc).__name__}: {exc}"
             elif strict and item.ref_call() is not None:
                 strict, why = score.matches_reference(call.args, item.ref_call() or {})
         pred = {"function": call.function if call else None, "args": call.args if call else None,
@@ -312,7 +315,11 @@ class TaskRunner:
             return ItemResult(item.id, item.type, 0.0, pred, f"failed as the authors' run does: {chain.aborted}",
                               status="excluded")
         if self.evaluator is not None:
-            v = self.evaluator.judge(7, P.solved_prompt(chain.messages))
+            try:
+                v = self.evaluator.judge(7, P.solved_prompt(chain.messages))
+            except Exception as exc:  # evaluate_task7: a failed evaluation scores 0 and stays in the average
+                return ItemResult(item.id, item.type, 0.0, pred,
+                                  f"WARNING: to double check. failed to evaluate: {type(exc).__name__}: {exc}")
             if v.passed:
                 return ItemResult(item.id, item.type, 1.0, pred, v.reason)
         prog = score.task7_progress([(s.api_name, s.ok) for s in chain.steps], alternatives)
