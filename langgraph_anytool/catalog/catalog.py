@@ -180,14 +180,18 @@ class Catalog:
 
     @classmethod
     def load(cls, path: str | Path | None, **kwargs: Any) -> Catalog:
-        """`None` → builtin; a directory → ToolBench layout; a JSON list of queries with `api_list`s
-        (StableToolBench query file) → `from_query_files`; otherwise a `.json/.yaml` OpenAPI spec file."""
+        """`None` → builtin; an OPPO `toolset/` folder → `oppo_toolset.oppo_catalog`; a directory → ToolBench
+        layout; a JSON list of queries with `api_list`s (StableToolBench query file) → `from_query_files`; otherwise a `.json/.yaml` OpenAPI spec file."""
         if path is None:
             return cls.builtin(**kwargs)
         p = Path(path)
         if not p.exists():
             raise CatalogError(f"catalog path does not exist: {p}", source=str(p))
         if p.is_dir():
+            from .oppo_toolset import is_oppo_toolset, oppo_catalog
+
+            if is_oppo_toolset(p):  # OPPO's toolset/ folder (config.yml + {rapidapi,dev_tools}/docs)
+                return oppo_catalog(p, **kwargs)
             return cls.from_toolbench(p, **kwargs)
         from .loaders import is_query_file
 

@@ -86,33 +86,61 @@ def cmd_steps(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------ tasks
 def configure_tasks(sub: Any) -> None:
     p = sub.add_parser("tasks", help="the OPPO paper's eight decomposed tool-use tasks",
-                       description="Runs OPPO tasks (seed 001, §3.4) on our sample set over the builtin catalog, "
-                                   "or on upstream CSVs (--data) with a catalog holding their tools (--catalog).")
-    p.add_argument("--task", nargs="+", type=int, required=True, choices=range(1, 9), metavar="N",
-                   help="task number(s), 1-8")
+                       description="Runs OPPO tasks (seed 001, §3.4) as the authors' code does (OPPO-Mente-Lab/"
+                                   "agent_eval eval_scripts/) on our sample set over the builtin catalog, or on the "
+                                   "release's data/eval_tasks/ (--data) with its toolset/ folder (--catalog).")
+    p.add_argument("--task", nargs="+", required=True, metavar="N",
+                   help="task number(s) 1-8, or ranges such as 1-8 or 2-4")
     p.add_argument("--data", metavar="DIR", default=None,
-                   help="directory of task<N>.csv files in the upstream column layout (default: our sample set)")
+                   help="directory of task<N>.csv files in the release's layout (default: our sample set)")
     p.add_argument("--catalog", metavar="PATH", default=None,
-                   help="catalog holding the tasks' tools (default: the builtin toolset)")
+                   help="catalog holding the tasks' tools: the release's toolset/ folder, a ToolBench directory, ... "
+                        "(default: the builtin toolset)")
     _add_model_args(p)
     p.add_argument("--evaluator", metavar="M", default=None,
-                   help="LLM evaluator for the judged tasks 4-8 ('provider:model'); without it they are scored "
-                        "by rules against the rows' reference columns")
+                   help="evaluator model ('provider:model') of tasks 3-8, as the authors' GPT-4; without it those "
+                        "tasks fall back to rule checks and are labelled as not the paper's figure")
     p.add_argument("--evaluator-cache", metavar="DIR", default=".anytool-cache/evaluator",
                    help="where evaluator verdicts are cached (default: %(default)s)")
+    p.add_argument("--protocol", choices=("paper", "ours"), default="paper",
+                   help="paper (default): the authors' conversations (no system prompt, their function names, task 2's "
+                        "right API first); ours: our system prompts, candidates in a per-item shuffled order")
+    p.add_argument("--ask-user", action="store_true",
+                   help="task 3 also offers an ask_user function (ours; off in the paper's protocol)")
+    p.add_argument("--execution", choices=("auto", "template", "http"), default="auto",
+                   help="how tasks 4 and 7 call APIs that have no executor of their own (auto: the builtin toolset "
+                        "locally, others over HTTP; template: offline simulation); the OPPO toolset's dev tools "
+                        "(user profile, location, time, calendar, calculator) always run locally")
     p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="the first N items of each task")
     p.add_argument("--json", action="store_true", help="print JSON (metrics and every item)")
     p.set_defaults(eval_handler=cmd_tasks)
 
 
+def task_numbers(values: list[str]) -> list[int]:
+    """`--task 1 3`, `--task 1-8`, `--task 2-4 7` → task numbers in order, each once (1-8 only)."""
+    out: list[int] = []
+    for v in values:
+        lo, sep, hi = v.partition("-")
+        try:
+            a, b = (int(lo), int(hi)) if sep else (int(v), int(v))
+        except ValueError:
+            raise ValueError(f"--task: {v!r} is not a task number or range (1-8)") from None
+        if not (1 <= a <= b <= 8):
+            raise ValueError(f"--task: {v!r} is outside 1-8")
+        out.extend(n for n in range(a, b + 1) if n not in out)
+    return out
+
+
 def cmd_tasks(args: argparse.Namespace) -> int:
     from ..catalog import Catalog
     from ..llm import init_model
+    from ..tools.executors import make_executor
     from ..tools.pipeline import ApiExecutor
     from .oppo_data import TaskDataError, load_task
-    from .oppo_judge import TaskEvaluator
+    from .oppo_judge import TaskEvaluator, evaluator_identity
     from .oppo_tasks import TaskRunner
 
+    tasks = task_numbers(args.task)
     catalog = Catalog.load(args.catalog)
     spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or None
     if spec:
@@ -124,13 +152,18 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         model, label = OfflinePolicyModel(catalog=catalog), LABEL
     else:
         raise ValueError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
-    evaluator = TaskEvaluator(init_model(args.evaluator), cache_dir=args.evaluator_cache,
-                              identity=args.evaluator) if args.evaluator else None
-    executor = ApiExecutor.for_catalog(catalog, kind="local" if catalog.name == "builtin" else "http")
+    evaluator = None
+    if args.evaluator:
+        judge = init_model(args.evaluator)
+        evaluator = TaskEvaluator(judge, cache_dir=args.evaluator_cache,
+                                  identity=evaluator_identity(args.evaluator, judge))
+    kind = args.execution if args.execution != "auto" else ("local" if catalog.name == "builtin" else "http")
+    executor = ApiExecutor(catalog, default=make_executor(kind), use_catalog_executors=True)
     reports = []
     try:
-        runner = TaskRunner(catalog, model, evaluator=evaluator, executor=executor, model_label=label)
-        for task in args.task:
+        runner = TaskRunner(catalog, model, evaluator=evaluator, executor=executor, model_label=label,
+                            protocol=args.protocol, ask_user=args.ask_user)
+        for task in tasks:
             try:
                 items = load_task(task, args.data)
             except TaskDataError as exc:

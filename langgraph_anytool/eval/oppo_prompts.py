@@ -1,8 +1,32 @@
-"""Prompts of the OPPO task runners (the model under test) and of the LLM evaluator (seed 001, §3.4, App. C.2),
-in our own words."""
+"""Prompts of the OPPO task runners, in our own words.
+
+Paper protocol (the default): the model under test gets what the authors' `eval_scripts/agent_interface.py`
+gives it — the user's instruction as the only message (no system prompt) and the task's functions; task 8's single
+user message holds the problem and the numbered tool documents (`perform_task8`). The evaluator gets one user
+message per item carrying the authors' criterion and inputs (`eval_scripts/eval_func.py`, cited per task below) and
+is asked to answer yes or no first, which is how the authors read it.
+
+`--protocol ours`: our system prompts below, and task 3 also offers an `ask_user` function.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+from typing import Any
+
+
+# ------------------------------------------------------------------------------ model under test, task 8 (paper)
+def plan_request(instruction: str, tool_docs: Sequence[dict[str, Any]]) -> str:
+    """Task 8's user message (`agent_interface.py` `perform_task8`: the problem, then the numbered tool documents
+    as one-line JSON)."""
+    docs = "\n".join(f"{i + 1}. " + json.dumps(d, ensure_ascii=False).replace("\n", " ")
+                     for i, d in enumerate(tool_docs))
+    return (f"Think about how the problem below can be solved with the help of the tools provided.\n\n"
+            f"Problem: {instruction}\n\nTools:\n{docs}")
+
+
+# ------------------------------------------------------------------------------ model under test (ours)
 DECIDE_SYSTEM = """You are a helpful assistant that can call functions (tools) when a request needs them.
 Call a function only when the request cannot be answered well without it (for example it needs an exact \
 computation, a lookup or current data); otherwise answer directly from your own knowledge."""
@@ -26,10 +50,7 @@ the result of a function call. Answer the user's request from that result, quoti
 dates, codes) as they appear in it."""
 
 PLAN_SYSTEM = """You are a helpful assistant that plans how to use APIs. Do not call any API now: write an outline \
-of the steps that would fulfil the request, one numbered line per step, naming the API each step uses and why.
-
-Available APIs:
-{apis}"""
+of the steps that would fulfil the request, one numbered line per step, naming the API each step uses and why."""
 
 CHAIN_SYSTEM = """You are a helpful assistant that can call functions. Some functions need the output of another \
 function as their input: call them in the order the data requires, one step at a time, then answer the user \
@@ -38,27 +59,57 @@ with the final result."""
 ASK_USER_DESCRIPTION = ("Ask the user a question when information needed to fulfil the request (for example a "
                         "required parameter value) is missing from it.")
 
-# ---------------------------------------------------------------------------- evaluator (separate from the agent)
-EVALUATOR_SYSTEM = """You are a strict evaluator of an AI assistant's tool use. Read the task and the assistant's \
-output and decide whether it passes the criterion. Reply with one JSON object only:
-{"label": "pass" or "fail", "reason": "one sentence"}"""
+SYSTEMS: dict[int, str] = {1: DECIDE_SYSTEM, 2: SELECT_SYSTEM, 3: AGENT_SYSTEM, 4: FILL_SYSTEM, 5: ANSWER_SYSTEM,
+                           6: CONVERSATION_SYSTEM, 7: CHAIN_SYSTEM, 8: PLAN_SYSTEM}
 
-CRITERIA: dict[int, str] = {
-    4: "The function call is correct: the right function, every required parameter present, and every value "
-       "supported by the request (no invented or placeholder values) and of the right type.",
-    5: "The response is related to the question and answers it correctly from general knowledge.",
-    6: "The response is based on the tool result and states the desired information precisely (exact values "
-       "copied correctly).",
-    7: "The final answer fulfils the request correctly, using the results of the function calls.",
-    8: "The outline is sound, covers the provided APIs that the request needs, and uses each API for what it "
-       "actually does.",
-}
 
-EVALUATOR_TASK = """Criterion: {criterion}
+# ------------------------------------------------------------------------------ evaluator (one user message)
+def _one_line(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text.replace("\n", " ")
 
-Request:
-{instruction}
 
-{context}
-Assistant output:
-{output}"""
+def clarification_prompt(reply: str) -> str:
+    """Task 3 (`_check_clarification`): does the assistant's reply ask the user for more information?"""
+    return ("An assistant received a question or request from a user and replied with the message below. Is this "
+            "message asking the user to provide more information?\n\n"
+            f"Message:\n{reply}\n\nAnswer only Yes or No, with no explanation.")
+
+
+def call_check_prompt(instruction: str, api_doc: dict[str, Any], call: dict[str, Any]) -> str:
+    """Task 4 (`_check_params_with_gpt4`): is the function call right for the instruction and the API document?"""
+    return ("Decide whether the function call below is correct for the user's instruction and the API "
+            "specification.\n\n"
+            f"Instruction: {instruction}\n\nAPI specification: {_one_line(api_doc)}\n\nFunction call: "
+            f"{_one_line(call)}\n\nAnswer YES or NO first; if NO, explain briefly.")
+
+
+def direct_answer_prompt(instruction: str, reply: str) -> str:
+    """Task 5 (`_check_direct_response`): has the assistant answered the user properly?"""
+    return ("Here is a dialogue between a user and an assistant. Decide whether the assistant has responded "
+            f"properly.\n\nUSER: {instruction}\nASSISTANT: {reply}\n\nAnswer YES or NO first, then give the reason "
+            "if NO.")
+
+
+def tool_answer_prompt(instruction: str, call: Any, tool_result: str, reply: str) -> str:
+    """Task 6 (`_check_response_w_tool`): is the assistant's last reply proper given what the tool returned?"""
+    return ("Here is a dialogue between a user and an assistant that used a tool. Decide whether the assistant's "
+            "last response is proper given the result the tool returned.\n"
+            f"USER: {instruction}\nASSISTANT: {_one_line(call)}\nFUNCTION: {tool_result}\nASSISTANT: {reply}\n\n"
+            "Answer YES or NO first, then give the reason if NO.")
+
+
+def solved_prompt(conversation: Sequence[dict[str, Any]]) -> str:
+    """Task 7 (`_check_answer`): did the assistant solve the problem, chiefly by getting useful information from the
+    tools in the end? (The conversation without its system message, as indented JSON.)"""
+    conv = json.dumps([m for m in conversation if m.get("role") != "system"], ensure_ascii=False, indent=2)
+    return ("Below is a conversation between a user and an assistant that can use tools. Decide whether the "
+            "assistant solved the user's problem successfully; above all, whether it used the tools to obtain "
+            f"useful information in the end.\n\n{conv}\n\nAnswer Yes or No first, then explain your reason.")
+
+
+def plan_check_prompt(task_text: str, plan: str) -> str:
+    """Task 8 (`_check_plan`): is the plan the assistant made for the task (using the provided tools) sound?"""
+    return ("An assistant was given a task: use a few provided tools to help solve a user's question. Decide "
+            f"whether the plan the assistant made is sound.\n\nTask:\n{task_text}\n\nPlan:\n{plan}\n\n"
+            "Answer Yes or No first, then give the reason if No.")
