@@ -16,6 +16,7 @@ The raw bytes read are capped too (twice the cap plus 64 KB), so a stream that d
 
 from __future__ import annotations
 
+import contextlib
 import zlib
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -97,10 +98,8 @@ class _Zstd:
 
     def feed(self, data: bytes, room: int) -> bytes:
         self._sink.room = room
-        try:
+        with contextlib.suppress(_CapReached):  # the sink stops the writer once the cap is passed
             self._writer.write(data)
-        except _CapReached:
-            pass
         return self._sink.take()
 
     def flush(self, room: int) -> bytes:

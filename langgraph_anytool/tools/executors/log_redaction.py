@@ -112,7 +112,7 @@ def attach_log_redaction(redactor: Callable[[], _Masks]) -> RedactingRecordFacto
     """Mask `redactor()`'s secrets in every log record created from now on, for as long as the object owning the
     bound method `redactor` lives (a plain function is held for the life of the process)."""
     if getattr(redactor, "__self__", None) is not None:
-        method = weakref.WeakMethod(redactor)  # type: ignore[arg-type]
+        method = weakref.WeakMethod(redactor)
 
         def source() -> _Masks | None:
             fn = method()
