@@ -311,7 +311,7 @@ def dns_rebinding() -> tuple[int, int]:
                 count = [0]
 
                 async def getaddrinfo(host: Any, port: Any, *a: Any, **kw: Any) -> Any:
-                    if host != "rebind.bench":
+                    if (host.decode() if isinstance(host, bytes) else host) != "rebind.bench":  # anyio: IDNA bytes
                         return await real(host, port, *a, **kw)
                     given = answers[min(count[0], len(answers) - 1)].split(",")
                     count[0] += 1
