@@ -410,3 +410,79 @@ async def test_configured_auth_headers_stay_behind_on_a_cross_origin_redirect() 
     assert sent.get("x-auth") == AUTH and sent.get("x-custom-session") == SESSION
     assert "x-auth" not in moved and "x-custom-session" not in moved and "x-rapidapi-key" not in moved
     assert moved.get("accept") == "application/json"
+
+
+def _self_signed(tmp_path: Path, name: str) -> tuple[Path, Path]:
+    """A self-signed certificate for `name` (also its own CA) and its key, as PEM files."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(hours=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_path, key_path = tmp_path / "cert.pem", tmp_path / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return cert_path, key_path
+
+
+async def test_tls_to_a_pinned_address_uses_the_name_for_sni_and_the_certificate(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, no_outside_connections: list[str]) -> None:
+    import ssl
+    import threading
+
+    import httpx
+
+    cert, key = _self_signed(tmp_path, "api.test")
+    server_ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server_ctx.load_cert_chain(cert, key)
+    seen: dict[str, Any] = {}
+
+    def record_sni(sock: Any, server_name: str | None, ctx: Any) -> None:
+        seen["sni"] = server_name
+
+    server_ctx.sni_callback = record_sni
+    ready, stop = threading.Event(), threading.Event()
+
+    async def serve() -> None:
+        async def on_client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            head = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
+            seen["host"] = next(ln.split(":", 1)[1].strip() for ln in head.split("\r\n") if ln.lower().startswith("host:"))
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"tls\": 1}\n")
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(on_client, "127.0.0.1", 0, ssl=server_ctx)
+        seen["port"] = server.sockets[0].getsockname()[1]
+        ready.set()
+        while not stop.is_set():
+            await asyncio.sleep(0.05)
+        server.close()
+
+    thread = threading.Thread(target=lambda: asyncio.run(serve()), daemon=True)
+    thread.start()
+    assert ready.wait(10)
+    client_ctx = ssl.create_default_context(cafile=str(cert))  # trusts only the test certificate
+    monkeypatch.setattr(httpx, "create_ssl_context", lambda *a, **k: client_ctx)
+    given = _stub_dns(monkeypatch, "api.test", ["127.0.0.1"])
+    try:
+        ex = HttpExecutor(base_urls={"*": f"https://api.test:{seen['port']}"}, allow_loopback=True, retries=0)
+        obs = await ex.aexecute(make_api(), {})
+        await ex.aclose()
+    finally:
+        stop.set()
+        thread.join(5)
+    assert obs.ok and obs.content == {"tls": 1}, obs.error  # the certificate was checked against the name
+    assert seen["sni"] == "api.test" and seen["host"] == f"api.test:{seen['port']}"
+    assert no_outside_connections == ["127.0.0.1"] and given == ["127.0.0.1"]

@@ -328,7 +328,7 @@ class HttpExecutor:
         self.trust_env = trust_env
         self._rng = random.Random(seed)
         self._states: PerLoop[_LoopState] = PerLoop(_LoopState)
-        if self._redactor():
+        if self._secrets or self._headers_from_env or self._redactor():  # env values may be set later
             attach_log_redaction(self._redactor)  # httpx/httpcore log reason phrases and headers a server echoes
 
     def __repr__(self) -> str:
