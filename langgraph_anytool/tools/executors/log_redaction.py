@@ -40,7 +40,7 @@ class RedactingRecordFactory:
     def __init__(self, wrapped: Callable[..., logging.LogRecord]) -> None:
         self.wrapped = wrapped
         self._sources: list[Source] = []
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # a source that logs must not deadlock
 
     def add(self, source: Source) -> None:
         """Mask `source()`'s secrets from now on (a source returning None is dropped)."""
