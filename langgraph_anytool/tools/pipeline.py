@@ -30,7 +30,8 @@ from ..catalog.errors import UnknownNameError
 from ..catalog.models import Api
 from .cache import ResponseCache
 from .executors import make_executor
-from .executors.base import Executor
+from .executors.base import Executor, cap_observation
+from .executors.bounded_read import DEFAULT_MAX_RESPONSE_BYTES
 from .observation import Observation, Status
 from .validation import invalid_arguments_observation, validate_arguments
 
@@ -78,6 +79,7 @@ class ApiExecutor:
         max_concurrency: int = 16,
         max_observation_chars: int = 2048,
         use_catalog_executors: bool = True,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     ) -> None:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be at least 1")
@@ -87,6 +89,7 @@ class ApiExecutor:
         self.cache = cache
         self.max_concurrency = max_concurrency
         self.max_observation_chars = max_observation_chars
+        self.max_response_bytes = max_response_bytes  # every executor's content is cut there (cap_observation)
         self.use_catalog_executors = use_catalog_executors
         self._owns_cache = False
         self._lock = threading.Lock()
@@ -119,6 +122,8 @@ class ApiExecutor:
         auto = kind.strip().lower() == "auto"
         if auto:
             kind = "local" if catalog.name == "builtin" else "http"
+        if kind.strip().lower() == "http":
+            executor_options.setdefault("catalog", catalog)  # tool base URLs (an OpenAPI spec's `servers`)
         cache = ResponseCache(cache_path, cache_errors=cache_errors) if cache_path is not None else None
         pipe = cls(catalog, default=make_executor(kind, **executor_options), cache=cache,
                    max_concurrency=max_concurrency, max_observation_chars=max_observation_chars,
@@ -229,7 +234,7 @@ class ApiExecutor:
         if not isinstance(obs, Observation):
             obs = Observation(api_id=api.id, status=Status.ERROR,
                               error=f"executor {executor.name!r} returned {type(obs).__name__}, not an Observation")
-        obs = replace(obs, api_id=api.id, cached=False)
+        obs = cap_observation(replace(obs, api_id=api.id, cached=False), self.max_response_bytes)
         if self.cache is not None and api.deterministic:  # non-deterministic answers are never stored
             try:
                 await self.cache.aput(api.id, args, obs)

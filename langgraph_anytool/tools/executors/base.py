@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import json
 import weakref
 from collections.abc import Callable
 from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
@@ -26,6 +28,40 @@ class Executor(Protocol):
 
 
 S = TypeVar("S")
+
+
+def _cut_utf8(text: str, limit: int) -> str:
+    """The longest beginning of `text` whose UTF-8 encoding has at most `limit` bytes (reads at most `limit` chars)."""
+    return text[:limit].encode("utf-8", "replace")[:limit].decode("utf-8", "ignore")
+
+
+def cap_observation(obs: Observation, limit: int) -> Observation:
+    """`obs` with its content cut to `limit` bytes of UTF-8 (compact JSON for structures) when it is larger.
+
+    The same cap as the network executors' `max_response_bytes`, for executors whose output does not come over a
+    capped socket (local callables, LangChain and MCP tools, simulators). A cut content becomes a string ending in
+    a marker and `meta["truncated"]` is set. The check reads at most `limit` + 1 characters of JSON.
+    """
+    content = obs.content
+    if content is None or isinstance(content, (bool, int, float)):
+        return obs
+    if isinstance(content, str):
+        kept = _cut_utf8(content, limit)
+        if len(kept) == len(content):
+            return obs
+    else:
+        parts: list[str] = []
+        size = 0
+        for chunk in json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).iterencode(content):
+            parts.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                break
+        if size <= limit and len("".join(parts).encode("utf-8", "replace")) <= limit:
+            return obs
+        kept = _cut_utf8("".join(parts), limit)
+    marker = f"... [response truncated: kept the first {len(kept.encode('utf-8', 'replace')):,} bytes]"
+    return dataclasses.replace(obs, content=kept + marker, meta={**obs.meta, "truncated": True})
 
 
 class PerLoop(Generic[S]):

@@ -1,9 +1,12 @@
 """HTTP executor: RapidAPI-style and OpenAPI endpoints over httpx.
 
 Retries 429/5xx/connection failures with exponential backoff and jitter (honouring `Retry-After`), limits concurrent
-requests per host, refuses non-public addresses unless `allow_private=True`, caps how much of a response is read,
-and maps every outcome to an `Observation`. Secret header values (given directly or read from the environment) are
-sent but never stored: they are scrubbed from observations, error strings and log records, and hidden from `repr`.
+requests per host, refuses non-public addresses unless `allow_private=True` (resolving each name once and
+connecting to the approved address: see `netguard.PinnedBackend`), caps how many DECODED bytes of a response are
+kept (`bounded_read`: compression bombs stop at the cap, stacked encodings are refused), and maps every outcome to
+an `Observation`. Secret header values (given directly or read from the environment) and the values of configured
+credential headers are sent but never stored: they are scrubbed from observations, error strings and every log
+record of the process (`log_redaction`), and hidden from `repr`.
 """
 
 from __future__ import annotations
@@ -23,12 +26,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urljoin, urlsplit
 
+import httpcore
 import httpx
 
 from ...catalog.models import Api
-from ..netguard import refusal_reason
+from ..netguard import AddressRefused, PinnedBackend, approved_addresses, loopback_allowed_for_tests
 from ..observation import Observation, Status
 from .base import PerLoop
+from .bounded_read import DEFAULT_MAX_RESPONSE_BYTES, EncodingRefused, accept_encoding, read_capped
 from .log_redaction import attach_log_redaction
 
 if TYPE_CHECKING:
@@ -166,6 +171,11 @@ def is_credential_header(name: str) -> bool:
     return bool(_CREDENTIAL_HEADER.search(name))
 
 
+# configured headers that carry no credential: the only ones that follow a redirect to another origin
+FORWARDABLE_HEADERS = frozenset({"accept", "accept-language", "cache-control", "content-type", "user-agent"})
+_MIN_MASKED_VALUE = 4  # shorter configured header values are not masked in text (they would mask common words)
+
+
 def _str_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -204,7 +214,7 @@ class _Reply:
 
 @dataclass
 class _Failure:
-    kind: str  # timeout | connect | protocol
+    kind: str  # timeout | connect | protocol | encoding
     message: str
 
 
@@ -228,6 +238,18 @@ class _HostPool:
 class _LoopState:
     hosts: dict[str, _HostPool] = field(default_factory=dict)
     ssl_context: ssl.SSLContext | None = None  # shared by the clients (loading CA certificates is slow)
+    backend: PinnedBackend | None = None  # connects only to addresses the guard approved (None: guard off)
+
+
+class _PinnedTransport(httpx.AsyncHTTPTransport):
+    """httpx's transport with its connection pool on a `PinnedBackend` (HTTP/1.1, no proxy)."""
+
+    def __init__(self, *, ssl_context: ssl.SSLContext, limits: httpx.Limits, backend: PinnedBackend) -> None:
+        super().__init__(verify=ssl_context, limits=limits, trust_env=False)
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=ssl_context, max_connections=limits.max_connections,
+            max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
+            http1=True, http2=False, network_backend=backend)
 
 
 class _RequestProblem(Exception):
@@ -250,8 +272,11 @@ class HttpExecutor:
 
     Each host gets a semaphore of `per_host_limit` and `ceil(per_host_limit / connections_per_client)` small httpx
     clients (state is per event loop, so one executor works under several loops). Redirects are followed by hand
-    (each hop re-checked by the address guard; credentials are not forwarded to another host). Proxy environment
-    variables are ignored unless `trust_env=True`.
+    (each hop re-checked by the address guard). A hop to another origin carries none of the configured headers
+    (`headers`, `secrets`, `headers_from_env`) except `FORWARDABLE_HEADERS`, and no credential-looking header
+    argument. Proxy environment variables are ignored unless `trust_env=True` (then the proxy resolves names, so
+    the guard checks the name but cannot pin the address). `allow_loopback` (default: `ANYTOOL_TEST_ALLOW_LOOPBACK=1`
+    in `environ`) keeps the guard on but lets loopback addresses through, for tests against local servers.
     """
 
     name = "http"
@@ -273,7 +298,8 @@ class HttpExecutor:
         per_host_limit: int = 8,
         connections_per_client: int = 8,
         allow_private: bool = False,
-        max_response_bytes: int = 1_000_000,
+        allow_loopback: bool | None = None,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         max_redirects: int = 3,
         trust_env: bool = False,
         environ: Mapping[str, str] | None = None,
@@ -296,12 +322,13 @@ class HttpExecutor:
         self.per_host_limit = per_host_limit
         self.connections_per_client = max(1, connections_per_client)
         self.allow_private = allow_private
+        self.allow_loopback = loopback_allowed_for_tests(self._environ) if allow_loopback is None else allow_loopback
         self.max_response_bytes = max_response_bytes
         self.max_redirects = max_redirects
         self.trust_env = trust_env
         self._rng = random.Random(seed)
         self._states: PerLoop[_LoopState] = PerLoop(_LoopState)
-        if self._secrets or self._headers_from_env:
+        if self._secrets or self._headers_from_env or self._redactor():  # env values may be set later
             attach_log_redaction(self._redactor)  # httpx/httpcore log reason phrases and headers a server echoes
 
     def __repr__(self) -> str:
@@ -324,8 +351,12 @@ class HttpExecutor:
         return out, notes
 
     def _redactor(self) -> Redactor:
+        """Masks every value the auth configuration sends: secrets, environment keys, and configured headers
+        other than `FORWARDABLE_HEADERS` (values shorter than 4 characters are left alone)."""
         values = [v for v in self._secrets.values() if v]
         values += [self._environ.get(var, "") for var in self._headers_from_env.values()]
+        values += [v for k, v in self._headers.items()
+                   if k.lower() not in FORWARDABLE_HEADERS and len(v.strip()) >= _MIN_MASKED_VALUE]
         return Redactor(values)
 
     # ----------------------------------------------------------------- loop-bound state
@@ -339,13 +370,18 @@ class HttpExecutor:
             n = -(-self.per_host_limit // size)
             if state.ssl_context is None:
                 state.ssl_context = httpx.create_ssl_context(trust_env=self.trust_env)
+            limits = httpx.Limits(max_connections=size, max_keepalive_connections=size)
+            if state.backend is None and not self.allow_private and not self.trust_env:
+                state.backend = PinnedBackend(allow_loopback=self.allow_loopback)
             clients = [httpx.AsyncClient(
                 verify=state.ssl_context,
                 timeout=httpx.Timeout(self.timeout, pool=None),
-                limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
+                limits=limits,
                 follow_redirects=False,
                 trust_env=self.trust_env,
-                headers={"User-Agent": "langgraph-anytool"},
+                headers={"User-Agent": "langgraph-anytool", "Accept-Encoding": accept_encoding()},
+                transport=None if state.backend is None else _PinnedTransport(
+                    ssl_context=state.ssl_context, limits=limits, backend=state.backend),
             ) for _ in range(n)]
             pool = state.hosts[host_key] = _HostPool(asyncio.Semaphore(self.per_host_limit), clients, [0] * n)
         return pool
@@ -437,7 +473,7 @@ class HttpExecutor:
                     if req.has_body:
                         kwargs["json"] = req.body
                     async with client.stream(req.method, req.url, **kwargs) as resp:
-                        body, truncated = await self._read_limited(resp)
+                        body, truncated = await read_capped(resp, self.max_response_bytes)
                         total = resp.headers.get("content-length")
                         return _Reply(resp.status_code, resp.reason_phrase, resp.headers, body, truncated,
                                       int(total) if total and total.isdigit() else None, resp.charset_encoding or "utf-8")
@@ -449,26 +485,22 @@ class HttpExecutor:
                 return _Failure("connect", f"could not connect to {parts.netloc}: {exc.__class__.__name__}")
             except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as exc:
                 return _Failure("protocol", f"connection to {parts.netloc} failed: {exc.__class__.__name__}")
+            except EncodingRefused as exc:
+                return _Failure("encoding", f"{parts.netloc}: {exc}")
+            except Exception as exc:  # a corrupt compressed stream (zlib.error, zstandard.ZstdError)
+                if exc.__class__.__module__.split(".")[0] not in ("zlib", "zstd", "zstandard", "brotli", "_brotli"):
+                    raise
+                return _Failure("protocol", f"{parts.netloc} sent a corrupt compressed body: {exc.__class__.__name__}")
             finally:
                 pool.load[slot] -= 1
-
-    async def _read_limited(self, resp: httpx.Response) -> tuple[bytes, bool]:
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in resp.aiter_bytes():
-            if size + len(chunk) > self.max_response_bytes:
-                chunks.append(chunk[: self.max_response_bytes - size])
-                return b"".join(chunks), True
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks), False
 
     def _retry_delay(self, outcome: _Reply | _Failure, attempt: int) -> float | None:
         """Seconds to wait before the next attempt, or None when this outcome is final."""
         if attempt > self.retries:
             return None
         if isinstance(outcome, _Failure):
-            return backoff_delay(attempt, self.backoff, self.max_backoff, self._rng) if outcome.kind != "timeout" else None
+            retryable = outcome.kind not in ("timeout", "encoding")
+            return backoff_delay(attempt, self.backoff, self.max_backoff, self._rng) if retryable else None
         if outcome.code == 429 or outcome.code >= 500:
             hinted = parse_retry_after(outcome.headers.get("retry-after"))
             if hinted is not None:
@@ -505,18 +537,22 @@ class HttpExecutor:
             if parts.scheme not in ("http", "https"):
                 return Observation(api.id, Status.ERROR, error=redact.text(f"unsupported URL scheme in {req.url}"))
             if not self.allow_private:
-                try:
-                    reason = await refusal_reason(host, parts.port)
+                try:  # the one lookup: the connection goes to these addresses (state.backend pins them)
+                    addresses = await approved_addresses(host, parts.port, allow_loopback=self.allow_loopback)
+                except AddressRefused as exc:
+                    message = (f"refused to call {host}: {exc.reason}; pass allow_private=True to HttpExecutor to "
+                               "allow it")
+                    logger.warning("%s: %s", api.id, message)
+                    return Observation(api.id, Status.ERROR, error=message, meta={"refused": True, "host": host})
                 except OSError as exc:
                     return Observation(api.id, Status.ERROR, error=f"cannot resolve host {host}: {exc.__class__.__name__}",
                                        meta={"url": redact.text(req.url)})
-                if reason:
-                    message = f"refused to call {host}: {reason}; pass allow_private=True to HttpExecutor to allow it"
-                    logger.warning("%s: %s", api.id, message)
-                    return Observation(api.id, Status.ERROR, error=message, meta={"refused": True, "host": host})
+                self._host_pool(state, f"{parts.scheme}://{parts.netloc}")  # creates state.backend
+                if state.backend is not None:
+                    state.backend.pin(host, addresses)
             headers = httpx.Headers(req.headers)
             configured = self._headers if not cross_origin else {
-                k: v for k, v in self._headers.items() if not is_credential_header(k)}
+                k: v for k, v in self._headers.items() if k.lower() in FORWARDABLE_HEADERS}
             for k, v in {**configured, **secret_headers}.items():
                 headers[k] = v  # configured headers win over same-named header arguments
             if self.rapidapi_host and host:
@@ -542,7 +578,9 @@ class HttpExecutor:
             if origin(new_url) != origin(req.url):
                 # another scheme, host or port: credentials stay behind (https → http would send them in clear)
                 cross_origin, secret_headers = True, {}
-                forwarded = {k: v for k, v in req.headers.items() if not is_credential_header(k)}
+                auth_names = {k.lower() for k in (*self._headers, *self._secrets, *self._headers_from_env)}
+                forwarded = {k: v for k, v in req.headers.items()
+                             if not is_credential_header(k) and k.lower() not in auth_names}
             method, has_body = req.method, req.has_body
             if outcome.code == 303 or (outcome.code in (301, 302) and method in BODY_METHODS):
                 method, has_body = "GET", False
@@ -551,7 +589,7 @@ class HttpExecutor:
         if hops:
             meta["redirects"] = hops
         if isinstance(outcome, _Failure):
-            status = Status.TIMEOUT if outcome.kind == "timeout" else Status.SERVER_ERROR
+            status = {"timeout": Status.TIMEOUT, "encoding": Status.ERROR}.get(outcome.kind, Status.SERVER_ERROR)
             suffix = f" after {attempts} attempts" if attempts > 1 else ""
             return Observation(api.id, status, error=redact.text(outcome.message + suffix), meta=meta)
         return self._observation(api, outcome, meta, redact, env_notes)

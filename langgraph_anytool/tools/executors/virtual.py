@@ -3,6 +3,8 @@
 Protocol: `POST <url>` with JSON `{"category", "tool_name", "api_name", "tool_input", "strip", "toolbench_key"}`;
 the reply is `{"error": "...", "response": ...}` where `response` is often a JSON string. Tool and API names are
 sent in ToolBench's standardized form. The server URL is operator configuration, so no address guard applies.
+The reply is read under the same decoded-byte cap as the HTTP executor's (`max_response_bytes`, 1,000,000 by
+default; `bounded_read`): a larger reply is cut there and reported as an error with the kept text.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import httpx
 from ...catalog.models import Api
 from ..observation import Observation, Status
 from .base import PerLoop
+from .bounded_read import DEFAULT_MAX_RESPONSE_BYTES, EncodingRefused, accept_encoding, read_capped
 from .http import Redactor, backoff_delay, error_message, parse_retry_after, status_for_http
 from .log_redaction import attach_log_redaction
 
@@ -76,6 +79,15 @@ class _LoopState:
     semaphore: asyncio.Semaphore
 
 
+@dataclass
+class _Reply:
+    status_code: int
+    headers: httpx.Headers
+    body: bytes
+    truncated: bool
+    encoding: str
+
+
 class VirtualServerExecutor:
     """Calls a StableToolBench-style virtual server. Observations are `simulated=True` unless `real=True`.
 
@@ -101,6 +113,7 @@ class VirtualServerExecutor:
         max_backoff: float = 10.0,
         max_retry_after: float = 30.0,
         max_concurrency: int = 16,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         names: Callable[[Api], tuple[str, str]] | None = None,
         environ: Mapping[str, str] | None = None,
         seed: int | None = None,
@@ -120,6 +133,9 @@ class VirtualServerExecutor:
         self.max_backoff = max_backoff
         self.max_retry_after = max_retry_after
         self.max_concurrency = max_concurrency
+        if max_response_bytes < 1:
+            raise ValueError("max_response_bytes ≥ 1 is required")
+        self.max_response_bytes = max_response_bytes
         self._names = names
         self._rng = random.Random(seed)
         self._states: PerLoop[_LoopState] = PerLoop(self._new_state)
@@ -136,7 +152,8 @@ class VirtualServerExecutor:
 
     def _new_state(self) -> _LoopState:
         client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout, pool=None), trust_env=False,
-                                   limits=httpx.Limits(max_connections=self.max_concurrency))
+                                   limits=httpx.Limits(max_connections=self.max_concurrency),
+                                   headers={"Accept-Encoding": accept_encoding()})
         return _LoopState(client, asyncio.Semaphore(self.max_concurrency))
 
     def _state(self) -> _LoopState:
@@ -173,10 +190,16 @@ class VirtualServerExecutor:
         while True:
             attempt += 1
             delay: float | None = None
+            resp: _Reply | None
             async with state.semaphore:
                 try:
-                    async with asyncio.timeout(self.timeout):
-                        resp = await state.client.post(self.url, json=body, headers=self._headers)
+                    async with asyncio.timeout(self.timeout):  # the whole call: connect, read and decode
+                        async with state.client.stream("POST", self.url, json=body, headers=self._headers) as r:
+                            data, cut = await read_capped(r, self.max_response_bytes)
+                            resp = _Reply(r.status_code, r.headers, data, cut, r.charset_encoding or "utf-8")
+                except EncodingRefused as exc:
+                    return Observation(api.id, Status.ERROR, error=f"virtual server reply: {exc}",
+                                       meta={"attempts": attempt})
                 except (TimeoutError, httpx.TimeoutException) as exc:
                     if not isinstance(exc, httpx.ConnectTimeout):
                         return Observation(api.id, Status.TIMEOUT, error=f"virtual server gave no answer within "
@@ -199,12 +222,19 @@ class VirtualServerExecutor:
             logger.info("retrying virtual server call for %s in %.2f s", api.id, delay)
             await asyncio.sleep(delay)
 
-    def _observation(self, api: Api, resp: httpx.Response, meta: dict[str, Any], redact: Redactor) -> Observation:
+    def _observation(self, api: Api, resp: _Reply, meta: dict[str, Any], redact: Redactor) -> Observation:
         meta["http_status"] = resp.status_code
+        text = resp.body.decode(resp.encoding, "replace")
+        if resp.truncated:
+            meta["truncated"] = True
+            kept = redact.cut_text(text)
+            return Observation(api.id, Status.ERROR, content=f"{kept}... [response truncated]",
+                               error=f"the virtual server's reply is larger than the {self.max_response_bytes:,}-byte "
+                                     "response cap; kept its beginning", meta=meta)
         try:
-            data: Any = resp.json()
+            data: Any = json.loads(text)
         except ValueError:
-            data = resp.text
+            data = text
         data = redact.scrub(data)  # before error messages are cut to length: a cut secret would leave its prefix
         if not 200 <= resp.status_code < 300:
             message = error_message(data)
