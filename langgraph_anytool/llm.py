@@ -17,6 +17,7 @@ from .config import ROLES, AnyToolConfig
 from .fitting import SAFETY, bound_tools, estimate_tokens, fit_prompt, reply_reserve
 from .guard import CallGuard, classify, describe_error, model_secrets, retry_after
 from .profiles import profile_for
+from .tools.executors.log_redaction import redact_secrets_in_logs
 
 ModelSpec = str | BaseChatModel
 
@@ -92,6 +93,7 @@ def init_model(spec: ModelSpec, catalog: Any = None, *,
     A model made from a string gets its client's own retries switched off (`max_retries=0`, where the provider's
     class has that field) and `request_timeout` seconds per request: `call_role` retries, and counts, instead."""
     if isinstance(spec, BaseChatModel):
+        redact_secrets_in_logs(model_secrets(spec))  # an endpoint may echo the key into httpx's log records
         return spec
     if not isinstance(spec, str) or not spec.strip():
         raise ModelNotConfiguredError(NO_MODEL_HELP)
@@ -109,6 +111,7 @@ def init_model(spec: ModelSpec, catalog: Any = None, *,
         raise ModelNotConfiguredError(f"cannot load model {spec!r}: {exc}") from exc
     except Exception as exc:  # missing API key, unknown provider, ...
         raise ModelNotConfiguredError(f"cannot initialise model {spec!r}: {exc}") from exc
+    redact_secrets_in_logs(model_secrets(model))  # an endpoint may echo the key into httpx's log records
     options = client_options(type(model), request_timeout)
     if not options:
         return model

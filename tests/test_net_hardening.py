@@ -393,6 +393,33 @@ def test_no_logger_shows_a_secret_under_basic_config_debug(tmp_path: Path) -> No
     assert "bad *** *** ***" in text and "failed with ***" in text
 
 
+_MODEL_KEY_SCRIPT = """
+import logging, sys
+logging.basicConfig(level=logging.DEBUG, stream=sys.stdout, format="%(name)s %(message)s")
+from langchain_openai import ChatOpenAI
+from langgraph_anytool.llm import init_model
+
+KEY, OTHER = sys.argv[1:3]
+init_model("openai:gpt-4o-mini")  # the key from OPENAI_API_KEY
+init_model(ChatOpenAI(model="gpt-4o-mini", api_key=OTHER, base_url="http://127.0.0.1:9/v1"))  # an instance
+logging.getLogger("httpx").info("HTTP Request: 401 Unauthorized (%s)", KEY)
+logging.getLogger("httpcore.http11").debug("receive_response_headers: echo %s", OTHER)
+print("done")
+"""
+
+
+def test_a_chat_models_key_is_masked_in_every_log_record(tmp_path: Path) -> None:
+    # an OpenAI-compatible endpoint that echoes the key puts it into httpx's reason-phrase / header log lines
+    other = "gsk_" + "9" * 40
+    script = tmp_path / "model_keys.py"
+    script.write_text(_MODEL_KEY_SCRIPT)
+    proc = subprocess.run([sys.executable, str(script), KEY, other], capture_output=True, text=True, timeout=60,
+                          env={**_env(), "OPENAI_API_KEY": KEY}, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "done" in proc.stdout and "401 Unauthorized (***)" in proc.stdout and "echo ***" in proc.stdout
+    assert KEY not in proc.stdout + proc.stderr and other not in proc.stdout + proc.stderr
+
+
 # --------------------------------------------------------------------------- 8: auth headers on cross-origin redirects
 async def test_configured_auth_headers_stay_behind_on_a_cross_origin_redirect() -> None:
     with FunctionServer(lambda req: _json({"path": req.path})) as other:

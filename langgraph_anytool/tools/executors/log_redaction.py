@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 # the loggers of the HTTP libraries (kept for callers that set their levels in tests)
@@ -41,6 +41,13 @@ class RedactingRecordFactory:
         self.wrapped = wrapped
         self._sources: list[Source] = []
         self._lock = threading.RLock()  # a source that logs must not deadlock
+        self._fixed = _FixedSecrets()  # secrets known for the life of the process (chat-model API keys)
+        self._sources.append(lambda: self._fixed)
+
+    def add_secrets(self, secrets: Iterable[str]) -> None:
+        """Mask these values from now on, for the life of the process (each value once, however often given)."""
+        with self._lock:
+            self._fixed.add(secrets)
 
     def add(self, source: Source) -> None:
         """Mask `source()`'s secrets from now on (a source returning None is dropped)."""
@@ -68,6 +75,24 @@ class RedactingRecordFactory:
         if masks:
             mask_record(record, masks)
         return record
+
+
+class _FixedSecrets:
+    """A set of secret values, each masked as `***` wherever it occurs."""
+
+    def __init__(self) -> None:
+        self.values: tuple[str, ...] = ()
+
+    def add(self, secrets: Iterable[str]) -> None:
+        self.values = tuple(sorted({*self.values, *(s for s in secrets if len(s) >= 4)}, key=len, reverse=True))
+
+    def __bool__(self) -> bool:
+        return bool(self.values)
+
+    def text(self, value: str) -> str:
+        for secret in self.values:  # longest first: a key that contains another is masked whole
+            value = value.replace(secret, "***")
+        return value
 
 
 def _mask(text: str, masks: list[_Masks]) -> str:
@@ -124,3 +149,11 @@ def attach_log_redaction(redactor: Callable[[], _Masks]) -> RedactingRecordFacto
     factory = install_record_factory()
     factory.add(source)
     return factory
+
+
+def redact_secrets_in_logs(secrets: Iterable[str]) -> None:
+    """Mask these values (e.g. a chat model's API key, which an endpoint may echo) in every log record created
+    from now on, whichever logger emits it."""
+    values = [s for s in secrets if s]
+    if values:
+        install_record_factory().add_secrets(values)
