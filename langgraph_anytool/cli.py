@@ -386,6 +386,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     stand_in = _offline_label(model)
     if stand_in:
         log.write(f"model: {stand_in}; answers come from heuristics over the catalog search, not from an LLM\n")
+    if catalog.name == "builtin":
+        from .catalog.builtin._sandbox import announce_code_tool
+
+        announce_code_tool(log.write)
     stack = ExitStack()
     checkpointer = stack.enter_context(sync_checkpointer(args.db))
     executor = build_executor(catalog, args.execution, model=model, virtual_url=args.virtual_url,
