@@ -15,7 +15,7 @@ from ._registry import ENUM, INTEGER, NUMBER, STRING, ApiSpec, CategorySpec, P, 
 def _ureg() -> Any:
     import pint
 
-    ureg = pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
+    ureg: Any = pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
     for name, definition in RACE_DISTANCES.items():
         ureg.define(f"{name} = {definition}")
     return ureg
