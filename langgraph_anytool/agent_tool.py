@@ -13,13 +13,16 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel, Field
 
 from .catalog import Catalog
 from .config import AnyToolConfig
 from .graphs.anytool import create_anytool_graph
+from .graphs.solver import RECURSION_SAFETY_NET
 from .llm import ModelSpec
+from .nodes.judge import carried_calls
 from .tools.pipeline import ApiExecutor
 
 
@@ -54,25 +57,28 @@ def run_sources(values: Mapping[str, Any], catalog: Catalog) -> list[dict[str, A
     """The APIs a run's answer rests on: the calls on the answering attempt's path to its answer; for a run
     without an answer, every API its attempts called. One entry per API, in order of first call."""
     attempts = list(values.get("solver_attempts") or [])
-    answering = [a for a in attempts if a.get("finish_type") == "give_answer"]
-    if answering:
-        nodes = _answer_path(answering[-1].get("tree") or [])
+    answering = [i for i, a in enumerate(attempts) if a.get("finish_type") == "give_answer"]
+    observations: list[Mapping[str, Any]] = []
+    if answering:  # the calls it carried over from the attempt before (a solve resumed after a reflection) too
+        last = answering[-1]
+        observations += [c for c, _ in carried_calls(attempts[last], attempts[:last])]
+        nodes = _answer_path(attempts[last].get("tree") or [])
     else:
         nodes = [n for a in attempts for n in a.get("tree") or []]
+    observations += [obs for node in nodes for obs in node.get("observations") or []]
     out: dict[str, dict[str, Any]] = {}
-    for node in nodes:
-        for obs in node.get("observations") or []:
-            key = obs.get("api_id") or obs.get("function", "")
-            entry = out.get(key)
-            if entry is None:
-                entry = {"function": obs.get("function", "")}
-                if obs.get("api_id") and obs["api_id"] in catalog:
-                    api = catalog.api(obs["api_id"])
-                    entry.update({"tool": api.tool_name, "api": api.name, "category": api.category})
-                entry["calls"] = 0
-                out[key] = entry
-            entry["calls"] += 1
-            entry["status"] = obs.get("status", "")
+    for obs in observations:
+        key = obs.get("api_id") or obs.get("function", "")
+        entry = out.get(key)
+        if entry is None:
+            entry = {"function": obs.get("function", "")}
+            if obs.get("api_id") and obs["api_id"] in catalog:
+                api = catalog.api(obs["api_id"])
+                entry.update({"tool": api.tool_name, "api": api.name, "category": api.category})
+            entry["calls"] = 0
+            out[key] = entry
+        entry["calls"] += 1
+        entry["status"] = obs.get("status", "")
     return list(out.values())
 
 
@@ -110,12 +116,16 @@ def create_anytool_tool(
     graph = create_anytool_graph(cat, model, models=models, config=config, executor=executor, name=name)
     run_context = dict(context or {})
 
+    # Inside a tool call the config LangChain hands down carries its generic recursion limit (25 supersteps), which
+    # a run with a few reflections exceeds; the run's own budgets (steps, reflections, tokens, time) end it.
+    limits: RunnableConfig = {"recursion_limit": RECURSION_SAFETY_NET}
+
     def run(request: str) -> tuple[str, dict[str, Any]]:
-        values = graph.invoke({"query": request}, context=run_context or None)
+        values = graph.invoke({"query": request}, limits, context=run_context or None)
         return tool_result(values, cat)
 
     async def arun(request: str) -> tuple[str, dict[str, Any]]:
-        values = await graph.ainvoke({"query": request}, context=run_context or None)
+        values = await graph.ainvoke({"query": request}, limits, context=run_context or None)
         return tool_result(values, cat)
 
     return StructuredTool.from_function(

@@ -74,8 +74,34 @@ def resolve_request(state: Mapping[str, Any]) -> dict[str, Any]:
     raise InputError(NO_REQUEST_HELP)
 
 
-def outcome_message(status: str, answer: str, reason: str) -> AIMessage:
-    """The AIMessage a run appends: the answer when solved; otherwise the status and reason (and any answer)."""
+# The roles whose model writes a run's answer: DFSDT/CoT solver, α-UMi summarizer, the router's direct answer, the
+# plan_only outline.
+ANSWER_ROLES: tuple[str, ...] = ("solver", "summarizer", "router", "outline")
+
+
+def stand_in_label(models: Any, roles: Sequence[str] = ANSWER_ROLES) -> str:
+    """The label of the offline stand-in when it plays one of `roles` in `models` (a `ModelSet`), else "".
+
+    Read from the model's `STAND_IN_LABEL` class attribute (through `bind_tools` wrappers), so the graph never
+    imports the offline package."""
+    from .profiles import unwrap
+
+    for role in roles:
+        try:
+            model = models.for_role(role)
+        except Exception:  # no model configured: the run fails before it answers
+            continue
+        for layer in unwrap(model):
+            label = getattr(type(layer), "STAND_IN_LABEL", "")
+            if isinstance(label, str) and label:
+                return label
+    return ""
+
+
+def outcome_message(status: str, answer: str, reason: str, stand_in: str = "") -> AIMessage:
+    """The AIMessage a run appends: the answer when solved; otherwise the status and reason (and any answer).
+    `stand_in`: the offline stand-in's label when it wrote the answer: the message says so in its text (a chat
+    view such as Studio's shows only the text), and in `response_metadata["anytool_model"]`."""
     if status == "solved" and answer:
         text = answer
     elif answer:
@@ -83,4 +109,8 @@ def outcome_message(status: str, answer: str, reason: str) -> AIMessage:
     else:
         text = f"I could not answer this request (status {status}): {reason}" if reason else \
             f"I could not answer this request (status {status})."
-    return AIMessage(content=text, response_metadata={"anytool_status": status})
+    meta: dict[str, Any] = {"anytool_status": status}
+    if stand_in:
+        text += f"\n\n[Answered by {stand_in}.]"
+        meta["anytool_model"] = stand_in
+    return AIMessage(content=text, response_metadata=meta)

@@ -274,7 +274,12 @@ def _eval_command(args: argparse.Namespace) -> int:
     return 0
 
 
+EXIT_STATUS = ("exit status: 0 when the run is {solved}, 1 when it ends otherwise (unsolved, gave_up, "
+               "no_apis, budget_exhausted, error: the status line says which), 2 on a usage error")
+
+
 def _configure_run(p: argparse.ArgumentParser) -> None:
+    p.epilog = EXIT_STATUS.format(solved="solved (or planned, with --set plan_only=true)")
     p.add_argument("query", help="the request to answer")
     _add_catalog_arg(p)
     p.add_argument("--model", metavar="M", default=None,
@@ -386,6 +391,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     stand_in = _offline_label(model)
     if stand_in:
         log.write(f"model: {stand_in}; answers come from heuristics over the catalog search, not from an LLM\n")
+    if catalog.name == "builtin":
+        from .catalog.builtin._sandbox import announce_code_tool
+
+        announce_code_tool(log.write)
     stack = ExitStack()
     checkpointer = stack.enter_context(sync_checkpointer(args.db))
     executor = build_executor(catalog, args.execution, model=model, virtual_url=args.virtual_url,
@@ -435,6 +444,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def _configure_demo(p: argparse.ArgumentParser) -> None:
+    p.epilog = EXIT_STATUS.format(solved="solved")
     p.add_argument("query", nargs="?", default=None, help="a request (default: a three-part builtin example)")
     p.add_argument("--model", metavar="M", default=None, help="'provider:model' (default: $ANYTOOL_MODEL, "
                    "else the offline rule-based stand-in)")

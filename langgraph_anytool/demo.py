@@ -14,6 +14,7 @@ from typing import Any, TextIO
 from langchain_core.runnables import RunnableConfig
 
 from .catalog import Catalog
+from .catalog.builtin._sandbox import announce_code_tool
 from .config import AnyToolConfig
 from .interaction import answer_questions, read_line
 from .llm import ModelNotConfiguredError, ModelSpec
@@ -58,6 +59,7 @@ def run_demo(query: str | None, out: TextIO, model: str | None = None, cache: bo
     spec, described, offline = _model_choice(catalog, model)
     out.write(described + "\n")
     out.write(f"catalog: {catalog!r}\nquery: {text}\n")
+    announce_code_tool(out.write)
     changed = _changed_settings(settings)
     if changed:
         out.write(f"settings: {changed}\n")

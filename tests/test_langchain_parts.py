@@ -58,11 +58,12 @@ def _agent_model(target: str, args: dict[str, Any]) -> ScriptedChatModel:
     ("Which currencies does Japan use today (2024-05-01)?", "currencies_of_country_for_currency_reference",
      {"country": "Japan", "date": "2024-05-01"}, True),
 ])
-def test_selector_middleware_narrows_194_builtin_tools(query: str, target: str, args: dict[str, Any],
-                                                       with_catalog: bool) -> None:
+def test_selector_middleware_narrows_all_builtin_tools(query: str, target: str, args: dict[str, Any],
+                                                        with_catalog: bool) -> None:
     executor = ApiExecutor.for_catalog(BUILTIN, kind="auto")
     tools = api_tools(BUILTIN, executor)
-    assert len(tools) == 194
+    # one tool per builtin API: 194, or 191 where bubblewrap is missing and the three code-running APIs are not offered
+    assert len(tools) == len(BUILTIN) >= 191
     model = _agent_model(target, args)
     selector = AnyToolSelectorMiddleware(max_tools=5, catalog=BUILTIN if with_catalog else None)
     agent = create_agent(model, tools=tools, middleware=[selector])

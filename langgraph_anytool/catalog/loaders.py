@@ -51,11 +51,46 @@ def load_toolbench_dir(root: str | Path) -> list[Category]:
             tools.append(tool)
         if tools:
             categories.append(Category(name=cat_dir.name, tools=tuple(tools)))
+    if errors or not categories:
+        below = _tools_dir_below(base)
+        if below is not None:  # e.g. the data folder given instead of its tools/ folder: one line that says so
+            found = f"{len(errors)} of its JSON files are no tool documents (e.g. {errors[0]})" if errors else (
+                "it holds no <Category>/<tool>.json files")
+            raise CatalogError(f"not a ToolBench tools directory: {found}; did you mean {below}?", source=str(base))
     if errors:
         raise errors[0] if len(errors) == 1 else CatalogLoadError(errors)
     if not categories:
         raise CatalogError("no tools found (expected <Category>/<tool>.json files)", source=str(base))
     return categories
+
+
+def _looks_like_tools_dir(path: Path) -> bool:
+    """Whether `path` holds `<Category>/<tool>.json` files whose first one is a tool document (`api_list`)."""
+    for cat_dir in sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for f in sorted(cat_dir.glob("*.json"))[:1]:
+            try:
+                doc = json.loads(f.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return False
+            return isinstance(doc, dict) and "api_list" in doc
+    return False
+
+
+def _tools_dir_below(base: Path, depth: int = 2) -> Path | None:
+    """A ToolBench tools directory named `tools` inside `base` (at most `depth` levels down), for a suggestion."""
+    try:
+        subdirs = sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return None
+    for d in subdirs:
+        if d.name == "tools" and _looks_like_tools_dir(d):
+            return d
+    if depth > 1:
+        for d in subdirs:
+            found = _tools_dir_below(d, depth - 1)
+            if found is not None:
+                return found
+    return None
 
 
 def load_query_api_lists(files: Iterable[str | Path]) -> list[Category]:

@@ -44,7 +44,8 @@ def configure_run(p: argparse.ArgumentParser) -> None:
                    help="seconds per query: the query is cancelled and recorded as timeout (compare --max-seconds, "
                         "which lets the run end itself with budget_exhausted)")
     add_budget_args(p)
-    p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="first N queries of each group")
+    p.add_argument("--limit", type=positive_int, default=None, metavar="N",
+                   help="first N queries of each query file (after --exclude and --skip-uncovered)")
     p.add_argument("--out", default="results.jsonl", metavar="FILE", help="JSON-lines results (appended; resumable)")
     p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                    help="an AnyToolConfig field, e.g. --set max_api_pool=16 --set solver=cot (repeatable)")
@@ -76,6 +77,8 @@ def configure_run(p: argparse.ArgumentParser) -> None:
 
 
 def _select(args: argparse.Namespace, catalog: Any) -> tuple[list[Any], list[str]]:
+    """Each query file in turn: drop the excluded ids, then (`--skip-uncovered`) the queries whose relevant APIs
+    are not all in the catalog, then keep the first `--limit`. `EvalUsageError` when nothing is left, saying why."""
     from .datasets import coverage_report, filter_excluded, is_covered, load_exclusion_list, load_queries
 
     notes: list[str] = []
@@ -83,20 +86,25 @@ def _select(args: argparse.Namespace, catalog: Any) -> tuple[list[Any], list[str
     selected = []
     for f in args.queries:
         group = load_queries(f)
+        loaded = len(group)
         if excluded is not None:
-            before = len(group)
             group = filter_excluded(group, excluded)
-            notes.append(f"{Path(f).stem}: {before - len(group)} of {before} queries excluded by {args.exclude}")
-        if args.limit:
+            notes.append(f"{Path(f).stem}: {loaded - len(group)} of {loaded} queries excluded by {args.exclude}")
+        if not args.skip_uncovered and args.limit:
             group = group[: args.limit]
+        for cov in coverage_report(catalog, group):
+            if cov.uncovered:
+                notes.append(f"{cov.group}: {cov.uncovered} of {cov.queries} queries have relevant APIs missing "
+                             f"from the catalog ({cov.missing_refs} references; e.g. {', '.join(cov.examples)})"
+                             + ("; skipped" if args.skip_uncovered else ""))
+        if args.skip_uncovered:  # before --limit: the first N covered queries, not the covered among the first N
+            group = [q for q in group if is_covered(catalog, q)]
+            if args.limit:
+                group = group[: args.limit]
         selected.extend(group)
-    for cov in coverage_report(catalog, selected):
-        if cov.uncovered:
-            notes.append(f"{cov.group}: {cov.uncovered} of {cov.queries} queries have relevant APIs missing from "
-                         f"the catalog ({cov.missing_refs} references; e.g. {', '.join(cov.examples)})"
-                         + ("; skipped" if args.skip_uncovered else ""))
-    if args.skip_uncovered:
-        selected = [q for q in selected if is_covered(catalog, q)]
+    if not selected:
+        why = "; ".join(notes) if notes else "the query files hold no queries"
+        raise EvalUsageError(f"no queries selected from {', '.join(args.queries)} ({why}); nothing was run")
     return selected, notes
 
 

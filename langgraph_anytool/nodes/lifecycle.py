@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite, Send
 
 from ..catalog import Catalog
-from ..chat import outcome_message, resolve_request
+from ..chat import outcome_message, resolve_request, stand_in_label
 from ..config import ConfigError
 from ..llm import error_kind_of, total_tokens
 from ..state import AnyToolState, PoolEntry, RunStatus, SolverInput
@@ -172,6 +172,6 @@ def make_finalize(base: Deps) -> Any:
         return {"answer": answer, "status": status, "reason": reason, "error_kind": kind,
                 "stop_reason": stop.kind if stop is not None else "",
                 "usage": {"total_tokens": total_tokens(state.get("usage", {}))},
-                "messages": [outcome_message(status, answer, reason)]}
+                "messages": [outcome_message(status, answer, reason, stand_in_label(deps.models))]}
 
     return finalize

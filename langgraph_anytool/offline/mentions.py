@@ -26,6 +26,7 @@ _NUMBER = re.compile(r"(?<![\w.])(-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(?!\w|\
 _QUOTED = re.compile(r"[\"“]([^\"”]{1,300})[\"”]|(?:^|(?<=\s))'([^']{1,300})'(?=[\s.,;:?!]|$)")
 _CAPS = re.compile(r"[A-ZÀ-Ý][\w'’.-]*(?:\s+(?:(?:de|da|do|del|la|le|upon|am|of)\s+)?[A-ZÀ-Ý][\w'’.-]*)*")
 _SENTENCE_START = re.compile(r"(?:^|[.?!;:]\s+)$")
+_ONE_OF = re.compile(r"(?<![\w'’])(an?|one)\s+$", re.IGNORECASE)  # the article right before a unit
 _ZONE = re.compile(r"\b(?:UTC|GMT|[A-Z][a-z]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?)\b")
 # Capitalised words that start questions or commands, not names.
 _CAP_STOP = frozenset((
@@ -46,6 +47,8 @@ _UNIT_TABLE: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     (r"square f(?:ee|oo)t|sq ?ft|ft2", "foot**2", ("ft2",)),
     (r"square miles?|mi2", "mile**2", ("mi2",)),
     (r"fluid ounces?|fl ?oz", "fluid_ounce", ("fl_oz",)),
+    (r"half[- ]marathons?", "half_marathon", ("half_marathon",)),
+    (r"marathons?", "marathon", ("marathon",)),
     (r"miles?|mi", "mile", ("mi", "mile")),
     (r"kilomet(?:er|re)s?|km", "kilometer", ("km", "kilometer")),
     (r"centimet(?:er|re)s?|cm", "centimeter", ("cm",)),
@@ -233,6 +236,11 @@ class Mentions:
         me.zones = [Mention(m.start(), m.end(), m.group(0), m.group(0)) for m in _ZONE.finditer(text)]
         unit_taken = list(date_spans) + [(c.start, c.end) for c in me.countries]
         me.units = _collect(text, _unit_patterns(), unit_taken)
+        for u in me.units:  # "a marathon", "one mile": a quantity of 1 of that unit
+            article = _ONE_OF.search(text, 0, u.start)
+            if article is not None and not any(n.end == article.end(1) or n.start == u.start for n in me.numbers):
+                me.numbers.append(Mention(article.start(1), article.end(1), 1, article.group(1)))
+        me.numbers.sort(key=lambda x: x.start)
         me.languages = _collect(text, ((p, code, ()) for p, code in _languages()), list(taken))
         me.currencies = _collect(text, ((re.compile(rf"\b(?:{w})\b", re.IGNORECASE), code, ()) for w, code in
                                         _CURRENCY_WORDS), list(taken))

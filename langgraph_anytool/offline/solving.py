@@ -100,8 +100,14 @@ def decide(h: Heuristics, query: str, apis: Mapping[str, Api], steps: Sequence[S
 
 
 def _sentence(api: Api | None, step: Step) -> str:
+    """"<API>: <response>", naming the call's arguments when the response repeats none of them ("lookup_capital
+    (country: France): Paris."): an answer says what it is about, as the judge checks it does."""
     body = describe_response(step.response) or "done"
     label = api.name if api else step.function
+    given = {k: v for k, v in step.args.items() if isinstance(v, str | int | float) and str(v).strip()} if isinstance(
+        step.args, dict) else {}
+    if given and not any(str(v).lower() in body.lower() for v in given.values()):
+        label += " (" + "; ".join(f"{k}: {v}" for k, v in list(given.items())[:4]) + ")"
     return f"{label}: {body}"
 
 

@@ -45,11 +45,6 @@ def category_specs() -> list[tuple[str, CategorySpec]]:
     return out
 
 
-@functools.lru_cache(maxsize=1)
-def _warn_code_tool_disabled(detail: str) -> None:
-    logger.warning("%s", detail)
-
-
 def _offered(tool_spec: ToolSpec, code_runs: bool) -> ToolSpec | None:
     """The tool without the APIs that need the OS sandbox when there is none (None when nothing is left)."""
     if code_runs:
@@ -62,8 +57,8 @@ def _build() -> tuple[list[Category], dict[str, ApiSpec]]:
     categories: list[Category] = []
     specs: dict[str, ApiSpec] = {}
     status = sandbox_status()
-    if not status.available:
-        _warn_code_tool_disabled(status.detail)
+    if not status.available:  # said by the commands that offer the code tool (`announce_code_tool`), not here
+        logger.debug("%s", status.detail)
     for mod_name, cat in category_specs():
         tools = []
         for declared in cat.tools:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import resource
 import shutil
@@ -33,6 +34,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+logger = logging.getLogger(__name__)
 
 UNSANDBOXED_ENV = "ANYTOOL_UNSANDBOXED_CODE"
 ENABLE_HINT = ("install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`) on a kernel that allows user "
@@ -244,8 +247,27 @@ def sandbox_status(environ: Mapping[str, str] | None = None, *, allow_unsandboxe
         return SandboxStatus("bwrap", f"bubblewrap at {bwrap}")
     opted = _truthy(env.get(UNSANDBOXED_ENV)) if allow_unsandboxed is None else allow_unsandboxed
     if opted:
-        return SandboxStatus("unsandboxed", f"{problem}; running code WITHOUT an OS sandbox ({UNSANDBOXED_ENV}=1)")
+        return SandboxStatus("unsandboxed", f"{UNSANDBOXED_ENV}=1: the Python code tool runs submitted code WITHOUT "
+                                            f"an OS sandbox ({problem})")
     return SandboxStatus("unavailable", f"the Python code tool is disabled: {problem}; to enable it, {ENABLE_HINT}")
+
+
+@functools.lru_cache(maxsize=1)
+def warn_unsandboxed(detail: str) -> None:
+    """Say once per process (a logging warning) that submitted code runs without an OS sandbox: the user opted in
+    with `ANYTOOL_UNSANDBOXED_CODE=1`; the first unsandboxed run, or a command that offers the code tool, says so."""
+    logger.warning("warning: %s; only process limits apply, so do not use it on untrusted requests", detail)
+
+
+def announce_code_tool(write: Callable[[str], Any]) -> None:
+    """At the start of a command that runs the builtin catalog (`run`, `demo`): a note through `write` when the
+    code tool is not offered here (and how to enable it), the warning when it runs unsandboxed (logged, once per
+    process); nothing under bwrap. Other commands and `Catalog.builtin()` say nothing about it."""
+    st = sandbox_status()
+    if st.mode == "unsandboxed":
+        warn_unsandboxed(st.detail)
+    elif st.mode == "unavailable":
+        write(f"note: {st.detail}\n")
 
 
 # ------------------------------------------------------------------------------ running
@@ -300,6 +322,8 @@ def run_python(code: str, *, stdin: str = "", limits: SandboxLimits | None = Non
     if not st.available:
         raise SandboxUnavailable(st.detail)
     sandboxed = st.mode == "bwrap"
+    if not sandboxed:
+        warn_unsandboxed(st.detail)
     bwrap = shutil.which("bwrap") or "bwrap"
     if sandboxed and user is None:
         user = _sandbox_user()

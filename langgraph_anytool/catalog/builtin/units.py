@@ -15,7 +15,15 @@ from ._registry import ENUM, INTEGER, NUMBER, STRING, ApiSpec, CategorySpec, P, 
 def _ureg() -> Any:
     import pint
 
-    return pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
+    ureg: Any = pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
+    for name, definition in RACE_DISTANCES.items():
+        ureg.define(f"{name} = {definition}")
+    return ureg
+
+
+# Road-race distances as length units (World Athletics: the marathon is 42.195 km, the half marathon half of it).
+RACE_DISTANCES: Mapping[str, str] = MappingProxyType({"marathon": "42195 * meter",
+                                                      "half_marathon": "21097.5 * meter"})
 
 
 def _quantity(value: float, unit: str) -> Any:
@@ -303,8 +311,9 @@ def category() -> CategorySpec:
                     "unit names, symbols and compound units such as 'km/h', 'kWh', 'N*m' or 'mile/gallon'.",
         apis=(
             ApiSpec(convert_units, "Convert Units",
-                    "Convert a numeric value from one unit to another compatible unit (e.g. miles to km, "
-                    "kWh to joule, psi to bar, degC to degF).",
+                    "Convert a numeric value from one unit to another compatible unit (e.g. miles to kilometers, "
+                    "kWh to joule, psi to bar, degC to degF). Lengths include race distances: 'marathon' "
+                    "(how far a marathon is) and 'half_marathon'.",
                     (P("value", NUMBER, "Numeric value to convert.", 1),
                      P("from_unit", STRING, "Unit of the value (name or symbol, e.g. 'mile', 'degC', 'km/h').",
                        "mile"),

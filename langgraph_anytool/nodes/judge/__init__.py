@@ -14,6 +14,7 @@ and the answer is Solved when passed >= failed; the verdict is then never Unsure
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from langgraph.errors import GraphBubbleUp
@@ -79,29 +80,54 @@ def authors_verdict(samples: list[JudgeResult], query: str, answer: str) -> tupl
 PROCESS_OUTPUT_CHARS = 600  # per API output shown to the judge
 
 
-def process_text(attempt: SolverAttempt, max_chars: int = PROCESS_OUTPUT_CHARS) -> str:
-    """The solve the judge reviews: each API call on the answer's path with its status and (truncated) output."""
-    lines = []
+def carried_calls(attempt: SolverAttempt, earlier: Sequence[SolverAttempt]) -> list[tuple[Mapping[str, Any], str]]:
+    """The API calls an attempt's root carries over from the previous attempt's chain — after a reflection the
+    solver resumes from it (AnyTool §4.3; `nodes/solver/tree.py: seed_messages`) — as (the call's record in the
+    earlier attempt, the output the root holds); only calls that reached the executor. An answer may rest on them
+    alone: the judge and the answer's sources must count them."""
+    tree = attempt.get("tree") or []
+    if not tree or not earlier:
+        return []
+    outputs = {str(m.get("tool_call_id")): str(m.get("content", "")) for m in tree[0].get("messages", [])
+               if m.get("role") == "tool"}
+    if not outputs:
+        return []
+    records = {str(c.get("tool_call_id")): c for a in earlier for node in a.get("tree") or []
+               for c in node.get("calls", [])}
+    return [(records[i], text) for i, text in outputs.items() if i in records and records[i].get("status") in _OBSERVED]
+
+
+def _judged_calls(attempt: SolverAttempt, earlier: Sequence[SolverAttempt]) -> list[tuple[Mapping[str, Any], str]]:
+    """The carried calls, then the attempt's own calls on live nodes that reached the executor, with outputs."""
+    out = carried_calls(attempt, earlier)
     for node in attempt["tree"]:
         if node.get("status") == "dead":
             continue
         outputs = {m.get("tool_call_id"): str(m.get("content", "")) for m in node.get("messages", [])
                    if m.get("role") == "tool"}
-        for call in node.get("calls", []):
-            if call.get("status") not in _OBSERVED:
-                continue
-            text = outputs.get(call.get("tool_call_id"), "")
-            if len(text) > max_chars:
-                text = text[:max_chars] + f"... [{len(text) - max_chars} more characters]"
-            args = json.dumps(call.get("arguments"), ensure_ascii=False, default=str)
-            lines.append(f"- {call.get('function', '?')} → {call.get('status')}\n  arguments: {args}\n  output: {text}")
+        out += [(c, outputs.get(c.get("tool_call_id"), "")) for c in node.get("calls", [])
+                if c.get("status") in _OBSERVED]
+    return out
+
+
+def process_text(attempt: SolverAttempt, max_chars: int = PROCESS_OUTPUT_CHARS,
+                 earlier: Sequence[SolverAttempt] = ()) -> str:
+    """The solve the judge reviews: each API call on the answer's path (those carried over from `earlier`
+    attempts first) with its status and (truncated) output."""
+    lines = []
+    for call, text in _judged_calls(attempt, earlier):
+        if len(text) > max_chars:
+            text = text[:max_chars] + f"... [{len(text) - max_chars} more characters]"
+        args = json.dumps(call.get("arguments"), ensure_ascii=False, default=str)
+        lines.append(f"- {call.get('function', '?')} → {call.get('status')}\n  arguments: {args}\n  output: {text}")
     return "\n".join(lines) or "(no API was called)"
 
 
-def observed_calls(attempt: SolverAttempt) -> list[dict[str, str]]:
-    """The API calls of a solve that reached the executor: function and status (structured judge input)."""
+def observed_calls(attempt: SolverAttempt, earlier: Sequence[SolverAttempt] = ()) -> list[dict[str, str]]:
+    """The API calls of a solve that reached the executor, those carried over from `earlier` attempts included:
+    function and status (structured judge input)."""
     return [{"function": str(c.get("function")), "status": str(c.get("status"))}
-            for node in attempt["tree"] for c in node.get("calls", []) if c.get("status") in _OBSERVED]
+            for c, _ in _judged_calls(attempt, earlier)]
 
 
 def make_judge(base: Deps) -> Any:
@@ -126,9 +152,10 @@ def make_judge(base: Deps) -> Any:
             verdict = {"label": "Unsure", "reason": f"not judged: {stop.reason}", "by": "rule"}
         elif verdict is None:
             try:
+                earlier = state["solver_attempts"][:-1]
                 samples = [check_is_solved(deps.models.for_role("judge"), state["query"], attempt["answer"],
-                                           process_text(attempt), inputs={"calls": observed_calls(attempt),
-                                                                          "sample": i},
+                                           process_text(attempt, earlier=earlier),
+                                           inputs={"calls": observed_calls(attempt, earlier), "sample": i},
                                            on_usage=deps.meter(run_key))
                            for i in range(deps.config.judge_samples if authors else 1)]
                 if authors:

@@ -3,18 +3,25 @@
 A thread cannot be stopped from outside: `asyncio.wait_for` on a thread returns at the timeout while the thread
 computes on. `WorkerPool.call` runs a picklable callable in a long-lived worker process (warm caches, no start-up
 cost per call); when the call overruns its timeout the worker is killed and a fresh one is started for the next
-call. The workers also carry an RLIMIT_CPU backstop. Processes come from the `forkserver` start method (never a
-`fork` of a threaded process), falling back to `spawn`.
+call. The workers also carry an RLIMIT_CPU backstop.
+
+A worker is a fresh interpreter started with `subprocess` whose main module is our own bootstrap (`_BOOT`), never
+the user's `__main__`: multiprocessing's `spawn` and `forkserver` start methods re-import the parent's main script
+in the child, which runs a script without an `if __name__ == "__main__":` guard a second time (issue 19). The
+parent's `sys.path` is handed over first, so the callable's module imports as it does in the parent; the worker
+then talks over a socket pair with `multiprocessing.connection.Connection` (pickled messages).
 """
 
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
-import os
+import signal
+import socket
+import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+import weakref
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -23,13 +30,24 @@ class WorkerDied(RuntimeError):
     """The worker process ended without answering (killed by a resource limit, crashed)."""
 
 
-def _serve(conn: Connection, cpu_seconds: int) -> None:
+# The worker's main module: connect, take the parent's sys.path, then import and run `serve` from this module.
+_BOOT = ("import sys\n"
+         "from multiprocessing.connection import Connection\n"
+         "conn = Connection(int(sys.argv[1]))\n"
+         "sys.path[:] = conn.recv()\n"
+         "from langgraph_anytool.tools.executors.worker_pool import serve\n"
+         "serve(conn, int(sys.argv[2]))\n")
+
+
+def serve(conn: Connection, cpu_seconds: int) -> None:
     """Worker main loop: a callable in (its module is imported: not timed), "ready" out, then kwargs in and
-    ("ok", value) or ("error", exception) out; None ends it."""
+    ("ok", value) or ("error", exception) out; None or a closed connection ends it."""
     import resource
 
     with contextlib.suppress(ValueError, OSError):
         resource.setrlimit(resource.RLIMIT_CPU, (cpu_seconds, cpu_seconds + 1))
+    # Ctrl-C in a terminal reaches the whole process group: the parent stops its workers itself.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
         try:
             message = conn.recv()
@@ -53,43 +71,48 @@ def _serve(conn: Connection, cpu_seconds: int) -> None:
             conn.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
 
 
-@contextlib.contextmanager
-def _importable_main() -> Iterator[None]:
-    """While a worker starts: hide a `__main__.__file__` that is no file (`python -` reads '<stdin>'), which the
-    child would otherwise try to re-run and fail on; workers never need the parent's main module."""
-    main = sys.modules.get("__main__")
-    path = getattr(main, "__file__", None)
-    if main is None or not isinstance(path, str) or os.path.exists(path):
-        yield
-        return
-    del main.__file__
-    try:
-        yield
-    finally:
-        main.__file__ = path
-
-
 class _Worker:
-    def __init__(self, ctx: Any, cpu_seconds: int) -> None:
-        self.conn, child = ctx.Pipe(duplex=True)
-        self.process = ctx.Process(target=_serve, args=(child, cpu_seconds), daemon=True)
-        with _importable_main():
-            self.process.start()
-        child.close()
+    def __init__(self, cpu_seconds: int) -> None:
+        ours, theirs = socket.socketpair()
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", _BOOT, str(theirs.fileno()), str(cpu_seconds)],
+                stdin=subprocess.DEVNULL, pass_fds=(theirs.fileno(),), close_fds=True)
+        except BaseException:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.conn = Connection(ours.detach())
+        self.conn.send(list(sys.path))
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
 
     def kill(self) -> None:
         with contextlib.suppress(Exception):
             self.process.kill()
-        self.process.join(5)
+        with contextlib.suppress(Exception):
+            self.process.wait(5)
         self.conn.close()
 
     def stop(self) -> None:
         with contextlib.suppress(Exception):
             self.conn.send(None)
-        self.process.join(1)
-        if self.process.is_alive():
+        try:
+            self.process.wait(1)
+        except subprocess.TimeoutExpired:
             self.kill()
         self.conn.close()
+
+
+def _shutdown(idle: list[_Worker], busy: set[_Worker]) -> None:
+    """Kill every worker still listed (a pool that was never closed: at garbage collection or interpreter exit)."""
+    for w in [*idle, *busy]:
+        w.kill()
+    idle.clear()
+    busy.clear()
 
 
 class WorkerPool:
@@ -98,8 +121,6 @@ class WorkerPool:
     def __init__(self, max_workers: int = 2, *, cpu_seconds: int = 600, startup_timeout: float = 120.0) -> None:
         if max_workers < 1:
             raise ValueError("max_workers must be at least 1")
-        methods = multiprocessing.get_all_start_methods()
-        self._ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
         self._cpu_seconds = cpu_seconds
         self._startup_timeout = startup_timeout  # starting a worker and importing the callable's module
         self._slots = threading.BoundedSemaphore(max_workers)
@@ -107,6 +128,7 @@ class WorkerPool:
         self._idle: list[_Worker] = []
         self._busy: set[_Worker] = set()
         self._closed = False
+        weakref.finalize(self, _shutdown, self._idle, self._busy)
 
     def _take(self) -> _Worker:
         with self._lock:
@@ -114,11 +136,11 @@ class WorkerPool:
                 raise RuntimeError("the worker pool is closed")
             while self._idle:
                 worker = self._idle.pop()
-                if worker.process.is_alive():
+                if worker.alive:
                     self._busy.add(worker)
                     return worker
                 worker.kill()
-        worker = _Worker(self._ctx, self._cpu_seconds)
+        worker = _Worker(self._cpu_seconds)
         with self._lock:
             self._busy.add(worker)
         return worker
@@ -151,7 +173,9 @@ class WorkerPool:
                 try:
                     status, value = worker.conn.recv()
                 except (EOFError, OSError):
-                    code = worker.process.exitcode
+                    with contextlib.suppress(subprocess.TimeoutExpired):
+                        worker.process.wait(1)
+                    code = worker.process.returncode
                     raise WorkerDied(f"the worker process ended without an answer (exit code {code})") from None
                 healthy = True
             finally:
@@ -169,8 +193,9 @@ class WorkerPool:
         """Stop every worker (busy ones are killed)."""
         with self._lock:
             self._closed = True
-            idle, busy = self._idle, list(self._busy)
-            self._idle, self._busy = [], set()
+            idle, busy = list(self._idle), list(self._busy)
+            self._idle.clear()
+            self._busy.clear()
         for w in idle:
             w.stop()
         for w in busy:
