@@ -4,21 +4,22 @@ Protocols (each sample is ToolEval's two-stage check, `nodes/judge/tooleval.py`)
 - `anytool` — AnyTool §3, Eq. 2: R = #Solved / (#Solved + #Unsolved) over every query (no solvability phase).
   As in the authors' loop (dyabel/AnyTool `scripts/main.py`), an answer containing one of AnyTool's exclusion
   words (`nodes/judge/anytool.py`, case-sensitive) is Unsolved without asking the evaluator; then each of the samples
-  is ToolEval's check with the task taken as solvable (`check_solved_toolbench` in `anytool/verifier.py` passes
-  `task_solvable='Solvable'`), and the query is Solved when `passed >= failed`.
+  is ToolEval's check, and the query is Solved when `passed >= failed`. Only a Solved sample passes: main.py
+  hands `check_solved_toolbench` the plain string `task_solvable='Solvable'`, which AnyTool's `rtl.py is_passed`
+  never finds equal to `TaskStatus.Solvable`, so Unsolved and Unsure samples both reach its final
+  `return AnswerPass.Failed` (no coin flip in the authors' loop).
 - `toolllm` — AnyTool §3, Eq. 1 (ToolLLM's protocol, ToolEval's `is_passed`): R = (#Non-solvable + #Solved) /
   (#Non-solvable + #Solved + #Unsolved); a query the evaluator finds unsolvable with the offered APIs passes.
 - `sopr` — StableToolBench's solvable pass rate (`toolbench/tooleval/eval_pass_rate.py`, the `scores` loop): per
   evaluation sample the mean over queries of Solved 1, Unsure 0.5, Unsolved 0; reported as the mean and the
   population standard deviation (`np.std`) over the samples.
 
-For `anytool` and `toolllm`, as in StableToolBench's `eval_pass_rate.py` (`compute_pass_rate` and the pass-rate
-count): each of the N samples gives passed / failed, where a sample that stays Unsure (ToolEval's
-`AnswerPass.Unsure`) is settled by a coin flip (`random.random() < 0.5` there; ours is seeded by query and sample so
-a re-score gives the same figures, and the output states how many were flipped); the query passes when
-`failed <= passed` — a tie counts as passed, with no coin (AnyTool's `check_solved_toolbench`:
-`passed >= failed`). A record without an answer (timeout, error, empty answer) is Unsolved without a model call
-(ToolEval's "No answer" rule).
+For `toolllm`, as in StableToolBench's `eval_pass_rate.py` (`compute_pass_rate` and the pass-rate count): each of
+the N samples gives passed / failed, where a sample that stays Unsure (ToolEval's `AnswerPass.Unsure`) is settled by
+a coin flip (`random.random() < 0.5` there; ours is seeded by query and sample so a re-score gives the same figures,
+and the output states how many were flipped). For both: the query passes when `failed <= passed` — a tie counts as
+passed, with no coin (AnyTool's `check_solved_toolbench`: `passed >= failed`). A record without an answer
+(timeout, error, empty answer) is Unsolved without a model call (ToolEval's "No answer" rule).
 """
 
 from __future__ import annotations
@@ -35,15 +36,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..llm import RoleUsage
-from ..nodes.judge.anytool import EXCLUSION_WORDS, excluded_word, seeded_coin
+from ..nodes.judge.anytool import EXCLUSION_WORDS, excluded_word, sample_passed, seeded_coin
 from ..nodes.judge.tooleval import JudgeResult, check_is_solved, check_task_solvable
 
 Protocol = Literal["anytool", "toolllm", "sopr"]
 PROTOCOLS: tuple[str, ...] = ("anytool", "toolllm", "sopr")
 
-UNSURE_RULE = ("a sample that stays Unsure is settled by a coin flip as in ToolEval's eval_pass_rate.py (ours seeded "
-               "by query and sample, so re-scoring repeats it); a tie between passed and failed samples counts as "
-               "passed (failed <= passed)")
+UNSURE_RULE = ("toolllm: a sample that stays Unsure is settled by a coin flip as in ToolEval's eval_pass_rate.py "
+               "(ours seeded by query and sample, so re-scoring repeats it); anytool: an Unsure sample fails, as in "
+               "AnyTool's check_solved_toolbench (task_solvable='Solvable' is a string, so is_passed falls through "
+               "to Failed); a tie between passed and failed samples counts as passed (failed <= passed)")
 EXCLUSION_RULE = ("an answer containing one of AnyTool's exclusion words (case-sensitive: "
                   + ", ".join(EXCLUSION_WORDS) + ") is Unsolved without an evaluator call (AnyTool scripts/main.py)")
 
@@ -163,12 +165,13 @@ def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evalu
 
 
 def sample_pass(answer: str, task: str | None) -> bool | None:
-    """One sample's pass (True/False), or None when it stays Unsure. `task` None: Eq. 2 (no solvability phase);
-    otherwise ToolEval's `is_passed` (Eq. 1)."""
+    """One sample's pass (True/False), or None when it stays Unsure (a coin decides). `task` None: Eq. 2 as
+    AnyTool's loop decides it (only Solved passes: `nodes/judge/anytool.py sample_passed`, never None); otherwise
+    ToolEval's `is_passed` (Eq. 1, StableToolBench `rtl.py`)."""
+    if task is None:
+        return sample_passed(answer)
     if answer == "Solved":
         return True
-    if task is None:
-        return False if answer == "Unsolved" else None
     if task == "Unsolvable":
         return True
     if answer == "Unsolved" and task == "Solvable":
