@@ -50,7 +50,14 @@ from ..nodes.solver.tree import message_to_dict
 from ..nodes.solver.umi import parse_next, render_history, umi_inputs
 from ..runtime import Deps
 from .step_data import FunctionSpec, StepCase
-from .step_metrics import Plan, authors_candidate, parse_backbone_reply, parse_call_text, parse_multi_agent_reply
+from .step_metrics import (
+    NO_ACTION,
+    Plan,
+    authors_candidate,
+    parse_backbone_reply,
+    parse_call_text,
+    parse_multi_agent_reply,
+)
 
 Mode = Literal["single", "multi"]
 ModelsFor = Callable[[Catalog], ModelSet]  # the models for a step's catalog (the offline stand-in needs it)
@@ -210,8 +217,13 @@ def predict_single(case: StepCase, tools: StepTools, models: ModelSet, config: A
     parsed = parse_backbone_reply(text)  # no call at all: evaluate-backbone.py parse_output
     if parsed.plan != "call":
         return Prediction(plan=parsed.plan, thought=thought, answer=parsed.answer)
-    pred = _call_prediction("call", thought, tools, parsed.action or "none", parsed.action_input)
+    pred = _call_prediction("call", thought, tools, _action(parsed.action), parsed.action_input)
     return replace(pred, error="no function call (read as evaluate-backbone.py reads a reply)")
+
+
+def _action(name: str | None) -> str:
+    # the scorer's action string: "" (an `Action:` line with nothing after it) stays "", not "none"
+    return NO_ACTION if name is None else name
 
 
 def authors_planner_decision(text: str) -> tuple[str, str]:
@@ -264,7 +276,7 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
     # text: "planner</s>caller: <caller output>" read by evaluate-multi_agent.py (the call part after "</s>")
     text = authors_candidate((raw.text or "") if raw is not None else text_of(reply))
     parsed = parse_multi_agent_reply(f"Next: caller.</s>caller: {text}")
-    pred = _call_prediction("call", thought, tools, parsed.action or "none", parsed.action_input)
+    pred = _call_prediction("call", thought, tools, _action(parsed.action), parsed.action_input)
     return pred if call is not None else replace(pred, error="the caller made no function call")
 
 
