@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 
 from langgraph_anytool.eval.passrate import (
@@ -281,3 +282,29 @@ def test_passrate_cli_keys_the_cache_by_endpoint(tmp_path: Path, capsys: pytest.
             data = json.loads(capsys.readouterr().out)
             assert data["overall"]["rate"] == rate and data["evaluator_identity"]["base_url"] == server.base_url.rstrip("/")
             assert data["cache"]["calls"] == 1 and len(server.chat_requests) == 1
+
+
+def test_a_solve_without_finish_fails_eq1_without_a_solvability_check() -> None:
+    """StableToolBench eval_pass_rate.py compute_pass_rate: `if "'name': 'Finish'" not in final_step: return ...
+    TaskStatus.Solvable, AnswerStatus.Unsolved, "failed"` before any evaluator call. The evaluator here would call
+    every task Unsolvable (which passes an Unsolved answer in Eq. 1), so only the rule keeps them failed:
+    - n1: no solver attempt (a timeout): failed, no call;
+    - n2: the last attempt ended on the call budget, no answer: failed, no call;
+    - g1: Finish(give_up), empty answer: Unsolved by the empty-answer rule (no call), then check_task_solvable →
+      Unsolvable → passed (1 evaluator call per sample).
+    toolllm: 1 passed of 3 = 33.3 %; 2 samples → 2 evaluator calls in all."""
+    from langgraph_anytool.testing import ScriptedChatModel
+
+    model = ScriptedChatModel(replies=[AIMessage('{"task_status": "Unsolvable", "reason": "no such API"}')] * 2)
+    timeout = {**record("n1", "", []), "status": "error", "trajectory": []}
+    budget = record("n2", "", [("f", "ok", "{}")])
+    budget["trajectory"][0]["finish_type"] = "call_budget"
+    gave_up = record("g1", "", [("f", "ok", "{}")])
+    gave_up["trajectory"][0]["finish_type"] = "give_up"
+    out = evaluate_records([timeout, budget, gave_up], model, "scripted", samples=2, protocol="toolllm")
+    assert [(v.answer_labels, v.task_labels) for v in out] == [
+        (["Unsolved"] * 2, ["Solvable"] * 2), (["Unsolved"] * 2, ["Solvable"] * 2),
+        (["Unsolved"] * 2, ["Unsolvable"] * 2)]
+    assert len(model.calls) == 2
+    _, overall = score(out, "toolllm", 2)
+    assert (overall.passed, overall.failed) == (1, 2) and overall.rate == pytest.approx(100 / 3)

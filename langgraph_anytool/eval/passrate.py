@@ -19,7 +19,9 @@ the N samples gives passed / failed, where a sample that stays Unsure (ToolEval'
 a coin flip (`random.random() < 0.5` there; ours is seeded by query and sample so a re-score gives the same figures,
 and the output states how many were flipped). For both: the query passes when `failed <= passed` — a tie counts as
 passed, with no coin (AnyTool's `check_solved_toolbench`: `passed >= failed`). A record without an answer
-(timeout, error, empty answer) is Unsolved without a model call (ToolEval's "No answer" rule).
+(timeout, error, empty answer) is Unsolved without a model call; one whose solve never called Finish (a
+timeout, an error, a budget stop) is also "failed" in `toolllm` without a solvability check (ToolEval's "No answer"
+rule, `called_finish`), so it cannot pass as unsolvable.
 """
 
 from __future__ import annotations
@@ -118,6 +120,26 @@ class QueryVerdicts:
     excluded: str | None = None  # anytool: the exclusion word that made every sample Unsolved without a call
 
 
+# the finish types of our solver that are not a Finish call (a budget, an error, ...): `state.SolverAttempt`
+NO_FINISH_TYPES = frozenset({"call_budget", "no_apis", "budget", "error", "malformed", "context_length"})
+
+
+def called_finish(record: Mapping[str, Any]) -> bool:
+    """Whether the record's solve ended with a Finish call (an answer or a give-up). False for a record without
+    any solver attempt (a timeout, an error, no APIs) and for a last attempt that ended otherwise (a budget, an
+    error), unless the record holds an answer. StableToolBench `eval_pass_rate.py compute_pass_rate` (and AnyTool's `check_solved.py`): when
+    `"'name': 'Finish'" not in final_step` the sample is "failed" with `TaskStatus.Solvable` and `AnswerStatus.
+    Unsolved`, before any evaluator call — so such a query cannot pass as unsolvable in Eq. 1. A record whose
+    attempts do not name a finish type (e.g. converted from elsewhere) is taken as finished."""
+    if str(record.get("answer") or "").strip():  # the run's answer came from a Finish call (of some attempt)
+        return True
+    attempts = record.get("trajectory") or []
+    if not attempts:
+        return False
+    last = attempts[-1] if isinstance(attempts[-1], Mapping) else {}
+    return str(last.get("finish_type") or "") not in NO_FINISH_TYPES
+
+
 def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evaluator_id: str, *,
                      samples: int = 3, protocol: Protocol = "anytool", cache: EvaluatorCache | None = None,
                      concurrency: int = 4, exclusion: bool | None = None) -> list[QueryVerdicts]:
@@ -131,6 +153,11 @@ def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evalu
     def one(rec: Mapping[str, Any]) -> QueryVerdicts:
         qv = QueryVerdicts(str(rec.get("group", "")), str(rec.get("query_id", "")))
         query, answer = str(rec.get("query", "")), str(rec.get("answer") or "")
+        if not called_finish(rec):  # ToolEval's "No answer": failed, the task taken as Solvable, no evaluator call
+            qv.answer_labels = ["Unsolved"] * samples
+            qv.task_labels = ["Solvable"] * samples if protocol == "toolllm" else []
+            qv.reasons = ["No answer: the solve never called Finish (ToolEval's rule; no evaluator call)"] * samples
+            return qv
         word = excluded_word(answer) if use_exclusion else None
         if word is not None:  # AnyTool scripts/main.py: Unsolved before check_solved_toolbench is called
             qv.excluded = word
