@@ -107,8 +107,8 @@ class AnyToolConfig:
     # the re-activated ones (authors)
     solvable_check: SolvableCheck = "on_request"  # "after_add" (authors): checked after every pool addition
     # the in-loop judge: "tooleval" = one ToolEval check (an Unsure is not Solved); "anytool" = the authors'
-    # (an answer with an exclusion word is Unsolved; else `judge_samples` ToolEval samples, an Unsure sample
-    # settled by a seeded coin, Solved when passed >= failed)
+    # (an answer with an exclusion word is Unsolved; else `judge_samples` ToolEval samples, only a Solved sample
+    # passes — an Unsure one fails, as in their check_solved_toolbench —, Solved when passed >= failed)
     judge: JudgeMode = "tooleval"
     judge_samples: int = 3  # judge "anytool" only: the authors' check_solved_toolbench takes 3
     token_budget: int = 200_000  # across all roles, from usage metadata

@@ -4,7 +4,8 @@ observation, not a malformed model turn (§5). Scripted models and loopback serv
 The authors' code each rule follows (dyabel/AnyTool):
 1. `scripts/main.py` `Tool_Agent.add_apis_into_api_pool`: the solvability check after every addition;
 2. `scripts/main.py` (exclusion words) and `anytool/verifier.py check_solved_toolbench` (3 samples, passed >= failed;
-   `anytool/check_solved.py compute_pass_rate`: an Unsure sample is a coin flip);
+   `anytool/check_solved.py compute_pass_rate` → `rtl.py is_passed` with `task_status='Solvable'`, a str that never
+   equals `TaskStatus.Solvable`: an Unsure sample is failed, never a coin flip);
 3. `toolbench/inference/Algorithms/DFS.py DFS_tree_search.DFS`: the query count and its note;
 4. `scripts/main.py` main loop: `if len(global_api_list) >= max_api_number: break` after pruning;
 5. `scripts/main.py` main loop: `agent.failed_reason = str(failed_reason)` for `agents_to_resume` only.
@@ -175,17 +176,23 @@ def test_three_samples_vote_and_a_tie_is_solved() -> None:
     assert verdict["label"] == "Solved"
 
 
-def test_an_unsure_sample_is_a_seeded_coin() -> None:
-    """Samples Solved, Unsolved, Unsure (Unsure in both ToolEval stages): 1 passed, 1 failed and the third
-    decided by the coin, so the verdict is the coin's side. Two answers whose coins differ show both sides."""
+def test_an_unsure_sample_fails_as_in_the_authors_loop() -> None:
+    """Samples Solved, Unsolved, Unsure (Unsure in both ToolEval stages). The authors' loop passes the plain string
+    task_solvable='Solvable' (scripts/main.py) into anytool/check_solved.py compute_pass_rate, whose rtl.py
+    is_passed compares it with TaskStatus.Solvable (a plain Enum: never equal) and falls through to
+    `return AnswerPass.Failed`: the Unsure sample fails, no coin. T,F,F → 1 passed < 2 failed → Unsolved,
+    whichever side a coin would have shown."""
     query = "How tall is the Eiffel tower?"
     answers = [f"It is {h} m tall." for h in range(300, 340)]
     heads = next(a for a in answers if seeded_coin(query, a, 2))
     tails = next(a for a in answers if not seeded_coin(query, a, 2))
     labels = ["Solved", "Unsolved", "Unsure", "Unsure"]  # the third sample takes two calls (stage 2 on Unsure)
-    assert _judge(heads, labels, query, judge="anytool")[0]["label"] == "Solved"
-    assert _judge(tails, labels, query, judge="anytool")[0]["label"] == "Unsolved"
-    assert _judge(tails, labels, query, judge="anytool")[0] == _judge(tails, labels, query, judge="anytool")[0]
+    for answer in (heads, tails):
+        verdict, model = _judge(answer, labels, query, judge="anytool")
+        assert verdict["label"] == "Unsolved" and "1 of 3 samples passed" in verdict["reason"]
+        assert len(model.calls) == 4
+    # Solved, Unsure, Solved → T,F,T → 2 ≥ 1 → Solved
+    assert _judge(heads, ["Solved", "Unsure", "Unsure", "Solved"], query, judge="anytool")[0]["label"] == "Solved"
     # ours: one sample, Unsure in both stages stays Unsure (not solved)
     verdict, model = _judge(heads, ["Unsure", "Unsure"], query)
     assert verdict["label"] == "Unsure" and len(model.calls) == 2

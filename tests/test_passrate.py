@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 
 from langgraph_anytool.eval.passrate import (
@@ -34,10 +35,11 @@ def verdicts(with_tasks: bool) -> list[QueryVerdicts]:
 
 
 def test_anytool_eq2_by_hand() -> None:
-    # passes per sample: q1 T,T,F → pass; q2 F,F,T → fail; q3 pass; q4 fail; q5 coin,T,T → pass (2 of 3 at least)
-    # → 3 passed / 5 = 60.0 %, one coin flip (q5's Unsure sample)
+    # passes per sample (only Solved passes, AnyTool check_solved_toolbench with task_solvable='Solvable'):
+    # q1 T,T,F → pass; q2 F,F,T → fail; q3 pass; q4 fail; q5 F(Unsure),T,T → 2 ≥ 1 → pass
+    # → 3 passed / 5 = 60.0 %, no coin flip
     groups, overall = score(verdicts(False), "anytool", 3)
-    assert (overall.passed, overall.failed, overall.coin_flips) == (3, 2, 1)
+    assert (overall.passed, overall.failed, overall.coin_flips) == (3, 2, 0)
     assert overall.rate == pytest.approx(60.0)
     assert (overall.solved, overall.unsolved, overall.unsure) == (3, 2, 0)
     assert groups[0].rate == overall.rate
@@ -62,7 +64,7 @@ def test_sopr_by_hand() -> None:
 
 def test_toolevals_is_passed_table() -> None:
     assert sample_pass("Solved", None) is True and sample_pass("Unsolved", None) is False
-    assert sample_pass("Unsure", None) is None
+    assert sample_pass("Unsure", None) is False  # AnyTool's loop: is_passed(task_status='Solvable' as a str) → Failed
     assert sample_pass("Unsolved", "Unsolvable") is True and sample_pass("Unsolved", "Solvable") is False
     assert sample_pass("Unsolved", "Unsure") is None and sample_pass("Unsure", "Solvable") is None
     assert sample_pass("Unsure", "Unsolvable") is True
@@ -83,12 +85,26 @@ def test_a_tie_counts_as_passed_without_a_coin() -> None:
     assert score(t4, "toolllm", 2)[1].passed == 1
 
 
-def test_an_unsure_sample_is_still_a_seeded_coin() -> None:
-    # compute_pass_rate (eval_pass_rate.py): AnswerPass.Unsure → `random.random() < 0.5`. One Unsure sample of one:
-    # the query's fate is the coin's, the same on every re-score, and the flip is counted.
-    v = [QueryVerdicts("G", f"u{i}", ["Unsure"]) for i in range(8)]
-    a, b = score(v, "anytool", 1)[1], score(v, "anytool", 1)[1]
+def test_an_unsure_sample_is_still_a_seeded_coin_in_toolllm() -> None:
+    # compute_pass_rate (eval_pass_rate.py): AnswerPass.Unsure → `random.random() < 0.5`. One Unsure sample of one
+    # (task Solvable: is_passed → Unsure): the query's fate is the coin's, the same on every re-score, counted.
+    v = [QueryVerdicts("G", f"u{i}", ["Unsure"], ["Solvable"]) for i in range(8)]
+    a, b = score(v, "toolllm", 1)[1], score(v, "toolllm", 1)[1]
     assert a.coin_flips == 8 and (a.passed, a.failed) == (b.passed, b.failed) and 0 < a.passed < 8
+
+
+def test_an_unsure_sample_fails_in_anytools_protocol() -> None:
+    # dyabel/AnyTool scripts/main.py passes task_solvable='Solvable' (a str) to verifier.py check_solved_toolbench;
+    # check_solved.py compute_pass_rate then calls rtl.py is_passed(task_status='Solvable'), where
+    # 'Solvable' == TaskStatus.Solvable is False, so Unsure (like Unsolved) reaches `return AnswerPass.Failed`.
+    # a1: Unsure,Unsure,Solved → F,F,T → 1 passed < 2 failed → failed; a2: Unsure,Solved,Solved → F,T,T → passed;
+    # 8 × [Unsure] → all failed. 1 passed of 10 → 10.0 %, and never a coin.
+    v = [QueryVerdicts("G", "a1", ["Unsure", "Unsure", "Solved"]),
+         QueryVerdicts("G", "a2", ["Unsure", "Solved", "Solved"]),
+         *[QueryVerdicts("G", f"u{i}", ["Unsure"] * 3) for i in range(8)]]
+    _, overall = score(v, "anytool", 3)
+    assert (overall.passed, overall.failed, overall.coin_flips) == (1, 9, 0)
+    assert overall.rate == pytest.approx(10.0)
 
 
 def record(qid: str, answer: str, calls: list[tuple[str, str, str]]) -> dict[str, Any]:
@@ -266,3 +282,29 @@ def test_passrate_cli_keys_the_cache_by_endpoint(tmp_path: Path, capsys: pytest.
             data = json.loads(capsys.readouterr().out)
             assert data["overall"]["rate"] == rate and data["evaluator_identity"]["base_url"] == server.base_url.rstrip("/")
             assert data["cache"]["calls"] == 1 and len(server.chat_requests) == 1
+
+
+def test_a_solve_without_finish_fails_eq1_without_a_solvability_check() -> None:
+    """StableToolBench eval_pass_rate.py compute_pass_rate: `if "'name': 'Finish'" not in final_step: return ...
+    TaskStatus.Solvable, AnswerStatus.Unsolved, "failed"` before any evaluator call. The evaluator here would call
+    every task Unsolvable (which passes an Unsolved answer in Eq. 1), so only the rule keeps them failed:
+    - n1: no solver attempt (a timeout): failed, no call;
+    - n2: the last attempt ended on the call budget, no answer: failed, no call;
+    - g1: Finish(give_up), empty answer: Unsolved by the empty-answer rule (no call), then check_task_solvable →
+      Unsolvable → passed (1 evaluator call per sample).
+    toolllm: 1 passed of 3 = 33.3 %; 2 samples → 2 evaluator calls in all."""
+    from langgraph_anytool.testing import ScriptedChatModel
+
+    model = ScriptedChatModel(replies=[AIMessage('{"task_status": "Unsolvable", "reason": "no such API"}')] * 2)
+    timeout = {**record("n1", "", []), "status": "error", "trajectory": []}
+    budget = record("n2", "", [("f", "ok", "{}")])
+    budget["trajectory"][0]["finish_type"] = "call_budget"
+    gave_up = record("g1", "", [("f", "ok", "{}")])
+    gave_up["trajectory"][0]["finish_type"] = "give_up"
+    out = evaluate_records([timeout, budget, gave_up], model, "scripted", samples=2, protocol="toolllm")
+    assert [(v.answer_labels, v.task_labels) for v in out] == [
+        (["Unsolved"] * 2, ["Solvable"] * 2), (["Unsolved"] * 2, ["Solvable"] * 2),
+        (["Unsolved"] * 2, ["Unsolvable"] * 2)]
+    assert len(model.calls) == 2
+    _, overall = score(out, "toolllm", 2)
+    assert (overall.passed, overall.failed) == (1, 2) and overall.rate == pytest.approx(100 / 3)

@@ -337,3 +337,50 @@ def test_toolbench_answer_keeps_an_empty_arguments_string(tmp_path: Path) -> Non
     report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="single")  # type: ignore[arg-type]
     s = report.overall
     assert (s.act_em, s.arg_f1, s.arg_f1_steps) == (1.0, None, 0) and s.rouge_l == pytest.approx(2 / (2 + 1e-8))
+
+
+def test_single_mode_text_reply_with_a_conclusion_is_a_conclusion(tmp_path: Path) -> None:
+    """evaluate-backbone.py parse_output tests "conclusion: give up" and "conclusion: " before any `Action:`: a text-mode
+    reply holding both a "conclusion: " and an `Action:` line is a conclusion (our text parser finds a call in it).
+    Step 1 (ref call list {}): conclusion → plan miss, action "none": EM 0, F1 0 (names differ);
+    step 2 (ref call details): EM 1, F1 1; step 3: Finish(give_answer) → conclusion, plan hit.
+    Plan 2/3, Act. EM (0 + 1)/2, Arg. F1 (0 + 1)/2, Hallu. 0."""
+    path = tmp_path / "noarg.json"
+    path.write_text(json.dumps([NOARG_ITEM]))
+    loaded = load_step_cases([path])
+    model = ScriptedChatModel(replies=[
+        ai("Listing.\nconclusion: The first video is Funny cats.\nAction: list_for_video_db\nAction Input: {}"),
+        ai('Details.\nAction: details_for_video_db\nAction Input: {"is_id": "v1"}'),
+        ai('Action: Finish\nAction Input: {"return_type": "give_answer", '
+           '"final_answer": "The first video is Funny cats."}'),
+    ])
+    cfg = AnyToolConfig(text_mode_roles=("solver",))
+    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="single", config=cfg)  # type: ignore[arg-type]
+    s = report.overall
+    assert s.plan_acc == pytest.approx(2 / 3) and s.act_em == pytest.approx(1 / 2) and s.arg_f1 == pytest.approx(1 / 2)
+    assert report.records[0].prediction["plan"] == "conclusion" and s.hallucinated == 0
+
+
+def test_multi_mode_reads_the_whole_prediction_string_as_the_authors(tmp_path: Path) -> None:
+    """evaluate-multi_agent.py parse_output reads infer_pipeline.py's whole string "asssitant: <planner
+    prediction></s>caller|conclusion: <output>"; "Next: give up" (no period) anywhere makes it a give-up, although
+    infer_pipeline.py sent the step on (it splits at "Next: give up." with the period).
+    Step 1 (ref call list): planner "…Next: give up" → caller (native call) → string holds "Next: give up" → give up:
+    plan miss, EM 0, F1 0. Step 2 (ref call details): Next: caller. → call, EM 1, F1 1.
+    Step 3 (ref conclusion): "Should I Next: give up? No. Next: conclusion." → summarizer; the string holds "Next: give
+    up" → give up: plan miss, the answer "none" → Rouge-L 0 ("none" shares no token with the reference).
+    Plan 1/3, Act. EM 1/2, Arg. F1 1/2, Rouge-L 0."""
+    path = tmp_path / "noarg.json"
+    path.write_text(json.dumps([NOARG_ITEM]))
+    loaded = load_step_cases([path])
+    model = ScriptedChatModel(replies=[
+        ai("Nothing fits, Next: give up"), ai("", _tc("list_for_video_db", {})),
+        ai("Details. Next: caller."), ai("", _tc("details_for_video_db", {"is_id": "v1"})),
+        ai("Should I Next: give up? No. Next: conclusion."), ai("The first video is Funny cats."),
+    ])
+    cfg = AnyToolConfig(solver="umi", umi_prompts="alpha_umi")
+    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="multi", config=cfg)  # type: ignore[arg-type]
+    s = report.overall
+    assert s.plan_acc == pytest.approx(1 / 3) and s.act_em == pytest.approx(1 / 2) and s.arg_f1 == pytest.approx(1 / 2)
+    assert s.rouge_l == 0.0 and [r.prediction["plan"] for r in report.records] == ["give_up", "call", "give_up"]
+    assert len(model.calls) == 6  # the caller and the summarizer were still asked, as infer_pipeline.py does

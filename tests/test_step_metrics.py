@@ -219,3 +219,22 @@ def test_reference_run_over_shared_trajectories() -> None:
     assert (s.plan_acc, s.act_em, s.arg_f1) == (1.0, 1.0, 1.0) and s.rouge_l == pytest.approx(1.0, abs=1e-8)
     # the recorded ChatGPT run itself called one function that is not in its tool list (G3 #21, "dota_2_steam_web")
     assert s.hallucinated == 1 and s.hallu == pytest.approx(1 / s.steps)
+
+
+def test_an_empty_action_line_is_a_hallucinated_name() -> None:
+    """evaluate-multi_agent.py parse_output on "…</s>caller: Action: \\nAction Input: {}": the text after the last
+    "Action:" is " \\nAction Input: {}", stripped "Action Input: {}", cut at "Action Input:" → action "" (not None,
+    not 'none'), so `pred_action not in [t['Name'] ...]` counts it: hallu_pred += 1.
+    Step 1 (ref call f {}): EM "" vs "f" → 0; Arg F1: names differ → 0. Step 2 (ref call f {}, pred f {}): EM 1, F1 1.
+    Plan 2/2 = 1; Act. EM 1/2; Arg. F1 (0 + 1)/2 = 0.5; Hallu. 1 hallucinated / 2 steps = 0.5."""
+    parsed = parse_multi_agent_reply("asssitant: go. Next: caller.</s>caller: Action: \nAction Input: {}")
+    assert (parsed.plan, parsed.action, parsed.action_input) == ("call", "", "{}")
+    s = score_steps([
+        StepOutcome("call", parsed.plan, ("f",), ref_action="f", ref_args="{}", pred_action=parsed.action,
+                    pred_args=parsed.action_input),
+        StepOutcome("call", "call", ("f",), ref_action="f", ref_args="{}", pred_action="f", pred_args="{}"),
+    ])
+    assert (s.plan_acc, s.act_em, s.arg_f1, s.hallu) == (1.0, 0.5, 0.5, 0.5)
+    assert (s.predicted_calls, s.hallucinated) == (2, 1)
+    # Arg. F1 alone: "" is a name like any other ("" vs "f" differ; "" vs "" compare the inputs)
+    assert argument_f1("", "{}", "f", "{}") == 0.0 and argument_f1("", "{}", "", "{}") == 1.0

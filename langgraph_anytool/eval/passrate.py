@@ -4,21 +4,24 @@ Protocols (each sample is ToolEval's two-stage check, `nodes/judge/tooleval.py`)
 - `anytool` — AnyTool §3, Eq. 2: R = #Solved / (#Solved + #Unsolved) over every query (no solvability phase).
   As in the authors' loop (dyabel/AnyTool `scripts/main.py`), an answer containing one of AnyTool's exclusion
   words (`nodes/judge/anytool.py`, case-sensitive) is Unsolved without asking the evaluator; then each of the samples
-  is ToolEval's check with the task taken as solvable (`check_solved_toolbench` in `anytool/verifier.py` passes
-  `task_solvable='Solvable'`), and the query is Solved when `passed >= failed`.
+  is ToolEval's check, and the query is Solved when `passed >= failed`. Only a Solved sample passes: main.py
+  hands `check_solved_toolbench` the plain string `task_solvable='Solvable'`, which AnyTool's `rtl.py is_passed`
+  never finds equal to `TaskStatus.Solvable`, so Unsolved and Unsure samples both reach its final
+  `return AnswerPass.Failed` (no coin flip in the authors' loop).
 - `toolllm` — AnyTool §3, Eq. 1 (ToolLLM's protocol, ToolEval's `is_passed`): R = (#Non-solvable + #Solved) /
   (#Non-solvable + #Solved + #Unsolved); a query the evaluator finds unsolvable with the offered APIs passes.
 - `sopr` — StableToolBench's solvable pass rate (`toolbench/tooleval/eval_pass_rate.py`, the `scores` loop): per
   evaluation sample the mean over queries of Solved 1, Unsure 0.5, Unsolved 0; reported as the mean and the
   population standard deviation (`np.std`) over the samples.
 
-For `anytool` and `toolllm`, as in StableToolBench's `eval_pass_rate.py` (`compute_pass_rate` and the pass-rate
-count): each of the N samples gives passed / failed, where a sample that stays Unsure (ToolEval's
-`AnswerPass.Unsure`) is settled by a coin flip (`random.random() < 0.5` there; ours is seeded by query and sample so
-a re-score gives the same figures, and the output states how many were flipped); the query passes when
-`failed <= passed` — a tie counts as passed, with no coin (AnyTool's `check_solved_toolbench`:
-`passed >= failed`). A record without an answer (timeout, error, empty answer) is Unsolved without a model call
-(ToolEval's "No answer" rule).
+For `toolllm`, as in StableToolBench's `eval_pass_rate.py` (`compute_pass_rate` and the pass-rate count): each of
+the N samples gives passed / failed, where a sample that stays Unsure (ToolEval's `AnswerPass.Unsure`) is settled by
+a coin flip (`random.random() < 0.5` there; ours is seeded by query and sample so a re-score gives the same figures,
+and the output states how many were flipped). For both: the query passes when `failed <= passed` — a tie counts as
+passed, with no coin (AnyTool's `check_solved_toolbench`: `passed >= failed`). A record without an answer
+(timeout, error, empty answer) is Unsolved without a model call; one whose solve never called Finish (a
+timeout, an error, a budget stop) is also "failed" in `toolllm` without a solvability check (ToolEval's "No answer"
+rule, `called_finish`), so it cannot pass as unsolvable.
 """
 
 from __future__ import annotations
@@ -35,15 +38,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..llm import RoleUsage
-from ..nodes.judge.anytool import EXCLUSION_WORDS, excluded_word, seeded_coin
+from ..nodes.judge.anytool import EXCLUSION_WORDS, excluded_word, sample_passed, seeded_coin
 from ..nodes.judge.tooleval import JudgeResult, check_is_solved, check_task_solvable
 
 Protocol = Literal["anytool", "toolllm", "sopr"]
 PROTOCOLS: tuple[str, ...] = ("anytool", "toolllm", "sopr")
 
-UNSURE_RULE = ("a sample that stays Unsure is settled by a coin flip as in ToolEval's eval_pass_rate.py (ours seeded "
-               "by query and sample, so re-scoring repeats it); a tie between passed and failed samples counts as "
-               "passed (failed <= passed)")
+UNSURE_RULE = ("toolllm: a sample that stays Unsure is settled by a coin flip as in ToolEval's eval_pass_rate.py "
+               "(ours seeded by query and sample, so re-scoring repeats it); anytool: an Unsure sample fails, as in "
+               "AnyTool's check_solved_toolbench (task_solvable='Solvable' is a string, so is_passed falls through "
+               "to Failed); a tie between passed and failed samples counts as passed (failed <= passed)")
 EXCLUSION_RULE = ("an answer containing one of AnyTool's exclusion words (case-sensitive: "
                   + ", ".join(EXCLUSION_WORDS) + ") is Unsolved without an evaluator call (AnyTool scripts/main.py)")
 
@@ -116,6 +120,26 @@ class QueryVerdicts:
     excluded: str | None = None  # anytool: the exclusion word that made every sample Unsolved without a call
 
 
+# the finish types of our solver that are not a Finish call (a budget, an error, ...): `state.SolverAttempt`
+NO_FINISH_TYPES = frozenset({"call_budget", "no_apis", "budget", "error", "malformed", "context_length"})
+
+
+def called_finish(record: Mapping[str, Any]) -> bool:
+    """Whether the record's solve ended with a Finish call (an answer or a give-up). False for a record without
+    any solver attempt (a timeout, an error, no APIs) and for a last attempt that ended otherwise (a budget, an
+    error), unless the record holds an answer. StableToolBench `eval_pass_rate.py compute_pass_rate` (and AnyTool's `check_solved.py`): when
+    `"'name': 'Finish'" not in final_step` the sample is "failed" with `TaskStatus.Solvable` and `AnswerStatus.
+    Unsolved`, before any evaluator call — so such a query cannot pass as unsolvable in Eq. 1. A record whose
+    attempts do not name a finish type (e.g. converted from elsewhere) is taken as finished."""
+    if str(record.get("answer") or "").strip():  # the run's answer came from a Finish call (of some attempt)
+        return True
+    attempts = record.get("trajectory") or []
+    if not attempts:
+        return False
+    last = attempts[-1] if isinstance(attempts[-1], Mapping) else {}
+    return str(last.get("finish_type") or "") not in NO_FINISH_TYPES
+
+
 def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evaluator_id: str, *,
                      samples: int = 3, protocol: Protocol = "anytool", cache: EvaluatorCache | None = None,
                      concurrency: int = 4, exclusion: bool | None = None) -> list[QueryVerdicts]:
@@ -129,6 +153,11 @@ def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evalu
     def one(rec: Mapping[str, Any]) -> QueryVerdicts:
         qv = QueryVerdicts(str(rec.get("group", "")), str(rec.get("query_id", "")))
         query, answer = str(rec.get("query", "")), str(rec.get("answer") or "")
+        if not called_finish(rec):  # ToolEval's "No answer": failed, the task taken as Solvable, no evaluator call
+            qv.answer_labels = ["Unsolved"] * samples
+            qv.task_labels = ["Solvable"] * samples if protocol == "toolllm" else []
+            qv.reasons = ["No answer: the solve never called Finish (ToolEval's rule; no evaluator call)"] * samples
+            return qv
         word = excluded_word(answer) if use_exclusion else None
         if word is not None:  # AnyTool scripts/main.py: Unsolved before check_solved_toolbench is called
             qv.excluded = word
@@ -163,12 +192,13 @@ def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evalu
 
 
 def sample_pass(answer: str, task: str | None) -> bool | None:
-    """One sample's pass (True/False), or None when it stays Unsure. `task` None: Eq. 2 (no solvability phase);
-    otherwise ToolEval's `is_passed` (Eq. 1)."""
+    """One sample's pass (True/False), or None when it stays Unsure (a coin decides). `task` None: Eq. 2 as
+    AnyTool's loop decides it (only Solved passes: `nodes/judge/anytool.py sample_passed`, never None); otherwise
+    ToolEval's `is_passed` (Eq. 1, StableToolBench `rtl.py`)."""
+    if task is None:
+        return sample_passed(answer)
     if answer == "Solved":
         return True
-    if task is None:
-        return False if answer == "Unsolved" else None
     if task == "Unsolvable":
         return True
     if answer == "Unsolved" and task == "Solvable":

@@ -106,6 +106,12 @@ def parse_multi_agent_reply(text: str) -> ParsedReply:
 _MISSING = object()
 
 
+def _action(name: str | None) -> str:
+    """A step's action as the scorers hold it: None (no call) is "none"; any string as it is — an `Action:` line with
+    nothing after it gives "", which is not "none" (a hallucinated name in `evaluate-multi_agent.py`)."""
+    return NO_ACTION if name is None else name
+
+
 def _loads(raw: Any) -> Any:
     """A JSON value from an arguments field: a mapping as it is, None as the scorers' default "{}", text through
     `json.loads` as it stands (so "" and Python-literal dicts fail); `_MISSING` when it does not parse."""
@@ -121,13 +127,13 @@ def _loads(raw: Any) -> Any:
 def argument_f1(pred_name: str | None, pred_args: Any, ref_name: str | None, ref_args: Any) -> float | None:
     """Arg. F1 of one call step, as `evaluate_action_input_f1` computes its `f1` entry.
 
-    Names ("none" for None) differ → 0. Reference arguments that are not JSON → None (the step is left out of the
+    Names ("none" for None; an empty name "" stays "", as the scorer's parser gives it) differ → 0. Reference arguments that are not JSON → None (the step is left out of the
     mean). Predicted arguments that are not JSON — an empty `Action Input:` included (`json.loads("")` fails) → 0.
     Reference `{}`: 1 when the prediction is `{}` too, else 0. Otherwise both must be JSON objects (else 0); each
     reference key present in the prediction scores 1 (same value, Python `==`) or 0.5 (other value); precision
     divides that sum by the number of predicted keys, recall by the number of reference keys; F1 = 2PR / (P + R),
     and 0 when P + R is 0 (the scorer's ZeroDivisionError lands in its `except`: 0)."""
-    if (pred_name or NO_ACTION) != (ref_name or NO_ACTION):
+    if _action(pred_name) != _action(ref_name):
         return 0.0
     ref = _loads(ref_args)
     if ref is _MISSING:
@@ -224,7 +230,8 @@ def rouge_l_norm(prediction: str, reference: str) -> float:
 class StepOutcome:
     """A reference step and the model's prediction for it (plain data; the input of the metrics).
 
-    Actions are the parsed strings ("none" or None: no action); arguments are the raw `Action Input` text (or a
+    Actions are the parsed strings ("none" or None: no action; "" is an empty `Action:` line, a name no tool has);
+    arguments are the raw `Action Input` text (or a
     mapping from a native function call); None arguments mean the scorers' default "{}"."""
 
     ref_plan: Plan
@@ -279,14 +286,14 @@ def score_steps(outcomes: Iterable[StepOutcome]) -> StepScores:
     rn: list[float] = []
     for o in items:
         plan_hits += int(o.pred_plan == o.ref_plan)
-        name = o.pred_action if o.pred_plan == "call" and o.pred_action else NO_ACTION
+        name = _action(o.pred_action) if o.pred_plan == "call" else NO_ACTION
         if name != NO_ACTION:
             s.predicted_calls += 1
             if name not in o.tools:
                 s.hallucinated += 1
         if o.ref_plan == "call":
             s.call_steps += 1
-            ref_name = o.ref_action or NO_ACTION
+            ref_name = _action(o.ref_action)
             em.append(1.0 if name == ref_name else 0.0)
             value = argument_f1(name, o.pred_args if o.pred_plan == "call" else None, ref_name, o.ref_args)
             if value is not None:

@@ -18,13 +18,15 @@ output clean-up of their inference scripts (`step_metrics.authors_candidate`):
 - a call written as text (text mode) is read from the raw reply (`parse_call_text`): the action after the last
   `Action:`, the input after the last `Action Input:` as written — an empty `Action Input:` is "", which the
   scorer cannot parse (Arg. F1 0), and a Python-literal dict is not JSON either;
-- single mode, a reply without any call: read as `evaluate-backbone.py` reads it (`parse_backbone_reply`):
-  "conclusion: give up" → give up, "conclusion: <answer>" → a conclusion, anything else → a call of the
-  `Action:` it names, or of "none";
+- single mode, a call written as text or a reply without any call: the raw reply read as `evaluate-backbone.py`
+  reads it (`parse_backbone_reply`): "conclusion: give up" → give up, "conclusion: <answer>" → a conclusion (both
+  before any `Action:` line), anything else → a call of the `Action:` it names, or of "none";
 - multi mode: the planner's decision as `infer_pipeline.py` reads it with the `alpha_umi` prompt profile (the
-  authors' format; `authors_planner_decision`), as our solver reads it with our own prompts (`parse_next`); the
-  caller's reply as above (a reply without a call → a call of "none"), the summarizer's reply as the answer (the
-  text after its last "conclusion: ", if any).
+  authors' format; `authors_planner_decision`), as our solver reads it with our own prompts (`parse_next`); then
+  the string `infer_pipeline.py` writes ("asssitant: <planner prediction></s>caller: <caller output>" or
+  "...</s>conclusion: <summarizer output>") read whole by `evaluate-multi_agent.py` `parse_output`: a "Next: give
+  up" / "Next: conclusion" anywhere in it decides the plan, else the caller's text is the call (a reply without a
+  call → a call of "none"); a native function call of the caller is taken as it is.
 """
 
 from __future__ import annotations
@@ -50,7 +52,13 @@ from ..nodes.solver.tree import message_to_dict
 from ..nodes.solver.umi import parse_next, render_history, umi_inputs
 from ..runtime import Deps
 from .step_data import FunctionSpec, StepCase
-from .step_metrics import Plan, authors_candidate, parse_backbone_reply, parse_call_text, parse_multi_agent_reply
+from .step_metrics import (
+    NO_ACTION,
+    Plan,
+    authors_candidate,
+    parse_backbone_reply,
+    parse_multi_agent_reply,
+)
 
 Mode = Literal["single", "multi"]
 ModelsFor = Callable[[Catalog], ModelSet]  # the models for a step's catalog (the offline stand-in needs it)
@@ -205,13 +213,19 @@ def predict_single(case: StepCase, tools: StepTools, models: ModelSet, config: A
     if call is not None and raw is None:  # a native function call
         return _call_prediction("call", thought, tools, *call)
     text = authors_candidate((raw.text or "") if raw is not None else text_of(ai))
-    if call is not None:  # a call written as text: read from the raw reply, as the scorer reads it
-        return _call_prediction("call", thought, tools, *parse_call_text(text))
-    parsed = parse_backbone_reply(text)  # no call at all: evaluate-backbone.py parse_output
+    # a call written as text, or no call at all: the raw reply as evaluate-backbone.py parse_output reads it —
+    # "conclusion: give up" / "conclusion: " anywhere come before any `Action:` line
+    parsed = parse_backbone_reply(text)
     if parsed.plan != "call":
         return Prediction(plan=parsed.plan, thought=thought, answer=parsed.answer)
-    pred = _call_prediction("call", thought, tools, parsed.action or "none", parsed.action_input)
-    return replace(pred, error="no function call (read as evaluate-backbone.py reads a reply)")
+    pred = _call_prediction("call", thought, tools, _action(parsed.action), parsed.action_input)
+    return pred if call is not None else replace(pred, error="no function call (read as evaluate-backbone.py reads "
+                                                               "a reply)")
+
+
+def _action(name: str | None) -> str:
+    # the scorer's action string: "" (an `Action:` line with nothing after it) stays "", not "none"
+    return NO_ACTION if name is None else name
 
 
 def authors_planner_decision(text: str) -> tuple[str, str]:
@@ -247,10 +261,11 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
                              [SystemMessage(content=system), HumanMessage(content=case.query)], None,
                              inputs={**umi_inputs(history, tools.functions, thought),
                                      **format_inputs(config, "summarizer")})
-        # infer_pipeline.py writes "planner</s>conclusion: <summarizer output>"; evaluate-multi_agent.py reads
-        # the text after the last "conclusion: " of that string
-        answer = parse_multi_agent_reply(f"Next: conclusion.</s>conclusion: {authors_candidate(text_of(reply))}")
-        return Prediction(plan="conclusion", thought=thought, answer=answer.answer)
+        # infer_pipeline.py writes "asssitant: <planner prediction></s>conclusion: <summarizer output>";
+        # evaluate-multi_agent.py parse_output reads that whole string (usually the text after the last
+        # "conclusion: ")
+        return _authors_reading(f"{_planner_part(config, thought, 'Next: conclusion.')}</s>conclusion: "
+                                f"{authors_candidate(text_of(reply))}", thought, tools)
     system = umi_template(config, "caller").format(doc=doc, history=render_history(history), thought=thought,
                                                    tool_names=", ".join(tools.functions))
     runnable, raw = _keep_raw(bind_role_tools(models.for_role("caller"), config, "caller",
@@ -259,13 +274,31 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
                          inputs={**umi_inputs(history, tools.functions, thought),
                                  **format_inputs(config, "caller", text=isinstance(runnable, TextToolRunnable))})
     call = _first_call(reply)
-    if call is not None and raw is None:  # a native function call
-        return _call_prediction("call", thought, tools, *call)
-    # text: "planner</s>caller: <caller output>" read by evaluate-multi_agent.py (the call part after "</s>")
-    text = authors_candidate((raw.text or "") if raw is not None else text_of(reply))
-    parsed = parse_multi_agent_reply(f"Next: caller.</s>caller: {text}")
-    pred = _call_prediction("call", thought, tools, parsed.action or "none", parsed.action_input)
-    return pred if call is not None else replace(pred, error="the caller made no function call")
+    head = f"{_planner_part(config, thought, 'Next: caller.')}</s>caller: "
+    if call is not None and raw is None:  # a native function call, unless the planner part decides otherwise
+        planned = _authors_reading(head, thought, tools)
+        return _call_prediction("call", thought, tools, *call) if planned.plan == "call" else planned
+    # text: infer_pipeline.py's "asssitant: <planner prediction></s>caller: <caller output>", read whole by
+    # evaluate-multi_agent.py parse_output (a "Next: give up" / "Next: conclusion" anywhere decides the plan; else
+    # the call part after the first "</s>")
+    pred = _authors_reading(head + authors_candidate((raw.text or "") if raw is not None else text_of(reply)),
+                            thought, tools)
+    return pred if call is not None or pred.plan != "call" else replace(pred, error="the caller made no function call")
+
+
+def _planner_part(config: AnyToolConfig, thought: str, marker: str) -> str:
+    """The planner's part of infer_pipeline.py's prediction string: "asssitant: " (sic) and the planner
+    prediction as cut by `authors_planner_decision` (alpha_umi prompts); with our own prompts ("Next: summarizer",
+    ...) the authors' marker of the decision our parser read stands in for it."""
+    return f"asssitant: {thought}" if config.umi_prompts == "alpha_umi" else marker
+
+
+def _authors_reading(text: str, thought: str, tools: StepTools) -> Prediction:
+    """A multi-model prediction string read by evaluate-multi_agent.py parse_output."""
+    parsed = parse_multi_agent_reply(text)
+    if parsed.plan != "call":
+        return Prediction(plan=parsed.plan, thought=thought, answer=parsed.answer)
+    return _call_prediction("call", thought, tools, _action(parsed.action), parsed.action_input)
 
 
 def predict_step(case: StepCase, tools: StepTools, models: ModelSet, config: AnyToolConfig, mode: Mode) -> Prediction:

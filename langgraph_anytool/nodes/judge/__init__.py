@@ -7,8 +7,9 @@ Solved: the run reflects as on Unsolved. The judge has its own model (role "judg
 (`eval/`), which runs the same procedure with its own model and cache.
 
 With `judge="anytool"` (`AnyToolConfig.paper()`) the verdict is the authors' instead (`anytool.py`): an answer
-with an exclusion word is Unsolved, else `judge_samples` ToolEval checks vote (an Unsure sample is a seeded coin)
-and the answer is Solved when passed >= failed; the verdict is then never Unsure.
+with an exclusion word is Unsolved, else `judge_samples` ToolEval checks vote (only a Solved sample passes: an
+Unsure sample fails, as in the authors' loop) and the answer is Solved when passed >= failed; the verdict is then
+never Unsure.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from ...state import AnyToolState, SolverAttempt
 from ...tools.observation import Status
 from ..abilities.router import DIRECT_MODE
 from ..reflection import can_reflect
-from .anytool import excluded_word, majority_solved, sample_passed, seeded_coin
+from .anytool import excluded_word, majority_solved, sample_passed
 from .tooleval import JudgeResult, add_usage, check_is_solved
 
 if TYPE_CHECKING:
@@ -64,9 +65,9 @@ def exclusion_verdict(attempt: SolverAttempt) -> Verdict | None:
             "by": "exclusion"}
 
 
-def authors_verdict(samples: list[JudgeResult], query: str, answer: str) -> tuple[Verdict, dict[str, Any]]:
+def authors_verdict(samples: list[JudgeResult]) -> tuple[Verdict, dict[str, Any]]:
     """judge "anytool": the vote of the ToolEval samples (anytool.py) and their summed usage."""
-    passes = [sample_passed(r.label, seeded_coin(query, answer, i)) for i, r in enumerate(samples)]
+    passes = [sample_passed(r.label) for r in samples]
     solved = majority_solved(passes)
     agreeing = [r for r, ok in zip(samples, passes, strict=True) if ok == solved]
     votes = f"{sum(passes)} of {len(passes)} samples passed"
@@ -159,7 +160,7 @@ def make_judge(base: Deps) -> Any:
                                            on_usage=deps.meter(run_key))
                            for i in range(deps.config.judge_samples if authors else 1)]
                 if authors:
-                    verdict, used_all = authors_verdict(samples, state["query"], attempt["answer"])
+                    verdict, used_all = authors_verdict(samples)
                     used_all = {k: v for k, v in used_all.items() if isinstance(v, int | float)}
                     usage = {"judge": used_all} if used_all else {}
                 else:

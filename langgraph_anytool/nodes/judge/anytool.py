@@ -5,9 +5,11 @@
    substring test, case-sensitive), is Unsolved without asking the evaluator;
 2. `anytool/verifier.py check_solved_toolbench`: three ToolEval samples (`anytool/check_solved.py
    compute_pass_rate`, each ToolEval's two-stage `check_is_solved`); each gives passed / failed by ToolEval's
-   `is_passed` with the task "Solvable" (main.py passes `task_solvable='Solvable'`, checked by hand): Solved →
-   passed, Unsolved → failed, Unsure → a coin flip (`random.random() < 0.5`; ours is seeded by the query, the
-   answer and the sample, so a re-run repeats it);
+   `is_passed` with the task status main.py passes: the plain string `task_solvable = 'Solvable'`. So
+   `compute_pass_rate` skips its own solvability check, and in AnyTool's `toolbench/tooleval/evaluators/
+   registered_cls/rtl.py is_passed` the string never equals `TaskStatus.Solvable` (a plain `Enum`): Solved →
+   passed, and Unsolved *and Unsure* fall through to the final `return AnswerPass.Failed`. An Unsure sample is
+   therefore failed; the coin (`random.random() < 0.5`) is never reached in the authors' loop;
 3. Solved when passed >= failed (a tie is Solved), else Unsolved.
 
 The authors return the reason of a sample drawn at random; ours is the first sample that agrees with the verdict.
@@ -36,18 +38,15 @@ def excluded_word(answer: str) -> str | None:
 
 
 def seeded_coin(*parts: object) -> bool:
-    """A reproducible fair coin for an Unsure sample (ToolEval flips `random.random() < 0.5`)."""
+    """A reproducible fair coin for an Unsure sample where ToolEval flips one (`random.random() < 0.5` in
+    StableToolBench's `eval_pass_rate.py compute_pass_rate`; used by the `toolllm` pass rate, not by AnyTool's judge)."""
     return hashlib.sha256(json.dumps(parts, default=str).encode()).digest()[0] < 128
 
 
-def sample_passed(label: str, coin: bool) -> bool:
-    """One sample's pass as ToolEval's `is_passed` gives it for a task judged Solvable: Solved passes, Unsolved
-    fails, Unsure is settled by `coin`."""
-    if label == "Solved":
-        return True
-    if label == "Unsolved":
-        return False
-    return coin
+def sample_passed(label: str) -> bool:
+    """One sample's pass as the authors' loop gets it (`check_solved.py compute_pass_rate` → `rtl.py is_passed`
+    with `task_status='Solvable'`, a string): only Solved passes; Unsolved and Unsure fail (see the module doc)."""
+    return label == "Solved"
 
 
 def majority_solved(passes: Sequence[bool]) -> bool:
