@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 
-.PHONY: venv install demo test lint bench mutation clean
+.PHONY: venv install demo test lint docs bench mutation clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -13,7 +13,7 @@ $(BIN)/python:
 # CPU torch first (pinned: an unpinned torch pulls CUDA), then the package with extras.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q $(TORCH)
-	$(BIN)/pip install -q -e '.[dev,local-embeddings,postgres]'
+	$(BIN)/pip install -q -e '.[dev,local-embeddings,postgres,docs]'
 	touch $@
 
 install: $(VENV)/.installed
@@ -25,10 +25,17 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# The docs site must build without a warning (a broken link, anchor or API reference fails it); pytest also runs
+# every code block of README.md and docs/ (tests/test_docs_blocks.py).
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir $$site; \
+		status=$$?; rm -rf $$site; exit $$status
 	$(BIN)/pytest -q
+
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 bench: install
 	$(BIN)/python benchmarks/catalog_search.py
