@@ -276,32 +276,47 @@ def _param(block: Block) -> Any:
     return pytest.param(block, id=block.name, marks=marks)
 
 
-@pytest.fixture(scope="module")
-def page_state(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], tuple[dict[str, Any], Path]]:
-    """Per page: one namespace for its python blocks and one working directory for all its blocks."""
-    state: dict[Path, tuple[dict[str, Any], Path]] = {}
+@dataclass
+class PageState:
+    """One page's python namespace, its working directory and the lines of the python blocks run so far."""
 
-    def get(page: Path) -> tuple[dict[str, Any], Path]:
+    namespace: dict[str, Any]
+    cwd: Path
+    ran: set[int] = field(default_factory=set)
+
+
+@pytest.fixture(scope="module")
+def page_state(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], PageState]:
+    """Per page: one namespace for its python blocks and one working directory for all its blocks."""
+    state: dict[Path, PageState] = {}
+
+    def get(page: Path) -> PageState:
         if page not in state:
             root = tmp_path_factory.mktemp(re.sub(r"\W+", "-", shown(page)))
-            state[page] = ({"__name__": "__docs__"}, work_dir(root))
+            state[page] = PageState({"__name__": "__docs__"}, work_dir(root))
         return state[page]
 
     return get
 
 
 @pytest.mark.parametrize("block", [_param(b) for b in BLOCKS])
-def test_block(block: Block, page_state: Callable[[Path], tuple[dict[str, Any], Path]],
-               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_block(block: Block, page_state: Callable[[Path], PageState], monkeypatch: pytest.MonkeyPatch) -> None:
     reason = skip_reason(block)
     if reason:
         pytest.skip(reason)
-    namespace, cwd = page_state(block.page)
-    monkeypatch.chdir(cwd)
+    page = page_state(block.page)
+    monkeypatch.chdir(page.cwd)
     if block.lang == "python":
-        run_python(block, namespace)
+        # a selection (-k, -m) may leave out earlier blocks this one builds on: run those first
+        for earlier in BLOCKS:
+            if (earlier.page == block.page and earlier.lang == "python" and earlier.line < block.line
+                    and earlier.line not in page.ran and not skip_reason(earlier) and "xfail" not in earlier.marks):
+                page.ran.add(earlier.line)
+                run_python(earlier, page.namespace)
+        page.ran.add(block.line)
+        run_python(block, page.namespace)
     else:
-        done = run_bash(block, cwd)
+        done = run_bash(block, page.cwd)
         assert done.returncode == 0, f"{block.name}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
 
 
@@ -357,3 +372,30 @@ def test_provider_models_resolve_to_the_offline_stand_in(monkeypatch: pytest.Mon
         assert isinstance(init_chat_model("openai:gpt-4o"), OfflinePolicyModel)
     with pytest.raises(llm.ModelNotConfiguredError):  # outside the block: the real resolution (no key here)
         llm.init_model("openai:gpt-4o-mini", cat)
+
+
+def test_the_runner_catches_the_old_readme_snippet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 19 point 2: the README's former "Use it" block, run as the runner runs a block, fails on its first call
+    (the temporary context manager closes the connection as soon as it is collected); the README's block now holds
+    the connection open itself."""
+    import sqlite3
+
+    monkeypatch.chdir(tmp_path)
+    page = tmp_path / "old.md"
+    page.write_text("""```python
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph_anytool import AnyToolConfig, Catalog, create_anytool_graph
+
+cat = Catalog.builtin()
+graph = create_anytool_graph(
+    catalog=cat,
+    model="openai:gpt-4o-mini",
+    config=AnyToolConfig(max_api_pool=64, solver="dfsdt"),
+    checkpointer=SqliteSaver.from_conn_string("runs.sqlite").__enter__(),
+)
+out = graph.invoke({"query": "Convert 26.2 miles to kilometers."}, {"configurable": {"thread_id": "t1"}})
+```
+""")
+    (block,) = blocks_of(page)
+    with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
+        run_python(block, {})
