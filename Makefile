@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 
-.PHONY: venv install demo test lint bench mutation clean
+.PHONY: venv install demo test lint docs bench mutation clean
 
 $(BIN)/python:
 	@echo ">> creating the virtual environment $(VENV) (first run only)"
@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@echo ">> installing $(TORCH) for the CPU (first run only: the largest download, it takes a while)"
 	$(BIN)/pip install -q $(TORCH)
 	@echo ">> installing langgraph-anytool and its extras into $(VENV) (first run only)"
-	$(BIN)/pip install -q -e '.[dev,local-embeddings,postgres]'
+	$(BIN)/pip install -q -e '.[dev,local-embeddings,postgres,docs]'
 	@touch $@
 	@echo ">> installed"
 
@@ -30,10 +30,17 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
+# The docs site must build without a warning (a broken link, anchor or API reference fails it); pytest also runs
+# every code block of README.md and docs/ (tests/test_docs_blocks.py).
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir $$site; \
+		status=$$?; rm -rf $$site; exit $$status
 	$(BIN)/pytest -q
+
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 bench: install
 	$(BIN)/python benchmarks/catalog_search.py

@@ -1,14 +1,32 @@
-"""Write (and with --execute, run and save with outputs) the notebooks: `python notebooks/build.py --execute`."""
+"""Write the notebooks; with --execute, run each in a Jupyter kernel (nbclient, no `jupyter` command needed), save it
+with its outputs and export its pictures into docs/img for the documentation site:
+
+    python notebooks/build.py --execute              # both notebooks
+    python notebooks/build.py --execute quickstart   # one of them
+    python notebooks/build.py --export               # only the pictures of the saved notebooks, into docs/img
+
+Works on Python 3.11 and 3.12 with the `dev` extra (nbclient, nbformat, ipykernel, matplotlib, pandas)."""
 
 from __future__ import annotations
 
 import argparse
+import base64
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).resolve().parent
+PICTURES = HERE.parent / "docs" / "img"
+NAMES = ("quickstart", "evaluate")
+# the docs' pictures: notebook → [(file name in docs/img, a text the producing cell's source contains)]
+EXPORTS = {
+    "quickstart": [("anytool-graph.png", "\ngraph"), ("agent-tree.png", "draw_agent_tree"),
+                   ("search-tree.png", "draw_search_tree"), ("usage.png", "draw_usage")],
+    "evaluate": [("retrieval-by-group.png", "ax = metrics"), ("passrate-consumption.png", "scores = ")],
+}
 
 QUICKSTART = [
     new_markdown_cell("""# langgraph-anytool quickstart
@@ -178,12 +196,45 @@ scores"""),
 ]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--execute", action="store_true", help="run each notebook and save it with its outputs")
-    ap.add_argument("names", nargs="*", choices=("quickstart", "evaluate"), default=[],
-                    help="the notebooks to write (default: both)")
-    args = ap.parse_args()
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The options. The names are checked here, not by argparse `choices`: with `nargs="*"` Python 3.11's
+    argparse checks the empty default against the choices and refuses a call without names."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--execute", action="store_true",
+                    help="run each notebook, save it with its outputs and export its pictures into docs/img")
+    ap.add_argument("--pictures", type=Path, default=PICTURES, help="where the pictures go (default: docs/img)")
+    ap.add_argument("--out", type=Path, default=HERE, help="where the notebooks are written (default: notebooks/)")
+    ap.add_argument("--export", action="store_true",
+                    help="only export the pictures of the saved notebooks into docs/img (nothing is run or written)")
+    ap.add_argument("names", nargs="*", metavar="NAME", help=f"the notebooks to write: {', '.join(NAMES)} (default: both)")
+    args = ap.parse_args(argv)
+    unknown = [n for n in args.names if n not in NAMES]
+    if unknown:
+        ap.error(f"unknown notebook {unknown[0]!r}; notebooks are {', '.join(NAMES)}")
+    return args
+
+
+def export_pictures(nb: Any, name: str, folder: Path) -> list[Path]:
+    """The first PNG output of each picture-producing cell of notebook `name`, written into `folder`."""
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for file_name, needle in EXPORTS[name]:
+        cell = next(c for c in nb.cells if c.cell_type == "code" and needle in c.source)
+        png = next((o["data"]["image/png"] for o in cell.get("outputs", []) if "image/png" in o.get("data", {})), None)
+        if png is None:
+            raise SystemExit(f"notebooks/{name}.ipynb: the cell with {needle!r} drew no picture")
+        (folder / file_name).write_bytes(base64.b64decode(png))
+        written.append(folder / file_name)
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    if args.export:
+        for name in args.names or NAMES:
+            for path in export_pictures(nbformat.read(HERE / f"{name}.ipynb", as_version=4), name, args.pictures):
+                print(f"wrote {path}")
+        return
     for name, cells in (("quickstart", QUICKSTART), ("evaluate", EVALUATE)):
         if args.names and name not in args.names:
             continue
@@ -193,8 +244,11 @@ def main() -> None:
             from nbclient import NotebookClient
 
             NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}).execute()
-        nbformat.write(nb, HERE / f"{name}.ipynb")
-        print(f"wrote notebooks/{name}.ipynb")
+            for path in export_pictures(nb, name, args.pictures):
+                print(f"wrote {path}")
+        args.out.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, args.out / f"{name}.ipynb")
+        print(f"wrote {args.out / f'{name}.ipynb'}")
 
 
 if __name__ == "__main__":

@@ -1,19 +1,34 @@
-"""Both notebooks run in a real Jupyter kernel (nbclient), offline, with no warnings in their outputs; the quickstart
-shows PNG pictures of the graph, the agent tree and the search tree; the saved notebooks carry those outputs too."""
+"""Both notebooks run in a real Jupyter kernel, offline, through the documented command (`python notebooks/build.py
+--execute`, nbclient: no `jupyter` command), with no warnings in their outputs; the quickstart shows PNG pictures of
+the graph, the agent tree and the search tree, and the command exports them for the docs; the saved notebooks carry
+those outputs too and hold the cells build.py writes."""
 
 from __future__ import annotations
 
 import base64
+import importlib.util
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("nbclient")
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+DOCS = NOTEBOOKS.parent / "docs"
+
+
+def _build_module() -> Any:
+    spec = importlib.util.spec_from_file_location("notebooks_build", NOTEBOOKS / "build.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def _outputs(nb: Any) -> list[tuple[int, dict[str, Any]]]:
@@ -36,21 +51,48 @@ def _pngs(nb: Any, source_has: str) -> list[bytes]:
     return out
 
 
-def _execute(name: str, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.delenv("ANYTOOL_MODEL", raising=False)
-    monkeypatch.setenv("ANYTOOL_EMBEDDINGS", "none")
-    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
-    nb = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
-    for c in nb.cells:
-        c.outputs = [] if c.cell_type == "code" else getattr(c, "outputs", None)
-    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
-                            resources={"metadata": {"path": str(NOTEBOOKS)}}).execute()
-    return nb
+def _execute(name: str, tmp_path: Path) -> Any:
+    """The documented command, writing the notebook and its pictures into `tmp_path` (never into the repository)."""
+    env = {**os.environ, "ANYTOOL_EMBEDDINGS": "none", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    env.pop("ANYTOOL_MODEL", None)
+    done = subprocess.run([sys.executable, str(NOTEBOOKS / "build.py"), "--execute", name, "--out", str(tmp_path),
+                           "--pictures", str(tmp_path / "img")], env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout + done.stderr
+    for file_name, _ in _build_module().EXPORTS[name]:
+        assert (tmp_path / "img" / file_name).read_bytes().startswith(b"\x89PNG"), file_name
+    return nbformat.read(tmp_path / f"{name}.ipynb", as_version=4)
+
+
+def test_build_command_line_without_names() -> None:
+    """`build.py --execute` with no notebook names (Python 3.11's argparse refused it: "invalid choice: []")."""
+    build = _build_module()
+    args = build.parse_args(["--execute"])
+    assert args.execute and args.names == []
+    assert build.parse_args(["quickstart"]).names == ["quickstart"]
+    with pytest.raises(SystemExit):
+        build.parse_args(["nosuch"])
+
+
+def test_saved_notebooks_hold_the_cells_build_py_writes() -> None:
+    build = _build_module()
+    for name, cells in (("quickstart", build.QUICKSTART), ("evaluate", build.EVALUATE)):
+        saved = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+        assert [c.source for c in saved.cells] == [c.source for c in cells], \
+            f"notebooks/{name}.ipynb is stale: run python notebooks/build.py --execute {name}"
+
+
+def test_docs_pictures_come_from_the_notebooks() -> None:
+    """Every picture the notebooks export is in docs/img and shown on a docs page."""
+    pages = "".join(p.read_text(encoding="utf-8") for p in DOCS.rglob("*.md"))
+    for exports in _build_module().EXPORTS.values():
+        for file_name, _ in exports:
+            assert (DOCS / "img" / file_name).read_bytes().startswith(b"\x89PNG"), file_name
+            assert f"img/{file_name}" in pages, f"docs/img/{file_name} is on no page"
 
 
 @pytest.mark.slow
-def test_quickstart_notebook_executes_with_pictures(monkeypatch: pytest.MonkeyPatch) -> None:
-    nb = _execute("quickstart", monkeypatch)
+def test_quickstart_notebook_executes_with_pictures(tmp_path: Path) -> None:
+    nb = _execute("quickstart", tmp_path)
     _no_warnings(nb, "quickstart")
     for source in ("\ngraph", "draw_agent_tree", "draw_search_tree", "draw_usage"):
         pngs = _pngs(nb, source)
@@ -64,8 +106,8 @@ def test_quickstart_notebook_executes_with_pictures(monkeypatch: pytest.MonkeyPa
 
 
 @pytest.mark.slow
-def test_evaluate_notebook_executes(monkeypatch: pytest.MonkeyPatch) -> None:
-    nb = _execute("evaluate", monkeypatch)
+def test_evaluate_notebook_executes(tmp_path: Path) -> None:
+    nb = _execute("evaluate", tmp_path)
     _no_warnings(nb, "evaluate")
     assert _pngs(nb, "plot.bar")
     assert "Recall@5" in json.dumps(nb["cells"]) and "Pass rate and consumption" in json.dumps(nb["cells"])
