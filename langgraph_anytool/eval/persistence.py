@@ -39,6 +39,32 @@ def is_postgres(db: str | None) -> bool:
     return bool(db) and str(db).startswith(("postgres://", "postgresql://"))
 
 
+def check_db(db: str | None, *, what: str = "--db") -> None:
+    """Refuse a `--db` value that cannot hold checkpoints, before the first query, with one line naming it: an
+    unsupported URL (mysql://...), a PostgreSQL server that does not answer, a missing directory, a directory, a
+    file that is not SQLite or is damaged, a read-only location (`DatabaseFileError`)."""
+    from ..dbfile import DatabaseFileError, open_sqlite, redact_url, url_scheme
+
+    if not db:
+        return
+    if is_postgres(db):
+        try:
+            import psycopg
+        except ImportError as exc:
+            raise ImportError(f"{POSTGRES_HELP} ({exc})") from None
+        try:
+            psycopg.connect(db, connect_timeout=10).close()
+        except psycopg.Error as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise DatabaseFileError(f"{what} {redact_url(db)}: cannot connect to the PostgreSQL server ({first})") from None
+        return
+    scheme = url_scheme(db)
+    if scheme is not None:
+        raise DatabaseFileError(f"{what} {redact_url(db)}: unsupported URL scheme {scheme!r}; --db takes a SQLite file "
+                                "path or a postgresql:// URL")
+    open_sqlite(db, what=what).close()
+
+
 @contextmanager
 def sync_checkpointer(db: str | None) -> Iterator[Any]:
     """A checkpointer for synchronous runs: in memory (None), SQLite (a path) or PostgreSQL (a URL)."""
@@ -51,6 +77,7 @@ def sync_checkpointer(db: str | None) -> Iterator[Any]:
             from langgraph.checkpoint.postgres import PostgresSaver
         except ImportError as exc:
             raise ImportError(f"{POSTGRES_HELP} ({exc})") from None
+        check_db(db)
         with PostgresSaver.from_conn_string(db) as saver:
             saver.setup()
             yield saver
@@ -59,6 +86,7 @@ def sync_checkpointer(db: str | None) -> Iterator[Any]:
 
         from ..dbfile import open_sqlite
 
+        check_db(db)  # an unsupported URL is not taken for a file name
         conn = open_sqlite(db, what="--db")  # a missing directory, a directory, a non-SQLite file: one clear line
         try:
             yield SqliteSaver(conn)
@@ -67,8 +95,9 @@ def sync_checkpointer(db: str | None) -> Iterator[Any]:
 
 
 @asynccontextmanager
-async def async_checkpointer(db: str | None) -> AsyncIterator[Any]:
-    """The asynchronous counterpart (the batch runner runs queries as asyncio tasks)."""
+async def async_checkpointer(db: str | None, *, check: bool = True) -> AsyncIterator[Any]:
+    """The asynchronous counterpart (the batch runner runs queries as asyncio tasks); `check=False` when the
+    caller already ran `check_db`."""
     if not db:
         yield None  # the runner gives each query its own in-memory saver
     elif is_postgres(db):
@@ -76,6 +105,8 @@ async def async_checkpointer(db: str | None) -> AsyncIterator[Any]:
             from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         except ImportError as exc:
             raise ImportError(f"{POSTGRES_HELP} ({exc})") from None
+        if check:
+            check_db(db)
         async with AsyncPostgresSaver.from_conn_string(db) as saver:
             async with _setup_lock(db):
                 await saver.setup()
@@ -83,6 +114,8 @@ async def async_checkpointer(db: str | None) -> AsyncIterator[Any]:
     else:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
+        if check:  # a damaged or non-SQLite file is refused here, not recorded as every query's error
+            check_db(db)
         async with AsyncSqliteSaver.from_conn_string(db) as saver:
             yield saver
 

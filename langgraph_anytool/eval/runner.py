@@ -28,6 +28,7 @@ from typing import Any, Literal
 from langchain_core.messages import BaseMessage
 
 from ..config import AnyToolConfig, ConfigError
+from ..dbfile import StorageError, describe_error, is_storage_fault
 from ..faults import USAGE_KEYS
 from ..llm import TRANSPORT_KINDS, ModelCallError, error_kind_of
 from .datasets import BenchQuery, api_ids
@@ -238,6 +239,7 @@ class BatchOptions:
     timeout: float | None = None  # seconds per query
     model_label: str = ""
     retry_errors: RetryErrors = "transport"  # which recorded errors a resumed batch runs again (see `wants_retry`)
+    db: str | None = None  # the checkpoint database (--db), named when a storage fault stops the batch
 
 
 @dataclass
@@ -358,6 +360,8 @@ async def run_batch(
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # one query's failure must not stop the batch
+                if checkpointer is not None and is_storage_fault(exc):  # ... but a full disk stops every query
+                    raise StorageError(f"checkpoint database {describe_error(options.db or '--db', exc)}") from None
                 kind = exception_kind(exc)
                 text = str(exc) if isinstance(exc, ModelCallError) else f"{type(exc).__name__}: {exc}"
                 rec = failure_record(q, "error", text[:1000], relevant=relevant, missing=missing,
@@ -371,7 +375,14 @@ async def run_batch(
             if on_record is not None:
                 on_record(rec, tally)
 
-    await asyncio.gather(*(one(q, earlier) for q, earlier in todo))
+    tasks = [asyncio.ensure_future(one(q, earlier)) for q, earlier in todo]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:  # a storage fault (or a cancel): no other query may run on, or record, a closed store
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
     return tally
 
 
