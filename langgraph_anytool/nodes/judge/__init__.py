@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from ...llm import ModelCallError, ModelNotConfiguredError
+from ...llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError
 from ...state import AnyToolState, SolverAttempt
 from ...tools.observation import Status
 from ..abilities.router import DIRECT_MODE
@@ -101,7 +101,8 @@ def make_judge(base: Deps) -> Any:
                 raise
             except ModelCallError as exc:  # the provider failed for good: the run ends as an error of that kind
                 result = None
-                verdict = {"label": "Unsure", "reason": str(exc)[:500], "by": "error"}
+                verdict = ({"label": "Unsure", "reason": f"not judged: {str(exc).split(': ', 1)[1]}"[:500], "by": "rule"}
+                           if exc.kind == BUDGET_KIND else {"label": "Unsure", "reason": str(exc)[:500], "by": "error"})
                 usage = exc.usage()
             except Exception as exc:  # a provider error must not discard the solver's answer
                 result = None
