@@ -125,6 +125,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     # as on `anytool run`: the named options, then the `--set` pairs over them
     settings = {**budget_values(args), **({"execution": args.execution} if args.execution else {}),
                 **parse_settings(args.settings)}
+    from ..config import env_model_profiles
+
+    env_profiles = env_model_profiles()  # ANYTOOL_MODEL_PROFILES, under --set model_profiles=...
+    if env_profiles:
+        settings["model_profiles"] = {**env_profiles, **(settings.get("model_profiles") or {})}
     catalog = Catalog.load(args.catalog)
     if args.sample_apis:
         catalog = sample_catalog(catalog, args.sample_apis, args.seed)
