@@ -91,8 +91,13 @@ def open_sqlite(path: str | Path, *, what: str = "database") -> sqlite3.Connecti
     if not os.access(writable, os.W_OK):
         reason = "the file system is read-only" if _read_only_fs(writable) else "no permission to write"
         raise DatabaseFileError(f"{what} {p}: cannot write to {'the file' if writable == p else parent} ({reason})")
+    new = not p.exists() or p.stat().st_size == 0
     try:
         conn = sqlite3.connect(str(p), check_same_thread=False)
+        if new:  # freed pages (compacted threads) go back to the file system: PRAGMA incremental_vacuum
+            conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
+            conn.execute("PRAGMA user_version=0")  # writes the header, so the setting holds for the tables to come
+            conn.commit()
     except sqlite3.Error as exc:
         raise DatabaseFileError(f"{what} {describe_error(p, exc)}") from None
     try:

@@ -3,6 +3,7 @@ worker processes or machines share; plus a claim table so workers sharing a batc
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
@@ -162,3 +163,61 @@ class PostgresClaims:
         """Mark `key` finished (its record is written)."""
         await self._conn.execute("UPDATE anytool_claims SET done = true WHERE batch = %s AND query_key = %s",
                                  (self.batch, key))
+
+
+# ------------------------------------------------------------------------------------------------ compaction
+# A finished query's thread keeps what a resume or an audit needs: the latest checkpoint of each persistent
+# namespace (the root's holds the final state: answer, status, agents, solver attempts, usage) and that
+# checkpoint's pending writes. Every earlier checkpoint, their writes, and the checkpoints of finished subgraph
+# calls (a namespace with a task id after ":") go. Without this a 1,000-query batch left a 2.6 GB database.
+_COMPACT_SQL = (
+    "DELETE FROM writes WHERE thread_id = ? AND instr(checkpoint_ns, ':') > 0",
+    "DELETE FROM checkpoints WHERE thread_id = ? AND instr(checkpoint_ns, ':') > 0",
+    "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id < (SELECT MAX(c.checkpoint_id) FROM checkpoints c "
+    "WHERE c.thread_id = checkpoints.thread_id AND c.checkpoint_ns = checkpoints.checkpoint_ns)",
+    "DELETE FROM writes WHERE thread_id = ? AND NOT EXISTS (SELECT 1 FROM checkpoints c WHERE c.thread_id = "
+    "writes.thread_id AND c.checkpoint_ns = writes.checkpoint_ns AND c.checkpoint_id = writes.checkpoint_id)",
+)
+
+
+def compact_thread_sync(saver: Any, thread_id: str) -> None:
+    """Compact a finished thread of a SQLite checkpointer (`SqliteSaver`); other savers are left as they are
+    (PostgreSQL: see `compact_thread`)."""
+    conn, lock = getattr(saver, "conn", None), getattr(saver, "lock", None)
+    if not isinstance(conn, sqlite3.Connection) or lock is None:
+        return
+    with lock:
+        for sql in _COMPACT_SQL:
+            conn.execute(sql, (thread_id,))
+        conn.commit()
+        if conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:  # incremental: hand freed pages back
+            conn.executescript("PRAGMA incremental_vacuum;")  # execute() would free one page (one step) only
+
+
+async def compact_thread(saver: Any, thread_id: str) -> None:
+    """Compact a finished thread: an `AsyncSqliteSaver` by the statements above, an `AsyncPostgresSaver` by its own
+    `aprune(strategy="keep_latest")`; an in-memory saver is dropped with its query anyway."""
+    prune = getattr(saver, "aprune", None)
+    if type(saver).__name__ == "AsyncPostgresSaver" and prune is not None:
+        await prune([thread_id], strategy="keep_latest")
+        return
+    conn, lock = getattr(saver, "conn", None), getattr(saver, "lock", None)
+    if conn is None or lock is None or not hasattr(conn, "execute") or isinstance(conn, sqlite3.Connection):
+        return
+    async with lock:
+        for sql in _COMPACT_SQL:
+            await conn.execute(sql, (thread_id,))
+        await conn.commit()
+        async with conn.execute("PRAGMA auto_vacuum") as cur:
+            row = await cur.fetchone()
+        if row is not None and row[0] == 2:
+            await conn.executescript("PRAGMA incremental_vacuum;")  # execute() would free one page (one step)
+
+
+def db_size(db: str | None) -> int:
+    """Bytes a SQLite `--db` takes on disk (the file and its WAL); 0 for none or a URL."""
+    import os
+
+    if not db or is_postgres(db):
+        return 0
+    return sum(os.path.getsize(p) for p in (db, f"{db}-wal") if os.path.exists(p))
