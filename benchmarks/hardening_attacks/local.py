@@ -42,13 +42,29 @@ def _group(path: Path, n: int = len(QUERIES), query: str | None = None) -> Path:
 
 
 def _cli(args: list[str]) -> tuple[int, str]:
-    """`anytool ARGS` in this process: exit code and stderr."""
+    """`anytool ARGS` in this process (lexical search only, no response cache): exit code and stderr."""
     from langgraph_anytool.cli import main
 
     err, out = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+    with _lexical(), contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         rc = main(args)
     return rc, err.getvalue()
+
+
+@contextlib.contextmanager
+def _lexical() -> Iterator[None]:
+    """Lexical catalog search and no response cache while the block runs (the embedding model's memory is not
+    the attack's)."""
+    saved = {k: os.environ.get(k) for k in ("ANYTOOL_EMBEDDINGS", "ANYTOOL_CACHE")}
+    os.environ.update(ANYTOOL_EMBEDDINGS="none", ANYTOOL_CACHE="off")
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def _one_line(rc: int, err: str, *needles: str) -> bool:
@@ -329,7 +345,7 @@ def checkpoint_growth() -> tuple[int, int]:
     from langgraph_anytool.eval.runner import BatchOptions, run_batch
     from langgraph_anytool.offline import OfflinePolicyModel
 
-    with _workdir() as tmp:
+    with _workdir() as tmp, _lexical():
         catalog = Catalog.builtin()
         queries = load_queries(_group(tmp / "g.json", 12))
         db = tmp / "c.sqlite"
