@@ -375,7 +375,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from contextlib import ExitStack
 
     from .dbfile import describe_error
-    from .eval.persistence import sync_checkpointer
+    from .eval.persistence import compact_thread_sync, sync_checkpointer
     from .graphs.anytool import create_anytool_graph
     from .interaction import answer_questions, read_line
     from .preflight import build_executor, check_execution
@@ -419,7 +419,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             stream_run(graph, {"query": query}, run_config, printer.handle)
         while (resume := answer_questions(graph, run_config, read_line(sys.stdin, log), log)) is not None:
             stream_run(graph, resume, run_config, printer.handle)  # ask_user: the user's answer continues the run
-        values = graph.get_state(run_config).values
+        final = graph.get_state(run_config)
+        values = final.values
+        if args.db and not final.next and values.get("status") not in (None, "running"):
+            compact_thread_sync(checkpointer, thread)  # a finished run keeps its final checkpoint only
     except sqlite3.Error as exc:  # the checkpoint database failed mid-run (full disk, damaged file)
         if not args.db:
             raise

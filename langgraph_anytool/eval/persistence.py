@@ -181,8 +181,11 @@ _COMPACT_SQL = (
 
 
 def compact_thread_sync(saver: Any, thread_id: str) -> None:
-    """Compact a finished thread of a SQLite checkpointer (`SqliteSaver`); other savers are left as they are
-    (PostgreSQL: see `compact_thread`)."""
+    """Compact a finished thread of a `SqliteSaver` (the statements above) or a `PostgresSaver` (its own
+    `prune(strategy="keep_latest")`); an in-memory saver is left as it is."""
+    if type(saver).__name__ == "PostgresSaver" and hasattr(saver, "prune"):
+        saver.prune([thread_id], strategy="keep_latest")
+        return
     conn, lock = getattr(saver, "conn", None), getattr(saver, "lock", None)
     if not isinstance(conn, sqlite3.Connection) or lock is None:
         return
