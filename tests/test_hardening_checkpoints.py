@@ -62,3 +62,19 @@ def test_a_compacted_thread_still_resumes_and_reruns(tmp_path: Path) -> None:
     recs = read_results(tmp_path / "c.jsonl")
     redo = next(r for r in recs if r["query_id"] == first["query_id"])
     assert redo["attempt"] == 2 and redo["status"] != "error"
+
+
+def test_anytool_run_compacts_its_finished_thread(tmp_path: Path) -> None:
+    from langgraph_anytool.cli import main
+
+    db = tmp_path / "runs.sqlite"
+    for thread in ("a", "b"):
+        assert main(["run", "Convert 5 kilograms to pounds.", "--offline", "--db", str(db), "--thread", thread,
+                     "--no-cache", "--quiet"]) == 0
+    with sqlite3.connect(db) as conn:
+        rows = dict(conn.execute("SELECT thread_id, count(*) FROM checkpoints GROUP BY thread_id").fetchall())
+        writes = conn.execute("SELECT count(*) FROM writes").fetchone()[0]
+    assert rows == {"a": 1, "b": 1} and writes == 0
+    # the same thread, asked again: a new run on the compacted thread
+    assert main(["run", "Convert 5 kilograms to pounds.", "--offline", "--db", str(db), "--thread", "a",
+                 "--no-cache", "--quiet"]) == 0
