@@ -85,9 +85,10 @@ def sync_checkpointer(db: str | None) -> Iterator[Any]:
     else:
         from langgraph.checkpoint.sqlite import SqliteSaver
 
-        from ..dbfile import open_sqlite
+        from ..dbfile import open_sqlite, url_scheme
 
-        check_db(db)  # an unsupported URL is not taken for a file name
+        if url_scheme(db) is not None:
+            check_db(db)  # an unsupported URL is refused, not taken for a file name
         conn = open_sqlite(db, what="--db")  # a missing directory, a directory, a non-SQLite file: one clear line
         try:
             yield SqliteSaver(conn)
