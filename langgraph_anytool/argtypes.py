@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 
 
@@ -12,6 +13,8 @@ def _bounded(convert: Callable[[str], float], what: str, least: float, strict: b
             value = convert(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"not {what}: {text!r}") from None
+        if not math.isfinite(value):  # nan compares false with every bound; inf is no limit a run can reach
+            raise argparse.ArgumentTypeError(f"must be a finite number: {text!r}")
         if value < least or (strict and value == least):
             raise argparse.ArgumentTypeError(f"must be positive: {value}" if strict else f"must be {least} or more: {value}")
         return value

@@ -311,7 +311,9 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
 
 def run_settings(args: argparse.Namespace) -> Any:
     """The `AnyToolConfig` of `anytool run`: the profile, then the named options, then `--set` pairs."""
-    from .config import AnyToolConfig, ConfigError
+    from dataclasses import replace
+
+    from .config import AnyToolConfig, ConfigError, env_model_profiles
 
     values: dict[str, Any] = {"execution": args.execution}
     for name in ("solver", "max_reflections"):
@@ -320,9 +322,11 @@ def run_settings(args: argparse.Namespace) -> Any:
     values.update(budget_values(args))
     values.update(set_pairs(args.settings))
     try:
-        return AnyToolConfig.for_profile(args.profile).with_values(values)
+        config = AnyToolConfig.for_profile(args.profile).with_values(values)
+        env_profiles = env_model_profiles()  # ANYTOOL_MODEL_PROFILES, under --set model_profiles=...
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
+    return replace(config, model_profiles={**env_profiles, **config.model_profiles}) if env_profiles else config
 
 
 def set_pairs(settings: list[str]) -> dict[str, str]:
@@ -361,7 +365,9 @@ def _result_json(values: dict[str, Any], thread: str) -> dict[str, Any]:
               for i, a in (values.get("agents") or {}).items()}
     attempts = [{k: a.get(k) for k in ("attempt", "mode", "finish_type", "answer", "reason", "failed_functions",
                                         "api_calls")} for a in values.get("solver_attempts") or []]
-    return {"thread_id": thread, "query": values.get("query"), "status": values.get("status"),
+    status = values.get("status")
+    kind = (values.get("error_kind") or "other") if status == "error" else None  # as in eval records
+    return {"thread_id": thread, "query": values.get("query"), "status": status, "error_kind": kind,
             "answer": values.get("answer"), "reason": values.get("reason"), "api_pool": values.get("api_pool"),
             "stop_reason": values.get("stop_reason") or "", "agents": agents, "solver_attempts": attempts,
             "usage": values.get("usage")}
@@ -374,7 +380,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from contextlib import ExitStack
 
     from .dbfile import describe_error
-    from .eval.persistence import sync_checkpointer
+    from .eval.persistence import compact_thread_sync, sync_checkpointer
     from .graphs.anytool import create_anytool_graph
     from .interaction import answer_questions, read_line
     from .preflight import build_executor, check_execution
@@ -422,7 +428,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             stream_run(graph, {"query": query}, run_config, printer.handle)
         while (resume := answer_questions(graph, run_config, read_line(sys.stdin, log), log)) is not None:
             stream_run(graph, resume, run_config, printer.handle)  # ask_user: the user's answer continues the run
-        values = graph.get_state(run_config).values
+        final = graph.get_state(run_config)
+        values = final.values
+        if args.db and not final.next and values.get("status") not in (None, "running"):
+            compact_thread_sync(checkpointer, thread)  # a finished run keeps its final checkpoint only
     except sqlite3.Error as exc:  # the checkpoint database failed mid-run (full disk, damaged file)
         if not args.db:
             raise

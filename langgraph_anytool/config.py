@@ -216,13 +216,48 @@ class AnyToolConfig:
         """The configuration from the environment: `ANYTOOL_PROFILE`, and `ANYTOOL_<FIELD>` for every field
         (e.g. ANYTOOL_MAX_API_POOL=32, ANYTOOL_EXECUTION=template). The one place environment fall-backs live."""
         env = os.environ if environ is None else environ
-        base = cls.for_profile(env.get(f"{prefix}PROFILE"))
-        values = {f.name: env[f"{prefix}{f.name.upper()}"] for f in fields(cls)
-                  if f.name != "models" and f"{prefix}{f.name.upper()}" in env}
+        try:
+            base = cls.for_profile(env.get(f"{prefix}PROFILE"))
+        except ConfigError as exc:
+            raise ConfigError(f"{prefix}PROFILE: {exc}") from None
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            var = f"{prefix}{f.name.upper()}"
+            if f.name == "models" or var not in env:
+                continue
+            try:  # a malformed value is an error naming the variable, never ignored
+                values[f.name] = _convert(f.name, f.type, env[var])
+                base.with_values({f.name: values[f.name]})
+            except ConfigError as exc:
+                raise ConfigError(f"{var}={_shown(env[var])}: {exc}") from None
         return base.with_values(values)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+ENV_MODEL_PROFILES = "ANYTOOL_MODEL_PROFILES"
+
+
+def _shown(raw: str, limit: int = 60) -> str:
+    return repr(raw if len(raw) <= limit else raw[:limit] + "...")
+
+
+def env_model_profiles(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """`ANYTOOL_MODEL_PROFILES` (a JSON object of pattern → profile fields, or the path of a JSON file holding one),
+    which the command line applies under its `--set model_profiles=...`; {} when unset. A malformed value, a
+    missing file or a bad field is a `ConfigError` naming the variable."""
+    env = os.environ if environ is None else environ
+    raw = env.get(ENV_MODEL_PROFILES, "")
+    if not raw.strip():
+        return {}
+    try:
+        value = _convert("model_profiles", "dict[str, Any]", raw)
+        check_overrides(value, ENV_MODEL_PROFILES)
+    except (ConfigError, ProfileError) as exc:
+        detail = str(exc).removeprefix("AnyToolConfig.model_profiles: ")
+        raise ConfigError(f"{ENV_MODEL_PROFILES}={_shown(raw)}: {detail}") from None
+    return dict(value)
 
 
 def _convert(name: str, type_: Any, raw: Any) -> Any:
@@ -257,7 +292,13 @@ def _convert(name: str, type_: Any, raw: Any) -> Any:
         import json
 
         try:
-            return json.loads(text) if text.startswith("{") else load_overrides(text)
-        except (json.JSONDecodeError, ProfileError) as exc:
+            value = json.loads(text) if text.startswith(("{", "[")) else load_overrides(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"AnyToolConfig.model_profiles: not valid JSON (line {exc.lineno}, column "
+                              f"{exc.colno}): {exc.msg}") from None
+        except ProfileError as exc:
             raise ConfigError(f"AnyToolConfig.model_profiles: {exc}") from None
+        if not isinstance(value, Mapping):
+            raise ConfigError("AnyToolConfig.model_profiles: must be a JSON object of model pattern → profile fields")
+        return value
     return text

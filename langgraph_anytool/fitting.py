@@ -36,6 +36,10 @@ MIN_OBSERVATION_CHARS = 400  # a cut observation keeps at least this much (head 
 MIN_TEXT_CHARS = 600  # a cut text (step 4) keeps at least this much
 MAX_REPLY_RESERVE = 4096
 MAX_TOOL_DESCRIPTION = 120
+# The longest query a run accepts (refused before any model call): about 12,500 tokens, which every model call of
+# the run carries; ToolBench's and AnyToolBench's queries are a few hundred characters.
+MAX_QUERY_CHARS = 50_000
+REPLY_ALLOWANCE = 0  # a reply's tokens as the budget counts them before the call when the model sets no max_tokens
 
 
 def _text_len(content: Any) -> int:
@@ -80,6 +84,17 @@ def reply_reserve(model: Any, window: int) -> int:
             if isinstance(value, int) and not isinstance(value, bool) and value > 0:
                 return min(value, window // 2)
     return min(MAX_REPLY_RESERVE, window // 8)
+
+
+def reply_allowance(model: Any) -> int:
+    """The tokens a call's reply is counted as before it is sent (the token budget's look-ahead): the model's
+    `max_tokens` when set (a hard bound), else `REPLY_ALLOWANCE` (a longer reply passes the budget by the rest)."""
+    for layer in unwrap(model):
+        for attr in ("max_tokens", "max_completion_tokens", "num_predict"):
+            value = getattr(layer, attr, None)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+    return REPLY_ALLOWANCE
 
 
 @dataclass(frozen=True)

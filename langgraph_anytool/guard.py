@@ -235,6 +235,15 @@ def _no_cap() -> str | None:
     return None
 
 
+# Admits one model call by the tokens it will take (its estimated input plus the room kept for its reply): None
+# when the run's token budget has room for it, else why not.
+CallAdmission = Callable[[int], "str | None"]
+
+
+def _admit_any(tokens: int) -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class CallGuard:
     """What `call_role` needs to retry one call: the policy, the run's (and batch's) retry gate, how to sleep."""
@@ -243,6 +252,7 @@ class CallGuard:
     gate: RetryGate = _no_cap
     sleep: Callable[[float], None] = time.sleep
     rng: random.Random = field(default_factory=random.Random, compare=False)
+    admit: CallAdmission = _admit_any  # the run's token budget, asked before each call is sent
 
 
 class UsageMeter:

@@ -14,7 +14,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from typing_extensions import TypedDict
 
 from .config import ROLES, AnyToolConfig
-from .fitting import SAFETY, bound_tools, estimate_tokens, fit_prompt, reply_reserve
+from .fitting import SAFETY, bound_tools, estimate_tokens, fit_prompt, reply_allowance, reply_reserve
 from .guard import CallGuard, classify, describe_error, model_secrets, retry_after
 from .profiles import profile_for
 from .tools.executors.log_redaction import redact_secrets_in_logs
@@ -48,7 +48,9 @@ TRANSPORT_KINDS = frozenset({"rate_limited", "server_error", "connection", "time
 # "not_found" (unknown model), "bad_request" (another 400), "no_tool_calling" (the endpoint refuses `tools`),
 # "refused" (the model declined), "other".
 ERROR_KINDS = (*sorted(TRANSPORT_KINDS), "context_length", "auth", "not_found", "bad_request", "no_tool_calling",
-               "refused", "other")
+               "refused", "budget", "other")
+# "budget": the call was not sent because it would pass the run's token budget (the run ends budget_exhausted)
+BUDGET_KIND = "budget"
 
 
 class ModelCallError(RuntimeError):
@@ -270,6 +272,10 @@ def call_role(
     window = profile.context_window
     fitted = fit_prompt(model, prompt, int((window - reply_reserve(model, window)) * SAFETY))
     runnable, messages, trimmed = fitted.runnable, fitted.messages, fitted.trimmed
+    # the run's token budget must hold counting this call: its prompt (estimated) and the room for its reply
+    refusal = guard.admit(estimate_tokens(messages, bound_tools(runnable)) + reply_allowance(model))
+    if refusal is not None:
+        raise ModelCallError(BUDGET_KIND, f"{role} model: {refusal}", role=role)
     retries, shrunk = 0, False
     run_config = role_config(config, role, inputs)
     while True:

@@ -186,18 +186,20 @@ class Deps:
                 model_set = self._model_sets[key]
         return replace(self, config=settings, models=model_set, _model_sets=self._model_sets, _lock=self._lock)
 
-    def meter(self, run_key: str) -> Callable[[RoleUsage], None]:
+    def meter(self, run_key: str, tally: RunTally | None = None,
+              own: Callable[[], int] | None = None) -> Callable[[RoleUsage], None]:
         """The `on_usage` callback of a model call made for `run_key`: adds its usage to the run's tallies, and
-        carries the run's `guard` (so `call_role` retries under the run's settings and caps)."""
+        carries the run's `guard` (so `call_role` retries under the run's settings and caps). `tally` and `own`:
+        a parallel agent step's snapshot (with its `share` of the token budget) and its own tokens so far."""
 
         def add(used: RoleUsage) -> None:
             self.signals.add_tokens(run_key, int(used.get("input_tokens", 0)) + int(used.get("output_tokens", 0)))
             if used.get("cost_usd"):
                 self.signals.add_cost(run_key, float(used.get("cost_usd", 0.0)))
 
-        return UsageMeter(add, self.guard(run_key))
+        return UsageMeter(add, self.guard(run_key, tally, own))
 
-    def guard(self, run_key: str) -> CallGuard:
+    def guard(self, run_key: str, tally: RunTally | None = None, own: Callable[[], int] | None = None) -> CallGuard:
         """The retry guard of a model call made for `run_key`: the run's policy (`model_retries`,
         `retry_max_wait`), its retry cap (`max_retries_per_run`), the shared `retry_budget`, and the run's wall-time
         budget (`max_seconds`: waits are cut to the time left, and no retry starts once it is spent)."""
@@ -219,7 +221,27 @@ class Deps:
             left = time_left()
             time.sleep(seconds if left is None else max(0.0, min(seconds, left)))
 
-        return CallGuard(policy=policy, gate=gate, sleep=sleep)
+        def admit(tokens: int) -> str | None:  # the token budget counts the call about to be made
+            if tally is not None and own is not None:
+                # an agent step: its view (the tally at dispatch and its own usage), and with `share` its part of
+                # what was left at dispatch (siblings never see each other's spending, so each keeps to its share
+                # and together they keep to the budget)
+                if "share" in tally:
+                    spent, room = own(), int(tally["share"])
+                else:
+                    spent, room = int(tally["tokens"]) + own(), cfg.token_budget
+                if spent + tokens <= room:
+                    return None
+                return (f"token budget of {cfg.token_budget} tokens reached: the next call would take about "
+                        f"{tokens} tokens (estimated: its prompt and its reply) and this agent step has "
+                        f"{max(0, room - spent)} left (the run had spent {int(tally['tokens'])} at dispatch)")
+            spent = signals.tokens(run_key)
+            if spent + tokens <= cfg.token_budget:
+                return None
+            return (f"token budget of {cfg.token_budget} tokens reached: the next call would take about {tokens} "
+                    f"tokens (estimated: its prompt and its reply) and {spent} are spent")
+
+        return CallGuard(policy=policy, gate=gate, sleep=sleep, admit=admit)
 
     def sync_run(self, run_key: str, state: Mapping[str, Any]) -> None:
         """Seed the run's tallies from its checkpointed state: the budgets' (tokens, USD, start time) and the

@@ -200,6 +200,7 @@ class RunTally(TypedDict):
 
     tokens: int
     cost: float
+    share: NotRequired[int]  # a parallel agent step: the tokens it may spend (what was left, split between siblings)
 
 
 class AgentInput(TypedDict):

@@ -317,17 +317,21 @@ def test_full_pool_and_budget_are_checked_before_each_call(catalog: Catalog) -> 
     assert (rec["status"], rec["end_reason"], rec["steps"], rec["activations"]) == ("stopped", "pool_full", 0, 1)
     assert len(model.calls) == 0 and str(rec["messages"][0].content) == "Query: q"  # the query is kept for later
     # the budget a step checks is its payload's tally (the run's at dispatch), not the live one
-    deps = make_deps(catalog, model, token_budget=100)
-    deps.signals.add_tokens("run", 500)  # e.g. a sibling's reply in the same superstep: not seen
+    deps = make_deps(catalog, model, token_budget=2000)
+    deps.signals.add_tokens("run", 5000)  # e.g. a sibling's reply in the same superstep: not seen
     step = build_agent_step("meta", deps)
     one = step.invoke({**payload(new_agent_record("meta", "meta")), "tally": {"tokens": 0, "cost": 0.0}})
     assert one["agents"]["meta"]["steps"] == 1 and one["agents"]["meta"]["status"] == "pending"
-    spent = step.invoke({**payload(new_agent_record("meta", "meta")), "tally": {"tokens": 100, "cost": 0.0}})
+    spent = step.invoke({**payload(new_agent_record("meta", "meta")), "tally": {"tokens": 2000, "cost": 0.0}})
     assert (spent["agents"]["meta"]["status"], spent["agents"]["meta"]["end_reason"]) == ("stopped", "budget")
+    # issue 21: the call about to be made counts (its prompt, estimated): with 1,990 of 2,000 tokens spent at
+    # dispatch, no call fits, although the budget is not spent yet
+    nearly = step.invoke({**payload(new_agent_record("meta", "meta")), "tally": {"tokens": 1990, "cost": 0.0}})
+    assert (nearly["agents"]["meta"]["end_reason"], nearly["agents"]["meta"]["steps"]) == ("budget", 0)
 
     deps = make_deps(catalog, model, token_budget=1)
     rec = run_loop("meta", new_agent_record("meta", "meta"), deps)["agents"]["meta"]
-    assert (rec["status"], rec["end_reason"], rec["steps"]) == ("stopped", "budget", 1)
+    assert (rec["status"], rec["end_reason"], rec["steps"]) == ("stopped", "budget", 0)
 
 
 def test_model_errors_stop_only_this_agent(catalog: Catalog) -> None:
@@ -380,6 +384,8 @@ def test_solvable_check_skipped_once_the_step_is_over_budget(catalog: Catalog) -
                       usage={"tool": {"input_tokens": 30, "output_tokens": 10}})
     assert str(check_if_request_solvable(ctx, NoArgs())).startswith("Not checked: the run's token budget")
     assert model.calls == [] and not ctx.solvable
+    deps = make_deps(catalog, model, token_budget=5000)  # room for the check's call (its prompt, estimated)
+    deps.signals.add_tokens("run", 10_000)  # the live tally (a sibling's business) is not what the step checks
     ctx = CallContext(deps, "q", "run", 0, 1, rec, pool, [], tally={"tokens": 60, "cost": 0.0})
     result = check_if_request_solvable(ctx, NoArgs())
     assert isinstance(result, FunctionResult) and result.content.startswith("True") and ctx.solvable

@@ -37,12 +37,13 @@ def looping_meta(_: list[BaseMessage]) -> AIMessage:
 def test_token_budget_names_tokens_and_the_figures() -> None:
     catalog, executor = make_world()
     model = ScriptedChatModel(responder=World({"meta": looping_meta}))
-    out = create_anytool_graph(catalog, model, config=AnyToolConfig(**CFG, token_budget=300),
+    out = create_anytool_graph(catalog, model, config=AnyToolConfig(**CFG, token_budget=6000),
                                executor=executor).invoke({"query": "Price of AAPL? " * 50})
     assert out["status"] == "budget_exhausted" and out["stop_reason"] == "tokens"
     spent = out["usage"]["total_tokens"]
-    assert spent >= 300
-    assert out["reason"] == f"token budget of 300 tokens reached ({spent} spent)"
+    assert 0 < spent <= 6000  # issue 21: the budget holds, counting the call about to be made (estimated)
+    assert out["reason"] == ("token budget of 6000 tokens reached: the next model call (its prompt and reply, "
+                             f"estimated) would have passed it ({spent} spent)")
 
 
 def test_cost_budget_with_the_real_price_table_over_http() -> None:

@@ -354,7 +354,7 @@ def test_a_run_ending_in_a_budget_records_its_stop_reason(tmp_path: Path, builti
                               BatchOptions(mode="reference", settings={"token_budget": 1})))
     (rec,) = read_results(out)
     assert (rec["status"], rec["stop_reason"]) == ("budget_exhausted", "tokens")
-    assert rec["reason"].startswith("token budget of 1 tokens reached (")
+    assert "token budget of 1 tokens reached" in rec["reason"]  # issue 21: the call about to be made counts
 
 
 def test_a_rate_limited_endpoint_with_a_batch_retry_cap_then_a_resume(tmp_path: Path, builtin: Catalog) -> None:

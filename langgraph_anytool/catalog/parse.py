@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -63,7 +64,7 @@ def parse_api(raw: Any, *, category: str, tool_key: str, tool_name: str, taken: 
                 continue
             seen.add(p.name)
             params.append(p)
-    method = str(raw.get("method") or "GET").upper()
+    method = _method(raw.get("method"), source=source, where=f"{where}.method", tool=tool_name, api=name.strip())
     desc = raw.get("description", raw.get("api_description")) or ""
     api_key = _unique_key(slugify(name, fallback="api"), taken)
     return Api(
@@ -80,6 +81,16 @@ def parse_api(raw: Any, *, category: str, tool_key: str, tool_name: str, taken: 
         deterministic=_deterministic(raw, source=source, where=where),
         max_argument_chars=_size_cap(raw, source=source, where=where),
     )
+
+
+def _method(value: Any, *, source: str, where: str, tool: str, api: str) -> str:
+    """The API's HTTP method (absent or empty: GET); anything but a method name (e.g. 42) is refused."""
+    if value is None or value == "":
+        return "GET"
+    if not isinstance(value, str) or not re.fullmatch(r"[A-Za-z]{3,10}", value.strip()):
+        raise CatalogError(f"tool {tool!r}, API {api!r}: method must be an HTTP method name such as GET or POST, "
+                           f"got {value!r}", source=source, field=where)
+    return value.strip().upper()
 
 
 def _size_cap(raw: Mapping[str, Any], *, source: str, where: str) -> int | None:

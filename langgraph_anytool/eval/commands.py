@@ -133,6 +133,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     # as on `anytool run`: the named options, then the `--set` pairs over them
     settings = {**budget_values(args), **({"execution": args.execution} if args.execution else {}),
                 **parse_settings(args.settings)}
+    from ..config import env_model_profiles
+
+    env_profiles = env_model_profiles()  # ANYTOOL_MODEL_PROFILES, under --set model_profiles=...
+    if env_profiles:
+        settings["model_profiles"] = {**env_profiles, **(settings.get("model_profiles") or {})}
     catalog = Catalog.load(args.catalog)
     if args.sample_apis:
         catalog = sample_catalog(catalog, args.sample_apis, args.seed)
@@ -147,9 +152,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     log.write(f"{len(queries)} queries | catalog {catalog.name} ({len(catalog)} APIs) | mode {args.mode} | "
               f"model {label} | out {args.out}\n")
     options = BatchOptions(mode=args.mode, settings=settings, concurrency=args.concurrency, timeout=args.timeout,
-                           model_label=label, retry_errors=args.retry_errors)
+                           model_label=label, retry_errors=args.retry_errors, db=args.db)
     config = AnyToolConfig(**settings)
-    with ResultsWriter(args.out) as writer:
+    from .persistence import check_db, is_postgres
+
+    if not args.server:
+        check_db(args.db)  # before the first query: a damaged or foreign file is refused, not recorded N times
+    # one writer per results file; PostgreSQL workers share the file (their claims keep queries from running twice)
+    with ResultsWriter(args.out, shared=is_postgres(args.db)) as writer:
         tally = asyncio.run(_run_async(args, queries, catalog, model, writer, options, config))
     print(f"\n{tally.done} queries run now, {tally.skipped} already in {args.out}"
           + (f"; {tally.rerun} of those run now were run again after an error" if tally.rerun else "")
@@ -191,7 +201,7 @@ async def _run_async(args: argparse.Namespace, queries: list[Any], catalog: Any,
         else:
             executor = _executor(args, catalog, config)
             stack.callback(executor.close)
-            checkpointer = await stack.enter_async_context(async_checkpointer(args.db))
+            checkpointer = await stack.enter_async_context(async_checkpointer(args.db, check=False))
         if is_postgres(args.db):
             batch = args.batch or Path(args.out).name
             stale = max(2 * args.timeout, 600.0) if args.timeout else 3600.0

@@ -59,6 +59,10 @@ def read_json_list(path: Path) -> list[Any]:
         raise CatalogError(f"invalid JSON: {exc}", source=str(path)) from None
     except RecursionError:
         raise CatalogError("nesting too deep", source=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise CatalogError(f"not UTF-8 text (byte {exc.start}: {exc.reason})", source=str(path)) from None
+    except OSError as exc:
+        raise CatalogError(f"cannot be read ({exc.strerror or exc})", source=str(path)) from None
     if not isinstance(data, list):
         raise CatalogError("a query file must hold a JSON list", source=str(path))
     return data

@@ -179,6 +179,20 @@ def load_task(task: int, data: str | Path | None = None) -> list[TaskItem]:
         path = path / f"task{task}.csv"
     if not path.is_file():
         raise TaskDataError(f"{path}: no such file (expected task{task}.csv in the data directory)")
+    try:
+        items = _read_task(task, path)
+    except UnicodeDecodeError as exc:
+        raise TaskDataError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except csv.Error as exc:  # e.g. a field over csv.field_size_limit() characters
+        raise TaskDataError(f"{path}: not readable as CSV ({exc})") from None
+    except OSError as exc:
+        raise TaskDataError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    if not items:
+        raise TaskDataError(f"{path}: no rows")
+    return items
+
+
+def _read_task(task: int, path: Path) -> list[TaskItem]:
     items: list[TaskItem] = []
     with path.open(encoding="utf-8-sig", newline="") as fh:  # a spreadsheet's byte-order mark is not a column
         reader = csv.reader(fh)
@@ -208,8 +222,6 @@ def load_task(task: int, data: str | Path | None = None) -> list[TaskItem]:
             item_id = row.get("did", "").strip() or index or f"row{n}"
             items.append(TaskItem(task=task, id=item_id, instruction=instruction, type=typ, row=row,
                                   source=str(path), line=n))
-    if not items:
-        raise TaskDataError(f"{path}: no rows")
     return items
 
 

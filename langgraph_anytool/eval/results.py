@@ -9,6 +9,7 @@ every reader takes (`read_results`, behind pass rate, stats and convert).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -17,6 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog.errors import CatalogError
+from ..dbfile import StorageError, describe_error
+
+
+class ResultsInUse(StorageError):
+    """Another process holds the results file (one writer per results file)."""
 
 
 def record_key(record: Mapping[str, Any]) -> tuple[str, str]:
@@ -57,17 +63,63 @@ def _lines(p: Path) -> Iterator[str]:
 
 
 class ResultsWriter:
-    """Appends records to a JSON-lines file; knows which keys are already finished."""
+    """Appends records to a JSON-lines file; knows which keys are already finished.
 
-    def __init__(self, path: str | Path) -> None:
+    One writer per results file: the writer holds an exclusive `flock` on the file while open, and a second
+    writer (another `anytool eval run` on the same `--out`) is refused with a `ResultsInUse` line instead of
+    running every query again. Workers that share a batch through claims (`--db postgresql://`, where a query
+    is run by the one worker holding its claim) open the file with `shared=True`: they hold a shared lock
+    together, and an exclusive writer is refused while they run (and they while it runs). Storage faults (a
+    directory, a read-only or full disk, the file-size limit) raise `StorageError` naming the file."""
+
+    def __init__(self, path: str | Path, *, shared: bool = False) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._repair_tail()
-        # the last record of each key on disk: (status, error_kind, attempt) are what a resumed batch decides on
-        self.latest: dict[tuple[str, str], dict[str, Any]] = (
-            {record_key(r): _brief(r) for r in read_results(self.path)} if self.path.exists() else {})
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.is_dir():
+                raise StorageError(f"results file {self.path}: is a directory, not a file")
+            self._fh = self.path.open("a", encoding="utf-8")
+        except OSError as exc:
+            raise StorageError(f"results file {describe_error(self.path, exc)}") from None
+        try:
+            exclusive = self._take_lock(shared)
+            if exclusive:
+                self._repair_tail()
+            # the last record of each key on disk: (status, error_kind, attempt) are what a resumed batch decides on
+            self.latest: dict[tuple[str, str], dict[str, Any]] = (
+                {record_key(r): _brief(r) for r in read_results(self.path)} if self.path.exists() else {})
+        except OSError as exc:
+            self._fh.close()
+            raise StorageError(f"results file {describe_error(self.path, exc)}") from None
+        except BaseException:
+            self._fh.close()
+            raise
         self._lock = threading.Lock()
-        self._fh = self.path.open("a", encoding="utf-8")
+
+    def _take_lock(self, shared: bool) -> bool:
+        """Lock the file for this writer; True when the lock is (or was first) exclusive."""
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock
+            return True
+        try:
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if shared:
+                try:
+                    fcntl.flock(self._fh.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+                    return False
+                except BlockingIOError:
+                    pass
+            raise ResultsInUse(
+                f"results file {self.path}: another process is writing it (one writer per results file); "
+                "wait for it to finish or choose another --out (workers sharing a batch through --db "
+                "postgresql:// may share one file)") from None
+        if shared:
+            self._repair_tail()
+            fcntl.flock(self._fh.fileno(), fcntl.LOCK_SH)  # let the batch's other workers in
+            return False
+        return True
 
     def _repair_tail(self) -> None:
         """Drop a half-written last line (no trailing newline) left by a crash."""
@@ -100,17 +152,23 @@ class ResultsWriter:
         return self.latest.get((group, query_id))
 
     def append(self, record: Mapping[str, Any]) -> None:
+        """Write one record (one line, flushed and fsynced); a storage fault raises `StorageError` naming the file
+        (the record is not kept: the query runs again when the batch is resumed)."""
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
         with self._lock:
-            self._fh.write(line)
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
+            try:
+                self._fh.write(line)
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
+            except OSError as exc:
+                raise StorageError(f"results file {describe_error(self.path, exc)}") from None
             self.latest[record_key(record)] = _brief(record)
 
     def close(self) -> None:
         with self._lock:
             if not self._fh.closed:
-                self._fh.close()
+                with contextlib.suppress(OSError):  # a write that failed for lack of space fails again here
+                    self._fh.close()
 
     def __enter__(self) -> ResultsWriter:
         return self

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
@@ -28,12 +29,14 @@ from typing import Any, Literal
 from langchain_core.messages import BaseMessage
 
 from ..config import AnyToolConfig, ConfigError
+from ..dbfile import StorageError, describe_error, is_storage_fault
 from ..faults import USAGE_KEYS
 from ..llm import TRANSPORT_KINDS, ModelCallError, error_kind_of
 from .datasets import BenchQuery, api_ids
 from .results import ResultsWriter
 
 Mode = Literal["whole", "reference"]
+log = logging.getLogger(__name__)
 OFFLINE_LABEL = "offline-policy (rule-based stand-in, NOT an LLM)"
 
 
@@ -238,6 +241,8 @@ class BatchOptions:
     timeout: float | None = None  # seconds per query
     model_label: str = ""
     retry_errors: RetryErrors = "transport"  # which recorded errors a resumed batch runs again (see `wants_retry`)
+    db: str | None = None  # the checkpoint database (--db), named when a storage fault stops the batch
+    compact: bool = True  # a finished query's thread keeps only its final checkpoint (persistence.compact_thread)
 
 
 @dataclass
@@ -358,6 +363,8 @@ async def run_batch(
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # one query's failure must not stop the batch
+                if checkpointer is not None and is_storage_fault(exc):  # ... but a full disk stops every query
+                    raise StorageError(f"checkpoint database {describe_error(options.db or '--db', exc)}") from None
                 kind = exception_kind(exc)
                 text = str(exc) if isinstance(exc, ModelCallError) else f"{type(exc).__name__}: {exc}"
                 rec = failure_record(q, "error", text[:1000], relevant=relevant, missing=missing,
@@ -365,14 +372,36 @@ async def run_batch(
                                      retries=int(getattr(exc, "retries", 0) or 0))
             rec["attempt"] = int((earlier or {}).get("attempt") or 1) + 1 if earlier is not None else 1
             writer.append(rec)
+            if checkpointer is not None and remote is None and options.compact and rec["status"] != "timeout":
+                await _compact(checkpointer, thread_id_for(q, run_info), options.db)
             if done is not None:
                 await done(q)
             tally.add(rec)
             if on_record is not None:
                 on_record(rec, tally)
 
-    await asyncio.gather(*(one(q, earlier) for q, earlier in todo))
+    tasks = [asyncio.ensure_future(one(q, earlier)) for q, earlier in todo]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:  # a storage fault (or a cancel): no other query may run on, or record, a closed store
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
     return tally
+
+
+async def _compact(checkpointer: Any, thread_id: str, db: str | None) -> None:
+    """Compact a finished query's thread once its record is on disk (a crash before leaves the thread whole:
+    the record decides that the query is done). A storage fault stops the batch like any other."""
+    from .persistence import compact_thread
+
+    try:
+        await compact_thread(checkpointer, thread_id)
+    except Exception as exc:
+        if is_storage_fault(exc):
+            raise StorageError(f"checkpoint database {describe_error(db or '--db', exc)}") from None
+        log.warning("could not compact the checkpoints of %s: %s", thread_id, exc)
 
 
 def summary_table(tally: BatchTally) -> str:

@@ -63,6 +63,8 @@ def make_dispatch(base: Deps, done: str) -> Callable[..., Command[Any]]:
         pool = [e["api_id"] for e in state.get("api_pool") or []]
         removed = list(state.get("removed_apis") or [])
         tally = deps.tally(run_key)  # every step of this superstep checks the budgets against the same figures
+        # each step may spend its share of the tokens left: the siblings together keep to the budget
+        tally["share"] = max(0, deps.config.token_budget - tally["tokens"]) // len(start)
         sends = []
         for record in start.values():
             payload: AgentInput = {"query": state["query"], "run_key": run_key, "round": state.get("round", 0),

@@ -18,7 +18,8 @@ from langgraph.types import Command, Overwrite, Send
 from ..catalog import Catalog
 from ..chat import outcome_message, resolve_request, stand_in_label
 from ..config import ConfigError
-from ..llm import error_kind_of, total_tokens
+from ..fitting import MAX_QUERY_CHARS
+from ..llm import BUDGET_KIND, error_kind_of, total_tokens
 from ..state import AnyToolState, PoolEntry, RunStatus, SolverInput
 from .abilities import prior_turns, render_plan, request_of
 from .agents.records import new_agent_record
@@ -52,6 +53,19 @@ def initial_pool(deps: Deps, state: Mapping[str, Any]) -> list[PoolEntry]:
     return [pool_entry(deps.catalog, h.api_id, "search") for h in hits]
 
 
+class QueryTooLongError(ValueError):
+    """A query over `fitting.MAX_QUERY_CHARS` characters, refused before any model call."""
+
+
+def check_query_size(query: Any) -> None:
+    """Refuse a query longer than `MAX_QUERY_CHARS` (a longer text is a document, not a request: every model call
+    of the run would carry it, and the token budget would be spent on copies of it)."""
+    if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
+        raise QueryTooLongError(f"the query is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,} "
+                                "characters (langgraph_anytool.fitting.MAX_QUERY_CHARS); shorten it or pass the "
+                                "long text through an API instead")
+
+
 def make_init(base: Deps) -> Any:
     """The `init` node: a fresh run (new run key, empty accumulators) and its retrieval start."""
 
@@ -59,6 +73,7 @@ def make_init(base: Deps) -> Any:
         deps = base.for_run(runtime.context)
         deps.check_prices()  # max_cost needs every role's price (the run's context may have changed models)
         request = resolve_request(state)  # `query`, or the last human message of `messages`
+        check_query_size(request.get("query"))  # before any model call
         mode = deps.config.retriever
         agents = {} if mode in ("reference", "search") else (
             {FLAT_AGENT_ID: new_agent_record(FLAT_AGENT_ID, "flat")} if mode == "flat"
@@ -121,6 +136,14 @@ def failed_by_errors(state: Mapping[str, Any]) -> str | None:
     return errors[-1].removeprefix("error: ") if errors and len(errors) == len(unfinished) else None
 
 
+def budget_refusal(state: Mapping[str, Any]) -> str | None:
+    """The reason of a retrieval that ended because its next model call would have passed the token budget."""
+    error = failed_by_errors(state)
+    if error is not None and error_kind_of(error) == BUDGET_KIND:
+        return error.split(":", 1)[1].strip()
+    return None
+
+
 def outcome(state: Mapping[str, Any], deps: Deps) -> tuple[RunStatus, str]:
     """The run's status and reason from its attempts, verdict, pool and agents."""
     attempts = state.get("solver_attempts") or []
@@ -133,12 +156,23 @@ def outcome(state: Mapping[str, Any], deps: Deps) -> tuple[RunStatus, str]:
     # a model that failed for good ends the run as an error of its kind (a resumed batch may retry it), even when
     # a budget ran out meanwhile (e.g. the wall time during the retries)
     if last is not None and last["finish_type"] in ("error", "context_length"):  # context_length: the prompt of
-        return "error", last["reason"]  # the last attempt did not fit the model's window, even cut
+        if error_kind_of(last["reason"]) == BUDGET_KIND:  # the last attempt did not fit the model's window, even cut
+            return "budget_exhausted", last["reason"].split(":", 1)[1].strip()
+        return "error", last["reason"]
     if verdict.get("by") == "error":  # the judge's model failed for good (the answer is kept)
+        if error_kind_of(verdict.get("reason", "")) == BUDGET_KIND:
+            return "budget_exhausted", verdict.get("reason", "").split(":", 1)[1].strip()
         return "error", verdict.get("reason", "")
     stop = deps.budget_stop(state.get("run_key", ""))
+    refused = budget_refusal(state)  # a call not sent: it would have passed the token budget
+    if refused is not None:
+        return "budget_exhausted", refused
     if stop is not None or (last is not None and last["finish_type"] == "budget"):
         return "budget_exhausted", stop.reason if stop is not None else last["reason"]  # type: ignore[index]
+    if last is None and any(a.get("end_reason") == "budget" for a in (state.get("agents") or {}).values()):
+        spent = total_tokens(state.get("usage") or {})  # an agent's next call would have passed the token budget
+        return "budget_exhausted", (f"token budget of {deps.config.token_budget} tokens reached: the next model "
+                                    f"call (its prompt and reply, estimated) would have passed it ({spent} spent)")
     if not state.get("api_pool") and (last is None or last["finish_type"] == "no_apis"):
         error = failed_by_errors(state)
         if error is not None:
@@ -165,12 +199,13 @@ def make_finalize(base: Deps) -> Any:
         deps.sync_run(run_key, state)  # after a resume in a new process the tallies start from the state
         status, reason = outcome(state, deps)
         stop = deps.budget_stop(run_key) if status == "budget_exhausted" else None
+        stop_kind = stop.kind if stop is not None else ("tokens" if status == "budget_exhausted" else "")
         deps.signals.forget(run_key)
         # usage was overwritten by init, so this is the run's total (input + output tokens over all roles)
         answer = answers[-1] if answers else render_plan(state.get("plan") or [])
         kind = (error_kind_of(reason) or "other") if status == "error" else ""
         return {"answer": answer, "status": status, "reason": reason, "error_kind": kind,
-                "stop_reason": stop.kind if stop is not None else "",
+                "stop_reason": stop_kind,
                 "usage": {"total_tokens": total_tokens(state.get("usage", {}))},
                 "messages": [outcome_message(status, answer, reason, stand_in_label(deps.models))]}
 

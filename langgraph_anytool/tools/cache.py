@@ -23,7 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..dbfile import SQLITE_HEADER, DatabaseFileError, describe_error
 from .observation import Observation, Status
+
+_CACHE_HINT = " (name another file, set ANYTOOL_CACHE_DIR elsewhere, or turn the cache off: ANYTOOL_CACHE=off)"
 
 SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -137,20 +140,36 @@ class _SqliteStore:
     blocking = True
 
     def __init__(self, path: Path, busy_timeout_ms: int = 30_000) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(str(path), timeout=busy_timeout_ms / 1000, check_same_thread=False,
-                                     isolation_level=None)
-        with self._lock:
-            self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.executescript(_SCHEMA)
-            row = self._conn.execute("SELECT value FROM meta WHERE name='schema_version'").fetchone()
+        try:
+            self._conn = self._open(path, busy_timeout_ms)
+        except (OSError, sqlite3.Error) as exc:  # a directory, not SQLite, read-only, a full disk: one line
+            raise DatabaseFileError(f"response cache {describe_error(path, exc)}{_CACHE_HINT}") from None
+
+    def _open(self, path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_dir():
+            raise DatabaseFileError(f"response cache {path}: is a directory, not a file")
+        if path.is_file() and path.stat().st_size:
+            with path.open("rb") as fh:
+                if fh.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+                    raise DatabaseFileError(f"response cache {path}: is not an SQLite database")
+        conn = sqlite3.connect(str(path), timeout=busy_timeout_ms / 1000, check_same_thread=False,
+                               isolation_level=None)
+        try:
+            conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+            row = conn.execute("SELECT value FROM meta WHERE name='schema_version'").fetchone()
             if row is None:
-                self._conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
             elif int(row[0]) != SCHEMA_VERSION:
                 raise ValueError(f"cache file {path} has schema version {row[0]}, expected {SCHEMA_VERSION}")
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     def get(self, key: str) -> _Entry | None:
         with self._lock:

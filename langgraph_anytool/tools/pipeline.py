@@ -16,6 +16,7 @@ call: there, use `acall`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 import weakref
@@ -43,6 +44,15 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+async def _cancel_pending() -> None:
+    current = asyncio.current_task()
+    pending = [t for t in asyncio.all_tasks() if t is not current]
+    for task in pending:
+        task.cancel()
+    if pending:
+        await asyncio.wait(pending, timeout=2)
+
+
 class _LoopThread:
     """A private event loop in a daemon thread, for the blocking API."""
 
@@ -56,6 +66,10 @@ class _LoopThread:
         return fut.result()
 
     def stop(self) -> None:
+        """Cancel what still runs on the loop (a caller blocked in `run` then gets CancelledError instead of
+        waiting forever on a stopped loop: a batch stopped by a storage fault must end), then stop it."""
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(_cancel_pending(), self.loop).result(timeout=5)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(timeout=5)
         if not self.thread.is_alive():

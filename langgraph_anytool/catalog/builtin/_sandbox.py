@@ -3,7 +3,8 @@
 The security boundary is bubblewrap (`bwrap`, Debian package `bubblewrap`): the code runs in new user, PID,
 network, IPC, UTS and (where possible) cgroup namespaces as uid/gid 65534, with a read-only root holding only
 the Python installation and the shared libraries it loads (no shell, no `/etc`, no home directories, no project
-files), a private size-capped `/tmp`, a fresh `/proc` that shows only the sandbox's own processes, an empty
+files, no third-party packages: the standard library only), a private size-capped `/tmp` (the only writable
+place: `/`, `/etc` and `/dev/shm` are read-only), a fresh `/proc` that shows only the sandbox's own processes, an empty
 environment, its own session, `--die-with-parent`, no capabilities and no further user namespaces. Resource
 limits: CPU time, address space, file size, open files and core size are set before `bwrap` starts; the number of
 processes (RLIMIT_NPROC) is set inside the sandbox's user namespace. When the run ends or times out, the sandbox's
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import json
 import logging
 import os
 import resource
@@ -43,21 +45,21 @@ ENABLE_HINT = ("install bubblewrap (Debian/Ubuntu: `apt-get install bubblewrap`)
                "code)")
 SANDBOX_UID = 65534
 
-_BOOTSTRAP = r'''
+_GUARDS = r'''
 import sys
 sys.stdout.reconfigure(encoding="utf-8", errors="backslashreplace")
 sys.stderr.reconfigure(encoding="utf-8", errors="backslashreplace")
+
+_NPROC = int(sys.argv[1]) if len(sys.argv) > 1 else -1
+if _NPROC >= 0:
+    import resource
+    resource.setrlimit(resource.RLIMIT_NPROC, (_NPROC, _NPROC))
 
 
 def _install_guards():
     import _socket
     import os
-    import resource
     import socket
-
-    nproc = int(sys.argv[1]) if len(sys.argv) > 1 else -1
-    if nproc >= 0:
-        resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
 
     def deny(*args, **kwargs):
         raise PermissionError("network access is disabled in this sandbox")
@@ -92,7 +94,9 @@ def _install_guards():
     _posixsubprocess.fork_exec = no_process
     for name in ("ctypes", "_ctypes"):
         sys.modules[name] = None
+'''
 
+_BOOTSTRAP = _GUARDS + r'''
 
 _install_guards()
 del _install_guards
@@ -111,6 +115,81 @@ except BaseException as exc:
         tb = tb.tb_next
     traceback.print_exception(type(exc), exc, tb)
     sys.exit(1)
+'''
+
+
+# The test harness (run_python_tests): this process never runs submitted code. For each test it forks a child
+# that closes the verdict descriptor, installs the guards, runs main.py and then the test in main.py's globals,
+# and exits 0 after the test returned. The harness reads the child's wait status and writes the verdict to the
+# descriptor the host opened for it, which no child holds: the code under test can print anything, read every
+# file in /sandbox, and still not write a verdict. (Code that ends its own process with status 0 before the test
+# runs, e.g. `os._exit(0)`, does not pass either: the child must also report on its own pipe that the test
+# returned. Code that deliberately finds that pipe, writes the report and exits subverts its own process; no test
+# runner sharing a process with the code under test can rule that out, and it cannot happen by printing.)
+_TEST_HARNESS = _GUARDS + r'''
+
+import json
+import os
+
+_VERDICT_FD = int(sys.argv[2])
+_COUNT = int(sys.argv[3])
+_MAIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "main.py")
+_fork, _waitpid, _write, _close, _pipe, _read = os.fork, os.waitpid, os.write, os.close, os.pipe, os.read
+
+
+def _child(index, report_fd, quiet):
+    import runpy
+    _close(_VERDICT_FD)
+    saved_stdout = os.dup(1)
+    if quiet:  # the code's own output is shown once (from the first test's run)
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, 1)
+        os.close(null)
+    _install_guards()
+    try:
+        namespace = runpy.run_path(_MAIN, run_name="__main__")
+        sys.stdout.flush()
+        os.dup2(saved_stdout, 1)
+        runpy.run_path(os.path.join(os.path.dirname(_MAIN), f"test_{index}.py"), init_globals=namespace,
+                       run_name="__test__")
+        outcome = b"ok"
+    except BaseException as exc:
+        detail = (type(exc).__name__ + ": " + str(exc))[:500]
+        outcome = b"fail" + detail.encode("utf-8", "backslashreplace")
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        _write(report_fd, outcome[:2000])
+        os._exit(0 if outcome == b"ok" else 1)
+
+
+for _index in range(_COUNT):
+    _r, _w = _pipe()
+    _pid = _fork()
+    if _pid == 0:
+        _close(_r)
+        _child(_index, _w, quiet=_index > 0)
+    _close(_w)
+    _chunks = []
+    while True:
+        _chunk = _read(_r, 4096)
+        if not _chunk or sum(map(len, _chunks)) > 4096:
+            break
+        _chunks.append(_chunk)
+    _close(_r)
+    _status = _waitpid(_pid, 0)[1]
+    _report = b"".join(_chunks)
+    _passed = os.waitstatus_to_exitcode(_status) == 0 and _report == b"ok"
+    if _passed:
+        _error = ""
+    elif _report.startswith(b"fail"):
+        _error = _report[4:].decode("utf-8", "replace")
+    elif os.WIFSIGNALED(_status):
+        _error = f"the test process was killed by signal {os.WTERMSIG(_status)}"
+    else:
+        _error = f"the test did not finish (exit status {os.waitstatus_to_exitcode(_status)})"
+    _write(_VERDICT_FD, (json.dumps([_index, _passed, _error]) + "\n").encode())
 '''
 
 
@@ -176,7 +255,8 @@ def _interpreter(user: int | None = None) -> str:
     return str(chosen)
 
 
-def bwrap_command(bwrap: str, interpreter: str, code_dir: str, limits: SandboxLimits) -> list[str]:
+def bwrap_command(bwrap: str, interpreter: str, code_dir: str, limits: SandboxLimits,
+                  extra_args: tuple[str, ...] = ()) -> list[str]:
     """The `bwrap` command line running `code_dir/bootstrap.py` with `interpreter`."""
     exe = Path(interpreter).resolve()
     stdlib = exe.parent.parent / "lib"  # <prefix>/bin/python3.x → <prefix>/lib/python3.x, libpython
@@ -197,12 +277,34 @@ def bwrap_command(bwrap: str, interpreter: str, code_dir: str, limits: SandboxLi
             cmd += ["--ro-bind", str(host), str(host)]
     for ext in sorted(stdlib.glob("python3*/lib-dynload/_ctypes*.so")):
         cmd += ["--ro-bind", "/dev/null", str(ext)]  # no foreign-function interface, even when re-imported
+    hidden: list[str] = []
+    for package_dir in _package_dirs(mounted):  # only the standard library: no dist-/site-packages (e.g. cffi)
+        cmd += ["--size", "4096", "--perms", "0555", "--tmpfs", package_dir]
+        hidden.append(package_dir)
     cmd += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
             "--proc", "/proc", "--dev", "/dev",
             "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
-            "--ro-bind", code_dir, "/sandbox", "--chdir", "/tmp",
-            "--", str(exe), "-I", "-S", "/sandbox/bootstrap.py", str(limits.processes)]
+            "--ro-bind", code_dir, "/sandbox", "--chdir", "/tmp"]
+    # Only /tmp (size-capped) stays writable: the root tmpfs bwrap builds (/, /etc, ...), /dev (and so /dev/shm)
+    # and the empty directories hiding third-party packages are made read-only once every mount is in place.
+    for path in ("/", "/dev", *hidden):
+        cmd += ["--remount-ro", path]
+    cmd += ["--", str(exe), "-I", "-S", "/sandbox/bootstrap.py", str(limits.processes), *extra_args]
     return cmd
+
+
+def _package_dirs(mounted: list[str]) -> list[str]:
+    """Third-party package directories inside the mounted trees (Debian's /usr/lib/python3/dist-packages, a
+    prefix's lib/python3.x/site-packages), to be covered by empty read-only directories."""
+    found: list[str] = []
+    for root in mounted:
+        base = Path(root)
+        for pattern in ("python3*/dist-packages", "python3*/site-packages", "python3/dist-packages"):
+            for candidate in sorted(base.glob(pattern)):
+                path = str(candidate)
+                if candidate.is_dir() and not candidate.is_symlink() and path not in found:
+                    found.append(path)
+    return found
 
 
 def _prepare_dirs(work: Path, code_dir: Path, user: int | None) -> None:
@@ -317,6 +419,19 @@ def run_python(code: str, *, stdin: str = "", limits: SandboxLimits | None = Non
     Raises `SandboxUnavailable` (with how to enable it) when there is no OS sandbox and unsandboxed execution was
     not allowed. `interpreter` and `user` (start bwrap as this uid) exist for tests and special deployments.
     """
+    return _run(code, _BOOTSTRAP, stdin=stdin, limits=limits, status=status, interpreter=interpreter, user=user)
+
+
+def run_python_with_tests(code: str, tests: list[str], *, limits: SandboxLimits | None = None,
+                          status: SandboxStatus | None = None) -> dict[str, Any]:
+    """Run `code` and then each test snippet in its own sandboxed child process; the run report gains `verdicts`,
+    `{index: (passed, error)}`, read from a descriptor that only the harness (never the code under test) holds."""
+    return _run(code, _TEST_HARNESS, limits=limits, status=status, tests=tests)
+
+
+def _run(code: str, bootstrap: str, *, stdin: str = "", limits: SandboxLimits | None = None,
+         status: SandboxStatus | None = None, interpreter: str | None = None, user: int | None = None,
+         tests: list[str] | None = None) -> dict[str, Any]:
     lim = limits or SandboxLimits()
     st = status or sandbox_status()
     if not st.available:
@@ -332,24 +447,32 @@ def run_python(code: str, *, stdin: str = "", limits: SandboxLimits | None = Non
         code_dir = work / "code"
         code_dir.mkdir()
         (code_dir / "main.py").write_text(code, encoding="utf-8")
-        (code_dir / "bootstrap.py").write_text(_BOOTSTRAP, encoding="utf-8")
+        (code_dir / "bootstrap.py").write_text(bootstrap, encoding="utf-8")
+        for index, test in enumerate(tests or ()):
+            (code_dir / f"test_{index}.py").write_text(test, encoding="utf-8")
         (work / "stdin.txt").write_text(stdin, encoding="utf-8")
         _prepare_dirs(work, code_dir, user)
-        out_path, err_path = work / "stdout.txt", work / "stderr.txt"
+        out_path, err_path, verdict_path = work / "stdout.txt", work / "stderr.txt", work / "verdicts.txt"
+        verdict_fd = os.open(verdict_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        extra = (str(verdict_fd), str(len(tests))) if tests is not None else ()
         if sandboxed:
-            argv = bwrap_command(bwrap, interpreter or _interpreter(user), str(code_dir), lim)
+            argv = bwrap_command(bwrap, interpreter or _interpreter(user), str(code_dir), lim, extra)
             cwd, unshare = Path("/"), None
         else:
-            argv = [interpreter or sys.executable, "-I", "bootstrap.py", "-1"]
+            argv = [interpreter or sys.executable, "-I", "bootstrap.py", "-1", *extra]
             cwd, unshare = code_dir, _unshare_fn()
         started = time.monotonic()
         timed_out = False
         with (work / "stdin.txt").open("rb") as fin, out_path.open("wb") as fout, err_path.open("wb") as ferr:
-            proc = subprocess.Popen(
-                argv, stdin=fin, stdout=fout, stderr=ferr, cwd=cwd, env={}, close_fds=True,
-                start_new_session=True, preexec_fn=lambda: _preexec(lim, unshare), user=user, group=user,
-                extra_groups=[] if user is not None else None,
-            )
+            try:
+                proc = subprocess.Popen(
+                    argv, stdin=fin, stdout=fout, stderr=ferr, cwd=cwd, env={}, close_fds=True,
+                    pass_fds=(verdict_fd,) if tests is not None else (), start_new_session=True,
+                    preexec_fn=lambda: _preexec(lim, unshare), user=user, group=user,
+                    extra_groups=[] if user is not None else None,
+                )
+            finally:
+                os.close(verdict_fd)
             try:
                 proc.wait(timeout=lim.timeout_s)
             except subprocess.TimeoutExpired:
@@ -362,6 +485,7 @@ def run_python(code: str, *, stdin: str = "", limits: SandboxLimits | None = Non
         duration = time.monotonic() - started
         stdout, out_trunc = _read_capped(out_path, lim.output_chars)
         stderr, err_trunc = _read_capped(err_path, lim.output_chars)
+        verdicts = _read_verdicts(verdict_path) if tests is not None else {}
     code_ = proc.returncode
     sig = ""
     if code_ is not None and code_ < 0:
@@ -376,6 +500,21 @@ def run_python(code: str, *, stdin: str = "", limits: SandboxLimits | None = Non
         stderr += f"\n[sandbox] killed after the {lim.timeout_s:g}s wall-clock limit"
     elif sig == "SIGXCPU":
         stderr += f"\n[sandbox] killed after the {lim.cpu_s}s CPU-time limit"
-    return {"stdout": stdout, "stderr": stderr.strip("\n"), "exit_code": code_, "timed_out": timed_out,
-            "signal": sig, "duration_s": round(duration, 3), "stdout_truncated": out_trunc,
-            "stderr_truncated": err_trunc}
+    report = {"stdout": stdout, "stderr": stderr.strip("\n"), "exit_code": code_, "timed_out": timed_out,
+              "signal": sig, "duration_s": round(duration, 3), "stdout_truncated": out_trunc,
+              "stderr_truncated": err_trunc}
+    if tests is not None:
+        report["verdicts"] = verdicts
+    return report
+
+
+def _read_verdicts(path: Path) -> dict[int, tuple[bool, str]]:
+    """The harness's verdict lines `[index, passed, error]` (it alone writes this file)."""
+    out: dict[int, tuple[bool, str]] = {}
+    with path.open("rb") as fh:
+        raw = fh.read(1 << 20)
+    for line in raw.decode("utf-8", "replace").splitlines():
+        with contextlib.suppress(ValueError, TypeError):
+            index, passed, error = json.loads(line)
+            out[int(index)] = (passed is True, str(error))
+    return out

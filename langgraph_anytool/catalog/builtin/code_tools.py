@@ -7,12 +7,11 @@ import json
 import math
 import secrets
 import sys
-import textwrap
 from typing import Any
 
 from ._common import as_float
 from ._registry import ARRAY, NUMBER, STRING, ApiSpec, CategorySpec, P, ToolSpec
-from ._sandbox import SandboxLimits, run_python
+from ._sandbox import SandboxLimits, run_python, run_python_with_tests
 
 MAX_CODE = 100_000
 
@@ -67,7 +66,11 @@ def evaluate_python_expression(expression: str, timeout_seconds: float = 5.0) ->
 
 
 def run_python_tests(code: str, tests: list[Any], timeout_seconds: float = 10.0) -> dict[str, Any]:
-    """Run code, then each test snippet (e.g. 'assert f(2) == 4') separately; report which pass."""
+    """Run code, then each test snippet (e.g. 'assert f(2) == 4') separately; report which pass.
+
+    Each test runs in its own child process (the code runs again first, its output kept once); the verdict is
+    the child's exit status and report, gathered by a harness that runs no submitted code and writes to a
+    descriptor the code under test never holds (printed lines are never read as verdicts)."""
     src = _code(code)
     if not isinstance(tests, list) or not tests or len(tests) > 100:
         raise ValueError("tests must be a list of 1-100 Python snippets such as 'assert add(1, 2) == 3'")
@@ -76,30 +79,15 @@ def run_python_tests(code: str, tests: list[Any], timeout_seconds: float = 10.0)
         body = _code(str(t), f"tests[{i}]")
         _parse(body)
         snippets.append(body)
-    marker = secrets.token_hex(8)
-    parts = [src, "\n\nimport json as _json, traceback as _tb\n"]
-    for i, body in enumerate(snippets):
-        parts.append(f"def _test_{i}():\n{textwrap.indent(body, '    ')}\n    pass\n")
-        parts.append(
-            f"try:\n    _test_{i}()\n    print({marker!r} + _json.dumps([{i}, True, '']))\n"
-            f"except Exception as _e:\n"
-            f"    print({marker!r} + _json.dumps([{i}, False, (type(_e).__name__ + ': ' + str(_e))[:500]]))\n")
-    run = run_python("".join(parts), limits=_limits(timeout_seconds))
-    outcomes: dict[int, tuple[bool, str]] = {}
-    user_lines = []
-    for line in run["stdout"].splitlines():
-        if line.startswith(marker):
-            idx, ok, err = json.loads(line[len(marker):])
-            outcomes[int(idx)] = (bool(ok), str(err))
-        else:
-            user_lines.append(line)
+    run = run_python_with_tests(src, snippets, limits=_limits(timeout_seconds))
+    verdicts = run["verdicts"]
     results = []
     for i, body in enumerate(snippets):
-        ok, err = outcomes.get(i, (False, "not run (the code crashed or timed out first)"))
+        ok, err = verdicts.get(i, (False, "not run (the code crashed or timed out first)"))
         results.append({"test": body, "passed": ok, "error": err})
     passed = sum(1 for r in results if r["passed"])
     return {"passed": passed, "failed": len(results) - passed, "results": results,
-            "stdout": "\n".join(user_lines), "stderr": run["stderr"], "timed_out": run["timed_out"]}
+            "stdout": run["stdout"], "stderr": run["stderr"], "timed_out": run["timed_out"]}
 
 
 def check_python_syntax(code: str) -> dict[str, Any]:
@@ -117,12 +105,20 @@ def check_python_syntax(code: str) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ static inspection
-def _depth(node: ast.AST, level: int = 0) -> int:
-    blocks = (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
-              ast.AsyncFor, ast.AsyncWith, ast.Match)
-    deepest = level
-    for child in ast.iter_child_nodes(node):
-        deepest = max(deepest, _depth(child, level + 1 if isinstance(child, blocks) else level))
+_BLOCKS = (ast.If, ast.For, ast.While, ast.With, ast.Try, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+           ast.AsyncFor, ast.AsyncWith, ast.Match)
+
+
+def _depth(tree: ast.AST) -> int:
+    """Deepest block nesting, walked with an explicit stack (a deep expression that parses must not overflow
+    the interpreter's recursion limit here)."""
+    deepest = 0
+    stack: list[tuple[ast.AST, int]] = [(tree, 0)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1 if isinstance(child, _BLOCKS) else level)
+                     for child in ast.iter_child_nodes(node))
     return deepest
 
 

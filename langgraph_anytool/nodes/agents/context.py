@@ -78,7 +78,7 @@ class CallContext:
         """One model call made by a function handler (e.g. the solvable check), accounted once: usage delta,
         the run's token tally, the record's tokens."""
         reply, usage = call_role(model, role, prompt, self.config, inputs=inputs,
-                                 on_usage=self.deps.meter(self.run_key),
+                                 on_usage=self.deps.meter(self.run_key, self.tally, lambda: total_tokens(self.usage)),
                                  profiles=self.deps.config.model_profiles)
         self.usage = merge_usage(self.usage, {role: usage})
         self.record["tokens"] += int(usage.get("input_tokens", 0)) + int(usage.get("output_tokens", 0))

@@ -30,7 +30,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
 from ...faults import MALFORMED_END, bound_reason, fault_usage, next_streak, review_reply, turn_fault, with_call_ids
-from ...llm import ModelCallError, ModelNotConfiguredError, merge_usage, total_tokens
+from ...llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError, merge_usage, total_tokens
 from ...runtime import total_cost
 from ...state import AgentRecord, PoolUpdate, RunTally, merge_agents
 from ..solver.textmode import bind_role_tools, call_with_text_fallback
@@ -75,7 +75,10 @@ def step_tally(state: AgentStepState, own: Mapping[str, Any] | None = None) -> R
     if base is None:
         return None
     used = own or {}
-    return {"tokens": int(base["tokens"]) + total_tokens(used), "cost": float(base["cost"]) + total_cost(used)}
+    out: RunTally = {"tokens": int(base["tokens"]) + total_tokens(used), "cost": float(base["cost"]) + total_cost(used)}
+    if "share" in base:  # what is left of the step's share of the token budget
+        out["share"] = max(0, int(base["share"]) - total_tokens(used))
+    return out
 
 
 def stop_before_call(deps: Deps, record: AgentRecord, run_key: str, pool: list[str],
@@ -132,10 +135,14 @@ def make_call_model(role: Role, base: Deps) -> Any:
                                     text=deps.signals.in_text_mode(run_key, role.level))
             reply, used = call_with_text_fallback(
                 deps, role.level, run_key, model, prompt, tools=schemas, config=config,
-                inputs=role_inputs(state["query"], rec, deps.config.max_tools_per_agent))
+                inputs=role_inputs(state["query"], rec, deps.config.max_tools_per_agent),
+                tally=state.get("tally"), own=lambda: total_tokens(state.get("usage") or {}))
         except (ModelNotConfiguredError, GraphBubbleUp):
             raise
         except Exception as exc:  # a provider error ends this agent only; reflection may re-activate it
+            if isinstance(exc, ModelCallError) and exc.kind == BUDGET_KIND:  # not sent: it would pass the budget
+                _end(rec, "stopped", "budget")
+                return out
             log.warning("agent %s: model call failed: %s", rec["id"], exc)
             if isinstance(exc, ModelCallError):  # "error: rate_limited: meta model: ... after 6 retries"
                 _end(rec, "stopped", f"error: {exc}"[:500])
@@ -183,6 +190,9 @@ def _run_one(role: Role, ctx: CallContext, name: str, args: Any) -> tuple[Functi
         raise
     except ModelCallError as exc:  # a handler's own model call failed for good (e.g. the solvable check): the
         # provider is failing, so the agent ends on that error as if its own call had failed
+        if exc.kind == BUDGET_KIND:  # not sent: it would pass the token budget; the agent stops as on a budget
+            return FunctionResult(f"Not checked: {exc.args[0].split(': ', 2)[-1]}", end="stopped",
+                                  end_reason="budget"), None
         log.warning("agent %s: %s: model call failed: %s", ctx.record["id"], name, exc)
         ctx.usage = merge_usage(ctx.usage, exc.usage())  # its retries count (a resumed run rebuilds them from usage)
         return FunctionResult(f"Error: {name} failed: {exc}", end="stopped", end_reason=f"error: {exc}"[:500]), None

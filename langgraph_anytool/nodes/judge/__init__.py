@@ -23,7 +23,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from ...llm import ModelCallError, ModelNotConfiguredError
+from ...llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError
 from ...state import AnyToolState, SolverAttempt
 from ...tools.observation import Status
 from ..abilities.router import DIRECT_MODE
@@ -168,7 +168,8 @@ def make_judge(base: Deps) -> Any:
             except (ModelNotConfiguredError, GraphBubbleUp):
                 raise
             except ModelCallError as exc:  # the provider failed for good: the run ends as an error of that kind
-                verdict = {"label": "Unsure", "reason": str(exc)[:500], "by": "error"}
+                verdict = ({"label": "Unsure", "reason": f"not judged: {str(exc).split(': ', 1)[1]}"[:500], "by": "rule"}
+                           if exc.kind == BUDGET_KIND else {"label": "Unsure", "reason": str(exc)[:500], "by": "error"})
                 usage = exc.usage()
             except Exception as exc:  # a provider error must not discard the solver's answer
                 verdict = {"label": "Unsure", "reason": f"judge model call failed: {type(exc).__name__}: {exc}"[:500],

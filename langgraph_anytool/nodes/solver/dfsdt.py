@@ -31,7 +31,7 @@ from ...faults import (
     turn_fault,
     with_call_ids,
 )
-from ...llm import ModelCallError, ModelNotConfiguredError, merge_usage
+from ...llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError, merge_usage
 from ...state import SolverAttempt
 from ...tools.observation import Status
 from ..abilities import ask_user as asking
@@ -143,7 +143,8 @@ def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[A
     except (ModelNotConfiguredError, GraphBubbleUp):  # configuration errors and interrupts are not model failures
         raise
     except ModelCallError as exc:  # ends this solve, not the run; a prompt too long for the model: this attempt only
-        upd["finish"] = outcome("context_length" if exc.kind == "context_length" else "error", reason=str(exc))
+        kind = exc.kind if exc.kind in ("context_length", BUDGET_KIND) else "error"
+        upd["finish"] = outcome(kind, reason=str(exc).split(": ", 1)[1] if kind == BUDGET_KIND else str(exc))
         if exc.usage():
             upd["usage"] = merge_usage(state["usage"], exc.usage())
         return None, upd

@@ -245,13 +245,13 @@ def call_role_tools(deps: Deps, role: str, run_key: str, tools: Sequence[Mapping
 def call_with_text_fallback(deps: Deps, role: str, run_key: str, runnable: Runnable[Any, BaseMessage],
                             prompt: list[BaseMessage], *, inputs: Mapping[str, Any],
                             tools: Sequence[Mapping[str, Any]] | None = None, config: RunnableConfig | None = None,
-                            ) -> tuple[AIMessage, dict[str, Any]]:
+                            tally: Any = None, own: Any = None) -> tuple[AIMessage, dict[str, Any]]:
     """`call_role` for `role` of run `run_key`, metered. With `tools` (what `runnable` binds natively): when the
     endpoint refuses them (a model without function calling), the role switches to text mode for the rest of the run
     and the call is made again in text mode (usage `text_fallbacks`; a `text_mode` input is set to True). Any other
     failure propagates."""
     try:
-        ai, used = call_role(runnable, role, prompt, config, inputs=inputs, on_usage=deps.meter(run_key),
+        ai, used = call_role(runnable, role, prompt, config, inputs=inputs, on_usage=deps.meter(run_key, tally, own),
                              profiles=deps.config.model_profiles)
         return ai, dict(used)
     except Exception as exc:
@@ -260,5 +260,6 @@ def call_with_text_fallback(deps: Deps, role: str, run_key: str, runnable: Runna
     deps.signals.use_text_mode(run_key, role)
     text_inputs = {**inputs, "text_mode": True} if "text_mode" in inputs else inputs
     ai, used = call_role(TextToolRunnable(deps.models.for_role(role), tools), role, prompt, config,
-                         inputs=text_inputs, on_usage=deps.meter(run_key), profiles=deps.config.model_profiles)
+                         inputs=text_inputs, on_usage=deps.meter(run_key, tally, own),
+                         profiles=deps.config.model_profiles)
     return ai, {**used, "text_fallbacks": 1}
