@@ -61,6 +61,7 @@ ERROR_KINDS = (*sorted(TRANSPORT_KINDS), "context_length", "auth", "not_found", 
                "refused", "budget", "other")
 # "budget": the call was not sent because it would pass the run's token budget (the run ends budget_exhausted)
 BUDGET_KIND = "budget"
+CUT_AT_CAP = "the reply was cut at"  # the reason of a reply cut at the token budget's cap (see `call_role`)
 
 
 class ModelCallError(RuntimeError):
@@ -333,7 +334,7 @@ def call_role(
         on_usage(used)
     if cap is not None and cut_at_length(ai):  # cut at the budget's cap: its tokens are spent, the reply unused
         budget = f"token budget of {guard.token_budget} tokens" if guard.token_budget else "token budget"
-        raise ModelCallError(BUDGET_KIND, f"{role} model: {budget} reached: the reply was cut at {cap} tokens, what "
+        raise ModelCallError(BUDGET_KIND, f"{role} model: {budget} reached: {CUT_AT_CAP} {cap} tokens, what "
                              f"the budget had left after its prompt (about {prompt_tokens} tokens, estimated)",
                              role=role, retries=retries, spent=used)
     return ai, used
