@@ -40,6 +40,8 @@ MAX_TOOL_DESCRIPTION = 120
 # the run carries; ToolBench's and AnyToolBench's queries are a few hundred characters.
 MAX_QUERY_CHARS = 50_000
 REPLY_ALLOWANCE = 0  # a reply's tokens as the budget counts them before the call when the model sets no max_tokens
+# (and its class takes no per-call `max_tokens`, see `cap_kwarg`: a reply of a class that does is capped instead)
+MIN_REPLY_TOKENS = 32  # a call whose reply the token budget would cap below this is not sent (no tool call fits)
 
 
 def _text_len(content: Any) -> int:
@@ -95,6 +97,29 @@ def reply_allowance(model: Any) -> int:
             if isinstance(value, int) and not isinstance(value, bool) and value > 0:
                 return value
     return REPLY_ALLOWANCE
+
+
+def cap_kwarg(model: Any) -> str | None:
+    """The per-call keyword that caps a reply's tokens for `model` (or the chat model a binding or a text-mode
+    runnable wraps): "max_tokens" when its class has that field (ChatOpenAI, which sends it as
+    `max_completion_tokens`; ChatAnthropic, ChatGroq, the offline stand-in, ...), else None (e.g. ChatOllama's
+    `num_predict` is a constructor option only): such a model's replies are not capped by the token budget."""
+    for layer in unwrap(model):
+        fields_ = getattr(type(layer), "model_fields", None)
+        if isinstance(fields_, dict) and "max_tokens" in fields_ and hasattr(layer, "_generate"):
+            return "max_tokens"
+    return None
+
+
+def output_ceiling(model: Any) -> int | None:
+    """The most output tokens `model` can be asked for, when langchain's model profile knows it (e.g. 16,384 for
+    gpt-4o-mini), else None."""
+    for layer in unwrap(model):
+        profile = getattr(layer, "profile", None)
+        value = profile.get("max_output_tokens") if isinstance(profile, dict) else None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
 
 
 @dataclass(frozen=True)

@@ -244,6 +244,15 @@ def _admit_any(tokens: int) -> str | None:
     return None
 
 
+# The tokens the run's token budget has left for the next model call (its prompt and its reply), or None when no
+# token budget is in force; `call_role` caps the reply at this less the prompt's estimate (see llm.budget_cap).
+BudgetRoom = Callable[[], "int | None"]
+
+
+def _no_budget() -> int | None:
+    return None
+
+
 @dataclass(frozen=True)
 class CallGuard:
     """What `call_role` needs to retry one call: the policy, the run's (and batch's) retry gate, how to sleep."""
@@ -253,6 +262,8 @@ class CallGuard:
     sleep: Callable[[float], None] = time.sleep
     rng: random.Random = field(default_factory=random.Random, compare=False)
     admit: CallAdmission = _admit_any  # the run's token budget, asked before each call is sent
+    room: BudgetRoom = _no_budget  # what that budget has left for the next call (None: no budget)
+    token_budget: int | None = None  # the run's token budget (for messages)
 
 
 class UsageMeter:

@@ -14,7 +14,17 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from typing_extensions import TypedDict
 
 from .config import ROLES, AnyToolConfig
-from .fitting import SAFETY, bound_tools, estimate_tokens, fit_prompt, reply_allowance, reply_reserve
+from .fitting import (
+    MIN_REPLY_TOKENS,
+    SAFETY,
+    bound_tools,
+    cap_kwarg,
+    estimate_tokens,
+    fit_prompt,
+    output_ceiling,
+    reply_allowance,
+    reply_reserve,
+)
 from .guard import CallGuard, classify, describe_error, model_secrets, retry_after
 from .profiles import profile_for
 from .tools.executors.log_redaction import redact_secrets_in_logs
@@ -51,24 +61,31 @@ ERROR_KINDS = (*sorted(TRANSPORT_KINDS), "context_length", "auth", "not_found", 
                "refused", "budget", "other")
 # "budget": the call was not sent because it would pass the run's token budget (the run ends budget_exhausted)
 BUDGET_KIND = "budget"
+CUT_AT_CAP = "the reply was cut at"  # the reason of a reply cut at the token budget's cap (see `call_role`)
 
 
 class ModelCallError(RuntimeError):
     """A model call that failed for good, after the retries its policy allows; `kind` (one of `ERROR_KINDS`) says
     why, `retries` how many retries were spent, `capped` which retry cap stopped them ("run" / "batch"), if one did,
-    `role` whose call it was (when known)."""
+    `role` whose call it was (when known), `spent` the usage of a reply that came back but is not used (a reply
+    cut at the token budget's cap: its tokens were spent and count)."""
 
     def __init__(self, kind: str, message: str, *, retries: int = 0, capped: str | None = None,
-                 role: str = "") -> None:
+                 role: str = "", spent: Mapping[str, Any] | None = None) -> None:
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.retries = retries
         self.capped = capped
         self.role = role
+        self.spent = dict(spent or {})
 
     def usage(self) -> dict[str, Any]:
-        """The retries the failed call spent, as a usage update of its role (empty when none or no role)."""
-        return {self.role: {"retries": self.retries}} if self.retries and self.role else {}
+        """What the failed call spent (its retries; the tokens of a reply it did not use), as a usage update of
+        its role (empty when nothing or no role)."""
+        if not self.role:
+            return {}
+        used = {**self.spent, **({"retries": self.retries} if self.retries else {})}
+        return {self.role: used} if used else {}
 
     @property
     def transport(self) -> bool:
@@ -272,15 +289,19 @@ def call_role(
     window = profile.context_window
     fitted = fit_prompt(model, prompt, int((window - reply_reserve(model, window)) * SAFETY))
     runnable, messages, trimmed = fitted.runnable, fitted.messages, fitted.trimmed
-    # the run's token budget must hold counting this call: its prompt (estimated) and the room for its reply
-    refusal = guard.admit(estimate_tokens(messages, bound_tools(runnable)) + reply_allowance(model))
+    # the run's token budget must hold counting this call: its prompt (estimated) and its reply, capped at what
+    # the budget has left when the model's class takes a per-call `max_tokens`
+    prompt_tokens = estimate_tokens(messages, bound_tools(runnable))
+    cap, reply_tokens = budget_cap(model, prompt_tokens, guard.room(), window)
+    refusal = guard.admit(prompt_tokens + reply_tokens)
     if refusal is not None:
         raise ModelCallError(BUDGET_KIND, f"{role} model: {refusal}", role=role)
+    capping = {cast(str, cap_kwarg(model)): cap} if cap is not None else {}
     retries, shrunk = 0, False
     run_config = role_config(config, role, inputs)
     while True:
         try:
-            reply = runnable.invoke(messages, run_config)
+            reply = runnable.invoke(messages, run_config, **capping)
             break
         except Exception as exc:
             kind = classify(exc)
@@ -311,7 +332,44 @@ def call_role(
         used["trimmed"] = 1
     if on_usage is not None:
         on_usage(used)
+    if cap is not None and cut_at_length(ai):  # cut at the budget's cap: its tokens are spent, the reply unused
+        budget = f"token budget of {guard.token_budget} tokens" if guard.token_budget else "token budget"
+        raise ModelCallError(BUDGET_KIND, f"{role} model: {budget} reached: {CUT_AT_CAP} {cap} tokens, what "
+                             f"the budget had left after its prompt (about {prompt_tokens} tokens, estimated)",
+                             role=role, retries=retries, spent=used)
     return ai, used
+
+
+def budget_cap(model: Any, prompt_tokens: int, left: int | None, window: int) -> tuple[int | None, int]:
+    """The `max_tokens` to send with a call under a token budget (None: none), and the reply tokens the budget
+    counts before the call.
+
+    `left`: what the budget has left for the call (None: no budget), `prompt_tokens` the prompt's estimate. The
+    reply is capped at `left - prompt_tokens` when the model's class takes a per-call `max_tokens` (`cap_kwarg`),
+    never above the model's own `max_tokens`, and only when the cap is below what the model could write anyway (its
+    output limit from langchain's profile, and the context window less the prompt: a larger `max_tokens` is refused
+    by some servers and would change nothing). Below `MIN_REPLY_TOKENS` the call is not sent. A model class without
+    the keyword keeps the look-ahead without a cap (its own `max_tokens` counted, else `REPLY_ALLOWANCE`)."""
+    own = reply_allowance(model)
+    if left is None or cap_kwarg(model) is None:
+        return None, own
+    cap = left - prompt_tokens
+    if cap < MIN_REPLY_TOKENS:
+        return None, max(own, MIN_REPLY_TOKENS)  # not sent: the reply would have no room
+    if own and own <= cap:  # the model's own, smaller max_tokens holds
+        return None, own
+    ceiling = min(c for c in (output_ceiling(model), window - prompt_tokens) if c is not None)
+    if not own and cap >= ceiling:  # the model cannot write more than the budget has left
+        return None, own
+    return cap, cap
+
+
+def cut_at_length(reply: AIMessage) -> bool:
+    """Whether a reply stopped at its `max_tokens` (OpenAI-compatible `finish_reason` "length", Anthropic's
+    `stop_reason` "max_tokens", Ollama's `done_reason` "length")."""
+    meta = getattr(reply, "response_metadata", None) or {}
+    return (meta.get("finish_reason") in ("length", "max_tokens") or meta.get("stop_reason") == "max_tokens"
+            or meta.get("done_reason") == "length")
 
 
 def _call_error(kind: str, role: str, exc: BaseException, model: Any, retries: int, capped: str | None,

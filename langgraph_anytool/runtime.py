@@ -221,27 +221,29 @@ class Deps:
             left = time_left()
             time.sleep(seconds if left is None else max(0.0, min(seconds, left)))
 
-        def admit(tokens: int) -> str | None:  # the token budget counts the call about to be made
+        def room() -> int | None:  # tokens the budget has left for the next call, as this caller sees it
             if tally is not None and own is not None:
                 # an agent step: its view (the tally at dispatch and its own usage), and with `share` its part of
                 # what was left at dispatch (siblings never see each other's spending, so each keeps to its share
                 # and together they keep to the budget)
                 if "share" in tally:
-                    spent, room = own(), int(tally["share"])
-                else:
-                    spent, room = int(tally["tokens"]) + own(), cfg.token_budget
-                if spent + tokens <= room:
-                    return None
+                    return int(tally["share"]) - own()
+                return cfg.token_budget - int(tally["tokens"]) - own()
+            return cfg.token_budget - signals.tokens(run_key)
+
+        def admit(tokens: int) -> str | None:  # the token budget counts the call about to be made
+            left = room()
+            if left is None or tokens <= left:
+                return None
+            if tally is not None and own is not None:
                 return (f"token budget of {cfg.token_budget} tokens reached: the next call would take about "
                         f"{tokens} tokens (estimated: its prompt and its reply) and this agent step has "
-                        f"{max(0, room - spent)} left (the run had spent {int(tally['tokens'])} at dispatch)")
-            spent = signals.tokens(run_key)
-            if spent + tokens <= cfg.token_budget:
-                return None
+                        f"{max(0, left)} left (the run had spent {int(tally['tokens'])} at dispatch)")
             return (f"token budget of {cfg.token_budget} tokens reached: the next call would take about {tokens} "
-                    f"tokens (estimated: its prompt and its reply) and {spent} are spent")
+                    f"tokens (estimated: its prompt and its reply) and {cfg.token_budget - left} are spent")
 
-        return CallGuard(policy=policy, gate=gate, sleep=sleep, admit=admit)
+        return CallGuard(policy=policy, gate=gate, sleep=sleep, admit=admit, room=room,
+                         token_budget=cfg.token_budget)
 
     def sync_run(self, run_key: str, state: Mapping[str, Any]) -> None:
         """Seed the run's tallies from its checkpointed state: the budgets' (tokens, USD, start time) and the

@@ -18,7 +18,7 @@ import json
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Any, Literal, Self
 from urllib.parse import parse_qs, urlsplit
@@ -508,7 +508,9 @@ class OpenAIChatServer(LoopbackServer):
     so. Faults: `fail_chat(429, retry_after="0.05")`, `ChatFault` script items, or `fault_hook(n, body)` (called per
     request, n counting from 1: return a fault or None, e.g. seeded random faults). `context_window=N` refuses
     prompts over N tokens with `context_length_exceeded`; `tools_supported=False` refuses requests with `tools`
-    as a model without function calling does (Ollama's wording). `chat_requests` are the received request bodies.
+    as a model without function calling does (Ollama's wording). A reply longer than the request's
+    `max_completion_tokens` (or `max_tokens`) is cut as a server cuts it: its text to 4 characters a token, no tool
+    calls, `completion_tokens` the cap, `finish_reason` "length". `chat_requests` are the received request bodies.
     """
 
     PATH = "/v1/chat/completions"
@@ -608,9 +610,12 @@ class OpenAIChatServer(LoopbackServer):
         prompt_tokens, completion_tokens = reply.usage or (
             prompt_tokens_of(body),
             max(1, (len(reply.content) + sum(len(args) for _, args in encoded)) // 4))
+        finish = "tool_calls" if calls else "stop"
+        cap = body.get("max_completion_tokens", body.get("max_tokens"))
+        if isinstance(cap, int) and completion_tokens > cap:  # as a server stops at max_tokens: the text cut
+            reply, calls, completion_tokens, finish = replace(reply, content=reply.content[: cap * 4]), [], cap, "length"
         usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                  "total_tokens": prompt_tokens + completion_tokens}
-        finish = "tool_calls" if calls else "stop"
         base = {"id": f"chatcmpl-{n}", "created": int(time.time()), "model": body.get("model", self.model)}
         if body.get("stream"):
             return self._stream(base, reply.content, calls, finish, usage,

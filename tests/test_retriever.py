@@ -195,7 +195,9 @@ def test_budget_stops_agents_and_dispatch() -> None:
     script = Script({"meta": [ai("", call("create_agent_category_level", category_name="Finance"),
                                  call("create_agent_category_level", category_name="Small"))]})
     model = ScriptedChatModel(responder=script)
-    out = retriever(catalog, model, token_budget=100).invoke({"query": "q"})
+    # the budget counts the call about to be made (its estimated prompt): the meta agent's first prompt fits in
+    # 1,000 tokens, the prompts of the agents it creates no longer do
+    out = retriever(catalog, model, token_budget=1000).invoke({"query": "q"})
     assert statuses(out["agents"]) == {
         "meta": ("stopped", "budget"),
         "meta/Finance": ("stopped", "budget"),

@@ -19,7 +19,7 @@ from ..catalog import Catalog
 from ..chat import outcome_message, resolve_request, stand_in_label
 from ..config import ConfigError
 from ..fitting import MAX_QUERY_CHARS
-from ..llm import BUDGET_KIND, error_kind_of, total_tokens
+from ..llm import BUDGET_KIND, CUT_AT_CAP, error_kind_of, total_tokens
 from ..state import AnyToolState, PoolEntry, RunStatus, SolverInput
 from .abilities import prior_turns, render_plan, request_of
 from .agents.records import new_agent_record
@@ -167,6 +167,8 @@ def outcome(state: Mapping[str, Any], deps: Deps) -> tuple[RunStatus, str]:
     refused = budget_refusal(state)  # a call not sent: it would have passed the token budget
     if refused is not None:
         return "budget_exhausted", refused
+    if last is not None and last["finish_type"] == "budget" and CUT_AT_CAP in last["reason"]:
+        return "budget_exhausted", last["reason"]  # the solver's reply was cut at the budget's cap: say so
     if stop is not None or (last is not None and last["finish_type"] == "budget"):
         return "budget_exhausted", stop.reason if stop is not None else last["reason"]  # type: ignore[index]
     if last is None and any(a.get("end_reason") == "budget" for a in (state.get("agents") or {}).values()):

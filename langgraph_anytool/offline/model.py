@@ -66,6 +66,9 @@ class OfflinePolicyModel(BaseChatModel):
     relevance_ratio: float = 0.8  # an API fits a request part when its relevance reaches this share of the best
     solver_ratio: float = 0.85  # the solver also tries APIs a little below that (× relevance_ratio)
     max_failures: int = 3  # failed calls per request part before it is given up
+    # a reply's output tokens (as estimated below) at most; a per-call `max_tokens` (e.g. the token budget's cap,
+    # see llm.budget_cap) wins. A longer reply is cut: finish_reason "length", usage no more than the cap.
+    max_tokens: int | None = None
 
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _memo: dict[tuple[str, ...], Any] = PrivateAttr(default_factory=dict)  # search hits and relevance (pure)
@@ -91,6 +94,9 @@ class OfflinePolicyModel(BaseChatModel):
         inputs = metadata.get(INPUTS_KEY)
         reply = self.respond(messages, kwargs.get("tools") or [], role=metadata.get(ROLE_KEY),
                              inputs=inputs if isinstance(inputs, Mapping) else None)
+        cap = kwargs.get("max_tokens", self.max_tokens)
+        if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0:
+            reply = cut_reply(reply, cap)
         return ChatResult(generations=[ChatGeneration(message=reply)])
 
     def heuristics(self) -> Heuristics:
@@ -123,9 +129,43 @@ class OfflinePolicyModel(BaseChatModel):
             digest = hashlib.sha1(f"{seed}\x01{i}\x01{tc['name']}".encode()).hexdigest()[:16]
             calls.append(ToolCall(name=tc["name"], args=tc["args"], id=f"call_{digest}", type="tool_call"))
         chars_in = sum(len(message_text(m)) for m in messages)
-        chars_out = len(message_text(reply)) + sum(len(json.dumps(tc["args"], ensure_ascii=False)) + len(tc["name"])
-                                                   for tc in calls)
+        chars_out = len(message_text(reply)) + sum(_call_chars(tc) for tc in calls)
         tokens_in, tokens_out = chars_in // 4, max(1, chars_out // 4)
         usage = UsageMetadata(input_tokens=tokens_in, output_tokens=tokens_out, total_tokens=tokens_in + tokens_out)
         return AIMessage(content=reply.content, tool_calls=calls, usage_metadata=usage,
                          response_metadata={"model_name": MODEL_NAME, "estimated_usage": True, "role": role})
+
+
+def _call_chars(call: ToolCall) -> int:
+    """The characters a tool call counts as in the stand-in's estimated usage: its name and JSON arguments."""
+    return len(json.dumps(call["args"], ensure_ascii=False)) + len(call["name"])
+
+
+def cut_reply(reply: AIMessage, cap: int) -> AIMessage:
+    """`reply` cut to at most `cap` output tokens (the stand-in's estimate, characters / 4), as a model stops at
+    its `max_tokens`: the text keeps its first `cap * 4` characters; a tool call that no longer fits whole is
+    dropped and kept as an invalid tool call with its arguments cut (as a provider returns a call cut mid-JSON).
+    A cut reply says `finish_reason` "length"; a reply within the cap is returned unchanged."""
+    usage = reply.usage_metadata
+    if usage is None or int(usage["output_tokens"]) <= cap:
+        return reply
+    room = cap * 4
+    text = message_text(reply)[:room]
+    room -= len(text)
+    kept: list[ToolCall] = []
+    invalid: list[dict[str, Any]] = []
+    for tc in reply.tool_calls:
+        if not invalid and _call_chars(tc) <= room:
+            kept.append(tc)
+            room -= _call_chars(tc)
+        elif not invalid and room > len(tc["name"]):
+            invalid.append({"name": tc["name"], "args": json.dumps(tc["args"], ensure_ascii=False)[:room - len(tc["name"])],
+                            "id": tc.get("id"), "error": "cut at max_tokens", "type": "invalid_tool_call"})
+            room = 0
+    tokens_out = max(1, min(cap, (len(text) + sum(_call_chars(tc) for tc in kept)
+                                  + sum(len(c["name"]) + len(c["args"]) for c in invalid)) // 4))
+    tokens_in = int(usage["input_tokens"])
+    return AIMessage(content=text, tool_calls=kept, invalid_tool_calls=invalid,
+                     usage_metadata=UsageMetadata(input_tokens=tokens_in, output_tokens=tokens_out,
+                                                  total_tokens=tokens_in + tokens_out),
+                     response_metadata={**reply.response_metadata, "finish_reason": "length"})

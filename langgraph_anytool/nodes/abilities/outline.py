@@ -14,7 +14,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
-from ...llm import ModelNotConfiguredError
+from ...llm import ModelCallError, ModelNotConfiguredError
 from ...state import AnyToolState, PlanStep
 from ..solver.functions import describe_functions, pool_functions
 from ..solver.textmode import call_role_tools
@@ -90,7 +90,9 @@ def make_outline(base: Deps) -> Any:
         except (ModelNotConfiguredError, GraphBubbleUp):
             raise
         except Exception as exc:  # a provider error: no plan, and why
-            return {"plan": [], "reason": f"outline model call failed: {type(exc).__name__}: {exc}"[:500]}
+            spent = exc.usage() if isinstance(exc, ModelCallError) else {}  # e.g. a reply cut at the budget's cap
+            return {"plan": [], "reason": f"outline model call failed: {type(exc).__name__}: {exc}"[:500],
+                    **({"usage": spent} if spent else {})}
         steps, outside, why = parse_plan(ai, functions, deps)
         reason = why or f"a plan of {len(steps)} step(s) over the pool; no API was called"
         if outside:

@@ -16,7 +16,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from ...llm import ModelNotConfiguredError
+from ...llm import ModelCallError, ModelNotConfiguredError
 from ...state import AnyToolState, SolverAttempt
 from ..solver.textmode import call_role_tools
 from . import prompts
@@ -91,7 +91,8 @@ def make_route(base: Deps) -> Any:
             raise
         except Exception as exc:  # a provider error: retrieve, as without the router
             why = f"router model call failed ({type(exc).__name__}: {exc}); retrieving tools"
-            return Command(update={"reason": why[:500]}, goto="dispatch")
+            spent = exc.usage() if isinstance(exc, ModelCallError) else {}  # e.g. a reply cut at the budget's cap
+            return Command(update={"reason": why[:500], **({"usage": spent} if spent else {})}, goto="dispatch")
         usage = {"router": dict(used)}
         decision, text = parse_route(ai)
         if decision == "tools":

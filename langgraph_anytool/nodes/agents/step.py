@@ -141,7 +141,9 @@ def make_call_model(role: Role, base: Deps) -> Any:
             raise
         except Exception as exc:  # a provider error ends this agent only; reflection may re-activate it
             if isinstance(exc, ModelCallError) and exc.kind == BUDGET_KIND:  # not sent: it would pass the budget
-                _end(rec, "stopped", "budget")
+                _end(rec, "stopped", "budget")  # (or its reply was cut at the budget's cap: its tokens count)
+                if exc.usage():
+                    out["usage"] = exc.usage()
                 return out
             log.warning("agent %s: model call failed: %s", rec["id"], exc)
             if isinstance(exc, ModelCallError):  # "error: rate_limited: meta model: ... after 6 retries"
@@ -191,6 +193,7 @@ def _run_one(role: Role, ctx: CallContext, name: str, args: Any) -> tuple[Functi
     except ModelCallError as exc:  # a handler's own model call failed for good (e.g. the solvable check): the
         # provider is failing, so the agent ends on that error as if its own call had failed
         if exc.kind == BUDGET_KIND:  # not sent: it would pass the token budget; the agent stops as on a budget
+            ctx.usage = merge_usage(ctx.usage, exc.usage())  # a reply cut at the budget's cap: its tokens count
             return FunctionResult(f"Not checked: {exc.args[0].split(': ', 2)[-1]}", end="stopped",
                                   end_reason="budget"), None
         log.warning("agent %s: %s: model call failed: %s", ctx.record["id"], name, exc)
