@@ -101,13 +101,13 @@ def test_query_hash_ignores_whitespace_only() -> None:
 def test_bad_model_specs_name_the_problem(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="is not a model folder"):
         resolve_embeddings(f"minilm:{tmp_path / 'nowhere'}")
-    with pytest.raises(ValueError, match="no config.json and model.safetensors"):
+    with pytest.raises(ValueError, match=r"no config\.json and model\.safetensors"):
         resolve_embeddings(f"minilm:{tmp_path}")
 
 
 def test_a_bad_manifest_is_named(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text("{not json", encoding="utf-8")
-    with pytest.raises(ValueError, match="manifest.json: cannot read it as JSON"):
+    with pytest.raises(ValueError, match=r"manifest\.json: cannot read it as JSON"):
         read_trained(tmp_path)
     (tmp_path / "manifest.json").write_text(json.dumps({"format": "other"}), encoding="utf-8")
     with pytest.raises(ValueError, match="not a trained-encoder manifest"):
@@ -136,7 +136,7 @@ def trained(world: dict[str, Path]) -> tuple[Path, str]:
     with contextlib.redirect_stdout(buf):
         code = main(["index", "train", "--catalog", str(world["tools"]), "--queries", str(world["train"]),
                      "--out", str(out), "--epochs", "4", "--seed", "3", "--batch-size", "6", "--lr", "1e-4",
-                     "--fit-fusion", "--quiet", "--index-dir", str(world["base"] / "index")])
+                     "--fit-fusion", "--quiet", "--threads", "1", "--index-dir", str(world["base"] / "index")])
     assert code == 0, buf.getvalue()
     return out, buf.getvalue()
 
@@ -228,9 +228,9 @@ def test_eval_refuses_training_queries_unless_allowed(trained: tuple[Path, str],
 @pytest.mark.slow
 def test_persisted_index_follows_the_encoder(trained: tuple[Path, str], world: dict[str, Path],
                                              tmp_path: Path) -> None:
-    from langgraph_anytool.catalog.search import CatalogSearcher
-
     import shutil
+
+    from langgraph_anytool.catalog.search import CatalogSearcher
 
     out = tmp_path / "model"
     shutil.copytree(trained[0], out)  # retrained below: the shared folder stays as it is
@@ -251,7 +251,7 @@ def test_persisted_index_follows_the_encoder(trained: tuple[Path, str], world: d
     assert meta["model"] == first.embeddings.model_id  # type: ignore[union-attr]
     # the same folder retrained (other weights): another encoder id, so the index is rebuilt, not reused
     code = main(["index", "train", "--catalog", str(world["tools"]), "--queries", str(world["train"]),
-                 "--out", str(out), "--epochs", "1", "--seed", "4", "--batch-size", "6", "--quiet",
+                 "--out", str(out), "--epochs", "1", "--seed", "4", "--batch-size", "6", "--quiet", "--threads", "1",
                  "--index-dir", str(index_dir)])
     assert code == 0
     again = build(f"minilm:{out}")

@@ -91,8 +91,9 @@ def _minilm_spec(rest: str, spec: str) -> Embeddings:
     path_text = tail if mode in ("int8", "fp32", "torch", "st") else rest
     path = Path(path_text.strip()).expanduser()
     if not path.is_dir():
-        raise ValueError(f"embeddings spec {spec!r}: {path} is not a model folder (expected 'minilm', 'minilm:int8', "
-                         "'minilm:fp32', 'minilm:torch' or 'minilm:<DIR>' of a folder written by `anytool index train`)")
+        raise ValueError(f"embeddings spec {spec!r}: unknown precision, and {path} is not a model folder (expected "
+                         "'minilm:int8', 'minilm:fp32', 'minilm:torch' or 'minilm:<DIR>' of a folder written by "
+                         "`anytool index train`)")
     if not (path / "config.json").is_file() or not (path / "model.safetensors").is_file():
         raise ValueError(f"embeddings spec {spec!r}: {path} has no config.json and model.safetensors "
                          "(train one with `anytool index train`)")
@@ -138,7 +139,7 @@ class MiniLMEmbeddings(Embeddings):
         self.batch_size = batch_size
         self.max_seq_length = max_seq_length
         self.model_id = f"{self.name}@{max_seq_length}"
-        if self._model_path is not None:
+        if self._model_path is not None and (self._model_path / "model.safetensors").is_file():
             from .trained_model import weights_digest
 
             self.model_id = f"local:{weights_digest(self._model_path)}@{max_seq_length}"

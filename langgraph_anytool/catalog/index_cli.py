@@ -37,6 +37,8 @@ def configure_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lr", type=float, default=d.learning_rate, metavar="LR",
                    help=f"peak learning rate (default {d.learning_rate})")
     p.add_argument("--no-hard-negatives", action="store_true", help="in-batch negatives only (no BM25 negatives)")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="torch threads (default: torch's choice, usually one per core)")
     p.add_argument("--fit-fusion", action="store_true",
                    help="also fit the fusion weights on the training queries (stored beside the model)")
     p.add_argument("--index-dir", metavar="DIR", default=None,
@@ -49,7 +51,7 @@ def run_train(catalog: Catalog, args: argparse.Namespace, *, out: TextIO) -> int
     from .training import TrainSettings, train_encoder
 
     settings = TrainSettings(epochs=args.epochs, seed=args.seed, batch_size=args.batch_size,
-                             learning_rate=args.lr, hard_negatives=not args.no_hard_negatives)
+                             learning_rate=args.lr, hard_negatives=not args.no_hard_negatives, threads=args.threads)
     train_encoder(catalog, args.queries, args.out, settings, fit_fusion_weights=args.fit_fusion,
                   index_dir=args.index_dir, progress=not args.quiet, out=out)
     return 0

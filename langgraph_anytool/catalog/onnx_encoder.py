@@ -8,6 +8,9 @@ Nothing is downloaded: the conversion runs locally the first time a model file i
 quantization (per-channel int8 weights for every MatMul) to the fp32 graph; it quantizes activations per batch,
 so an int8 vector moves slightly with its batch mates (cosine ≥ 0.98 in the tests), fp32 vectors do not.
 
+A fine-tuned folder (`model_path`, e.g. written by ``anytool index train``) that ships ``model-<precision>.onnx``
+is run from that file; its `model_id` carries a digest of its weights, so persisted indexes follow the encoder.
+
 Text is tokenised with the model's own `tokenizer.json` (the `tokenizers` package), lower-cased WordPiece, cut at
 `max_seq_length` word pieces like the sentence-transformers path.
 """
@@ -202,6 +205,7 @@ def _atomic_save(path: Path, write: Any) -> None:
     os.close(fd)
     try:
         write(Path(tmp))
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; a model file is not a secret
         os.replace(tmp, path)
     finally:
         Path(tmp).unlink(missing_ok=True)

@@ -205,11 +205,13 @@ def cpu_has_bf16() -> bool:
 
 
 def _mnrl(model: Any, scale: float) -> Any:
+    import importlib
+
     try:
-        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+        losses = importlib.import_module("sentence_transformers.sentence_transformer.losses")
     except ImportError:  # sentence-transformers < 6
-        from sentence_transformers.losses import MultipleNegativesRankingLoss
-    return MultipleNegativesRankingLoss(model, scale=scale)
+        losses = importlib.import_module("sentence_transformers.losses")
+    return losses.MultipleNegativesRankingLoss(model, scale=scale)
 
 
 def _features(model: Any, texts: list[str]) -> dict[str, Any]:
@@ -237,7 +239,8 @@ def fine_tune(data: TrainingData, catalog: Catalog, settings: TrainSettings, *, 
                 if settings.hard_negatives and ex.negatives}
         plans.append((make_batches(data.examples, settings.batch_size, rng, negs), negs))
     steps = sum(len(b) for b, _ in plans)
-    decay, no_decay = [], []
+    decay: list[Any] = []
+    no_decay: list[Any] = []
     for name, param in model.named_parameters():
         (no_decay if name.endswith("bias") or "LayerNorm" in name else decay).append(param)
     optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": settings.weight_decay},
@@ -367,7 +370,7 @@ def train_encoder(
     target.mkdir(parents=True, exist_ok=True)
     for stale in (MANIFEST, FUSION):  # a folder being overwritten loses its old description first
         (target / stale).unlink(missing_ok=True)
-    model.save(str(target))
+    model.save(str(target), create_model_card=False)  # the card generator would query the Hugging Face Hub
     weights_sha = file_sha256(target / "model.safetensors")
     t1 = time.perf_counter()
     onnx_path = export_onnx(target, onnx_file(target, "int8"), "int8")
@@ -375,7 +378,7 @@ def train_encoder(
     manifest = _manifest(catalog, files, data, settings, weights_sha, onnx_path, packaged_minilm_dir(),
                          train_seconds, export_seconds)
     _write_json(target / MANIFEST, manifest)
-    fusion = None
+    fusion: dict[str, Any] | None = None
     if fit_fusion_weights:
         from .embeddings import minilm
 
