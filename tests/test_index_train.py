@@ -257,3 +257,24 @@ def test_persisted_index_follows_the_encoder(trained: tuple[Path, str], world: d
     again = build(f"minilm:{out}")
     assert again.index_path() != first.index_path() and not again.stats.dense_loaded
     assert not (out / "fusion.json").exists()  # not fitted this time: the old weights are gone
+    # reproducible: the same inputs, settings and seed give the same weights
+    twin = tmp_path / "twin"
+    code = main(["index", "train", "--catalog", str(world["tools"]), "--queries", str(world["train"]),
+                 "--out", str(twin), "--epochs", "1", "--seed", "4", "--batch-size", "6", "--quiet", "--threads", "1",
+                 "--index-dir", str(index_dir)])
+    assert code == 0
+    sha = [json.loads((d / "manifest.json").read_text(encoding="utf-8"))["weights_sha256"] for d in (out, twin)]
+    assert sha[0] == sha[1]
+    assert sha[0] != json.loads((trained[0] / "manifest.json").read_text(encoding="utf-8"))["weights_sha256"]
+
+
+@pytest.mark.slow
+def test_the_environment_selects_a_trained_encoder(trained: tuple[Path, str],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from langgraph_anytool.catalog.embeddings import default_embeddings
+
+    out, _ = trained
+    monkeypatch.setenv("ANYTOOL_EMBEDDINGS", f"minilm:{out}")
+    emb = default_embeddings()
+    assert getattr(emb, "trained", None) is not None and emb.trained.path == out  # type: ignore[union-attr]
+    assert emb.model_id.startswith("local:") and emb.model_id.endswith("+onnx-int8")  # type: ignore[union-attr]

@@ -354,6 +354,7 @@ def train_encoder(
         raise ValueError(f"--out {target}: a non-empty folder that is not a trained model; choose another folder")
     files = [Path(f) for f in query_files]
     t0 = time.perf_counter()
+    cpu0 = time.process_time()
     bm25 = CatalogSearcher(catalog, embeddings="none", index_dir=index_dir, progress=progress)
     data = prepare_training_data(catalog, files, searcher=bm25, negative_depth=settings.negative_depth,
                                  queries=queries)
@@ -367,6 +368,7 @@ def train_encoder(
         report.write(f"  ... and {len(data.skipped_queries) - 5} more (listed in the manifest)\n")
     model = fine_tune(data, catalog, settings, progress=progress)
     train_seconds = time.perf_counter() - t0
+    train_cpu = time.process_time() - cpu0  # all threads of this process: the figure that load does not inflate
     target.mkdir(parents=True, exist_ok=True)
     for stale in (MANIFEST, FUSION):  # a folder being overwritten loses its old description first
         (target / stale).unlink(missing_ok=True)
@@ -377,6 +379,7 @@ def train_encoder(
     export_seconds = time.perf_counter() - t1
     manifest = _manifest(catalog, files, data, settings, weights_sha, onnx_path, packaged_minilm_dir(),
                          train_seconds, export_seconds)
+    manifest["seconds"]["train_cpu"] = round(train_cpu, 1)
     _write_json(target / MANIFEST, manifest)
     fusion: dict[str, Any] | None = None
     if fit_fusion_weights:
@@ -394,7 +397,8 @@ def train_encoder(
         manifest["fusion"] = FUSION
         _write_json(target / MANIFEST, manifest)
     seconds = time.perf_counter() - t0
-    report.write(f"trained in {train_seconds:.1f} s, ONNX int8 export {export_seconds:.1f} s → {target}\n")
+    report.write(f"trained in {train_seconds:.1f} s ({train_cpu:.0f} CPU-seconds), ONNX int8 export "
+                 f"{export_seconds:.1f} s → {target}\n")
     if fusion is not None:
         w = fusion["weights"]
         report.write(f"fusion weights: bm25 {w['bm25']}, dense {w['dense']}, tool {w['tool']}, whole {w['whole']} "
