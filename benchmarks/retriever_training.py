@@ -128,6 +128,24 @@ def p50_latency(catalog: Catalog, queries: Sequence[EvalQuery], model_dir: Path,
         f"{name} mean ms": statistics.fmean(v) for name, v in times.items()}
 
 
+def print_table(figures: dict[str, Any]) -> None:
+    """The before/after table, fitted weights, timings, latency and load."""
+    width = max(len(name) for name in figures["rows"])
+    print(f"\n{'setting'.ljust(width)}  queries  " + "  ".join(f"{m:>9}" for m in METRICS))
+    for name, (n, row) in figures["rows"].items():
+        print(f"{name.ljust(width)}  {n:>7}  " + "  ".join(f"{row[m]:>9.1f}" for m in METRICS))
+    if "fitted_weights_all" in figures:
+        print("\nfitted weights (all queries): " + ", ".join(f"{k} {v}" for k, v in figures["fitted_weights_all"].items()))
+    for name, sec in figures["seconds"].items():
+        print(f"{name}: {sec:.0f} s")
+    lat = figures.get("latency")
+    if lat:
+        print(f"search_apis(q, 10) p50: untrained {lat['untrained p50 ms']:.1f} ms, trained {lat['trained p50 ms']:.1f} ms "
+              f"({100 * (lat['trained p50 ms'] / lat['untrained p50 ms'] - 1):+.1f} %)")
+    print(f"load average: start {figures['load_average_start']}, end {figures['load_average_end']} "
+          f"({os.cpu_count()} CPUs)")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--toolbench", type=Path, default=default_toolbench())
@@ -136,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--work", type=Path, default=None, help="keep models and indexes here (default: a temp dir)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")
+    ap.add_argument("--lr", type=float, default=TrainSettings().learning_rate, help="peak learning rate")
+    ap.add_argument("--cv-only", action="store_true", help="cross-validation only (no full-set model, no latency)")
+    ap.add_argument("--no-fit-fusion", action="store_true", help="do not fit fusion weights (saves a search pass)")
     ap.add_argument("--limit", type=int, default=None, help="first N queries of each file only (a quick smoke run)")
     args = ap.parse_args(argv)
     if not (args.toolbench / "tools").is_dir():
@@ -152,9 +173,10 @@ def main(argv: list[str] | None = None) -> int:
     queries = load_queries(files, catalog)
     keys = [(g, n) for g, items in raw.items() for n in range(len(items))]
     by_key = dict(zip(keys, queries, strict=True))
-    settings = TrainSettings(epochs=args.epochs, seed=args.seed)
+    settings = TrainSettings(epochs=args.epochs, seed=args.seed, learning_rate=args.lr)
+    fit = not args.no_fit_fusion
     figures: dict[str, Any] = {"settings": {"folds": args.folds, "epochs": args.epochs, "seed": args.seed,
-                                            "queries": len(queries), "apis": len(catalog)},
+                                            "lr": args.lr, "queries": len(queries), "apis": len(catalog)},
                                "load_average_start": load_average(), "rows": {}, "seconds": {}}
     print(f"catalog {len(catalog)} APIs; {len(queries)} queries; {args.folds}-fold CV, {args.epochs} epoch(s), "
           f"seed {args.seed}; load average {figures['load_average_start']}; work dir {work}", flush=True)
@@ -184,27 +206,33 @@ def main(argv: list[str] | None = None) -> int:
         fold_files = write_fold_files(raw, train_keys, work / f"fold{fold}" / "queries")
         model_dir = work / f"fold{fold}" / "model"
         t0 = time.perf_counter()
-        train_encoder(catalog, fold_files, model_dir, settings, fit_fusion_weights=True, index_dir=index_dir,
+        train_encoder(catalog, fold_files, model_dir, settings, fit_fusion_weights=fit, index_dir=index_dir,
                       progress=False, out=sys.stderr)
         fold_seconds.append(time.perf_counter() - t0)
         searcher = CatalogSearcher(catalog, embeddings=minilm("int8", model_path=model_dir), index_dir=index_dir,
                                    weights=FusionWeights(), progress=False)
         check_train_overlap(searcher.embeddings, test, allow=False)  # raises if a held-out query was trained on
-        res = per_query_scores(searcher, test, {"d": FusionWeights(), "f": fusion_of(model_dir) or FusionWeights()})
-        held["d"] += res["d"]
-        held["f"] += res["f"]
+        sets = {"d": FusionWeights()} | ({"f": fusion_of(model_dir) or FusionWeights()} if fit else {})
+        res = per_query_scores(searcher, test, sets)
+        for name in res:
+            held[name] += res[name]
         log(f"fold {fold + 1}/{args.folds}: {len(test)} held-out queries, "
-            f"Recall@10 {mean(res['d'])['Recall@10']:.1f} / fitted {mean(res['f'])['Recall@10']:.1f}")
+            + ", ".join(f"Recall@10 {mean(rows)['Recall@10']:.1f} ({name})" for name, rows in res.items()))
     figures["rows"][f"trained, default weights (HELD-OUT, {args.folds}-fold CV)"] = (len(held["d"]), mean(held["d"]))
-    figures["rows"][f"trained, fitted weights (HELD-OUT, {args.folds}-fold CV)"] = (len(held["f"]), mean(held["f"]))
+    if fit:
+        figures["rows"][f"trained, fitted weights (HELD-OUT, {args.folds}-fold CV)"] = (len(held["f"]), mean(held["f"]))
     figures["seconds"]["train one fold (mean, incl. fusion fit)"] = statistics.fmean(fold_seconds)
 
     log("cross-validation done")
+    if args.cv_only:
+        figures["load_average_end"] = load_average()
+        print_table(figures)
+        return 0
 
     # train overlap: trained on all, scored on the same queries
     t0 = time.perf_counter()
     full_dir = work / "model-all"
-    train_encoder(catalog, files, full_dir, settings, fit_fusion_weights=True, index_dir=index_dir,
+    train_encoder(catalog, files, full_dir, settings, fit_fusion_weights=fit, index_dir=index_dir,
                   progress=False, out=sys.stderr)
     figures["seconds"]["train all queries (incl. fusion fit)"] = time.perf_counter() - t0
     spent = json.loads((full_dir / "manifest.json").read_text(encoding="utf-8"))["seconds"]
@@ -224,18 +252,7 @@ def main(argv: list[str] | None = None) -> int:
     figures["latency"] = p50_latency(catalog, scored, full_dir, index_dir)
     figures["load_average_end"] = load_average()
 
-    width = max(len(name) for name in figures["rows"])
-    print(f"\n{'setting'.ljust(width)}  queries  " + "  ".join(f"{m:>9}" for m in METRICS))
-    for name, (n, row) in figures["rows"].items():
-        print(f"{name.ljust(width)}  {n:>7}  " + "  ".join(f"{row[m]:>9.1f}" for m in METRICS))
-    print("\nfitted weights (all queries): " + ", ".join(f"{k} {v}" for k, v in figures["fitted_weights_all"].items()))
-    for name, sec in figures["seconds"].items():
-        print(f"{name}: {sec:.0f} s")
-    lat = figures["latency"]
-    print(f"search_apis(q, 10) p50: untrained {lat['untrained p50 ms']:.1f} ms, trained {lat['trained p50 ms']:.1f} ms "
-          f"({100 * (lat['trained p50 ms'] / lat['untrained p50 ms'] - 1):+.1f} %)")
-    print(f"load average: start {figures['load_average_start']}, end {figures['load_average_end']} "
-          f"({os.cpu_count()} CPUs)")
+    print_table(figures)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")
     return 0
