@@ -204,19 +204,24 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------ index
 def _configure_index(p: argparse.ArgumentParser) -> None:
-    from .catalog.index_cli import configure
+    from .catalog.index_cli import configure, configure_train
 
-    sub = p.add_subparsers(dest="index_command", metavar="{build}", required=True)
+    sub = p.add_subparsers(dest="index_command", metavar="{build,train}", required=True)
     b = sub.add_parser("build", help="build every search index of a catalog ahead of time (progress on stderr)")
     _add_catalog_arg(b)
     _add_search_args(b)
     configure(b)
+    t = sub.add_parser("train", help="fine-tune the dense encoder on a catalog's queries (needs the 'train' extra)")
+    _add_catalog_arg(t)
+    configure_train(t)
 
 
 def cmd_index(args: argparse.Namespace) -> int:
-    """`anytool index build`."""
-    from .catalog.index_cli import run_build
+    """`anytool index build` / `anytool index train`."""
+    from .catalog.index_cli import run_build, run_train
 
+    if args.index_command == "train":
+        return run_train(_load_catalog(args.catalog), args, out=sys.stdout)
     return run_build(_load_catalog(args.catalog), embeddings=args.embeddings, index_dir=args.index_dir,
                      as_json=args.json, out=sys.stdout)
 
@@ -236,6 +241,8 @@ def _configure_eval(p: argparse.ArgumentParser) -> None:
     r.add_argument("--k", nargs="+", type=positive_int, default=None, metavar="K",
                    help="cutoffs for both metrics (default: Recall@5,10,64 and NDCG@5,10)")
     _add_search_args(r)
+    r.add_argument("--allow-train-overlap", action="store_true",
+                   help="score a trained encoder (minilm:DIR) even on queries it was trained on (not held-out)")
     r.add_argument("--json", action="store_true", help="print JSON")
     add_eval_commands(sub)
     add_quiet(sub)
@@ -254,17 +261,22 @@ def _eval_command(args: argparse.Namespace) -> int:
     if getattr(args, "eval_handler", None) is not None:
         return int(args.eval_handler(args))
     from .catalog.embeddings import embeddings_id
-    from .eval.retrieval import evaluate_retrieval
+    from .eval.retrieval import check_train_overlap, evaluate_retrieval, load_queries
 
     catalog = _load_catalog(args.catalog)
     searcher = _searcher(args, catalog)
     recall_ks, ndcg_ks = (args.k, args.k) if args.k else ((5, 10, 64), (5, 10))
-    searcher.build()
+    check_train_overlap(searcher.embeddings, load_queries(args.queries, catalog), allow=args.allow_train_overlap)
+    searcher.build()  # refused before any index is built
     report = evaluate_retrieval(catalog, args.queries, recall_ks=recall_ks, ndcg_ks=ndcg_ks,
                                 progress=not (args.json or args.quiet),
-                                search=lambda q, k: [h.api_id for h in searcher.search_apis(q, k)])
+                                search=lambda q, k: [h.api_id for h in searcher.search_apis(q, k)],
+                                encoder=searcher.embeddings, allow_train_overlap=args.allow_train_overlap)
     model = embeddings_id(searcher.embeddings) if searcher.embeddings is not None else "none (BM25 only)"
-    report.config = {"catalog": catalog.name, "apis": len(catalog), "embeddings": model}
+    report.config = {"catalog": catalog.name, "apis": len(catalog), "embeddings": model, **report.config}
+    if report.config.get("train_overlap"):
+        print(f"note: {report.config['train_overlap']} of these queries were the encoder's training queries "
+              "(--allow-train-overlap): not held-out figures", file=sys.stderr)
     if args.json:
         _print_json(report.to_dict())
         return 0

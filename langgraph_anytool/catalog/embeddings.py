@@ -6,6 +6,9 @@ Any LangChain `Embeddings` works. Specs understood by `resolve_embeddings`:
   (`onnx_encoder.OnnxMiniLMEmbeddings`, int8; no torch) when `onnxruntime` is installed, else on
   sentence-transformers; ``"minilm:int8"`` / ``"minilm:fp32"`` pick the ONNX precision, ``"minilm:torch"``
   (alias ``"minilm-st"``) forces sentence-transformers (`MiniLMEmbeddings`);
+- ``"minilm:<DIR>"`` (also ``"minilm:int8:<DIR>"``, ``"minilm:fp32:<DIR>"``, ``"minilm:torch:<DIR>"``): a fine-tuned
+  MiniLM folder, e.g. one written by ``anytool index train`` (its shipped ``model-int8.onnx`` is used as is; its
+  fitted fusion weights, when present, become the searcher's default);
 - ``"openai:<model>"``: `langchain_openai.OpenAIEmbeddings(model=<model>)`, honouring ``OPENAI_BASE_URL``;
 - ``"none"`` / ``"bm25"``: no dense vectors, BM25 only;
 - ``"default"`` / ``"auto"`` / ``None``: the default policy below;
@@ -64,13 +67,39 @@ def _quiet_transformers() -> None:
         pass
 
 
-def minilm(precision: str | None = None) -> Embeddings:
-    """MiniLM on ONNX Runtime (`precision` int8 | fp32) when available, else on sentence-transformers."""
+def minilm(precision: str | None = None, model_path: str | Path | None = None) -> Embeddings:
+    """MiniLM on ONNX Runtime (`precision` int8 | fp32) when available, else on sentence-transformers.
+
+    `model_path`: a fine-tuned model folder instead of the packaged weights.
+    """
     if precision is not None or onnx_minilm_available():
         from .onnx_encoder import OnnxMiniLMEmbeddings
 
-        return OnnxMiniLMEmbeddings(precision=precision or DEFAULT_ONNX_PRECISION)
-    return MiniLMEmbeddings()
+        return OnnxMiniLMEmbeddings(precision=precision or DEFAULT_ONNX_PRECISION, model_path=model_path)
+    return MiniLMEmbeddings(model_path=model_path)
+
+
+def _minilm_spec(rest: str, spec: str) -> Embeddings:
+    """``minilm:<rest>``: a precision, ``torch``, or an optional precision/``torch`` then a model folder."""
+    low = rest.strip().lower()
+    if low in ("int8", "fp32"):
+        return minilm(low)
+    if low in ("torch", "st"):
+        return MiniLMEmbeddings()
+    head, sep, tail = rest.partition(":")
+    mode = head.strip().lower() if sep else ""
+    path_text = tail if mode in ("int8", "fp32", "torch", "st") else rest
+    path = Path(path_text.strip()).expanduser()
+    if not path.is_dir():
+        raise ValueError(f"embeddings spec {spec!r}: unknown precision, and {path} is not a model folder (expected "
+                         "'minilm:int8', 'minilm:fp32', 'minilm:torch' or 'minilm:<DIR>' of a folder written by "
+                         "`anytool index train`)")
+    if not (path / "config.json").is_file() or not (path / "model.safetensors").is_file():
+        raise ValueError(f"embeddings spec {spec!r}: {path} has no config.json and model.safetensors "
+                         "(train one with `anytool index train`)")
+    if mode in ("torch", "st"):
+        return MiniLMEmbeddings(model_path=path)
+    return minilm(mode if mode in ("int8", "fp32") else None, model_path=path)
 
 
 @functools.lru_cache(maxsize=4)
@@ -110,6 +139,10 @@ class MiniLMEmbeddings(Embeddings):
         self.batch_size = batch_size
         self.max_seq_length = max_seq_length
         self.model_id = f"{self.name}@{max_seq_length}"
+        if self._model_path is not None and (self._model_path / "model.safetensors").is_file():
+            from .trained_model import weights_digest
+
+            self.model_id = f"local:{weights_digest(self._model_path)}@{max_seq_length}"
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -174,11 +207,11 @@ def resolve_embeddings(spec: str | Embeddings | None) -> Embeddings | None:
     if low in _MINILM_TORCH:
         return MiniLMEmbeddings()
     if low.startswith("minilm:"):
-        return minilm(low.split(":", 1)[1].strip())
+        return _minilm_spec(key.split(":", 1)[1], key)
     if low.startswith("openai:"):
         return _openai_embeddings(key.split(":", 1)[1].strip())
     raise ValueError(f"unknown embeddings spec {spec!r}: use 'minilm' (or 'minilm:int8', 'minilm:fp32', "
-                     "'minilm:torch'), 'openai:<model>', 'none' or 'default'")
+                     "'minilm:torch', 'minilm:<DIR>'), 'openai:<model>', 'none' or 'default'")
 
 
 def default_embeddings() -> Embeddings | None:

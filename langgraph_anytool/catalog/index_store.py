@@ -31,12 +31,14 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def _read_meta(path: Path, counts: Mapping[str, int]) -> dict[str, Any] | None:
+def _read_meta(path: Path, counts: Mapping[str, int], model: str | None = None) -> dict[str, Any] | None:
     try:
         meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(meta, dict) or meta.get("counts") != dict(counts):
+        return None
+    if model is not None and meta.get("model") != model:
         return None
     return meta
 
@@ -70,9 +72,10 @@ def _read_index(file: Path) -> Any:
     return faiss.read_index(str(file))
 
 
-def load_faiss(path: Path, counts: Mapping[str, int]) -> dict[str, Any] | None:
-    """The persisted faiss indexes (memory-mapped where faiss can) when complete and of the expected sizes."""
-    if _read_meta(path, counts) is None:
+def load_faiss(path: Path, counts: Mapping[str, int], model: str | None = None) -> dict[str, Any] | None:
+    """The persisted faiss indexes (memory-mapped where faiss can) when complete, of the expected sizes and, when
+    `model` is given, built by that encoder (the `model` its `meta.json` records; another encoder → rebuilt)."""
+    if _read_meta(path, counts, model) is None:
         return None
     out: dict[str, Any] = {}
     try:

@@ -8,6 +8,9 @@ Nothing is downloaded: the conversion runs locally the first time a model file i
 quantization (per-channel int8 weights for every MatMul) to the fp32 graph; it quantizes activations per batch,
 so an int8 vector moves slightly with its batch mates (cosine ≥ 0.98 in the tests), fp32 vectors do not.
 
+A fine-tuned folder (`model_path`, e.g. written by ``anytool index train``) that ships ``model-<precision>.onnx``
+is run from that file; its `model_id` carries a digest of its weights, so persisted indexes follow the encoder.
+
 Text is tokenised with the model's own `tokenizer.json` (the `tokenizers` package), lower-cased WordPiece, cut at
 `max_seq_length` word pieces like the sentence-transformers path.
 """
@@ -131,6 +134,11 @@ def build_bert_onnx(model_dir: Path) -> Any:
 
 
 def _weights_digest(model_dir: Path) -> str:
+    """Cache key of a model folder's weights: size and mtime, or the weights' content digest for a trained folder."""
+    from .trained_model import MANIFEST, weights_digest
+
+    if (model_dir / MANIFEST).is_file():
+        return "t" + weights_digest(model_dir)[:11]
     h = hashlib.sha256()
     for name in ("config.json", "model.safetensors"):
         st = (model_dir / name).stat()
@@ -155,18 +163,40 @@ def ensure_onnx_model(model_dir: Path, precision: str, cache_dir: Path | None = 
     if not fp32.is_file():
         _atomic_save(fp32, lambda tmp: onnx.save(build_bert_onnx(model_dir), str(tmp)))
     if precision == "int8":
-        import logging
+        _quantize(fp32, target)
+    return target
 
-        from onnxruntime.quantization import QuantType, quantize_dynamic
 
-        root = logging.getLogger()
-        level = root.level
-        root.setLevel(max(level, logging.ERROR))  # quantize_dynamic logs a pre-processing hint on the root logger
-        try:
-            _atomic_save(target, lambda tmp: quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8,
-                                                              per_channel=True, op_types_to_quantize=["MatMul"]))
-        finally:
-            root.setLevel(level)
+def _quantize(fp32: Path, target: Path) -> None:
+    """ONNX Runtime's dynamic int8 quantization (per-channel weights of every MatMul) of `fp32` into `target`."""
+    import logging
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(max(level, logging.ERROR))  # quantize_dynamic logs a pre-processing hint on the root logger
+    try:
+        _atomic_save(target, lambda tmp: quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8,
+                                                          per_channel=True, op_types_to_quantize=["MatMul"]))
+    finally:
+        root.setLevel(level)
+
+
+def export_onnx(model_dir: Path, target: Path, precision: str = "int8") -> Path:
+    """Write `model_dir`'s encoder to `target` as ONNX at `precision` (the same graph and quantization as the cache)."""
+    if precision not in _PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}: use one of {', '.join(_PRECISIONS)}")
+    import onnx
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if precision == "fp32":
+        _atomic_save(target, lambda tmp: onnx.save(build_bert_onnx(model_dir), str(tmp)))
+        return target
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".onnx-export.") as tmp_dir:
+        fp32 = Path(tmp_dir) / "model-fp32.onnx"
+        onnx.save(build_bert_onnx(model_dir), str(fp32))
+        _quantize(fp32, target)
     return target
 
 
@@ -175,6 +205,7 @@ def _atomic_save(path: Path, write: Any) -> None:
     os.close(fd)
     try:
         write(Path(tmp))
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; a model file is not a secret
         os.replace(tmp, path)
     finally:
         Path(tmp).unlink(missing_ok=True)
@@ -212,6 +243,19 @@ class OnnxMiniLMEmbeddings(Embeddings):
         self.cache_size = cache_size
         self.threads = threads
         self.model_id = f"{self.name}@{max_seq_length}+onnx-{precision}"
+        self.fusion_weights: dict[str, Any] | None = None  # fitted weights stored beside a trained model
+        self.trained: Any = None  # trained_model.TrainedModel of a folder written by `anytool index train`
+        if self._model_path is not None:
+            from .trained_model import read_trained, weights_digest
+
+            if not (self._model_path / "model.safetensors").is_file():
+                raise ValueError(f"{self._model_path}: not a model folder (no model.safetensors); "
+                                 "train one with `anytool index train`")
+            self.trained = read_trained(self._model_path)
+            if self.trained is not None and self.trained.fusion is not None:
+                self.fusion_weights = dict(self.trained.fusion["weights"])
+            self.name = f"local:{weights_digest(self._model_path)}"
+            self.model_id = f"{self.name}@{max_seq_length}+onnx-{precision}"
         self._session: Any = None
         self._tokenizer: Any = None
         self._lock = threading.Lock()
@@ -230,7 +274,10 @@ class OnnxMiniLMEmbeddings(Embeddings):
                 model_dir = self._model_path or packaged_minilm_dir()
                 if not (model_dir / "model.safetensors").is_file() or not (model_dir / "tokenizer.json").is_file():
                     raise ImportError(f"no MiniLM model files under {model_dir}; reinstall them: {ONNX_HINT}")
-                path = ensure_onnx_model(model_dir, self.precision, self._cache_dir)
+                from .trained_model import onnx_file
+
+                shipped = onnx_file(model_dir, self.precision)
+                path = shipped if shipped.is_file() else ensure_onnx_model(model_dir, self.precision, self._cache_dir)
                 opts = ort.SessionOptions()
                 opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
                 opts.log_severity_level = 3

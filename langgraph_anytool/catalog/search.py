@@ -146,9 +146,16 @@ class _Level:
 
     def part_scores(self, tokens: Sequence[list[str]], vectors: np.ndarray | None, w: FusionWeights) -> np.ndarray:
         """Weighted RRF contributions, shape (parts, size)."""
-        out = np.zeros((len(tokens), self.size), dtype=np.float32)
+        sparse, dense = self.components(tokens, vectors, w)
+        return np.asarray(w.bm25 * sparse + w.dense * dense, dtype=np.float32)
+
+    def components(self, tokens: Sequence[list[str]], vectors: np.ndarray | None,
+                   w: FusionWeights) -> tuple[np.ndarray, np.ndarray]:
+        """Unweighted RRF terms 1 / (c + rank) of BM25 and of the dense index, each of shape (parts, size)."""
+        sparse = np.zeros((len(tokens), self.size), dtype=np.float32)
+        dense = np.zeros((len(tokens), self.size), dtype=np.float32)
         if not self.size:
-            return out
+            return sparse, dense
         depth = min(w.depth, self.size)
         for p, toks in enumerate(tokens):
             if not toks or self.bm25 is None:
@@ -157,14 +164,14 @@ class _Level:
             top = np.argpartition(-scores, depth - 1)[:depth] if depth < self.size else np.arange(self.size)
             top = top[scores[top] > 0]
             top = top[np.argsort(-scores[top], kind="stable")]
-            out[p, top] += w.bm25 / (w.rrf_k + 1 + np.arange(len(top), dtype=np.float32))
+            sparse[p, top] = 1.0 / (w.rrf_k + 1 + np.arange(len(top), dtype=np.float32))
         if vectors is not None and self.dense is not None and self.dense.ntotal:
             _, idx = self.dense.search(vectors, depth)
-            ranks = w.dense / (w.rrf_k + 1 + np.arange(depth, dtype=np.float32))
+            ranks = 1.0 / (w.rrf_k + 1 + np.arange(depth, dtype=np.float32))
             for p in range(len(tokens)):
                 valid = idx[p] >= 0
-                out[p, idx[p][valid]] += ranks[valid]
-        return out
+                dense[p, idx[p][valid]] = ranks[valid]
+        return sparse, dense
 
 
 class CatalogSearcher:
@@ -174,6 +181,8 @@ class CatalogSearcher:
     for the default policy of `embeddings.default_embeddings` (env ``ANYTOOL_EMBEDDINGS``, else MiniLM when
     installed, else BM25 only). `index_dir`: where indexes persist (None → `default_index_dir()`).
     `ann_threshold`: API count above which the API-level dense index is IVF + SQ8 instead of exact.
+    `weights`: the fusion weights; default: those fitted beside a trained encoder (``anytool index train
+    --fit-fusion``, exposed as its `fusion_weights`), else `FusionWeights()`.
     """
 
     def __init__(
@@ -189,7 +198,7 @@ class CatalogSearcher:
         self.catalog = catalog
         self.embeddings = resolve_embeddings(embeddings)
         self.index_dir = Path(index_dir).expanduser() if index_dir else default_index_dir()
-        self.weights = weights or FusionWeights()
+        self.weights = weights or _fitted_weights(self.embeddings) or FusionWeights()
         self.progress = progress
         self.ann_threshold = ann_threshold
         self.stats = BuildStats()
@@ -290,7 +299,8 @@ class CatalogSearcher:
         path = self.index_path()
         assert path is not None and self.embeddings is not None
         self.stats.index_path = str(path)
-        loaded = load_faiss(path, counts)
+        model = embeddings_id(self.embeddings)
+        loaded = load_faiss(path, counts, model=model)
         if loaded is None:
             loaded = {}
             for name in counts:
@@ -299,7 +309,7 @@ class CatalogSearcher:
                 self.stats.embedded_documents += len(vectors)
                 threshold = self.ann_threshold if name == "apis" else max(self.ann_threshold, len(vectors))
                 loaded[name] = build_dense_index(vectors, ann_threshold=threshold)
-            save_faiss(path, loaded, {"model": embeddings_id(self.embeddings), "documents": DOCUMENT_VERSION,
+            save_faiss(path, loaded, {"model": model, "documents": DOCUMENT_VERSION,
                                       "fingerprint": self.catalog.fingerprint(), "catalog": self.catalog.name})
         else:
             self.stats.dense_loaded = True
@@ -310,23 +320,53 @@ class CatalogSearcher:
     # ------------------------------------------------------------------ scoring
     def _scores(self, query: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Final API, tool and category scores for a query."""
-        if not query or not query.strip():
-            raise ValueError("empty query")
-        self.build()
         w = self.weights
-        parts = [query.strip()]
-        sentences = split_query(query)
-        if len(sentences) > 1:
-            parts += sentences
-        tokens = [tokenize(p) for p in parts]
-        vectors = self._query_vectors(parts) if self.embeddings is not None else None
+        tokens, vectors = self._query_parts(query)
         api_p = self._levels["apis"].part_scores(tokens, vectors, w)
         tool_p = self._levels["tools"].part_scores(tokens, vectors, w)
         cat_p = self._levels["categories"].part_scores(tokens, vectors, w)
         api_total = api_p + w.tool * tool_p[:, self._api_tool]
         tool_total = tool_p + self._max_per_group(api_p, self._tool_sizes)
         cat_total = cat_p + self._max_per_group(tool_total, self._cat_sizes)
-        return self._combine_parts(api_total), self._combine_parts(tool_total), self._combine_parts(cat_total)
+        return (self._combine_parts(api_total, w), self._combine_parts(tool_total, w),
+                self._combine_parts(cat_total, w))
+
+    def _query_parts(self, query: str) -> tuple[list[list[str]], np.ndarray | None]:
+        """BM25 tokens and dense vectors of the query's parts (whole query, then its sentences)."""
+        if not query or not query.strip():
+            raise ValueError("empty query")
+        self.build()
+        parts = [query.strip()]
+        sentences = split_query(query)
+        if len(sentences) > 1:
+            parts += sentences
+        tokens = [tokenize(p) for p in parts]
+        vectors = self._query_vectors(parts) if self.embeddings is not None else None
+        return tokens, vectors
+
+    def api_components(self, query: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Unweighted RRF terms of a query: BM25 and dense at the API level, then at the tool level (parts × size).
+
+        `api_scores_from` turns them into the API scores `search_apis` ranks by, for any bm25/dense/tool/whole
+        weights (`rrf_k` and `depth` are this searcher's): fusion weights are fitted this way without re-searching.
+        """
+        tokens, vectors = self._query_parts(query)
+        api_s, api_d = self._levels["apis"].components(tokens, vectors, self.weights)
+        tool_s, tool_d = self._levels["tools"].components(tokens, vectors, self.weights)
+        return api_s, api_d, tool_s, tool_d
+
+    def api_scores_from(self, components: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+                        weights: FusionWeights) -> np.ndarray:
+        """The final API scores of `api_components` under `weights` (the same formula as `search_apis`)."""
+        api_s, api_d, tool_s, tool_d = components
+        api_p = weights.bm25 * api_s + weights.dense * api_d
+        tool_p = weights.bm25 * tool_s + weights.dense * tool_d
+        return self._combine_parts(api_p + weights.tool * tool_p[:, self._api_tool], weights)
+
+    @property
+    def api_ids(self) -> list[str]:
+        """API ids in index order (the columns of `api_components`)."""
+        return [a.id for a in self._apis]
 
     def _query_vectors(self, parts: list[str]) -> np.ndarray:
         """L2-normalised vectors of the query parts (row 0: whole query, then its sentences).
@@ -352,11 +392,12 @@ class CatalogSearcher:
                 return np.array(batch(parts), dtype=np.float32)
         return np.array([self.embeddings.embed_query(p) for p in parts], dtype=np.float32)
 
-    def _combine_parts(self, per_part: np.ndarray) -> np.ndarray:
+    @staticmethod
+    def _combine_parts(per_part: np.ndarray, w: FusionWeights) -> np.ndarray:
         """Best sentence + `whole` × whole query (row 0); one-part queries: (1 + whole) × whole query."""
         if per_part.shape[0] == 1:
-            return np.asarray((1.0 + self.weights.whole) * per_part[0])
-        return np.asarray(per_part[1:].max(axis=0) + self.weights.whole * per_part[0])
+            return np.asarray((1.0 + w.whole) * per_part[0])
+        return np.asarray(per_part[1:].max(axis=0) + w.whole * per_part[0])
 
     @staticmethod
     def _max_per_group(values: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -412,6 +453,15 @@ class CatalogSearcher:
         """The k best categories."""
         _, _, cat_s = self._scores(query)
         return [CategoryHit(category=self._categories[i].name, score=float(cat_s[i])) for i in self._top(cat_s, k)]
+
+
+def _fitted_weights(embeddings: Embeddings | None) -> FusionWeights | None:
+    """The fusion weights a trained encoder carries (`fusion_weights`, a dict of `FusionWeights` fields), if any."""
+    fitted = getattr(embeddings, "fusion_weights", None)
+    if not isinstance(fitted, dict) or not fitted:
+        return None
+    known = set(FusionWeights.__dataclass_fields__)
+    return FusionWeights(**{k: v for k, v in fitted.items() if k in known})
 
 
 # ---------------------------------------------------------------------- dense helpers

@@ -4,6 +4,9 @@ Each query's ``relevant APIs`` ([tool_name, api_name] pairs, original names) are
 `Catalog.find_api` (using the category given in the query's ``api_list`` when it names the pair). Pairs that do
 not map are counted and reported, never fatal; a query with no mapped pair is skipped (its metrics are undefined).
 Groups are the query files' stems; "overall" averages over every evaluated query (micro average).
+
+An encoder trained on query files (`anytool index train`) lists its training queries in its manifest; scoring it
+on any of them is refused (`TrainOverlapError`) unless `allow_train_overlap`: such figures are not held-out.
 """
 
 from __future__ import annotations
@@ -23,6 +26,34 @@ if TYPE_CHECKING:
     from ..catalog.catalog import Catalog
 
 SearchFn = Callable[[str, int], Sequence[str]]  # (query, k) -> ranked API ids
+
+
+class TrainOverlapError(ValueError):
+    """The encoder under evaluation was trained on some of the evaluation queries."""
+
+
+def train_overlap(encoder: Any, queries: Sequence[EvalQuery]) -> int:
+    """How many of `queries` (those with a mapped relevant API) `encoder` was trained on (0 for untrained ones).
+
+    A trained encoder exposes `trained` (`catalog.trained_model.TrainedModel`), whose manifest lists the hashes of
+    its training queries' texts.
+    """
+    trained = getattr(encoder, "trained", None)
+    if trained is None:
+        return 0
+    return int(trained.overlap(q.query for q in queries if q.relevant))
+
+
+def check_train_overlap(encoder: Any, queries: Sequence[EvalQuery], *, allow: bool) -> int:
+    """`train_overlap`, raising `TrainOverlapError` (one line) when it is not 0 and not `allow`ed."""
+    n = train_overlap(encoder, queries)
+    if n and not allow:
+        scored = sum(1 for q in queries if q.relevant)
+        where = getattr(encoder.trained, "path", "the encoder's folder")
+        raise TrainOverlapError(f"the encoder at {where} was trained on {n} of these {scored} queries (its "
+                                "manifest.json lists them), so its scores would not be held-out; evaluate on other "
+                                "queries, or pass --allow-train-overlap to score it anyway")
+    return n
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,21 +166,28 @@ def evaluate_retrieval(
     recall_ks: Sequence[int] = (5, 10, 64),
     ndcg_ks: Sequence[int] = (5, 10),
     progress: bool = False,
+    encoder: Any = None,
+    allow_train_overlap: bool = False,
 ) -> RetrievalReport:
     """Run `search` (default: `catalog.search`) on every query and aggregate per group and overall.
 
-    `progress`: a tqdm bar on stderr, one step per query.
+    `progress`: a tqdm bar on stderr, one step per query. `encoder`: the embeddings behind `search` (default,
+    when `search` is not given: the catalog searcher's); a trained one is refused on its own training queries
+    (`TrainOverlapError`) unless `allow_train_overlap` (the count is then in `config["train_overlap"]`).
     """
     from tqdm import tqdm
 
     if not recall_ks and not ndcg_ks:
         raise ValueError("no metric cutoffs given")
     if search is None:
+        encoder = encoder if encoder is not None else catalog.searcher().embeddings
+
         def search(q: str, k: int) -> list[str]:
             return [h.api_id for h in catalog.search(q, k)]
     depth = max([*recall_ks, *ndcg_ks])
     names = metric_names(recall_ks, ndcg_ks)
     queries = load_queries(query_files, catalog)
+    overlap = check_train_overlap(encoder, queries, allow=allow_train_overlap)
     t0 = time.perf_counter()
     sums: dict[str, dict[str, float]] = {}
     groups: dict[str, GroupScores] = {}
@@ -177,4 +215,4 @@ def evaluate_retrieval(
             total[m] += sums.get(name, {}).get(m, 0.0)
     overall.metrics = {m: (total[m] / overall.queries if overall.queries else 0.0) for m in names}
     return RetrievalReport(groups=list(groups.values()), overall=overall, metric_names=names,
-                           seconds=time.perf_counter() - t0)
+                           seconds=time.perf_counter() - t0, config={"train_overlap": overlap} if overlap else {})
