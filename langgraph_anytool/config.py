@@ -65,7 +65,7 @@ _CHOICES: Mapping[str, tuple[str, ...]] = {
 }
 
 # `AnyToolConfig.paper()`: our additions off, and the authors' loop in the five places it differs from ours
-# (see the module docstring; NOTES-paper.md has the table)
+# (see the module docstring; docs/configuration.md has the table)
 PAPER_SETTINGS: Mapping[str, Any] = {
     "seed_with_search": False, "small_category_shortcut": False,
     "solvable_check": "after_add", "judge": "anytool", "call_limit": "model_queries",

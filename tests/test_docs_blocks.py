@@ -43,6 +43,7 @@ MARKS = ("slow", "needs-shared", "needs-network", "manual", "xfail")
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<body>.*?)\s*-->\s*$")
 EXPECTED_EXIT = re.compile(r"#.*\bexits? (?:code )?(?P<code>\d+)\b")
+HEREDOC = re.compile(r"<<-?\s*(?P<q>['\"]?)(?P<word>\w+)(?P=q)")  # `cat > f <<'EOF'`: the body is not commands
 PROVIDER_MODEL = re.compile(r"^[A-Za-z][\w.-]*:\S")
 
 
@@ -179,14 +180,15 @@ def offline_models() -> Iterator[None]:
 
 def work_dir(root: Path) -> Path:
     """A page's working directory: `root/work`, beside `root/shared` → the shared data (when it exists), with
-    links to the repository's `notebooks` and `benchmarks` (so `python notebooks/build.py` runs as documented,
-    and what a block writes lands in the scratch folder, not in the repository)."""
+    links to the repository's `notebooks`, `benchmarks` and `tests` (so `python notebooks/build.py` runs as
+    documented, a block may read the hand-made files under `tests/data/`, and what a block writes lands in the
+    scratch folder, not in the repository)."""
     work = root / "work"
     if not work.exists():
         work.mkdir(parents=True)
         if SHARED.is_dir():
             (root / "shared").symlink_to(SHARED)
-        for name in ("notebooks", "benchmarks"):
+        for name in ("notebooks", "benchmarks", "tests"):
             (work / name).symlink_to(REPO / name)
     return work
 
@@ -197,8 +199,13 @@ def bash_script(code: str) -> str:
     shim = f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve()))}"
     out = [f'anytool() {{ {shim} "$@"; }}', f'python() {{ {shlex.quote(sys.executable)} "$@"; }}']
     logical: list[tuple[int, str]] = []
-    pending, first = "", 0
+    pending, first, heredoc = "", 0, ""
     for n, raw in enumerate(code.splitlines(), 1):
+        if heredoc:  # a here-document's body and its terminator belong to the command that opened it
+            logical[-1] = (logical[-1][0], logical[-1][1] + "\n" + raw)
+            if raw.strip() == heredoc:
+                heredoc = ""
+            continue
         if not pending:
             first = n
         if raw.rstrip().endswith("\\"):
@@ -206,10 +213,12 @@ def bash_script(code: str) -> str:
             continue
         logical.append((first, pending + raw))
         pending = ""
+        m = HEREDOC.search(raw)
+        heredoc = m.group("word") if m else ""
     for n, command in logical:
         if not command.strip() or command.lstrip().startswith("#"):
             continue
-        m = EXPECTED_EXIT.search(command)
+        m = EXPECTED_EXIT.search(command.splitlines()[0])
         expected = int(m.group("code")) if m else 0
         out.append(command)
         out.append(f'__rc=$?; if [ "$__rc" != {expected} ]; then echo "docs-test: the command of block line {n} '
@@ -357,6 +366,10 @@ def test_bash_blocks_check_each_exit_code(tmp_path: Path) -> None:
     assert done.returncode == 97 and "block line 2 exited 1, expected 0" in done.stderr
     wrong = Block(tmp_path / "p.md", 1, "bash", "true   # exits 2\n")
     assert "expected 2" in run_bash(wrong, tmp_path).stderr
+    # a here-document's body is data, not commands: no exit check inside it, and the file holds exactly the body
+    doc = Block(tmp_path / "p.md", 1, "bash", "cat > a.json <<'JSON'\n[1,\n 2]\nJSON\npython - <<EOF\nprint(3)\nEOF\n"
+                "false   # exits 1\n")
+    assert run_bash(doc, tmp_path).returncode == 0 and (tmp_path / "a.json").read_text() == "[1,\n 2]\n"
 
 
 def test_provider_models_resolve_to_the_offline_stand_in(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -430,6 +430,44 @@ def test_direct_call_with_any_langchain_tool(model: OfflinePolicyModel) -> None:
     assert not second.tool_calls and "3" in str(second.content)
 
 
+def test_direct_call_passes_the_whole_request_to_a_delegate_tool(model: OfflinePolicyModel) -> None:
+    """As the outer agent of `create_agent(..., tools=[create_anytool_tool(...)])`: a tool whose only parameter is a
+    request gets the whole last human message (before: the fragment "France", or no call at all), and its answer is
+    the reply; a catalog API or a tool with two parameters is no delegate."""
+    from langchain_core.tools import tool
+
+    @tool
+    def find_and_call_apis(request: str) -> str:
+        """Finds and calls the right APIs."""
+        return ""
+
+    @tool
+    def current_weather(city: str) -> str:
+        """Current weather of a city."""
+        return "sunny"
+
+    question = "Is 2025-07-14 a public holiday in France?"
+    tools = [current_weather, find_and_call_apis]
+    msgs: list[BaseMessage] = [HumanMessage("Hello"), AIMessage("Hi."), HumanMessage(question)]
+    first = reply(model, None, None, msgs, tools)
+    assert [(tc["name"], tc["args"]) for tc in first.tool_calls] == [("find_and_call_apis", {"request": question})]
+    result = json.dumps({"answer": "Yes: National Day.", "status": "solved", "sources": []})
+    second = reply(model, None, None, [*msgs, *answer_calls(first, [result])], tools)
+    assert not second.tool_calls and second.content == "Yes: National Day."
+    # a new request after the answer is delegated again, whole
+    again = [*msgs, *answer_calls(first, [result]), second, HumanMessage("And 2025-07-15?")]
+    third = reply(model, None, None, again, tools)
+    assert [tc["args"] for tc in third.tool_calls] == [{"request": "And 2025-07-15?"}]
+
+    @tool
+    def ask_agent(request: str, language: str) -> str:
+        """Asks another agent."""
+        return ""
+
+    other = reply(model, None, None, [HumanMessage("Current weather in Paris")], [current_weather, ask_agent])
+    assert [(tc["name"], tc["args"]) for tc in other.tool_calls] == [("current_weather", {"city": "Paris"})]
+
+
 def test_direct_call_without_tools_says_what_it_is(model: OfflinePolicyModel) -> None:
     out = reply(model, None, None, [HumanMessage("Hello there")])
     assert LABEL in str(out.content) and not out.tool_calls
