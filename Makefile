@@ -31,7 +31,7 @@ lint: install
 	$(BIN)/mypy
 
 # The docs site must build without a warning (a broken link, anchor or API reference fails it); pytest also runs
-# every code block of README.md and docs/ (tests/test_docs_blocks.py).
+# every code block of README.md and docs/ (tests/docs/test_docs_blocks.py).
 test: install
 	$(BIN)/ruff check .
 	$(BIN)/mypy

@@ -17,8 +17,8 @@ import json
 import tempfile
 from pathlib import Path
 
-from langgraph_anytool import llm
-from langgraph_anytool.cli import main as cli
+from langgraph_anytool.cli.app import main as cli
+from langgraph_anytool.models import llm
 
 
 def run(budget: int, query: str, tmp: Path) -> dict[str, object]:

@@ -19,10 +19,10 @@ import time
 from pathlib import Path
 
 from langgraph_anytool.catalog.catalog import Catalog
+from langgraph_anytool.eval.anytool.persistence import async_checkpointer, db_size
+from langgraph_anytool.eval.anytool.results import ResultsWriter
+from langgraph_anytool.eval.anytool.runner import BatchOptions, run_batch
 from langgraph_anytool.eval.datasets import load_queries
-from langgraph_anytool.eval.persistence import async_checkpointer, db_size
-from langgraph_anytool.eval.results import ResultsWriter
-from langgraph_anytool.eval.runner import BatchOptions, run_batch
 from langgraph_anytool.offline import OfflinePolicyModel
 
 QUERIES = ["Convert 26.2 miles to kilometers.", "What day of the week was 2024-02-29?",

@@ -227,7 +227,7 @@ def run_eval(args: argparse.Namespace, url: str, queries_file: Path, out: Path, 
 # ------------------------------------------------------------------------------------------------ comparing
 def records(out: Path) -> dict[str, dict[str, Any]]:
     """The last complete record of each query (`read_results`)."""
-    from langgraph_anytool.eval.results import read_results
+    from langgraph_anytool.eval.anytool.results import read_results
 
     return {str(rec["query_id"]): rec for rec in read_results(out)}
 

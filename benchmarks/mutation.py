@@ -36,16 +36,16 @@ class Target:
 
 
 TARGETS: dict[str, Target] = {
-    "netguard": Target("langgraph_anytool/tools/netguard.py", ("tests/test_netguard.py",)),
+    "netguard": Target("langgraph_anytool/tools/netguard.py", ("tests/tools/test_netguard.py",)),
     "validation": Target("langgraph_anytool/tools/validation.py", (
-        "tests/test_validation.py", "tests/test_arg_caps_and_workers.py::test_default_cap_is_documented_and_enforced",
-        "tests/test_arg_caps_and_workers.py::test_nested_and_oversized_argument_strings_are_refused")),
-    "cache": Target("langgraph_anytool/tools/cache.py", ("tests/test_cache.py",)),  # keys, TTLs, storage
+        "tests/tools/test_validation.py", "tests/tools/test_arg_caps_and_workers.py::test_default_cap_is_documented_and_enforced",
+        "tests/tools/test_arg_caps_and_workers.py::test_nested_and_oversized_argument_strings_are_refused")),
+    "cache": Target("langgraph_anytool/tools/cache.py", ("tests/tools/test_cache.py",)),  # keys, TTLs, storage
     "judge": Target("langgraph_anytool/nodes/judge/tooleval.py", (  # ToolEval's two stages and reply parsing
-        "tests/test_tooleval.py", "tests/test_reflection_judge.py")),
+        "tests/nodes/test_tooleval.py", "tests/nodes/test_reflection_judge.py")),
     "reflection": Target("langgraph_anytool/nodes/reflection/__init__.py", (
-        "tests/test_reflection_judge.py", "tests/test_anytool_graph.py")),
-    "reducers": Target("langgraph_anytool/state.py", ("tests/test_reflection_judge.py", "tests/test_retriever.py")),
+        "tests/nodes/test_reflection_judge.py", "tests/graphs/test_anytool_graph.py")),
+    "reducers": Target("langgraph_anytool/state.py", ("tests/nodes/test_reflection_judge.py", "tests/integrations/test_retriever.py")),
 }
 
 

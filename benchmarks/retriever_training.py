@@ -36,9 +36,9 @@ import numpy as np
 from langgraph_anytool.catalog import Catalog
 from langgraph_anytool.catalog.embeddings import minilm
 from langgraph_anytool.catalog.search import CatalogSearcher, FusionWeights
-from langgraph_anytool.catalog.training import TrainSettings, train_encoder
 from langgraph_anytool.eval.metrics import ndcg_at_k, recall_at_k
 from langgraph_anytool.eval.retrieval import EvalQuery, check_train_overlap, load_queries
+from langgraph_anytool.eval.training import TrainSettings, train_encoder
 
 RECALL_KS = (5, 10, 64)
 NDCG_KS = (5, 10)

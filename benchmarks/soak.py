@@ -22,8 +22,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from langgraph_anytool import AnyToolConfig, Catalog, create_anytool_graph
+from langgraph_anytool.models.testing import ScriptedChatModel, ai, call
 from langgraph_anytool.runtime import RunSignals
-from langgraph_anytool.testing import ScriptedChatModel, ai, call
 from langgraph_anytool.tools.pipeline import ApiExecutor
 
 

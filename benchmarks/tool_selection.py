@@ -43,8 +43,8 @@ from langchain_core.callbacks import get_usage_metadata_callback
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langgraph_anytool import AnyToolSelectorMiddleware, ApiExecutor, Catalog, api_tools
-from langgraph_anytool.llm import total_tokens
-from langgraph_anytool.testing import ScriptedChatModel, call
+from langgraph_anytool.models.llm import total_tokens
+from langgraph_anytool.models.testing import ScriptedChatModel, call
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "toolbench"
 GROUPS = ("G1_instruction", "G1_category", "G1_tool", "G2_instruction", "G2_category", "G3_instruction")

@@ -7,26 +7,27 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from ._compat import install_aliases as _install_aliases
 from .catalog import Catalog
 from .config import AnyToolConfig
 
 if TYPE_CHECKING:
     from . import viz
-    from .agent_tool import create_anytool_tool
     from .graphs.anytool import create_anytool_graph
     from .graphs.retriever import create_retriever_graph
-    from .retriever import AnyToolRetriever
-    from .selector import AnyToolSelectorMiddleware
+    from .integrations.agent_tool import create_anytool_tool
+    from .integrations.retriever import AnyToolRetriever
+    from .integrations.selector import AnyToolSelectorMiddleware
     from .tools.lc import api_tools
     from .tools.pipeline import ApiExecutor
 
 # public name → the module that defines it (imported when the name is first used)
 _LAZY = {
-    "create_anytool_tool": ".agent_tool",
+    "create_anytool_tool": ".integrations.agent_tool",
     "create_anytool_graph": ".graphs.anytool",
     "create_retriever_graph": ".graphs.retriever",
-    "AnyToolRetriever": ".retriever",
-    "AnyToolSelectorMiddleware": ".selector",
+    "AnyToolRetriever": ".integrations.retriever",
+    "AnyToolSelectorMiddleware": ".integrations.selector",
     "api_tools": ".tools.lc",
     "ApiExecutor": ".tools.pipeline",
 }
@@ -51,3 +52,6 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(import_module(_LAZY[name], __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+_install_aliases()  # old module paths (DeprecationWarning), one release

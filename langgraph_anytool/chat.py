@@ -84,7 +84,7 @@ def stand_in_label(models: Any, roles: Sequence[str] = ANSWER_ROLES) -> str:
 
     Read from the model's `STAND_IN_LABEL` class attribute (through `bind_tools` wrappers), so the graph never
     imports the offline package."""
-    from .profiles import unwrap
+    from .models.profiles import unwrap
 
     for role in roles:
         try:

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal, get_args
 
-from .profiles import ProfileError, check_overrides, load_overrides
+from .models.profiles import ProfileError, check_overrides, load_overrides
 
 SolverMode = Literal["dfsdt", "cot", "umi"]
 UmiPrompts = Literal["default", "alpha_umi"]

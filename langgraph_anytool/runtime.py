@@ -14,9 +14,9 @@ from langgraph.runtime import Runtime
 from .catalog import Catalog
 from .config import ROLES, AnyToolConfig, ConfigError
 from .context import context_values, resolve_settings
-from .guard import CallGuard, RetryBudget, RetryPolicy, UsageMeter
-from .llm import ModelNotConfiguredError, ModelSet, RoleUsage, total_tokens
-from .profiles import model_name, profile_for
+from .models.guard import CallGuard, RetryBudget, RetryPolicy, UsageMeter
+from .models.llm import ModelNotConfiguredError, ModelSet, RoleUsage, total_tokens
+from .models.profiles import model_name, profile_for
 
 if TYPE_CHECKING:
     from .state import RunTally
@@ -182,7 +182,8 @@ class Deps:
             key = (model, tuple(sorted(models.items())))
             with self._lock:
                 if key not in self._model_sets:
-                    self._model_sets[key] = self.models.with_overrides(model, models, catalog=self.catalog)
+                    self._model_sets[key] = self.models.with_overrides(
+                        *offline_resolved(model, models, self.catalog, env=False), catalog=self.catalog)
                 model_set = self._model_sets[key]
         return replace(self, config=settings, models=model_set, _model_sets=self._model_sets, _lock=self._lock)
 
@@ -296,10 +297,30 @@ class BudgetStop:
     reason: str
 
 
+def offline_resolved(model: Any, models: Mapping[str, Any], catalog: Any, *,
+                     env: bool = True) -> tuple[Any, dict[str, Any]]:
+    """`model` (else, with `env`, $ANYTOOL_MODEL) and per-role `models` with each "offline" replaced by the
+    offline policy model over `catalog` (models/llm.py does not know offline/; the runtime wires it)."""
+    import os
+
+    from langgraph_anytool.models.llm import OFFLINE
+
+    def one(spec: Any) -> Any:
+        if isinstance(spec, str) and spec.strip() == OFFLINE:
+            from langgraph_anytool.offline import OfflinePolicyModel
+
+            return OfflinePolicyModel(catalog=catalog)
+        return spec
+
+    spec = model if model is not None or not env else (os.environ.get("ANYTOOL_MODEL") or None)
+    return one(spec), {role: one(m) for role, m in models.items()}
+
+
 def resolve_models(model: Any, models: Mapping[str, Any] | None, config: AnyToolConfig, catalog: Catalog) -> ModelSet:
     """The models of a graph built with `config`: `model` and per-role `models` over `config.models`, with the
     config's request timeout; with `max_cost` set, every role's price must be known (`check_prices`)."""
-    model_set = ModelSet.resolve(model, {**config.models, **dict(models or {})}, catalog=catalog,
+    model, role_models = offline_resolved(model, {**config.models, **dict(models or {})}, catalog)
+    model_set = ModelSet.resolve(model, role_models, catalog=catalog,
                                  request_timeout=config.request_timeout)
     check_prices(model_set, config)  # max_cost needs every role's price: fail before any call
     return model_set

@@ -13,7 +13,19 @@ from langchain_core.messages import AnyMessage, BaseMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from .llm import merge_usage
+
+def merge_usage(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Reducer: add role → counter dicts (and plain numeric counters) key by key."""
+    out: dict[str, Any] = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in (left or {}).items()}
+    for key, value in (right or {}).items():
+        if isinstance(value, Mapping):
+            slot = out.setdefault(key, {})
+            for k, v in value.items():
+                slot[k] = slot.get(k, 0) + v
+        else:
+            out[key] = out.get(key, 0) + value
+    return out
+
 
 AgentLevel = Literal["meta", "category", "tool", "flat"]  # flat: the one agent of the -hierarchy ablation
 AgentStatus = Literal["pending", "running", "finished", "stopped"]

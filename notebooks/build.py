@@ -77,7 +77,7 @@ print([e["function_name"] for e in out["api_pool"]])"""),
     new_code_cell("viz.draw_usage(out)"),
     new_markdown_cell("## Stream progress live"),
     new_code_cell("""import sys
-from langgraph_anytool.progress import ProgressPrinter, stream_run
+from langgraph_anytool.cli.progress import ProgressPrinter, stream_run
 
 stream_run(graph, {"query": "Convert 26.2 miles to kilometers"}, {"configurable": {"thread_id": "notebook-2"}},
            ProgressPrinter(sys.stdout).handle)"""),
@@ -156,8 +156,8 @@ catalog) and ToolBench's (`--mode reference`: the solver gets each query's own A
 **offline stand-in (a heuristic, not an LLM)**, and so is the evaluator, so the figures show the harness, not a
 model. With an endpoint, pass `--model` and `--evaluator` (see the README's "Evaluate" section)."""),
     new_code_cell("""import subprocess, sys
-from langgraph_anytool.eval.results import read_results
-from langgraph_anytool.eval.stats import results_stats
+from langgraph_anytool.eval.anytool.results import read_results
+from langgraph_anytool.eval.anytool.stats import results_stats
 
 work = Path(tempfile.mkdtemp())
 requests = [("Convert 26.2 miles to kilometers.", "Universal Unit Converter", "Convert Units"),

@@ -9,7 +9,7 @@ import sys
 
 from langgraph.checkpoint.sqlite import SqliteSaver
 
-from tests.test_abilities import ask_graph
+from tests.nodes.test_abilities import ask_graph
 
 
 def main(argv: list[str]) -> int:

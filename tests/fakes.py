@@ -1,5 +1,5 @@
-"""Test helpers: the package's scripted chat model (kept public in `langgraph_anytool.testing`)."""
+"""Test helpers: the package's scripted chat model (kept public in `langgraph_anytool.models.testing`)."""
 
-from langgraph_anytool.testing import Responder, ScriptedChatModel, ai, call, system_text
+from langgraph_anytool.models.testing import Responder, ScriptedChatModel, ai, call, system_text
 
 __all__ = ["Responder", "ScriptedChatModel", "ai", "call", "system_text"]

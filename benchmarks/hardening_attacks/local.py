@@ -43,7 +43,7 @@ def _group(path: Path, n: int = len(QUERIES), query: str | None = None) -> Path:
 
 def _cli(args: list[str]) -> tuple[int, str]:
     """`anytool ARGS` in this process (lexical search only, no response cache): exit code and stderr."""
-    from langgraph_anytool.cli import main
+    from langgraph_anytool.cli.app import main
 
     err, out = io.StringIO(), io.StringIO()
     with _lexical(), contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
@@ -190,7 +190,7 @@ def storage_faults() -> tuple[int, int]:
 
 
 def _csv_faults(tmp: Path) -> list[bool]:
-    from langgraph_anytool.eval.oppo_data import TaskDataError, load_task, sample_dir
+    from langgraph_anytool.eval.oppo.data import TaskDataError, load_task, sample_dir
 
     header, first, *_ = (sample_dir() / "task1.csv").read_text(encoding="utf-8").splitlines(True)
     out = []
@@ -339,10 +339,10 @@ def configuration() -> tuple[int, int]:
 def checkpoint_growth() -> tuple[int, int]:
     """A 12-query batch with a SQLite --db: each finished thread must keep one checkpoint, no writes, no free pages."""
     from langgraph_anytool.catalog.catalog import Catalog
+    from langgraph_anytool.eval.anytool.persistence import async_checkpointer
+    from langgraph_anytool.eval.anytool.results import ResultsWriter
+    from langgraph_anytool.eval.anytool.runner import BatchOptions, run_batch
     from langgraph_anytool.eval.datasets import load_queries
-    from langgraph_anytool.eval.persistence import async_checkpointer
-    from langgraph_anytool.eval.results import ResultsWriter
-    from langgraph_anytool.eval.runner import BatchOptions, run_batch
     from langgraph_anytool.offline import OfflinePolicyModel
 
     with _workdir() as tmp, _lexical():

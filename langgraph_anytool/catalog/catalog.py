@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import CatalogError, UnknownNameError
-from .models import Api, Category, Tool
+from .models import Api, Binding, Category, Tool
 from .naming import FunctionNamer, slugify
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
     from langchain_core.tools import BaseTool
 
-    from ..tools.executors.base import Executor
+    from .models import Executor
     from .search import CatalogSearcher, CategoryHit, SearchHit, ToolHit
 
 
@@ -114,9 +114,7 @@ class Catalog:
                 categories.append(c)
             executors.update(cat._executors)
             if cat.name == "builtin" and not cat._executors:
-                from ..tools.executors import make_executor
-
-                local = make_executor("local")
+                local = Binding("local")  # tools/ makes the executor (catalog/ never imports tools/)
                 executors.update(dict.fromkeys(cat._categories, local))
         return cls(categories, name=name or "+".join(c.name for c in catalogs), executors=executors, **kwargs)
 
@@ -188,7 +186,7 @@ class Catalog:
         if not p.exists():
             raise CatalogError(f"catalog path does not exist: {p}", source=str(p))
         if p.is_dir():
-            from .oppo_toolset import is_oppo_toolset, oppo_catalog
+            from .oppo_toolset import is_oppo_toolset
 
             if is_oppo_toolset(p):  # OPPO's toolset/ folder (config.yml + {rapidapi,dev_tools}/docs)
                 return oppo_catalog(p, **kwargs)
@@ -331,3 +329,18 @@ class Catalog:
 
     def search_categories(self, query: str, k: int = 10) -> list[CategoryHit]:
         return self.searcher().search_categories(query, k)
+
+
+def oppo_catalog(root: str | Path, **kwargs: Any) -> Catalog:
+    """`Catalog` of an OPPO toolset folder; its dev tools run locally (`dev_tool_implementations`, bound per API)."""
+    from .oppo_toolset import dev_tool_implementations, load_oppo_toolset
+
+    categories, config = load_oppo_toolset(root)
+    impls = dev_tool_implementations(config)
+    bound = {api.id: impls[(api.tool_name, api.name)] for cat in categories for tool in cat.tools
+             for api in tool.apis if (api.tool_name, api.name) in impls}
+    executors = dict(kwargs.pop("executors", None) or {})
+    if bound:
+        local = Binding("local", bound)  # tools/binding.py makes the LocalExecutor
+        executors.update(dict.fromkeys(bound, local))
+    return Catalog(categories, name=kwargs.pop("name", Path(root).name or "toolset"), executors=executors, **kwargs)

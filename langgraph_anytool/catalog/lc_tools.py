@@ -12,15 +12,13 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .errors import CatalogError, UnknownNameError
-from .models import Api, Category
+from .models import Api, Binding, Category
 from .openapi import SchemaResolver
 from .parse import parse_tool
 
 if TYPE_CHECKING:
     from langchain_core.tools import BaseTool
 
-    from ..tools.executors.base import Executor
-    from .catalog import Catalog
 
 SOURCE_PREFIX = "langchain:"
 
@@ -95,15 +93,15 @@ def bind_langchain_tools(
     category: str,
     tool_name: str,
     timeout: float | None = 60.0,
-) -> tuple[list[Category], dict[str, Executor]]:
-    """The categories of `load_langchain_tools` and one executor bound to every API, running its tool."""
-    from ..tools.executors.langchain import LangChainToolExecutor
+) -> tuple[list[Category], dict[str, Binding]]:
+    """The categories of `load_langchain_tools` and one binding (kind "langchain") for every API;
+    `tools/binding.py` makes the executor running its tool."""
 
     lc_tools = as_langchain_tools(tools)
     categories = load_langchain_tools(lc_tools, category=category, tool_name=tool_name)
     apis = categories[0].tools[0].apis
     by_name = {t.name: t for t in lc_tools}
-    executor = LangChainToolExecutor({api.id: by_name[api.name] for api in apis}, timeout=timeout)
+    executor = Binding("langchain", {api.id: by_name[api.name] for api in apis}, {"timeout": timeout})
     return categories, dict.fromkeys((api.id for api in apis), executor)
 
 
@@ -122,7 +120,7 @@ def _invoker(tool: BaseTool) -> Callable[..., Any]:
 
 def langchain_tool_implementations(
     tools: Sequence[BaseTool],
-    catalog: Catalog,
+    catalog: Any,  # a Catalog (not imported: catalog.py imports this module)
     *,
     category: str | None = None,
     tool_name: str | None = None,

@@ -10,17 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import CatalogError
 from .models import Category, Tool
 
 if TYPE_CHECKING:
-    from ..tools.executors.base import Executor
-    from .catalog import Catalog
+    from .models import Executor
 
-C = TypeVar("C", bound="Catalog")
+C = TypeVar("C")  # a Catalog (class given by Catalog.from_mcp: mcp.py does not import catalog.py)
 
 _MISSING = ("Catalog.from_mcp needs langchain-mcp-adapters: pip install 'langgraph-anytool[mcp]'")
 
@@ -60,13 +59,13 @@ async def aload_mcp_categories(
                      tools=tuple(tools))], executors
 
 
-async def aload_mcp_catalog(cls: type[C], connections: Mapping[str, Mapping[str, Any]], *, category: str,
+async def aload_mcp_catalog(cls: Callable[..., C], connections: Mapping[str, Mapping[str, Any]], *, category: str,
                             timeout: float | None, **kwargs: Any) -> C:
     categories, executors = await aload_mcp_categories(connections, category=category, timeout=timeout)
     return cls(categories, name="mcp", executors=executors, **kwargs)
 
 
-def load_mcp_catalog(cls: type[C], connections: Mapping[str, Mapping[str, Any]], *, category: str,
+def load_mcp_catalog(cls: Callable[..., C], connections: Mapping[str, Mapping[str, Any]], *, category: str,
                      timeout: float | None, **kwargs: Any) -> C:
     """Blocking `aload_mcp_catalog`; from inside a running loop it runs in a worker thread."""
     coro = aload_mcp_catalog(cls, connections, category=category, timeout=timeout, **kwargs)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -40,6 +41,23 @@ def normalize_param_type(raw: object) -> str | None:
         key = key.split("(", 1)[0].strip()
     key = _TYPE_ALIASES.get(key, key)
     return key if key in PARAM_TYPES else None
+
+
+@dataclass(frozen=True, eq=False)
+class Binding:
+    """How APIs of a catalog run, as data: `tools/binding.py` turns it into an executor.
+
+    kind "local": `target` maps API id -> Python callable (None = the builtin toolset);
+    kind "langchain": `target` maps API id -> LangChain tool. `options` go to the executor."""
+
+    kind: str
+    target: Mapping[str, Any] | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+# What a catalog binds to an API: a `Binding`, or an executor object its caller made (opaque here: `tools/`
+# runs both; catalog/ never imports tools/).
+Executor = Any
 
 
 @dataclass(frozen=True, slots=True)

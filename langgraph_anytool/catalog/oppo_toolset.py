@@ -30,14 +30,11 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import CatalogError, CatalogLoadError
 from .models import Api, Category, Param, Tool
 from .naming import slugify
-
-if TYPE_CHECKING:
-    from .catalog import Catalog
 
 CONFIG_FILE = "config.yml"
 TOOL_DIRS: dict[str, str] = {"RAPIDAPI_TOOLS": "rapidapi", "DEV_TOOLS": "dev_tools"}
@@ -220,19 +217,3 @@ def dev_tool_implementations(config: OppoConfig,
             ("calendar", "days_of_month"): days_of_month,
             ("calendar", "display_calendar_of_month"): display_calendar_of_month,
             ("calculator", "calculate"): calculate}
-
-
-def oppo_catalog(root: str | Path, **kwargs: Any) -> Catalog:
-    """`Catalog` of an OPPO toolset folder; the dev tools above run locally (executor bound per API)."""
-    from ..tools.executors import LocalExecutor
-    from .catalog import Catalog
-
-    categories, config = load_oppo_toolset(root)
-    impls = dev_tool_implementations(config)
-    bound = {api.id: impls[(api.tool_name, api.name)] for cat in categories for tool in cat.tools
-             for api in tool.apis if (api.tool_name, api.name) in impls}
-    executors = dict(kwargs.pop("executors", None) or {})
-    if bound:
-        local = LocalExecutor(bound)
-        executors.update(dict.fromkeys(bound, local))
-    return Catalog(categories, name=kwargs.pop("name", Path(root).name or "toolset"), executors=executors, **kwargs)

@@ -28,7 +28,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -44,11 +44,11 @@ from .documents import (
 )
 from .embeddings import embeddings_id, resolve_embeddings
 from .index_store import load_bm25, load_faiss, save_bm25, save_faiss
+from .models import Category
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
 
-    from .catalog import Catalog
 
 ENV_INDEX_DIR = "ANYTOOL_INDEX_DIR"
 PROGRESS_THRESHOLD = 1000
@@ -174,6 +174,21 @@ class _Level:
         return sparse, dense
 
 
+class SearchableCatalog(Protocol):
+    """What the searcher reads of a `Catalog` (search.py does not import catalog.py: catalog.py imports it)."""
+
+    name: str
+
+    @property
+    def categories(self) -> list[str]: ...
+
+    def category(self, name: str) -> Category: ...
+
+    def fingerprint(self) -> str: ...
+
+    def function_name(self, api_id: str) -> str: ...
+
+
 class CatalogSearcher:
     """Hybrid search over a catalog's APIs, tools and categories; builds lazily and thread-safely.
 
@@ -187,7 +202,7 @@ class CatalogSearcher:
 
     def __init__(
         self,
-        catalog: Catalog,
+        catalog: SearchableCatalog,
         *,
         embeddings: Embeddings | str | None = None,
         index_dir: str | Path | None = None,

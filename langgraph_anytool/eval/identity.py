@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from ..profiles import model_name, unwrap
+from ..models.profiles import model_name, unwrap
 
 # Request settings that change what the model answers (LangChain field names across providers).
 SAMPLING_FIELDS: tuple[str, ...] = (

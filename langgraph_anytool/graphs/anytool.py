@@ -17,8 +17,8 @@ from langgraph.types import Checkpointer
 from ..catalog import Catalog
 from ..config import AnyToolConfig
 from ..context import AnyToolContext
-from ..guard import RetryBudget
-from ..llm import ModelSpec
+from ..models.guard import RetryBudget
+from ..models.llm import ModelSpec
 from ..nodes.abilities import make_outline, make_route, make_route_after_init
 from ..nodes.judge import make_judge
 from ..nodes.lifecycle import make_finalize, make_gate, make_init

@@ -24,12 +24,12 @@ from typing_extensions import TypedDict
 from ..catalog import Catalog
 from ..config import AnyToolConfig
 from ..context import AnyToolContext
-from ..llm import ModelSpec, merge_usage
+from ..models.llm import ModelSpec
 from ..nodes.agents.records import NODE_FOR_LEVEL, new_agent_record
 from ..nodes.dispatch import make_dispatch
 from ..nodes.lifecycle import META_AGENT_ID
 from ..runtime import Deps, RunSignals, resolve_models
-from ..state import AgentRecord, PoolEntry, latest_round, merge_agents, update_pool
+from ..state import AgentRecord, PoolEntry, latest_round, merge_agents, merge_usage, update_pool
 from .agent_step import build_agent_step
 
 

@@ -18,8 +18,8 @@ from langgraph.types import Command, Overwrite, Send
 from ..catalog import Catalog
 from ..chat import outcome_message, resolve_request, stand_in_label
 from ..config import ConfigError
-from ..fitting import MAX_QUERY_CHARS
-from ..llm import BUDGET_KIND, CUT_AT_CAP, error_kind_of, total_tokens
+from ..models.fitting import MAX_QUERY_CHARS
+from ..models.llm import BUDGET_KIND, CUT_AT_CAP, error_kind_of, total_tokens
 from ..state import AnyToolState, PoolEntry, RunStatus, SolverInput
 from .abilities import prior_turns, render_plan, request_of
 from .agents.records import new_agent_record
@@ -62,7 +62,7 @@ def check_query_size(query: Any) -> None:
     of the run would carry it, and the token budget would be spent on copies of it)."""
     if isinstance(query, str) and len(query) > MAX_QUERY_CHARS:
         raise QueryTooLongError(f"the query is {len(query):,} characters long; the limit is {MAX_QUERY_CHARS:,} "
-                                "characters (langgraph_anytool.fitting.MAX_QUERY_CHARS); shorten it or pass the "
+                                "characters (langgraph_anytool.models.fitting.MAX_QUERY_CHARS); shorten it or pass the "
                                 "long text through an API instead")
 
 

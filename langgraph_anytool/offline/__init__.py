@@ -8,7 +8,7 @@ out of the query; API results are turned into sentences by a template. Its answe
 heuristics: configure a real model for real work.
 
 Each call's role and inputs are read from the call's metadata (`anytool_role`, `anytool_inputs`, set by
-`langgraph_anytool.llm.call_role`), progress from the structured messages (tool calls and their answers), never
+`langgraph_anytool.models.llm.call_role`), progress from the structured messages (tool calls and their answers), never
 from the wording of a prompt; so is the reply's format (`text_mode`: `Action:` / `Action Input:` text instead of
 native tool calls; `umi_prompts`: the α-UMi planner's decision words). A call without role metadata is answered as a generic tool-calling assistant
 (the last human message over the bound tools). Replies depend on nothing but the call (deterministic, resumable).

@@ -12,20 +12,31 @@ when the solver asks the user (used by `solving.solver_reply`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 
 from ..catalog import Api
-from ..nodes.abilities.ask_user import ASK_USER_NAME, NO_USER_ANSWER
-from ..nodes.abilities.outline import SUBMIT_PLAN
-from ..nodes.abilities.router import ANSWER_DIRECTLY, USE_TOOLS
+from ..catalog.errors import UnknownNameError
+from ..protocol import ANSWER_DIRECTLY, ASK_USER_NAME, NO_USER_ANSWER, SUBMIT_PLAN, USE_TOOLS
 from .arguments import extract, extract_arguments
 from .call import RoleCall
 from .relevance import Heuristics
 from .text import message_text, split_clauses
 from .trajectory import tool_calls
+
+
+def catalog_functions(h: Heuristics, functions: Iterable[str]) -> dict[str, Api]:
+    """function name → API, for the names the catalog knows."""
+    apis: dict[str, Api] = {}
+    for fn in functions:
+        try:
+            apis[fn] = h.catalog.api_for_function(fn)
+        except UnknownNameError:
+            continue
+    return apis
+
 
 NO_KNOWLEDGE = ("(offline stand-in, not an LLM) This request seems to need no tool, but I could not answer it: the "
                 "rule-based stand-in has no knowledge of its own.")
@@ -47,7 +58,6 @@ def router_reply(h: Heuristics, call: RoleCall) -> AIMessage:
 
 def outline_reply(h: Heuristics, call: RoleCall) -> AIMessage:
     """A plan: per request part, the most relevant pooled function not planned yet."""
-    from .solving import catalog_functions
 
     apis = catalog_functions(h, call.strings("functions"))
     by_id = {a.id: fn for fn, a in apis.items()}

@@ -1,5 +1,5 @@
 """`RoleCall`: what one model call gives the policy — the role and structured inputs from the call's metadata
-(`anytool_role`, `anytool_inputs`; see `langgraph_anytool.llm.role_config`), the bound tool names and the message
+(`anytool_role`, `anytool_inputs`; see `langgraph_anytool.models.llm.role_config`), the bound tool names and the message
 list (read for progress only: tool calls and their answers, never prompt wording)."""
 
 from __future__ import annotations

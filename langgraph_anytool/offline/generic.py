@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 
 from ..catalog import Api, Param
 from ..catalog.errors import UnknownNameError
-from ..nodes.solver.finish import FINISH_NAME
+from ..protocol import FINISH_NAME
 from .call import RoleCall
 from .relevance import Heuristics
 from .solving import Answer, CallApi, decide, finish_call

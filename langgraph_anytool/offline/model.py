@@ -20,7 +20,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, PrivateAttr
 
 from ..catalog import Catalog
-from ..llm import INPUTS_KEY, ROLE_KEY
+from ..models.llm import INPUTS_KEY, ROLE_KEY
 from .abilities import outline_reply, router_reply
 from .call import RoleCall
 from .generic import generic_reply
@@ -45,7 +45,7 @@ class OfflinePolicyModel(BaseChatModel):
     """A deterministic heuristic policy that answers every AnyTool role — a stand-in, NOT an LLM.
 
     Each call's role and inputs come from its metadata (`anytool_role`, `anytool_inputs`; the graph sets them
-    through `langgraph_anytool.llm.call_role`), never from the prompt's wording: the query, the agent's scope,
+    through `langgraph_anytool.models.llm.call_role`), never from the prompt's wording: the query, the agent's scope,
     the pool's APIs, the functions, the planner's thought are inputs; what was done so far is read from the
     structured messages (tool calls and the tool messages answering them). Rewording a prompt changes nothing.
     A call without role metadata (or with a role it does not know) is answered as a generic tool-calling

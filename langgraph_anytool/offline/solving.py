@@ -17,11 +17,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 from ..catalog import Api
 from ..catalog.errors import UnknownNameError
-from ..nodes.abilities.ask_user import ASK_USER_NAME
-from ..nodes.solver.finish import FINISH_NAME
-from ..nodes.solver.textmode import render_action
-from ..nodes.solver.tree import DIVERSITY
-from .abilities import missing_params, question_for, user_answers, user_answers_in, with_answers
+from ..protocol import ASK_USER_NAME, DIVERSITY, FINISH_NAME, render_action
+from .abilities import catalog_functions, missing_params, question_for, user_answers, user_answers_in, with_answers
 from .arguments import extract_arguments
 from .call import RoleCall
 from .relevance import Heuristics
@@ -50,17 +47,6 @@ class GiveUp:
 
 
 Decision = CallApi | Answer | GiveUp
-
-
-def catalog_functions(h: Heuristics, functions: Iterable[str]) -> dict[str, Api]:
-    """function name → API, for the names the catalog knows."""
-    apis: dict[str, Api] = {}
-    for fn in functions:
-        try:
-            apis[fn] = h.catalog.api_for_function(fn)
-        except UnknownNameError:
-            continue
-    return apis
 
 
 def decide(h: Heuristics, query: str, apis: Mapping[str, Api], steps: Sequence[Step], avoid: Iterable[str] = (),

@@ -11,7 +11,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from ..nodes.solver.finish import FINISH_NAME
+from ..protocol import FINISH_NAME
 from .text import message_text
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..dbfile import SQLITE_HEADER, DatabaseFileError, describe_error
+from .dbfile import SQLITE_HEADER, DatabaseFileError, describe_error
 from .observation import Observation, Status
 
 _CACHE_HINT = " (name another file, set ANYTOOL_CACHE_DIR elsewhere, or turn the cache off: ANYTOOL_CACHE=off)"

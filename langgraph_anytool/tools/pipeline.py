@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..catalog.errors import UnknownNameError
 from ..catalog.models import Api
+from .binding import BoundExecutors
 from .cache import ResponseCache
 from .executors import make_executor
 from .executors.base import Executor, cap_observation
@@ -105,6 +106,7 @@ class ApiExecutor:
         self.max_observation_chars = max_observation_chars
         self.max_response_bytes = max_response_bytes  # every executor's content is cut there (cap_observation)
         self.use_catalog_executors = use_catalog_executors
+        self._bindings = BoundExecutors()  # the catalog's bindings as executors (made once each)
         self._owns_cache = False
         self._lock = threading.Lock()
         self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
@@ -160,7 +162,7 @@ class ApiExecutor:
         if self.use_catalog_executors:
             bound = self.catalog.executor_for(api)
             if bound is not None:
-                return bound
+                return self._bindings.executor(bound)
         return self.default
 
     def _semaphore(self) -> asyncio.Semaphore:
@@ -341,7 +343,7 @@ class ApiExecutor:
     async def aclose(self) -> None:
         """Close every executor (once each) and a cache created by `for_catalog`."""
         seen: set[int] = set()
-        for ex in (self.default, *self.overrides.values()):
+        for ex in (self.default, *self.overrides.values(), *self._bindings.made()):
             if id(ex) not in seen:
                 seen.add(id(ex))
                 await ex.aclose()

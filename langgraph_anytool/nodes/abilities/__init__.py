@@ -9,7 +9,8 @@
 - `outline`: plan only — an ordered plan of pooled API calls with their purposes, none executed (OPPO task 8).
 """
 
-from .ask_user import ASK_USER_NAME, NO_USER_ANSWER, ask_user_schema, resume_text
+from ...protocol import ASK_USER_NAME, NO_USER_ANSWER
+from .ask_user import ask_user_schema, resume_text
 from .conversation import conversation_messages, prior_turns, render_conversation, request_of, split_request
 from .outline import make_outline, render_plan
 from .router import DIRECT_MODE, make_route, make_route_after_init

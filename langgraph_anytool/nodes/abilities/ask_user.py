@@ -14,9 +14,9 @@ from typing import Any
 
 from langgraph.types import interrupt
 
+from ...protocol import ASK_USER_NAME
 from . import prompts
 
-ASK_USER_NAME = "ask_user"
 INTERRUPT_TYPE = "ask_user"
 NO_USER_ANSWER = prompts.NO_USER
 

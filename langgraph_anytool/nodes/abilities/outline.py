@@ -14,7 +14,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 
-from ...llm import ModelCallError, ModelNotConfiguredError
+from ...models.llm import ModelCallError, ModelNotConfiguredError
+from ...protocol import SUBMIT_PLAN
 from ...state import AnyToolState, PlanStep
 from ..solver.functions import describe_functions, pool_functions
 from ..solver.textmode import call_role_tools
@@ -23,8 +24,6 @@ from .conversation import conversation_messages, prior_turns, render_conversatio
 
 if TYPE_CHECKING:
     from ...runtime import Deps
-
-SUBMIT_PLAN = "submit_plan"
 
 
 def plan_schema() -> dict[str, Any]:

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from ...protocol import NO_USER_ANSWER as NO_USER  # noqa: F401  (moved there; importable here too)
+
 ROUTER_SYSTEM = """You decide how a request is handled before any tool is looked for.
 Some requests need a tool (an API): real-time or changing data (prices, weather, news), lookups in external \
 services or databases, exact computations on given data, actions in the world. Others can be answered well from \
@@ -48,9 +50,4 @@ PLANNER_ASK_USER_NOTE = (
     "\nThe caller can also ask the user: if the request lacks information only the user can give (a missing value, "
     "an ambiguous choice) and no API can provide it, say in your thought which one clear question to ask and make "
     "it the caller's turn; the caller calls ask_user, and the user's reply appears in the history."
-)
-
-NO_USER = (
-    "No user is available to answer questions in this run. Go on with what you have: make a reasonable assumption "
-    "and say so in the answer, or give up if the task cannot be done without the information."
 )

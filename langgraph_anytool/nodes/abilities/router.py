@@ -16,7 +16,8 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
-from ...llm import ModelCallError, ModelNotConfiguredError
+from ...models.llm import ModelCallError, ModelNotConfiguredError
+from ...protocol import ANSWER_DIRECTLY, USE_TOOLS
 from ...state import AnyToolState, SolverAttempt
 from ..solver.textmode import call_role_tools
 from . import prompts
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
     from ...runtime import Deps
 
 DIRECT_MODE = "direct"  # SolverAttempt.mode of an answer given without tools
-USE_TOOLS = "use_tools"
-ANSWER_DIRECTLY = "answer_directly"
 
 
 def router_tools() -> list[dict[str, Any]]:

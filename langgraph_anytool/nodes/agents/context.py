@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from ...llm import call_role, merge_usage, total_tokens
+from ...models.llm import call_role, total_tokens
 from ...runtime import total_cost
-from ...state import AgentLevel, AgentRecord, PoolEntry, RunTally
+from ...state import AgentLevel, AgentRecord, PoolEntry, RunTally, merge_usage
 from ...tools.agent_functions import AgentFunction
 
 if TYPE_CHECKING:

@@ -29,10 +29,18 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
-from ...faults import MALFORMED_END, bound_reason, fault_usage, next_streak, review_reply, turn_fault, with_call_ids
-from ...llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError, merge_usage, total_tokens
+from ...models.faults import (
+    MALFORMED_END,
+    bound_reason,
+    fault_usage,
+    next_streak,
+    review_reply,
+    turn_fault,
+    with_call_ids,
+)
+from ...models.llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError, total_tokens
 from ...runtime import total_cost
-from ...state import AgentRecord, PoolUpdate, RunTally, merge_agents
+from ...state import AgentRecord, PoolUpdate, RunTally, merge_agents, merge_usage
 from ..solver.textmode import bind_role_tools, call_with_text_fallback
 from . import prompts
 from .context import CallContext, FunctionResult, Role, role_inputs

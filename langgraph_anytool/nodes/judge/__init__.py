@@ -23,7 +23,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 from typing_extensions import TypedDict
 
-from ...llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError
+from ...models.llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError
 from ...state import AnyToolState, SolverAttempt
 from ...tools.observation import Status
 from ..abilities.router import DIRECT_MODE

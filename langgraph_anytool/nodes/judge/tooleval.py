@@ -24,7 +24,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from ...llm import RoleUsage, call_role
+from ...models.llm import RoleUsage, call_role
 from .tooleval_prompts import (
     ANSWER_STATUS_SYSTEM,
     ANSWER_STATUS_USER,

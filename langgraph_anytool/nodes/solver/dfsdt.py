@@ -21,7 +21,7 @@ from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 
 from ...catalog.errors import UnknownNameError
-from ...faults import (
+from ...models.faults import (
     EXTRA_CALL,
     MALFORMED_END,
     bound_reason,
@@ -31,18 +31,18 @@ from ...faults import (
     turn_fault,
     with_call_ids,
 )
-from ...llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError, merge_usage
-from ...state import SolverAttempt
+from ...models.llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError
+from ...protocol import DIVERSITY, FINISH_NAME, text_of
+from ...state import SolverAttempt, merge_usage
 from ...tools.observation import Status
 from ..abilities import ask_user as asking
 from ..abilities.conversation import conversation_messages
 from ..abilities.prompts import ASK_USER_NOTE
 from . import prompts
-from .finish import FINISH_NAME, FinishCall, FinishError, finish_schema, parse_finish, resolve_failed
+from .finish import FinishCall, FinishError, finish_schema, parse_finish, resolve_failed
 from .functions import describe_functions, pool_functions, tool_schemas
-from .textmode import TextToolRunnable, bind_role_tools, call_with_text_fallback, format_inputs, text_of
+from .textmode import TextToolRunnable, bind_role_tools, call_with_text_fallback, format_inputs
 from .tree import (
-    DIVERSITY,
     NUDGE,
     QUERY_LIMIT_NOTE,
     SEED_NOTE,

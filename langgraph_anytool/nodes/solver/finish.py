@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from ...catalog import Catalog
 from ...catalog.errors import UnknownNameError
+from ...protocol import FINISH_NAME
 
-FINISH_NAME = "Finish"
 ReturnType = Literal["give_answer", "give_up_and_restart", "give_up"]
 RETURN_TYPES: tuple[str, ...] = ("give_answer", "give_up_and_restart", "give_up")
 

@@ -15,20 +15,28 @@ refusal; the nodes then retry the call in text mode and remember the role's fall
 
 from __future__ import annotations
 
-import ast
 import json
-import re
-import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from ...guard import classify
-from ...llm import call_role
-from ...profiles import profile_for
+from ...models.guard import classify
+from ...models.llm import call_role
+from ...models.profiles import profile_for
+from ...protocol import (  # noqa: F401  (moved there; importable here too)
+    _ACTION,
+    _END_MARKERS,
+    _INPUT,
+    ParsedAction,
+    _first_json_object,
+    action_message,
+    parse_action,
+    render_action,
+    text_of,
+    thought_of,
+)
 from . import text_prompts
 
 if TYPE_CHECKING:
@@ -36,100 +44,6 @@ if TYPE_CHECKING:
 
     from ...config import AnyToolConfig
     from ...runtime import Deps
-
-_ACTION = re.compile(r"^\s*\**\s*Action\s*\**\s*:\s*(.*)$", re.IGNORECASE | re.MULTILINE)
-_INPUT = re.compile(r"^\s*\**\s*Action\s+Input\s*\**\s*:\s*", re.IGNORECASE | re.MULTILINE)
-_END_MARKERS = re.compile(r"\n\s*(?:Observation|Thought|Action|Next)\s*:", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class ParsedAction:
-    """A text-mode call: the function name, its arguments (a JSON object) or the reason they are unusable."""
-
-    name: str
-    args: dict[str, Any] | None
-    raw_args: str
-    error: str = ""
-
-
-def _first_json_object(text: str) -> tuple[Any, str]:
-    """The leading JSON value of `text` (trailing chatter ignored) and its source text."""
-    text = text.strip()
-    if text.startswith("```"):
-        text = re.sub(r"^```(?:json)?\s*", "", text)
-        text = text.split("```", 1)[0]
-    decoder = json.JSONDecoder()
-    try:
-        value, end = decoder.raw_decode(text)
-        return value, text[:end]
-    except ValueError:
-        pass
-    cut = _END_MARKERS.search(text)
-    body = (text[: cut.start()] if cut else text).strip()
-    try:  # a Python-literal dict ({'a': 1}); never eval
-        return ast.literal_eval(body), body
-    except (ValueError, SyntaxError, MemoryError, RecursionError):
-        return None, body
-
-
-def parse_action(text: str) -> ParsedAction | None:
-    """The last `Action:` / `Action Input:` pair of a reply, or None when it holds no `Action:` line.
-
-    A missing `Action Input:` means no arguments (`{}`); arguments that are not a JSON object give a
-    `ParsedAction` with `args=None` and the reason in `error`.
-    """
-    matches = list(_ACTION.finditer(text or ""))
-    matches = [m for m in matches if not m.group(0).lstrip(" *").lower().startswith("action input")]
-    if not matches:
-        return None
-    last = matches[-1]
-    name = last.group(1).strip().strip("`*\"' ")
-    name = name.split()[0] if name else ""
-    rest = text[last.end():]
-    found = _INPUT.search(rest)
-    if found is None:
-        return ParsedAction(name=name, args={}, raw_args="")
-    value, raw = _first_json_object(rest[found.end():])
-    if value is None and not raw:
-        return ParsedAction(name=name, args={}, raw_args="")
-    if not isinstance(value, dict):
-        return ParsedAction(name=name, args=None, raw_args=raw, error="Action Input is not a JSON object")
-    return ParsedAction(name=name, args=value, raw_args=raw)
-
-
-def render_action(name: str, args: Any) -> str:
-    """`Action: name\\nAction Input: {json}`."""
-    body = args if isinstance(args, str) else json.dumps(args if args is not None else {}, ensure_ascii=False)
-    return f"Action: {name}\nAction Input: {body}"
-
-
-def thought_of(text: str) -> str:
-    """The text before the first `Action:` line (the model's thought), stripped."""
-    m = _ACTION.search(text or "")
-    return (text[: m.start()] if m else text or "").strip()
-
-
-def action_message(text: str, *, id_prefix: str = "text") -> AIMessage:
-    """A text reply as an `AIMessage`: its thought as content and the parsed action as a tool call (or an invalid
-    tool call when the arguments are unusable)."""
-    parsed = parse_action(text)
-    if parsed is None:
-        return AIMessage(content=text.strip())
-    call_id = f"{id_prefix}_{uuid.uuid5(uuid.NAMESPACE_OID, text).hex[:12]}"
-    if parsed.args is None:
-        return AIMessage(content=thought_of(text), invalid_tool_calls=[{
-            "name": parsed.name, "args": parsed.raw_args, "id": call_id, "error": parsed.error,
-            "type": "invalid_tool_call"}])
-    return AIMessage(content=thought_of(text), tool_calls=[{"name": parsed.name, "args": parsed.args, "id": call_id,
-                                                            "type": "tool_call"}])
-
-
-def text_of(msg: Any) -> str:
-    """The text of a message (content blocks joined)."""
-    content = getattr(msg, "content", "")
-    if isinstance(content, str):
-        return content
-    return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content if isinstance(b, str | dict))
 
 
 def messages_as_text(messages: Sequence[BaseMessage], tools: Sequence[Mapping[str, Any]]) -> list[BaseMessage]:

@@ -14,14 +14,13 @@ from typing import Any, Literal
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from typing_extensions import TypedDict
 
+from ...protocol import DIVERSITY, FINISH_NAME
 from ...state import PoolEntry, SolverAttempt
 from ...tools.observation import Status
-from .finish import FINISH_NAME
 
 NodeStatus = Literal["open", "dead", "answer", "given_up"]
 
 # `name` of the human messages the solver itself adds (they are not part of the task).
-DIVERSITY = "diversity_prompt"
 NUDGE = "nudge"
 SEED_NOTE = "seed_note"
 QUERY_LIMIT_NOTE = "query_limit"  # call_limit "model_queries": the note asking for Finish (not kept by a reseed)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from ...protocol import DIVERSITY
 from ..abilities import ask_user as asking
 from ..abilities.conversation import conversation_messages
 from ..abilities.prompts import ASK_USER_NOTE, PLANNER_ASK_USER_NOTE
@@ -33,16 +34,7 @@ from .dfsdt import (
     tool_schemas,
 )
 from .textmode import TextToolRunnable, format_inputs, umi_template
-from .tree import (
-    DIVERSITY,
-    NUDGE,
-    SEED_NOTE,
-    SolverState,
-    add_child,
-    message_to_dict,
-    path_messages,
-    update_node,
-)
+from .tree import NUDGE, SEED_NOTE, SolverState, add_child, message_to_dict, path_messages, update_node
 
 if TYPE_CHECKING:
     from ...runtime import Deps

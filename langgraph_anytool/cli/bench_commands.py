@@ -1,0 +1,178 @@
+"""`anytool eval steps` and `anytool eval tasks` (α-UMi step metrics, OPPO tasks): argument set-up and handlers (registered by `cli.py`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Any
+
+from ..models.llm import NO_MODEL_HELP, ModelSet
+from .argtypes import positive_int
+
+
+def _add_model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", metavar="M", default=None,
+                   help="model under test, 'provider:model' for init_chat_model (default: $ANYTOOL_MODEL)")
+    p.add_argument("--offline", action="store_true",
+                   help="use OfflinePolicyModel, a rule-based stand-in (NOT an LLM); results are labelled as such")
+
+
+# ------------------------------------------------------------------------------------------ steps
+def configure_steps(sub: Any) -> None:
+    p = sub.add_parser("steps", help="α-UMi step-level metrics (Plan ACC, Act. EM, Hallu., Arg. F1, Rouge-L)",
+                       description="Teacher-forced step-level evaluation (α-UMi Appendix C) on ToolBench answer "
+                                   "files or α-UMi test files.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="answer/test files or directories of *.json")
+    p.add_argument("--format", default="auto", choices=("auto", "toolbench", "umi"), help="input format")
+    p.add_argument("--group-by", default="auto", choices=("auto", "file", "dir"),
+                   help="table rows: per file, per directory, or auto (directory for ToolBench answers, "
+                        "file for α-UMi test files)")
+    p.add_argument("--mode", default="single", choices=("single", "multi"),
+                   help="single: the DFSDT solver's one model; multi: planner / caller / summarizer")
+    _add_model_args(p)
+    for role in ("planner", "caller", "summarizer"):
+        p.add_argument(f"--{role}", metavar="M", default=None, help=f"model of the {role} (multi mode)")
+    p.add_argument("--text-mode", nargs="+", default=(), choices=("solver", "caller"), metavar="ROLE",
+                   help="roles whose model has no native function calling (Action: / Action Input: text)")
+    p.add_argument("--prompts", default="default", choices=("default", "alpha_umi"),
+                   help="α-UMi role prompts: ours, or the profile following α-UMi's formats")
+    p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="evaluate the first N steps only")
+    p.add_argument("--json", action="store_true", help="print JSON (scores and every step)")
+    p.set_defaults(eval_handler=cmd_steps)
+
+
+def _models_for(args: argparse.Namespace) -> tuple[Any, str]:
+    """(catalog -> ModelSet, label of the model under test)."""
+    roles = {r: getattr(args, r) for r in ("planner", "caller", "summarizer") if getattr(args, r, None)}
+    spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or None
+    if spec or roles:
+        models = ModelSet.resolve(spec, roles)
+        label = ", ".join([*([spec] if spec else []), *(f"{k}={v}" for k, v in roles.items())])
+        return (lambda _catalog: models), label
+    if args.offline:
+        from ..offline import LABEL, OfflinePolicyModel
+
+        return (lambda catalog: ModelSet(default=OfflinePolicyModel(catalog=catalog), by_role={})), LABEL
+    raise ValueError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
+
+
+def cmd_steps(args: argparse.Namespace) -> int:
+    from ..config import AnyToolConfig
+    from ..eval.umi.data import StepDataError, load_step_cases
+    from ..eval.umi.steps import evaluate_steps
+
+    try:
+        loaded = load_step_cases(args.paths, args.format, args.group_by)
+    except StepDataError as exc:
+        raise ValueError(str(exc)) from exc
+    cases = loaded.cases[: args.limit] if args.limit else loaded.cases
+    if not cases:
+        raise ValueError("no step to evaluate in " + ", ".join(args.paths))
+    models_for, label = _models_for(args)
+    config = AnyToolConfig(solver="umi" if args.mode == "multi" else "dfsdt", text_mode_roles=tuple(args.text_mode),
+                           umi_prompts=args.prompts)
+    report = evaluate_steps(cases, models_for, mode=args.mode, config=config, model_label=label, loaded=loaded)
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2, default=str))
+    else:
+        print(report.table())
+        if not args.quiet:
+            print(f"{len(cases)} steps in {report.seconds:.1f} s", file=sys.stderr)
+    return 0
+
+
+# ------------------------------------------------------------------------------------------ tasks
+def configure_tasks(sub: Any) -> None:
+    p = sub.add_parser("tasks", help="the OPPO paper's eight decomposed tool-use tasks",
+                       description="Runs OPPO tasks (seed 001, §3.4) as the authors' code does (OPPO-Mente-Lab/"
+                                   "agent_eval eval_scripts/) on our sample set over the builtin catalog, or on the "
+                                   "release's data/eval_tasks/ (--data) with its toolset/ folder (--catalog).")
+    p.add_argument("--task", nargs="+", required=True, metavar="N",
+                   help="task number(s) 1-8, or ranges such as 1-8 or 2-4")
+    p.add_argument("--data", metavar="DIR", default=None,
+                   help="directory of task<N>.csv files in the release's layout (default: our sample set)")
+    p.add_argument("--catalog", metavar="PATH", default=None,
+                   help="catalog holding the tasks' tools: the release's toolset/ folder, a ToolBench directory, ... "
+                        "(default: the builtin toolset)")
+    _add_model_args(p)
+    p.add_argument("--evaluator", metavar="M", default=None,
+                   help="evaluator model ('provider:model') of tasks 3-8, as the authors' GPT-4; without it those "
+                        "tasks fall back to rule checks and are labelled as not the paper's figure")
+    p.add_argument("--evaluator-cache", metavar="DIR", default=".anytool-cache/evaluator",
+                   help="where evaluator verdicts are cached (default: %(default)s)")
+    p.add_argument("--protocol", choices=("paper", "ours"), default="paper",
+                   help="paper (default): the authors' conversations (no system prompt, their function names, task 2's "
+                        "right API first); ours: our system prompts, candidates in a per-item shuffled order")
+    p.add_argument("--ask-user", action="store_true",
+                   help="task 3 also offers an ask_user function (ours; off in the paper's protocol)")
+    p.add_argument("--execution", choices=("auto", "template", "http"), default="auto",
+                   help="how tasks 4 and 7 call APIs that have no executor of their own (auto: the builtin toolset "
+                        "locally, others over HTTP; template: offline simulation); the OPPO toolset's dev tools "
+                        "(user profile, location, time, calendar, calculator) always run locally")
+    p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="the first N items of each task")
+    p.add_argument("--json", action="store_true", help="print JSON (metrics and every item)")
+    p.set_defaults(eval_handler=cmd_tasks)
+
+
+def task_numbers(values: list[str]) -> list[int]:
+    """`--task 1 3`, `--task 1-8`, `--task 2-4 7` → task numbers in order, each once (1-8 only)."""
+    out: list[int] = []
+    for v in values:
+        lo, sep, hi = v.partition("-")
+        try:
+            a, b = (int(lo), int(hi)) if sep else (int(v), int(v))
+        except ValueError:
+            raise ValueError(f"--task: {v!r} is not a task number or range (1-8)") from None
+        if not (1 <= a <= b <= 8):
+            raise ValueError(f"--task: {v!r} is outside 1-8")
+        out.extend(n for n in range(a, b + 1) if n not in out)
+    return out
+
+
+def cmd_tasks(args: argparse.Namespace) -> int:
+    from ..catalog import Catalog
+    from ..eval.oppo.data import TaskDataError, load_task
+    from ..eval.oppo.judge import TaskEvaluator, evaluator_identity
+    from ..eval.oppo.tasks import TaskRunner
+    from ..models.llm import init_model
+    from ..tools.executors import make_executor
+    from ..tools.pipeline import ApiExecutor
+
+    tasks = task_numbers(args.task)
+    catalog = Catalog.load(args.catalog)
+    spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or None
+    if spec:
+        model: Any = init_model(spec)
+        label = spec
+    elif args.offline:
+        from ..offline import LABEL, OfflinePolicyModel
+
+        model, label = OfflinePolicyModel(catalog=catalog), LABEL
+    else:
+        raise ValueError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
+    evaluator = None
+    if args.evaluator:
+        judge = init_model(args.evaluator)
+        evaluator = TaskEvaluator(judge, cache_dir=args.evaluator_cache,
+                                  identity=evaluator_identity(args.evaluator, judge))
+    kind = args.execution if args.execution != "auto" else ("local" if catalog.name == "builtin" else "http")
+    executor = ApiExecutor(catalog, default=make_executor(kind), use_catalog_executors=True)
+    reports = []
+    try:
+        runner = TaskRunner(catalog, model, evaluator=evaluator, executor=executor, model_label=label,
+                            protocol=args.protocol, ask_user=args.ask_user)
+        for task in tasks:
+            try:
+                items = load_task(task, args.data)
+            except TaskDataError as exc:
+                raise ValueError(str(exc)) from exc
+            reports.append(runner.run(task, items[: args.limit] if args.limit else items))
+    finally:
+        executor.close()
+    if args.json:
+        print(json.dumps([r.to_dict() for r in reports], ensure_ascii=False, indent=2, default=str))
+    else:
+        print("\n\n".join(r.table() for r in reports))
+    return 0

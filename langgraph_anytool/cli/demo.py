@@ -1,0 +1,114 @@
+"""`anytool demo`: one AnyTool run on the builtin offline catalog, with live progress and a usage table.
+
+With no model configured (no `model` argument, no `ANYTOOL_MODEL`), the run uses `OfflinePolicyModel`, a
+rule-based heuristic stand-in for an LLM, and says so in the first line of its output.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from typing import Any, TextIO
+
+from langchain_core.runnables import RunnableConfig
+
+from ..catalog import Catalog
+from ..catalog.builtin._sandbox import announce_code_tool
+from ..config import AnyToolConfig
+from ..models.llm import ModelNotConfiguredError, ModelSpec
+from .interaction import answer_questions, read_line
+from .progress import ProgressPrinter, stream_run, usage_table
+
+# A three-part request the builtin toolset answers locally: a unit conversion, a public holiday, a distance.
+DEFAULT_QUERY = (
+    "Convert 26.2 miles to kilometers. Is 2025-07-14 a public holiday in France? How far is Paris from Berlin?"
+)
+
+
+def _model_choice(catalog: Catalog, model: str | None) -> tuple[ModelSpec, str, bool]:
+    """(model spec, description for the first output line, whether it is the offline policy)."""
+    spec = model or os.environ.get("ANYTOOL_MODEL", "").strip()
+    if spec:
+        source = "the model option" if model else "ANYTOOL_MODEL"
+        return spec, f"model: {spec} (from {source})", False
+    from ..offline import LABEL, OfflinePolicyModel  # only when used: the graph never imports it
+
+    return (OfflinePolicyModel(catalog=catalog),
+            f"model: {LABEL}; no ANYTOOL_MODEL set, so every role is played by heuristics over the catalog search",
+            True)
+
+
+def _pool_lines(pool: list[dict[str, Any]]) -> list[str]:
+    return [f"  - {e['function_name']}  ({e['category']} / {e['tool']} / {e['api']})" for e in pool]
+
+
+def run_demo(query: str | None, out: TextIO, model: str | None = None, cache: bool = True,
+             config: AnyToolConfig | None = None) -> int:
+    """Run one query (default: `DEFAULT_QUERY`) on the builtin catalog; 0 when solved, 1 otherwise.
+
+    `cache`: the on-disk response cache in the user cache dir (non-deterministic APIs are never cached);
+    `config`: the run's settings (default: `AnyToolConfig()`; `anytool demo --set FIELD=VALUE`)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from ..graphs.anytool import create_anytool_graph, default_executor
+
+    text = (query or DEFAULT_QUERY).strip()
+    settings = config or AnyToolConfig()
+    catalog = Catalog.builtin()
+    spec, described, offline = _model_choice(catalog, model)
+    out.write(described + "\n")
+    out.write(f"catalog: {catalog!r}\nquery: {text}\n")
+    announce_code_tool(out.write)
+    changed = _changed_settings(settings)
+    if changed:
+        out.write(f"settings: {changed}\n")
+    out.write("\n")
+    out.flush()
+    executor = default_executor(catalog, settings, persistent_cache=cache)
+    try:
+        return _run(graph_factory=lambda: create_anytool_graph(catalog, spec, config=settings,
+                                                               checkpointer=InMemorySaver(), executor=executor),
+                    text=text, out=out, offline=offline)
+    finally:
+        executor.close()
+
+
+def _changed_settings(config: AnyToolConfig) -> str:
+    """The settings that differ from the defaults, as `field=value` pairs ("" when none do)."""
+    default = AnyToolConfig().to_dict()
+    return ", ".join(f"{k}={','.join(v) if isinstance(v, tuple) else v}" for k, v in config.to_dict().items()
+                     if v != default[k])
+
+
+def _run(graph_factory: Any, text: str, out: TextIO, offline: bool) -> int:
+    try:
+        graph = graph_factory()
+    except ModelNotConfiguredError as exc:
+        out.write(f"error: {exc}\n")
+        return 1
+    thread = "demo-" + hashlib.sha1(text.encode()).hexdigest()[:12]
+    config: RunnableConfig = {"configurable": {"thread_id": thread}, "recursion_limit": 500}
+    printer = ProgressPrinter(out)
+    try:
+        stream_run(graph, {"query": text}, config, printer.handle)
+        # ask_user (`--set ask_user=true`): the agent's questions are answered from standard input
+        while (resume := answer_questions(graph, config, read_line(sys.stdin, out), out)) is not None:
+            stream_run(graph, resume, config, printer.handle)
+    except ModelNotConfiguredError as exc:
+        out.write(f"error: {exc}\n")
+        return 1
+    state: dict[str, Any] = dict(graph.get_state(config).values)
+    status = str(state.get("status", "unknown"))
+    pool = list(state.get("api_pool") or [])
+    out.write("\n" + "=" * 80 + "\n")
+    out.write(f"answer: {state.get('answer') or '(none)'}\n")
+    out.write(f"status: {status}" + (f" ({state['reason']})" if state.get("reason") else "") + "\n")
+    out.write(f"API pool ({len(pool)}):\n" + "\n".join(_pool_lines(pool) or ["  (empty)"]) + "\n\n")
+    out.write(usage_table(state.get("usage") or {}) + "\n")
+    if offline:
+        from ..offline import LABEL
+
+        out.write(f"note: answers and token counts come from {LABEL}; tokens are estimated as characters / 4.\n")
+    out.flush()
+    return 0 if status == "solved" else 1

@@ -1,0 +1,484 @@
+"""`anytool eval run | passrate | stats | convert`: argument set-up and handlers (registered in `cli.py`)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import socket
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..catalog.errors import CatalogError
+from .argtypes import add_budget_args, budget_values, count, positive_float, positive_int
+
+
+class EvalUsageError(ValueError):
+    """A mistake on the `anytool eval` command line, reported as one line."""
+
+
+# ------------------------------------------------------------------------------------------------ run
+def configure_run(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--queries", nargs="+", required=True, metavar="FILE",
+                   help="query files: ToolBench/StableToolBench groups (group = file stem) or anytoolbench.json")
+    p.add_argument("--catalog", metavar="PATH", default=None,
+                   help="ToolBench tools directory (default: the builtin toolset)")
+    p.add_argument("--mode", choices=("whole", "reference"), default="whole",
+                   help="whole: search the whole catalog (AnyTool); reference: solve with the query's api_list (ToolBench)")
+    p.add_argument("--model", metavar="M", default=None, help="'provider:model' (default: $ANYTOOL_MODEL)")
+    p.add_argument("--offline", action="store_true",
+                   help="the offline policy model (a rule-based stand-in, NOT an LLM; results are labelled)")
+    p.add_argument("--execution", default=None, choices=("auto", "local", "template", "http", "virtual", "llm"),
+                   help="how APIs are called (template: offline simulation from response templates)")
+    p.add_argument("--virtual-url", metavar="URL", default=None,
+                   help="--execution virtual: the StableToolBench-compatible server (default $ANYTOOL_VIRTUAL_URL)")
+    p.add_argument("--api-cache", metavar="FILE", default=None,
+                   help="SQLite cache of API responses shared by the batch (same call → cached response)")
+    p.add_argument("--concurrency", type=positive_int, default=2, help="queries in flight at once (default 2)")
+    p.add_argument("--timeout", type=positive_float, default=None, metavar="S",
+                   help="seconds per query: the query is cancelled and recorded as timeout (compare --max-seconds, "
+                        "which lets the run end itself with budget_exhausted)")
+    add_budget_args(p)
+    p.add_argument("--limit", type=positive_int, default=None, metavar="N",
+                   help="first N queries of each query file (after --exclude and --skip-uncovered)")
+    p.add_argument("--out", default="results.jsonl", metavar="FILE", help="JSON-lines results (appended; resumable)")
+    p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
+                   help="an AnyToolConfig field, e.g. --set max_api_pool=16 --set solver=cot (repeatable)")
+    p.add_argument("--exclude", metavar="FILE", default=None,
+                   help="exclusion list of query ids (the paper's filtered ToolBench: anytoolbench/unsolvable.json)")
+    p.add_argument("--skip-uncovered", action="store_true",
+                   help="drop queries whose relevant APIs are not all in the catalog")
+    p.add_argument("--sample-apis", type=positive_int, default=None, metavar="N",
+                   help="run on N APIs drawn at random from the catalog (AnyTool Table 5)")
+    p.add_argument("--seed", type=int, default=0, help="seed of --sample-apis (default 0)")
+    p.add_argument("--db", metavar="FILE|URL", default=None,
+                   help="checkpoints: a SQLite file or a postgresql:// URL (shared by several workers; "
+                        "in-flight queries resume from their last step)")
+    p.add_argument("--batch", metavar="NAME", default=None,
+                   help="with a postgresql:// --db: the batch name workers share (default: the --out file name)")
+    p.add_argument("--server", metavar="URL", default=None,
+                   help="send each query as a run to a LangGraph server (langgraph dev / a deployment)")
+    p.add_argument("--assistant", default="anytool", help="assistant or graph id on --server (default anytool)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--retry-errors", choices=("transport", "all", "none"), default="transport",
+                   help="which queries already recorded with an error a resumed batch runs again (their new "
+                        "record supersedes the old one for passrate, stats and convert): transport (default) — "
+                        "errors of kind rate_limited, server_error, connection or timeout; all — every error "
+                        "(auth, bad_request, other, ...) and every --timeout; none — keep every record")
+    p.add_argument("--max-retries-per-batch", type=count, default=None, metavar="N",
+                   help="at most N model-call retries (after rate limits, server errors, dropped connections) "
+                        "across the whole batch; once spent, a failing call fails at once and its query is "
+                        "recorded as an error, to retry by resuming later (default: each run's own retry policy)")
+
+
+def _select(args: argparse.Namespace, catalog: Any) -> tuple[list[Any], list[str]]:
+    """Each query file in turn: drop the excluded ids, then (`--skip-uncovered`) the queries whose relevant APIs
+    are not all in the catalog, then keep the first `--limit`. `EvalUsageError` when nothing is left, saying why."""
+    from ..eval.datasets import coverage_report, filter_excluded, is_covered, load_exclusion_list, load_queries
+
+    notes: list[str] = []
+    excluded = load_exclusion_list(args.exclude) if args.exclude else None
+    selected = []
+    for f in args.queries:
+        group = load_queries(f)
+        loaded = len(group)
+        if excluded is not None:
+            group = filter_excluded(group, excluded)
+            notes.append(f"{Path(f).stem}: {loaded - len(group)} of {loaded} queries excluded by {args.exclude}")
+        if not args.skip_uncovered and args.limit:
+            group = group[: args.limit]
+        for cov in coverage_report(catalog, group):
+            if cov.uncovered:
+                notes.append(f"{cov.group}: {cov.uncovered} of {cov.queries} queries have relevant APIs missing "
+                             f"from the catalog ({cov.missing_refs} references; e.g. {', '.join(cov.examples)})"
+                             + ("; skipped" if args.skip_uncovered else ""))
+        if args.skip_uncovered:  # before --limit: the first N covered queries, not the covered among the first N
+            group = [q for q in group if is_covered(catalog, q)]
+            if args.limit:
+                group = group[: args.limit]
+        selected.extend(group)
+    if not selected:
+        why = "; ".join(notes) if notes else "the query files hold no queries"
+        raise EvalUsageError(f"no queries selected from {', '.join(args.queries)} ({why}); nothing was run")
+    return selected, notes
+
+
+def _model(args: argparse.Namespace, catalog: Any) -> tuple[Any, str]:
+    from ..eval.anytool.runner import OFFLINE_LABEL
+    from ..models.llm import NO_MODEL_HELP
+
+    spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip()
+    if args.offline:
+        from ..offline import OfflinePolicyModel
+
+        return OfflinePolicyModel(catalog=catalog), OFFLINE_LABEL
+    if spec:
+        return spec, spec
+    raise EvalUsageError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """`anytool eval run`."""
+    from ..catalog.catalog import Catalog
+    from ..config import AnyToolConfig
+    from ..eval.anytool.results import ResultsWriter, read_results, record_key
+    from ..eval.anytool.runner import BatchOptions, BatchTally, parse_settings, summary_table
+    from ..eval.datasets import sample_catalog
+
+    # as on `anytool run`: the named options, then the `--set` pairs over them
+    settings = {**budget_values(args), **({"execution": args.execution} if args.execution else {}),
+                **parse_settings(args.settings)}
+    from ..config import env_model_profiles
+
+    env_profiles = env_model_profiles()  # ANYTOOL_MODEL_PROFILES, under --set model_profiles=...
+    if env_profiles:
+        settings["model_profiles"] = {**env_profiles, **(settings.get("model_profiles") or {})}
+    catalog = Catalog.load(args.catalog)
+    if args.sample_apis:
+        catalog = sample_catalog(catalog, args.sample_apis, args.seed)
+    queries, notes = _select(args, catalog)
+    model, label = (None, f"server {args.server}") if args.server else _model(args, catalog)
+    log = _log(args)
+    if args.server and settings:
+        notes.append(f"--set values travel to {args.server} as the run context ({', '.join(sorted(settings))}); "
+                     "the served graph applies those its context schema declares")
+    for n in notes:
+        log.write(f"note: {n}\n")
+    log.write(f"{len(queries)} queries | catalog {catalog.name} ({len(catalog)} APIs) | mode {args.mode} | "
+              f"model {label} | out {args.out}\n")
+    options = BatchOptions(mode=args.mode, settings=settings, concurrency=args.concurrency, timeout=args.timeout,
+                           model_label=label, retry_errors=args.retry_errors, db=args.db)
+    config = AnyToolConfig(**settings)
+    from ..eval.anytool.persistence import check_db, is_postgres
+
+    if not args.server:
+        check_db(args.db)  # before the first query: a damaged or foreign file is refused, not recorded N times
+    # one writer per results file; PostgreSQL workers share the file (their claims keep queries from running twice)
+    with ResultsWriter(args.out, shared=is_postgres(args.db)) as writer:
+        tally = asyncio.run(_run_async(args, queries, catalog, model, writer, options, config))
+    print(f"\n{tally.done} queries run now, {tally.skipped} already in {args.out}"
+          + (f"; {tally.rerun} of those run now were run again after an error" if tally.rerun else "")
+          + (f"; policy model: {label}" if args.offline else ""))
+    wanted = {(q.group, q.query_id) for q in queries}
+    whole = BatchTally()  # the summary covers every selected query on file, not only this session's
+    for rec in read_results(args.out):
+        if record_key(rec) in wanted:
+            whole.add(rec)
+    if whole.by_group:
+        print(summary_table(whole))
+    return 0
+
+
+async def _run_async(args: argparse.Namespace, queries: list[Any], catalog: Any, model: Any, writer: Any,
+                     options: Any, config: Any) -> Any:
+    from contextlib import AsyncExitStack
+
+    from ..eval.anytool.persistence import PostgresClaims, async_checkpointer, is_postgres
+    from ..eval.anytool.runner import run_batch, wants_retry
+
+    def due(q: Any) -> bool:
+        last = writer.last_record(q.group, q.query_id)
+        return last is None or wants_retry(last, args.retry_errors)
+
+    pending = sum(1 for q in queries if due(q))
+    bar, on_record = _progress(pending, disabled=args.no_progress or args.quiet)
+    retry_budget = _retry_budget(args.max_retries_per_batch)
+    async with AsyncExitStack() as stack:
+        remote = None
+        executor = None
+        checkpointer = None
+        claim: Callable[[Any, bool], Any] | None = None
+        done: Callable[[Any], Any] | None = None
+        if args.server:
+            from ..eval.anytool.remote import RemoteSolver
+
+            remote = RemoteSolver(args.server, assistant=args.assistant, api_key=os.environ.get("LANGSMITH_API_KEY"))
+        else:
+            executor = _executor(args, catalog, config)
+            stack.callback(executor.close)
+            checkpointer = await stack.enter_async_context(async_checkpointer(args.db, check=False))
+        if is_postgres(args.db):
+            batch = args.batch or Path(args.out).name
+            stale = max(2 * args.timeout, 600.0) if args.timeout else 3600.0
+            claims = await stack.enter_async_context(
+                PostgresClaims(args.db, batch, worker=f"{socket.gethostname()}:{os.getpid()}", stale_seconds=stale))
+
+            async def claim(q: Any, retry: bool) -> bool:
+                return await claims.claim(f"{q.group}:{q.query_id}", retry=retry)
+
+            async def done(q: Any) -> None:
+                await claims.done(f"{q.group}:{q.query_id}")
+
+        try:
+            return await run_batch(queries, catalog, model, writer, options, executor=executor,
+                                   checkpointer=checkpointer, on_record=on_record, claim=claim, done=done,
+                                   remote=remote, retry_budget=retry_budget)
+        finally:
+            if bar is not None:
+                bar.close()
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _retry_budget(limit: int | None) -> Any:
+    """One `RetryBudget` (guard.py) shared by the batch's queries (None without --max-retries-per-batch)."""
+    if limit is None:
+        return None
+    from ..models.guard import RetryBudget
+
+    return RetryBudget(limit)
+
+
+def _log(args: argparse.Namespace) -> Any:
+    """Where an eval command's notes and progress go: stderr, or nowhere with --quiet."""
+    import io
+
+    return io.StringIO() if getattr(args, "quiet", False) else sys.stderr
+
+
+def _executor(args: argparse.Namespace, catalog: Any, config: Any) -> Any:
+    """The API executor of a local batch: the config's kind, a virtual server's URL, an optional response cache."""
+    from ..graphs.anytool import default_executor
+    from ..tools.pipeline import ApiExecutor
+
+    url = args.virtual_url or os.environ.get("ANYTOOL_VIRTUAL_URL", "").strip()
+    if config.execution == "virtual":
+        if not url:
+            raise EvalUsageError("--execution virtual needs --virtual-url URL (or ANYTOOL_VIRTUAL_URL): the "
+                                 "StableToolBench-compatible server's endpoint")
+        return ApiExecutor.for_catalog(catalog, kind="virtual", url=url, cache_path=args.api_cache,
+                                       max_observation_chars=config.max_observation_chars)
+    if args.api_cache:
+        kind = config.execution if config.execution != "auto" else ("local" if catalog.name == "builtin" else "http")
+        return ApiExecutor.for_catalog(catalog, kind=kind, cache_path=args.api_cache,
+                                       max_observation_chars=config.max_observation_chars)
+    return default_executor(catalog, config)
+
+
+def _progress(total: int, *, disabled: bool) -> tuple[Any, Callable[[dict[str, Any], Any], None]]:
+    from tqdm import tqdm
+
+    if disabled or total == 0:
+        return None, lambda rec, tally: None
+    bar = tqdm(total=total, unit="query", file=sys.stderr, dynamic_ncols=True)
+
+    def on_record(rec: dict[str, Any], tally: Any) -> None:
+        bar.update(1)
+        bar.set_postfix_str(f"solved* {tally.count('solved')}/{tally.done}, timeout {tally.count('timeout')}, "
+                            f"{tally.errors_text()}")
+
+    return bar, on_record
+
+
+# ------------------------------------------------------------------------------------------------ passrate
+def _default_cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "langgraph-anytool" / "evaluator.sqlite"
+
+
+def configure_passrate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", nargs="+", metavar="RESULTS.jsonl", help="results of `anytool eval run`")
+    p.add_argument("--evaluator", metavar="M", default=None,
+                   help="'provider:model' of the evaluator (separate from the in-loop judge; default $ANYTOOL_EVALUATOR)")
+    p.add_argument("--offline", action="store_true",
+                   help="the offline policy model's judge as evaluator (a rule-based stand-in, NOT an LLM; labelled)")
+    p.add_argument("--catalog", metavar="PATH", default=None, help="catalog for --offline (default: builtin)")
+    p.add_argument("--protocol", choices=("anytool", "toolllm", "sopr"), default="anytool",
+                   help="anytool: Eq. 2 of the AnyTool paper; toolllm: Eq. 1; sopr: StableToolBench's solvable pass rate")
+    p.add_argument("--samples", type=positive_int, default=3, help="evaluator samples per query (default 3)")
+    p.add_argument("--no-exclusion", action="store_true",
+                   help="anytool: ask the evaluator even when the answer holds one of AnyTool's exclusion words "
+                        "(not the paper's protocol)")
+    p.add_argument("--concurrency", type=positive_int, default=4, help="queries scored at once (default 4)")
+    p.add_argument("--cache", metavar="FILE", default=None, help=f"evaluator cache (default {_default_cache()})")
+    p.add_argument("--no-cache", action="store_true", help="call the evaluator for every sample")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def cmd_passrate(args: argparse.Namespace) -> int:
+    """`anytool eval passrate`."""
+    from ..eval.anytool.passrate import (
+        EXCLUSION_RULE,
+        UNSURE_RULE,
+        EvaluatorCache,
+        evaluate_records,
+        passrate_table,
+        report_dict,
+        score,
+    )
+    from ..eval.anytool.results import read_results
+    from ..eval.identity import evaluator_identity, evaluator_key
+    from ..models.llm import init_model
+    from ..render import print_json as _print_json
+
+    records = [r for f in args.results for r in read_results(f)]
+    if not records:
+        raise EvalUsageError(f"no results in {', '.join(args.results)}")
+    spec = args.evaluator or os.environ.get("ANYTOOL_EVALUATOR", "").strip()
+    if args.offline:
+        from ..catalog.catalog import Catalog
+        from ..eval.anytool.runner import OFFLINE_LABEL
+        from ..offline import OfflinePolicyModel
+
+        evaluator: Any = OfflinePolicyModel(catalog=Catalog.load(args.catalog))
+        evaluator_id = OFFLINE_LABEL
+    elif spec:
+        evaluator, evaluator_id = init_model(spec), spec
+    else:
+        raise EvalUsageError("no evaluator: pass --evaluator 'provider:model' (or set ANYTOOL_EVALUATOR), "
+                             "or --offline for the rule-based stand-in")
+    # The cache key names the evaluator fully (class, model, endpoint, sampling settings; never a key), so the same
+    # model name served elsewhere or sampled otherwise never reuses these verdicts.
+    identity = evaluator_identity(evaluator_id if args.offline else evaluator)
+    exclusion = args.protocol == "anytool" and not args.no_exclusion
+    cache = None if args.no_cache else EvaluatorCache(args.cache or _default_cache())
+    try:
+        verdicts = evaluate_records(records, evaluator, evaluator_key(evaluator_id if args.offline else evaluator),
+                                    samples=args.samples, protocol=args.protocol, cache=cache,
+                                    concurrency=args.concurrency, exclusion=exclusion)
+    finally:
+        if cache is not None:
+            cache.close()
+    groups, overall = score(verdicts, args.protocol, args.samples)
+    in_loop = sorted({str(r.get("model", "")) for r in records})
+    meta = {"protocol": args.protocol, "evaluator": evaluator_id, "evaluator_identity": identity,
+            "samples": args.samples,
+            "unsure_rule": UNSURE_RULE if args.protocol != "sopr" else "Unsure scores 0.5 (StableToolBench SoPR)",
+            "exclusion_rule": EXCLUSION_RULE if exclusion else None,
+            "runs_made_by": in_loop,
+            "cache": None if cache is None else {"path": str(cache.path), "hits": cache.hits, "calls": cache.misses}}
+    if args.json:
+        _print_json(report_dict(groups, overall, **meta))
+        return 0
+    title = {"anytool": "AnyTool Eq. 2: Solved / (Solved + Unsolved)",
+             "toolllm": "ToolLLM Eq. 1: (Non-solvable + Solved) / all (inflated when the APIs offered are unrelated)",
+             "sopr": "StableToolBench SoPR: Solved 1, Unsure 0.5, Unsolved 0; mean over samples"}[args.protocol]
+    print(f"pass rate — {title}")
+    print(f"evaluator: {evaluator_id} (separate from the in-loop judge), {args.samples} samples per query, majority vote")
+    if identity["base_url"] or identity["sampling"]:
+        print(f"evaluator endpoint: {identity['base_url'] or '-'}; sampling: {identity['sampling'] or 'defaults'}")
+    if args.protocol != "sopr":
+        print(f"unsure: {UNSURE_RULE}")
+    if exclusion:
+        print(f"exclusion: {EXCLUSION_RULE}")
+    if cache is not None:
+        print(f"evaluator cache: {cache.hits} hits, {cache.misses} new checks ({cache.path})")
+    print()
+    print(passrate_table(groups, overall, args.protocol))
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------ stats
+def configure_stats(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", nargs="+", metavar="RESULTS.jsonl", help="results of `anytool eval run`")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    """`anytool eval stats`: Table 12 per group, and pool recall."""
+    from ..eval.anytool.results import read_results
+    from ..eval.anytool.stats import results_stats, stats_dict, stats_table
+    from ..render import print_json as _print_json
+
+    records = [r for f in args.results for r in read_results(f)]
+    if not records:
+        raise EvalUsageError(f"no results in {', '.join(args.results)}")
+    groups, overall = results_stats(records)
+    if args.json:
+        _print_json(stats_dict(groups, overall))
+        return 0
+    models = sorted({str(r.get("model", "")) for r in records})
+    print(f"consumption per query (AnyTool Table 12); runs made by: {', '.join(models)}\n")
+    print(stats_table(groups, overall))
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------ convert
+def configure_convert(p: argparse.ArgumentParser) -> None:
+    p.add_argument("inputs", nargs="+", metavar="PATH",
+                   help="--to tooleval: our results files; --to ours: ToolEval converted-answer files (.json) or "
+                        "ToolBench/StableToolBench answer directories")
+    p.add_argument("--to", choices=("tooleval", "ours"), required=True, help="target format")
+    p.add_argument("--out", required=True, metavar="PATH",
+                   help="--to tooleval: a directory (one <group>.json each); --to ours: a results .jsonl file")
+    p.add_argument("--group", default=None, help="--to ours: group name (default: file stem / directory name)")
+    p.add_argument("--catalog", metavar="PATH", default=None,
+                   help="--to tooleval: catalog for the available tools' schemas (default: names only)")
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    """`anytool eval convert`."""
+    from ..eval.anytool.convert import from_answer_dir, from_tooleval, to_tooleval
+    from ..eval.anytool.results import ResultsWriter, read_results
+
+    if args.to == "tooleval":
+        catalog = None
+        if args.catalog:
+            from ..catalog.catalog import Catalog
+
+            catalog = Catalog.load(args.catalog)
+        records = [r for f in args.inputs for r in read_results(f)]
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        for group, entries in to_tooleval(records, catalog).items():
+            path = out / f"{group or 'results'}.json"
+            path.write_text(json.dumps(entries, ensure_ascii=False, indent=1), encoding="utf-8")
+            print(f"{path}: {len(entries)} answers")
+        return 0
+    converted: list[dict[str, Any]] = []
+    for inp in args.inputs:
+        p = Path(inp)
+        converted.extend(from_answer_dir(p, args.group) if p.is_dir() else from_tooleval(p, args.group))
+    with ResultsWriter(args.out) as writer:
+        for rec in converted:
+            writer.append(rec)
+    print(f"{args.out}: {len(converted)} records")
+    return 0
+
+
+EVAL_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], Callable[[argparse.Namespace], int]]] = {
+    "run": ("run benchmark queries through AnyTool (resumable JSON lines)", configure_run, cmd_run),
+    "passrate": ("pass rate of results by a separate evaluator (anytool Eq. 2 | toolllm Eq. 1 | sopr)",
+                 configure_passrate, cmd_passrate),
+    "stats": ("consumption statistics per group (AnyTool Table 12) and pool recall", configure_stats, cmd_stats),
+    "convert": ("convert results to ToolEval's answer format, or ToolBench answers to ours", configure_convert,
+                cmd_convert),
+}
+
+
+def add_eval_commands(sub: Any) -> None:
+    """Register the subcommands on `anytool eval`'s subparsers."""
+    for name, (help_text, configure, handler) in EVAL_COMMANDS.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        configure(p)
+        p.set_defaults(eval_handler=handler)
+
+
+def add_quiet(sub: Any) -> None:
+    """`--quiet` on every `anytool eval` subcommand: no progress bar or lines, no notes on stderr (results and
+    tables are still printed; errors are still reported)."""
+    for p in sub.choices.values():
+        p.add_argument("--quiet", action="store_true",
+                       help="nothing on stderr but errors: no progress bar or lines, no notes (results and "
+                            "tables are still printed)")
+
+
+@contextlib.contextmanager
+def quiet_logs(quiet: bool = True) -> Iterator[None]:
+    """--quiet: while the command runs, the package's warnings (e.g. a failed model call that the run survives) are
+    not printed; the logger's level is restored afterwards (the CLI may run in a longer-lived process)."""
+    logger = logging.getLogger("langgraph_anytool")
+    level = logger.level
+    if quiet:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+__all__ = ["EVAL_COMMANDS", "CatalogError", "EvalUsageError", "add_eval_commands", "add_quiet", "quiet_logs"]

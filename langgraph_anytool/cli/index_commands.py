@@ -1,0 +1,87 @@
+"""`anytool index build`: build (or refresh) every search index of a catalog ahead of time, with progress.
+`anytool index train`: fine-tune the dense encoder on the catalog's queries (`training.train_encoder`).
+
+A server or notebook started afterwards on the same catalog, embedding model and index directory loads the
+indexes from disk instead of building them (see `search.CatalogSearcher`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from ..catalog.catalog import Catalog
+
+
+def configure(p: argparse.ArgumentParser) -> None:
+    """Arguments of `anytool index build` (the catalog and search options are added by the caller)."""
+    p.add_argument("--json", action="store_true", help="print the build statistics as JSON")
+
+
+def configure_train(p: argparse.ArgumentParser) -> None:
+    """Arguments of `anytool index train` (the catalog option is added by the caller)."""
+    from ..eval.training import TrainSettings
+
+    d = TrainSettings()
+    p.add_argument("--queries", nargs="+", required=True, metavar="FILE",
+                   help="query files with relevant APIs (any format `anytool eval retrieval` reads)")
+    p.add_argument("--out", required=True, metavar="MODEL_DIR",
+                   help="folder for the trained model (use it with --embeddings minilm:MODEL_DIR)")
+    p.add_argument("--epochs", type=int, default=d.epochs, metavar="N", help=f"passes over the pairs (default {d.epochs})")
+    p.add_argument("--seed", type=int, default=d.seed, metavar="S", help=f"random seed (default {d.seed})")
+    p.add_argument("--batch-size", type=int, default=d.batch_size, metavar="B",
+                   help=f"pairs per batch; the others in a batch are its negatives (default {d.batch_size})")
+    p.add_argument("--lr", type=float, default=d.learning_rate, metavar="LR",
+                   help=f"peak learning rate (default {d.learning_rate})")
+    p.add_argument("--no-hard-negatives", action="store_true", help="in-batch negatives only (no BM25 negatives)")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="torch threads (default: torch's choice, usually one per core)")
+    p.add_argument("--fit-fusion", action="store_true",
+                   help="also fit the fusion weights on the training queries (stored beside the model)")
+    p.add_argument("--index-dir", metavar="DIR", default=None,
+                   help="where search indexes persist (default: $ANYTOOL_INDEX_DIR or ~/.cache/langgraph-anytool/index)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def run_train(catalog: Catalog, args: argparse.Namespace, *, out: TextIO) -> int:
+    """Train, export and describe an encoder for `catalog` (arguments of `configure_train`)."""
+    from ..eval.training import TrainSettings, train_encoder
+
+    settings = TrainSettings(epochs=args.epochs, seed=args.seed, batch_size=args.batch_size,
+                             learning_rate=args.lr, hard_negatives=not args.no_hard_negatives, threads=args.threads)
+    train_encoder(catalog, args.queries, args.out, settings, fit_fusion_weights=args.fit_fusion,
+                  index_dir=args.index_dir, progress=not args.quiet, out=out)
+    return 0
+
+
+def run_build(catalog: Catalog, *, embeddings: str | None, index_dir: str | None, as_json: bool, out: TextIO) -> int:
+    """Build the BM25 and dense indexes of `catalog` and print what was built or loaded, and where."""
+    from ..catalog.embeddings import embeddings_id
+    from ..catalog.search import CatalogSearcher
+
+    searcher = CatalogSearcher(catalog, embeddings=embeddings, index_dir=index_dir, progress=True)
+    t0 = time.perf_counter()
+    stats = searcher.build()
+    seconds = time.perf_counter() - t0
+    model = embeddings_id(searcher.embeddings) if searcher.embeddings is not None else None
+    info = {"catalog": catalog.name, "apis": len(catalog), "tools": catalog.num_tools, "embeddings": model,
+            "seconds": round(seconds, 3), "bm25_path": stats.bm25_path, "bm25_loaded": stats.bm25_loaded,
+            "bm25_seconds": round(stats.bm25_seconds, 3), "dense_path": stats.index_path,
+            "dense_loaded": stats.dense_loaded, "dense_seconds": round(stats.dense_seconds, 3),
+            "embedded_documents": stats.embedded_documents, "dense_index": stats.dense_kind or None}
+    if as_json:
+        out.write(json.dumps(info, indent=1) + "\n")
+        return 0
+    out.write(f"catalog {catalog.name}: {len(catalog):,} APIs, {catalog.num_tools:,} tools\n")
+    bm25 = "loaded" if stats.bm25_loaded else "built"
+    out.write(f"BM25   {bm25} in {stats.bm25_seconds:.2f} s  → {stats.bm25_path}\n")
+    if model is None:
+        out.write("dense  none (BM25 only)\n")
+    else:
+        dense = "loaded" if stats.dense_loaded else f"built ({stats.embedded_documents:,} documents embedded)"
+        out.write(f"dense  {dense} in {stats.dense_seconds:.2f} s, {model}, {stats.dense_kind}  → {stats.index_path}\n")
+    out.write(f"total  {seconds:.2f} s\n")
+    return 0

@@ -1,0 +1,1 @@
+"""OPPO evaluation: data, agent, judge, prompts, scores, the eight tasks."""

@@ -1,0 +1,132 @@
+"""The evaluator model of the OPPO tasks (the authors use GPT-4: `eval_scripts/eval_func.py` `_get_gpt_response`,
+one user message, no system prompt). It is its own model (never the in-loop judge of the graph); every usable
+verdict is cached on disk, keyed by the evaluator's identity and the full prompt, so a re-run costs no call.
+
+Verdicts are read as the authors read them, plus our JSON form:
+- a reply holding a JSON object `{"label": "pass"|"fail", ...}` (ours) → that label;
+- task 3 (`_check_clarification`): "yes" anywhere in the lower-cased reply → yes;
+- tasks 4-8 (`_check_params_with_gpt4`, `_check_direct_response`, `_check_response_w_tool`, `_check_answer`,
+  `_check_plan`): the lower-cased reply starts with "yes" → yes; anything else is a no.
+An empty reply is unusable: scored as a failure and not cached, so a later run asks again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from langchain_core.messages import HumanMessage
+
+from ...models.llm import call_role
+
+ROLE = "evaluator"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    passed: bool
+    reason: str
+    cached: bool = False
+
+
+def model_identity(model: Any) -> str:
+    """A stable name for a model (the cache key's first part)."""
+    if isinstance(model, str):
+        return model
+    for attr in ("model_name", "model", "name_"):
+        value = getattr(model, attr, None)
+        if isinstance(value, str) and value:
+            return f"{type(model).__name__}:{value}"
+    return type(model).__name__
+
+
+def evaluator_identity(spec: str, model: Any) -> str:
+    """The cache key's evaluator part: the model string, the endpoint it talks to (a client's base URL, also when it
+    comes from OPENAI_BASE_URL) and the sampling settings that are set — the same model name on another endpoint or
+    at another temperature gives other verdicts, so it must not reuse these."""
+    endpoint = getattr(model, "openai_api_base", None) or getattr(model, "base_url", None)
+    client = getattr(model, "root_client", None)
+    if not endpoint and client is not None:
+        endpoint = getattr(client, "base_url", None)
+    parts = [spec, f"endpoint={str(endpoint).rstrip('/')}" if endpoint else "endpoint=default"]
+    for name in ("temperature", "top_p", "seed", "max_tokens"):
+        value = getattr(model, name, None)
+        if isinstance(value, int | float | str) and not isinstance(value, bool):
+            parts.append(f"{name}={value}")
+    return "|".join(parts)
+
+
+_JSON = re.compile(r"\{.*\}", re.DOTALL)
+
+
+def _json_verdict(text: str) -> Verdict | None:
+    m = _JSON.search(text)
+    if not m:
+        return None
+    try:
+        data = json.loads(m.group(0))
+    except ValueError:
+        return None
+    label = str(data.get("label", "")).strip().lower() if isinstance(data, dict) else ""
+    if label not in ("pass", "fail"):
+        return None
+    return Verdict(passed=label == "pass", reason=str(data.get("reason", "")).strip())
+
+
+def read_verdict(task: int, text: str) -> Verdict | None:
+    """The verdict in an evaluator reply (None: empty, unusable). See the module docstring for the rules."""
+    if not text or not text.strip():
+        return None
+    if text.lstrip().startswith(("{", "```")):
+        found = _json_verdict(text)
+        if found is not None:
+            return found
+    low = text.lower()
+    passed = "yes" in low if task == 3 else low.startswith("yes")
+    return Verdict(passed=passed, reason=text.strip())
+
+
+def parse_verdict(text: str) -> Verdict | None:
+    """Our JSON form only: `{"label": "pass"|"fail", "reason": ...}` (the first JSON object), or None."""
+    return _json_verdict(text or "")
+
+
+class TaskEvaluator:
+    """Asks the evaluator model one task prompt and reads its verdict, with an on-disk cache (`cache_dir`)."""
+
+    def __init__(self, model: Any, *, cache_dir: str | Path | None = None, identity: str | None = None) -> None:
+        self.model = model
+        self.identity = identity or model_identity(model)
+        self.cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.calls = 0
+        self.hits = 0
+
+    def _path(self, key: str) -> Path | None:
+        return self.cache_dir / f"{key}.json" if self.cache_dir is not None else None
+
+    def judge(self, task: int, prompt: str) -> Verdict:
+        """The verdict on `prompt` (built by `oppo_prompts.evaluator_prompt`)."""
+        key = hashlib.sha256(json.dumps([self.identity, task, prompt]).encode()).hexdigest()
+        path = self._path(key)
+        if path is not None and path.is_file():
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                self.hits += 1
+                return Verdict(bool(data["passed"]), str(data.get("reason", "")), cached=True)
+            except (ValueError, KeyError):
+                pass  # a damaged entry is recomputed
+        self.calls += 1
+        ai, _ = call_role(self.model, ROLE, [HumanMessage(content=prompt)], None, inputs={"task": task})
+        text = ai.content if isinstance(ai.content, str) else json.dumps(ai.content)
+        verdict = read_verdict(task, text)
+        if verdict is None:  # not cached: a retry may get a usable reply
+            return Verdict(False, f"unusable evaluator reply: {text[:200]!r}")
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps({"passed": verdict.passed, "reason": verdict.reason, "task": task,
+                                        "evaluator": self.identity}), encoding="utf-8")
+        return verdict

@@ -1,0 +1,341 @@
+"""`anytool eval tasks`: runners of the OPPO paper's eight tasks (seed 001, §3.4, Table 1), reproducing the authors'
+code (repository OPPO-Mente-Lab/agent_eval: `eval_scripts/tasks.py` and `agent_interface.py` run the model,
+`eval_scripts/eval_func.py` scores). Each runner asks the model under test through `oppo_agent` and scores with
+`oppo_score`; the evaluator-judged parts use a `TaskEvaluator`. Without one, a task falls back to our rule checks
+and the report says that its figure is not the paper's.
+
+Metrics per task, the paper's first: 1 precision/recall/f1 (macro); 2 accuracy; 3 clarification_rate; 4 precision;
+5, 6, 8 pass_rate; 7 progress. Our own figures follow under their own names (see `oppo_score`). As the authors'
+`eval_scripts/run_eval.ipynb` does, runs that raised in tasks 4 and 7 (the model under test failed, a call's
+arguments were not JSON, task 7 called a function it was not offered) are scored 0 per item but left out of the
+paper's figure; `progress_failed_as_0` counts them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from ...catalog import Catalog
+from ...models.llm import ModelNotConfiguredError
+from ...tools.pipeline import ApiExecutor
+from . import agent, score
+from . import prompts as P
+from .data import TASKS, TaskDataError, TaskItem, parse_label, resolve_api
+from .judge import TaskEvaluator
+
+PROTOCOLS = ("paper", "ours")
+JUDGED = frozenset({3, 4, 5, 6, 7, 8})  # tasks whose paper figure needs the evaluator (task 4: recorded only)
+SIMILAR_APIS = 5  # `agent_interface.py` `perform_task2`: simi_api_num=5
+
+
+@dataclass
+class ItemResult:
+    id: str
+    type: str
+    score: float
+    prediction: Any
+    reason: str = ""
+    status: str = ""  # task 4: call | none | excluded; task 7: excluded or ""
+
+
+@dataclass
+class TaskReport:
+    task: int
+    name: str
+    metrics: dict[str, float]
+    items: list[ItemResult]
+    scoring: str
+    model_label: str
+    protocol: str = "paper"
+    types: dict[str, int] = field(default_factory=dict)
+    errors: int = 0
+    seconds: float = 0.0
+    evaluator_calls: int = 0
+    evaluator_cache_hits: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"task": self.task, "name": self.name, "protocol": self.protocol, "metrics": self.metrics,
+                "scoring": self.scoring, "notes": self.notes, "model": self.model_label, "types": self.types,
+                "errors": self.errors,
+                "seconds": round(self.seconds, 3), "evaluator_calls": self.evaluator_calls,
+                "evaluator_cache_hits": self.evaluator_cache_hits, "items": [asdict(i) for i in self.items]}
+
+    def table(self) -> str:
+        head = f"task {self.task} ({self.name}): {len(self.items)} items, types " + \
+            ", ".join(f"{k}={v}" for k, v in sorted(self.types.items()))
+        lines = [head, f"model: {self.model_label}; protocol: {self.protocol}; scoring: {self.scoring}"]
+        lines += [f"  {k:<20} {100 * v:6.1f}" for k, v in self.metrics.items()]
+        if self.errors:
+            lines.append(f"  items whose model or evaluator call failed (scored 0): {self.errors}")
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def _shuffled(item_id: str, values: Sequence[str]) -> list[str]:
+    """Ours: a deterministic order per item, so the right API is not always first."""
+    return sorted(values, key=lambda v: hashlib.sha256(f"{item_id}|{v}".encode()).hexdigest())
+
+
+class TaskRunner:
+    """Runs one task's items against a model. `protocol="paper"` (default) is the authors' conversation; "ours"
+    adds our system prompts and shuffles task 2's candidates. `ask_user` (ours, off by default) also offers an
+    `ask_user` function in task 3. `executor` runs the API calls of tasks 4 and 7."""
+
+    def __init__(self, catalog: Catalog, model: BaseChatModel, *, evaluator: TaskEvaluator | None = None,
+                 executor: ApiExecutor | None = None, model_label: str = "", protocol: str = "paper",
+                 ask_user: bool = False) -> None:
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {protocol!r}; expected one of: {', '.join(PROTOCOLS)}")
+        self.catalog = catalog
+        self.model = model
+        self.evaluator = evaluator
+        self.executor = executor
+        self.model_label = model_label or type(model).__name__
+        self.protocol = protocol
+        self.paper = protocol == "paper"
+        self.ask_user = ask_user
+
+    def _api(self, item: TaskItem) -> str:
+        tool, api = item.api_ref()
+        return resolve_api(self.catalog, tool, api, item.where("api_name"))
+
+    def run(self, task: int, items: Sequence[TaskItem], progress: Callable[[int], Any] | None = None) -> TaskReport:
+        start = time.perf_counter()
+        handler = getattr(self, f"_task{task}")
+        results: list[ItemResult] = []
+        extra: dict[str, list[Any]] = {"labels": [], "preds": [], "called": [], "coverage": [], "url_rule": []}
+        errors = 0
+        calls0 = self.evaluator.calls if self.evaluator else 0
+        hits0 = self.evaluator.hits if self.evaluator else 0
+        for item in items:
+            try:
+                results.append(handler(item, extra))
+            except LookupError as exc:  # a row the task cannot use
+                raise ValueError(f"{item.where()}: {exc}") from exc
+            except (TaskDataError, ModelNotConfiguredError):
+                raise
+            except Exception as exc:  # a provider error costs this item, not the run
+                errors += 1
+                # tasks 4 and 7: perform_task4/7 raised, and run_eval.ipynb leaves the row out of the paper's figure
+                results.append(ItemResult(item.id, item.type, 0.0, None, f"call failed: {type(exc).__name__}: {exc}",
+                                          status="excluded" if task in (4, 7) else ""))
+                self._failed(task, item, extra)
+            if progress is not None:
+                progress(1)
+        metrics = self._metrics(task, results, extra)
+        excluded = sum(1 for r in results if r.status == "excluded")
+        notes = [f"{excluded} item(s) left out of {'precision and score' if task == 4 else 'progress'}: the run "
+                 "raised (as run_eval.ipynb leaves such rows out; they count 0 in "
+                 f"{'strict_correct_rate' if task == 4 else 'progress_failed_as_0'})"] if excluded else []
+        return TaskReport(task=task, name=TASKS[task], metrics=metrics, items=results, scoring=self._scoring(task),
+                          notes=notes,
+                          model_label=self.model_label, protocol=self.protocol,
+                          types=dict(Counter(i.type for i in items)), errors=errors,
+                          seconds=time.perf_counter() - start,
+                          evaluator_calls=(self.evaluator.calls - calls0) if self.evaluator else 0,
+                          evaluator_cache_hits=(self.evaluator.hits - hits0) if self.evaluator else 0)
+
+    @staticmethod
+    def _failed(task: int, item: TaskItem, extra: dict[str, list[Any]]) -> None:
+        if task == 1:
+            extra["labels"].append(parse_label(item.get("tool_use_label")) or 0)
+            extra["preds"].append(0)
+        if task == 2:
+            extra["called"].append(False)
+        if task == 8:
+            extra["coverage"].append(0.0)
+
+    @staticmethod
+    def _metrics(task: int, results: list[ItemResult], extra: dict[str, list[Any]]) -> dict[str, float]:
+        if task == 1:
+            return score.task1_scores(extra["labels"], extra["preds"])
+        if task == 2:
+            return score.task2_scores([(int(r.score), c) for r, c in zip(results, extra["called"], strict=True)])
+        if task == 4:
+            return score.task4_scores([(int(r.score), r.status) for r in results],
+                                      [bool(isinstance(r.prediction, dict) and r.prediction.get("strict"))
+                                       for r in results])
+        if task == 7:
+            kept = [r.score for r in results if r.status != "excluded"]
+            return {"progress": score.rate(kept) if kept else 0.0,
+                    "progress_failed_as_0": score.rate([r.score for r in results])}
+        name = {3: "clarification_rate", 5: "pass_rate", 6: "pass_rate", 7: "progress", 8: "pass_rate"}[task]
+        metrics = {name: score.rate([r.score for r in results])}
+        if task == 6 and extra["url_rule"]:
+            metrics["url_rule_pass"] = score.rate(extra["url_rule"])
+        if task == 8 and extra["coverage"]:
+            metrics["api_coverage"] = score.rate(extra["coverage"])
+        return metrics
+
+    def _scoring(self, task: int) -> str:
+        who = f"evaluator {self.evaluator.identity}" if self.evaluator else ""
+        if task in (1, 2):
+            return "rules (eval_func.py)"
+        if task == 4:
+            return ("rule check on the API result (eval_func.py evaluate_task4); strict_correct_rate: schema checks "
+                    "and " + (who or "the ref_call column when present"))
+        if who:
+            return f"{who} (verdicts read as eval_func.py reads them)"
+        return f"rules — no --evaluator, so task {task}'s figure is NOT the paper's"
+
+    # ------------------------------------------------------------------------------------------ tasks
+    def _task1(self, item: TaskItem, extra: dict[str, Any]) -> ItemResult:
+        """`perform_task1` / `evaluate_task1`: the row's API offered; a call in the reply = tool used."""
+        label = parse_label(item.get("tool_use_label"))
+        if label is None:
+            raise LookupError(f"column 'tool_use_label' must be 0 or 1, got {item.get('tool_use_label')!r}")
+        first = agent.first_reply(self.model, self.catalog, 1, item.instruction, [self._api(item)], paper=self.paper)
+        extra["labels"].append(label)
+        extra["preds"].append(int(first.called))
+        right = int(first.called) == label
+        reason = "" if right else ("misuse tools" if label == 0 else "failed to decide the usage")
+        return ItemResult(item.id, item.type, float(right), {"use_tool": first.called}, reason)
+
+    def _task2(self, item: TaskItem, extra: dict[str, Any]) -> ItemResult:
+        """`perform_task2` / `evaluate_task2`: the right API first, then up to five similar ones (paper order)."""
+        right = self._api(item)
+        similar = [resolve_api(self.catalog, t, a, item.where("simi_apis")) for t, a in item.simi_apis()]
+        candidates = list(dict.fromkeys([right, *similar[:SIMILAR_APIS]]))
+        if not self.paper:
+            candidates = _shuffled(item.id, candidates)
+        first = agent.first_reply(self.model, self.catalog, 2, item.instruction, candidates, paper=self.paper)
+        offered = first.offer
+        parsed = all(c.parsed for c in first.calls)
+        first_name = first.calls[0].function if first.calls else None
+        value, reason = score.task2_item(first.called, parsed, first_name, offered.name_of(right),
+                                         [n for n, a in offered.names.items() if a != right])
+        extra["called"].append(first.called)
+        return ItemResult(item.id, item.type, float(value), {"function": first_name, "offered": list(offered.names)},
+                          reason)
+
+    def _task3(self, item: TaskItem, extra: dict[str, Any]) -> ItemResult:
+        """`perform_task3` / `evaluate_task3`: a call = "misuse tools" (0); otherwise the evaluator decides whether
+        the reply asks the user for more information (`_check_clarification`)."""
+        first = agent.first_reply(self.model, self.catalog, 3, item.instruction, [self._api(item)], paper=self.paper,
+                                  ask_user=self.ask_user)
+        asks = [c for c in first.calls if c.function == agent.ASK_USER]
+        calls = [c for c in first.calls if c.function != agent.ASK_USER]
+        pred = {"text": first.text, "calls": [c.function for c in first.calls]}
+        if asks and not calls:  # ours: the ask_user function
+            return ItemResult(item.id, item.type, 1.0, pred, "asked through ask_user")
+        if calls:
+            return ItemResult(item.id, item.type, 0.0, pred, "misuse tools")
+        if self.evaluator is not None:
+            v = self.evaluator.judge(3, P.clarification_prompt(first.text))
+            return ItemResult(item.id, item.type, float(v.passed), pred,
+                              "" if v.passed else "the response is not to request for clarification")
+        asked = "?" in first.text  # ours, without an evaluator
+        return ItemResult(item.id, item.type, float(asked), pred, "a question mark in the reply" if asked else
+                          "no question in the reply")
+
+    def _task4(self, item: TaskItem, extra: dict[str, Any]) -> ItemResult:
+        """`perform_task4` / `evaluate_task4`: the paper's figure is the rule check on the API's result; the
+        evaluator's verdict on the call only feeds our strict figure."""
+        api_id = self._api(item)
+        api = self.catalog.api(api_id)
+        fill = agent.fill_parameters(self.model, self.catalog, item.instruction, api_id, self.executor,
+                                     paper=self.paper)
+        call = fill.call
+        called = call is not None
+        value, reason = score.task4_rule(called, bool(call and call.parsed), fill.tool_result)
+        # perform_task4 runs json.loads on the first call's arguments: when that fails the run raises and the
+        # notebook leaves the row out of evaluate_task4 (scored 0 in its list)
+        status = "none" if call is None else "call" if call.parsed else "excluded"
+        strict, why = False, "no function call"
+        if call is not None:
+            strict, why = score.check_raw_call(api, call.api_id == api_id and call.parsed, call.args)
+            if strict and self.evaluator is not None:
+                try:
+                    v = self.evaluator.judge(4, P.call_check_prompt(
+                        item.instruction, agent.authors_schema(api, fill.offer.name_of(api_id)),
+                        {"name": call.function, "arguments": call.args}))
+                    strict, why = v.passed, v.reason
+                except Exception as exc:  # _check_params_with_gpt4: a failed check costs only the verdict
+                    strict, why = False, f"WARNING: evaluator failed: {type(exc).__name__}: {exc}"
+            elif strict and item.ref_call() is not None:
+                strict, why = score.matches_reference(call.args, item.ref_call() or {})
+        pred = {"function": call.function if call else None, "args": call.args if call else None,
+                "tool_result": fill.tool_result, "strict": strict, "strict_reason": why}
+        return ItemResult(item.id, item.type, float(value), pred, reason, status=status)
+
+    def _task5(self, item: TaskItem, extra: dict[str, Any]) -> ItemResult:
+        """`perform_task5` / `evaluate_task5`: the evaluator's verdict on the direct answer."""
+        answer = agent.answer_directly(self.model, item.instruction, paper=self.paper)
+        if self.evaluator is not None:
+            v = self.evaluator.judge(5, P.direct_answer_prompt(item.instruction, answer))
+            return ItemResult(item.id, item.type, float(v.passed), {"answer": answer}, v.reason)
+        ok, why = score.has_facts(answer, item.facts())
+        return ItemResult(item.id, item.type, float(ok), {"answer": answer}, why)
+
+    def _task6(self, item: TaskItem, extra: dict[str, Any]) -> ItemResult:
+        """`perform_task6` / `evaluate_task6`: the URL rule on the reply, then the evaluator's verdict."""
+        conv = item.conv()
+        answer = agent.answer_from_conversation(self.model, self.catalog, conv, paper=self.paper)
+        full = [*conv, {"role": "assistant", "content": answer}]
+        tool_text = str(full[-2].get("content") or "")
+        ok, why = score.task6_rule([str(m.get("role")) for m in full], tool_text, answer)
+        extra["url_rule"].append(float(ok))
+        pred = {"answer": answer}
+        if not ok:
+            return ItemResult(item.id, item.type, 0.0, pred, why)
+        if self.evaluator is not None:
+            start = 1 if conv and conv[0].get("role") == "system" else 0
+            call = conv[start + 1].get("function_call") or conv[start + 1].get("tool_calls")
+            v = self.evaluator.judge(6, P.tool_answer_prompt(str(conv[start].get("content") or ""), call,
+                                                             tool_text, answer))
+            return ItemResult(item.id, item.type, float(v.passed), pred, v.reason)
+        ok, why = score.has_facts(answer, item.facts())
+        return ItemResult(item.id, item.type, float(ok), pred, why)
+
+    def _task7(self, item: TaskItem, extra: dict[str, Any]) -> ItemResult:
+        """`perform_task7` / `evaluate_task7`: 1 when the evaluator says the problem was solved, else the step
+        progress against the best reference sequence (`_check_act_steps`)."""
+        if self.executor is None:
+            raise LookupError("task 7 executes API calls: the runner needs an executor")
+        main = self._api(item)
+        deps = [resolve_api(self.catalog, t, a, item.where("dep")) for t, a in item.deps()]
+        alternatives = item.ref_steps()
+        if not alternatives:
+            raise LookupError("column 'ref_steps' is empty")
+        ids = list(dict.fromkeys([main, *deps]))
+        chain = agent.solve_chain(self.model, self.catalog, self.executor, item.instruction,
+                                  ids if self.paper else _shuffled(item.id, ids), paper=self.paper)
+        pred = {"calls": [asdict(s) for s in chain.steps], "answer": chain.answer, "stopped": chain.stopped,
+                "aborted": chain.aborted}
+        if chain.aborted:
+            return ItemResult(item.id, item.type, 0.0, pred, f"failed as the authors' run does: {chain.aborted}",
+                              status="excluded")
+        if self.evaluator is not None:
+            try:
+                v = self.evaluator.judge(7, P.solved_prompt(chain.messages))
+            except Exception as exc:  # evaluate_task7: a failed evaluation scores 0 and stays in the average
+                return ItemResult(item.id, item.type, 0.0, pred,
+                                  f"WARNING: to double check. failed to evaluate: {type(exc).__name__}: {exc}")
+            if v.passed:
+                return ItemResult(item.id, item.type, 1.0, pred, v.reason)
+        prog = score.task7_progress([(s.api_name, s.ok) for s in chain.steps], alternatives)
+        return ItemResult(item.id, item.type, prog, pred, f"step progress {prog:.2f}")
+
+    def _task8(self, item: TaskItem, extra: dict[str, Any]) -> ItemResult:
+        """`perform_task8` / `evaluate_task8`: the evaluator's verdict on the plan's soundness."""
+        ids = [resolve_api(self.catalog, t, a, item.where("comb")) for t, a in item.comb()]
+        if not ids:
+            raise LookupError("column 'comb' lists no API")
+        plan = agent.plan_outline(self.model, self.catalog, item.instruction, ids, paper=self.paper)
+        names = [self.catalog.api(a).name for a in ids]
+        coverage = score.outline_coverage(plan.outline, names)
+        pred = {"outline": plan.outline, "coverage": coverage}
+        if self.evaluator is not None:
+            v = self.evaluator.judge(8, P.plan_check_prompt(plan.task_text, plan.outline))
+            extra["coverage"].append(coverage)
+            return ItemResult(item.id, item.type, float(v.passed), pred, v.reason)
+        extra["coverage"].append(coverage)
+        return ItemResult(item.id, item.type, float(coverage == 1.0), pred, f"names {coverage:.0%} of the given APIs")

