@@ -60,6 +60,9 @@ class TrainSettings:
     weight_decay: float = 0.01
     hard_negatives: bool = True  # one BM25 hard negative per pair (redrawn every epoch)
     negative_depth: int = 10  # hard negatives are drawn from this many best BM25 non-relevant APIs
+    # a BM25 negative of the same tool as a relevant API whose name is this similar to it (difflib ratio of the
+    # humanized names) is dropped as a probable unlabelled duplicate; None keeps every negative
+    near_duplicate: float | None = None
     scale: float = 20.0  # MultipleNegativesRankingLoss scale (1 / temperature)
     max_seq_length: int = 128
     threads: int | None = None  # torch intra-op threads (default: torch's)
@@ -71,6 +74,8 @@ class TrainSettings:
             raise ValueError(f"epochs must be ≥ 1, got {self.epochs}")
         if self.batch_size < 2:
             raise ValueError(f"batch_size must be ≥ 2 (in-batch negatives), got {self.batch_size}")
+        if self.near_duplicate is not None and not 0.0 < self.near_duplicate <= 1.0:
+            raise ValueError(f"near_duplicate must be in (0, 1], got {self.near_duplicate}")
         if self.negative_depth < 1:
             raise ValueError(f"negative_depth must be ≥ 1, got {self.negative_depth}")
 
@@ -110,11 +115,13 @@ class TrainResult:
 # ---------------------------------------------------------------------- data
 def prepare_training_data(catalog: Catalog, query_files: Sequence[str | Path], *,
                           searcher: CatalogSearcher | None = None, negative_depth: int = 10,
-                          queries: Sequence[EvalQuery] | None = None) -> TrainingData:
+                          queries: Sequence[EvalQuery] | None = None,
+                          near_duplicate: float | None = None) -> TrainingData:
     """Map the queries' relevant APIs into `catalog` and mine BM25 hard negatives for every pair.
 
     `searcher`: the BM25 searcher to mine with (default: a BM25-only `CatalogSearcher` of `catalog`).
     `queries`: already loaded queries (default: read from `query_files`).
+    `near_duplicate`: drop a negative that `is_near_duplicate` of one of the query's relevant APIs at this ratio.
     """
     from ..eval.retrieval import load_queries
     from .search import CatalogSearcher
@@ -130,12 +137,33 @@ def prepare_training_data(catalog: Catalog, query_files: Sequence[str | Path], *
             continue
         data.used_queries.append(q)
         relevant = frozenset(q.relevant)
-        hits = [h.api_id for h in bm25.search_apis(q.query, negative_depth + len(relevant))]
-        negatives = tuple(a for a in hits if a not in relevant)[:negative_depth]
+        hits = [h.api_id for h in bm25.search_apis(q.query, negative_depth + len(relevant) + (negative_depth if near_duplicate else 0))]
+        negatives = tuple(a for a in hits if a not in relevant)
+        if near_duplicate is not None:
+            negatives = tuple(a for a in negatives
+                              if not any(is_near_duplicate(catalog, a, r, near_duplicate) for r in relevant))
+        negatives = negatives[:negative_depth]
         for api_id in q.relevant:
             data.examples.append(Example(query=q.query, qhash=query_hash(q.query), api_id=api_id,
                                          relevant=relevant, negatives=negatives))
     return data
+
+
+def is_near_duplicate(catalog: Catalog, api_id: str, other_id: str, ratio: float) -> bool:
+    """True when both APIs belong to one tool and their humanized names have a difflib ratio ≥ `ratio`.
+
+    ToolBench tools often carry near-copies of an API (`get_user_info` / `get_user_information`) of which only
+    one is labelled relevant; as a hard negative such a copy teaches the encoder to separate equivalent APIs.
+    """
+    import difflib
+
+    from .documents import humanize
+
+    a, b = catalog.api(api_id), catalog.api(other_id)
+    if a.tool_name != b.tool_name:
+        return False
+    x, y = humanize(a.name).lower(), humanize(b.name).lower()
+    return difflib.SequenceMatcher(None, x, y).ratio() >= ratio
 
 
 def make_batches(examples: Sequence[Example], batch_size: int, rng: random.Random,
@@ -357,7 +385,7 @@ def train_encoder(
     cpu0 = time.process_time()
     bm25 = CatalogSearcher(catalog, embeddings="none", index_dir=index_dir, progress=progress)
     data = prepare_training_data(catalog, files, searcher=bm25, negative_depth=settings.negative_depth,
-                                 queries=queries)
+                                 queries=queries, near_duplicate=settings.near_duplicate)
     report.write(f"queries: {len(data.queries)} read, {len(data.used_queries)} used, "
                  f"{len(data.skipped_queries)} skipped (no relevant API in the catalog); "
                  f"{data.unmapped_pairs} relevant pairs not in the catalog; {len(data.examples)} training pairs\n")
