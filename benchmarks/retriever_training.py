@@ -211,7 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     random.Random(args.seed).shuffle(texts)
     fold_by_text = {t: pos % args.folds for pos, t in enumerate(texts)}
     fold_of = {k: fold_by_text[by_key[k].query] for k in keys}
-    held: dict[str, list[dict[str, float]]] = {"d": [], "f": []} | {name: [] for name in extra}
+    held: dict[str, list[dict[str, float]]] = {"d": [], "f": []}
+    held |= {name: [] for name in extra}
     fold_seconds = []
     for fold in range(args.folds):
         train_keys = {k for k in keys if fold_of[k] != fold}
