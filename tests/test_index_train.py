@@ -15,6 +15,7 @@ from langgraph_anytool.catalog.embeddings import resolve_embeddings
 from langgraph_anytool.catalog.index_store import load_faiss, save_faiss
 from langgraph_anytool.catalog.trained_model import MANIFEST_FORMAT, query_hash, read_trained
 from langgraph_anytool.catalog.training import (
+    TRAINED_FUSION,
     Example,
     TrainSettings,
     is_near_duplicate,
@@ -295,7 +296,10 @@ def test_persisted_index_follows_the_encoder(trained: tuple[Path, str], world: d
     assert code == 0
     again = build(f"minilm:{out}")
     assert again.index_path() != first.index_path() and not again.stats.dense_loaded
-    assert not (out / "fusion.json").exists()  # not fitted this time: the old weights are gone
+    # not fitted this time: the old fitted weights are gone, the fixed weights for a trained encoder replace them
+    fixed = json.loads((out / "fusion.json").read_text(encoding="utf-8"))
+    assert "train_scores" not in fixed
+    assert {k: fixed["weights"][k] for k in TRAINED_FUSION} == TRAINED_FUSION
     # reproducible: the same inputs, settings and seed give the same weights
     twin = tmp_path / "twin"
     code = main(["index", "train", "--catalog", str(world["tools"]), "--queries", str(world["train"]),
