@@ -157,6 +157,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr", type=float, default=TrainSettings().learning_rate, help="peak learning rate")
     ap.add_argument("--cv-only", action="store_true", help="cross-validation only (no full-set model, no latency)")
     ap.add_argument("--no-fit-fusion", action="store_true", help="do not fit fusion weights (saves a search pass)")
+    ap.add_argument("--threads", type=int, default=None, help="torch threads for training (default: torch's)")
+    ap.add_argument("--near-duplicate", type=float, default=None,
+                    help="drop BM25 negatives of a relevant API's tool whose name is this similar (difflib ratio)")
+    ap.add_argument("--extra-weights", default="",
+                    help="also score the held-out folds under these fusion weights: 'bm25:dense:tool:whole,...'")
     ap.add_argument("--limit", type=int, default=None, help="first N queries of each file only (a quick smoke run)")
     args = ap.parse_args(argv)
     if not (args.toolbench / "tools").is_dir():
@@ -173,10 +178,16 @@ def main(argv: list[str] | None = None) -> int:
     queries = load_queries(files, catalog)
     keys = [(g, n) for g, items in raw.items() for n in range(len(items))]
     by_key = dict(zip(keys, queries, strict=True))
-    settings = TrainSettings(epochs=args.epochs, seed=args.seed, learning_rate=args.lr)
+    settings = TrainSettings(epochs=args.epochs, seed=args.seed, learning_rate=args.lr, threads=args.threads,
+                             near_duplicate=args.near_duplicate)
+    extra: dict[str, FusionWeights] = {}
+    for spec in filter(None, args.extra_weights.split(",")):
+        b, d, t, w = (float(x) for x in spec.split(":"))
+        extra[f"bm25 {b:g} dense {d:g} tool {t:g} whole {w:g}"] = FusionWeights(bm25=b, dense=d, tool=t, whole=w)
     fit = not args.no_fit_fusion
     figures: dict[str, Any] = {"settings": {"folds": args.folds, "epochs": args.epochs, "seed": args.seed,
-                                            "lr": args.lr, "queries": len(queries), "apis": len(catalog)},
+                                            "lr": args.lr, "threads": args.threads,
+                                            "near_duplicate": args.near_duplicate, "queries": len(queries), "apis": len(catalog)},
                                "load_average_start": load_average(), "rows": {}, "seconds": {}}
     print(f"catalog {len(catalog)} APIs; {len(queries)} queries; {args.folds}-fold CV, {args.epochs} epoch(s), "
           f"seed {args.seed}; load average {figures['load_average_start']}; work dir {work}", flush=True)
@@ -189,8 +200,10 @@ def main(argv: list[str] | None = None) -> int:
     base = CatalogSearcher(catalog, embeddings=minilm("int8"), index_dir=index_dir, weights=FusionWeights(),
                            progress=False)
     scored = [q for q in queries if q.relevant]
-    figures["rows"]["untrained encoder, default weights (all queries)"] = (
-        len(scored), mean(per_query_scores(base, scored, {"d": FusionWeights()})["d"]))
+    base_res = per_query_scores(base, scored, {"d": FusionWeights()} | extra)
+    figures["rows"]["untrained encoder, default weights (all queries)"] = (len(scored), mean(base_res["d"]))
+    for name in extra:
+        figures["rows"][f"untrained encoder, {name} (all queries)"] = (len(scored), mean(base_res[name]))
     log("untrained scored")
 
     # held-out: k-fold CV by query (identical query texts share a fold)
@@ -199,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     fold_by_text = {t: pos % args.folds for pos, t in enumerate(texts)}
     fold_of = {k: fold_by_text[by_key[k].query] for k in keys}
     held: dict[str, list[dict[str, float]]] = {"d": [], "f": []}
+    held |= {name: [] for name in extra}
     fold_seconds = []
     for fold in range(args.folds):
         train_keys = {k for k in keys if fold_of[k] != fold}
@@ -212,21 +226,25 @@ def main(argv: list[str] | None = None) -> int:
         searcher = CatalogSearcher(catalog, embeddings=minilm("int8", model_path=model_dir), index_dir=index_dir,
                                    weights=FusionWeights(), progress=False)
         check_train_overlap(searcher.embeddings, test, allow=False)  # raises if a held-out query was trained on
-        sets = {"d": FusionWeights()} | ({"f": fusion_of(model_dir) or FusionWeights()} if fit else {})
+        sets = {"d": FusionWeights(), "f": fusion_of(model_dir) or FusionWeights()} | extra
         res = per_query_scores(searcher, test, sets)
         for name in res:
             held[name] += res[name]
         log(f"fold {fold + 1}/{args.folds}: {len(test)} held-out queries, "
             + ", ".join(f"Recall@10 {mean(rows)['Recall@10']:.1f} ({name})" for name, rows in res.items()))
     figures["rows"][f"trained, default weights (HELD-OUT, {args.folds}-fold CV)"] = (len(held["d"]), mean(held["d"]))
-    if fit:
-        figures["rows"][f"trained, fitted weights (HELD-OUT, {args.folds}-fold CV)"] = (len(held["f"]), mean(held["f"]))
+    own = "fitted weights" if fit else "fixed trained-encoder weights"  # what the model's fusion.json holds
+    figures["rows"][f"trained, {own} (HELD-OUT, {args.folds}-fold CV)"] = (len(held["f"]), mean(held["f"]))
+    for name in extra:
+        figures["rows"][f"trained, {name} (HELD-OUT, {args.folds}-fold CV)"] = (len(held[name]), mean(held[name]))
     figures["seconds"]["train one fold (mean, incl. fusion fit)"] = statistics.fmean(fold_seconds)
 
     log("cross-validation done")
     if args.cv_only:
         figures["load_average_end"] = load_average()
         print_table(figures)
+        if args.json:
+            args.json.write_text(json.dumps(figures, indent=1), encoding="utf-8")
         return 0
 
     # train overlap: trained on all, scored on the same queries

@@ -5,7 +5,7 @@ Layout of ``MODEL_DIR``::
     config.json, model.safetensors, tokenizer.json, ...   the fine-tuned sentence-transformers model (torch path)
     model-int8.onnx                                        the same encoder exported to ONNX, int8 (search path)
     manifest.json                                          what it was trained on (catalog, query files, settings)
-    fusion.json                                            fusion weights fitted on the training queries (optional)
+    fusion.json                                            the fusion weights search uses with it (fixed or fitted)
 
 The manifest's ``query_hashes`` identify the training queries by their normalised text (`query_hash`), so
 `anytool eval retrieval` can refuse to score the model on them (`overlap`).

@@ -40,7 +40,8 @@ def configure_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="torch threads (default: torch's choice, usually one per core)")
     p.add_argument("--fit-fusion", action="store_true",
-                   help="also fit the fusion weights on the training queries (stored beside the model)")
+                   help="fit the fusion weights on the training queries (default: the fixed weights for a trained "
+                        "encoder, chosen by cross-validation); stored beside the model as fusion.json")
     p.add_argument("--index-dir", metavar="DIR", default=None,
                    help="where search indexes persist (default: $ANYTOOL_INDEX_DIR or ~/.cache/langgraph-anytool/index)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")

@@ -15,8 +15,9 @@ What it does, in order:
 4. Saves the model (sentence-transformers folder), exports it to ONNX int8 (`model-int8.onnx`, the same graph and
    quantization as the default encoder, so search costs the same), and writes `manifest.json`: the catalog
    fingerprint, the query files with their sha256, the training queries' hashes, the skipped ones, the settings.
-5. With `fit_fusion`, grid-searches the fusion weights (bm25, tool, whole; dense fixed at 1 since only ratios
-   matter) on the training queries with the trained encoder, and writes `fusion.json`.
+5. Writes `fusion.json`, the weights search uses with this encoder: `TRAINED_FUSION` (fixed weights for a trained
+   encoder, chosen by cross-validation), or with `fit_fusion` the grid point (bm25, tool, whole; dense fixed at 1
+   since only ratios matter) that is best on the training queries with the trained encoder.
 
 Torch and sentence-transformers are needed only here (extra ``train``); search runs the ONNX export.
 """
@@ -60,6 +61,9 @@ class TrainSettings:
     weight_decay: float = 0.01
     hard_negatives: bool = True  # one BM25 hard negative per pair (redrawn every epoch)
     negative_depth: int = 10  # hard negatives are drawn from this many best BM25 non-relevant APIs
+    # a BM25 negative of the same tool as a relevant API whose name is this similar to it (difflib ratio of the
+    # humanized names) is dropped as a probable unlabelled duplicate; None keeps every negative
+    near_duplicate: float | None = None
     scale: float = 20.0  # MultipleNegativesRankingLoss scale (1 / temperature)
     max_seq_length: int = 128
     threads: int | None = None  # torch intra-op threads (default: torch's)
@@ -71,6 +75,8 @@ class TrainSettings:
             raise ValueError(f"epochs must be ≥ 1, got {self.epochs}")
         if self.batch_size < 2:
             raise ValueError(f"batch_size must be ≥ 2 (in-batch negatives), got {self.batch_size}")
+        if self.near_duplicate is not None and not 0.0 < self.near_duplicate <= 1.0:
+            raise ValueError(f"near_duplicate must be in (0, 1], got {self.near_duplicate}")
         if self.negative_depth < 1:
             raise ValueError(f"negative_depth must be ≥ 1, got {self.negative_depth}")
 
@@ -110,11 +116,13 @@ class TrainResult:
 # ---------------------------------------------------------------------- data
 def prepare_training_data(catalog: Catalog, query_files: Sequence[str | Path], *,
                           searcher: CatalogSearcher | None = None, negative_depth: int = 10,
-                          queries: Sequence[EvalQuery] | None = None) -> TrainingData:
+                          queries: Sequence[EvalQuery] | None = None,
+                          near_duplicate: float | None = None) -> TrainingData:
     """Map the queries' relevant APIs into `catalog` and mine BM25 hard negatives for every pair.
 
     `searcher`: the BM25 searcher to mine with (default: a BM25-only `CatalogSearcher` of `catalog`).
     `queries`: already loaded queries (default: read from `query_files`).
+    `near_duplicate`: drop a negative that `is_near_duplicate` of one of the query's relevant APIs at this ratio.
     """
     from ..catalog.search import CatalogSearcher
     from .retrieval import load_queries
@@ -130,12 +138,33 @@ def prepare_training_data(catalog: Catalog, query_files: Sequence[str | Path], *
             continue
         data.used_queries.append(q)
         relevant = frozenset(q.relevant)
-        hits = [h.api_id for h in bm25.search_apis(q.query, negative_depth + len(relevant))]
-        negatives = tuple(a for a in hits if a not in relevant)[:negative_depth]
+        hits = [h.api_id for h in bm25.search_apis(q.query, negative_depth + len(relevant) + (negative_depth if near_duplicate else 0))]
+        negatives = tuple(a for a in hits if a not in relevant)
+        if near_duplicate is not None:
+            negatives = tuple(a for a in negatives
+                              if not any(is_near_duplicate(catalog, a, r, near_duplicate) for r in relevant))
+        negatives = negatives[:negative_depth]
         for api_id in q.relevant:
             data.examples.append(Example(query=q.query, qhash=query_hash(q.query), api_id=api_id,
                                          relevant=relevant, negatives=negatives))
     return data
+
+
+def is_near_duplicate(catalog: Catalog, api_id: str, other_id: str, ratio: float) -> bool:
+    """True when both APIs belong to one tool and their humanized names have a difflib ratio ≥ `ratio`.
+
+    ToolBench tools often carry near-copies of an API (`get_user_info` / `get_user_information`) of which only
+    one is labelled relevant; as a hard negative such a copy teaches the encoder to separate equivalent APIs.
+    """
+    import difflib
+
+    from ..catalog.documents import humanize
+
+    a, b = catalog.api(api_id), catalog.api(other_id)
+    if a.tool_name != b.tool_name:
+        return False
+    x, y = humanize(a.name).lower(), humanize(b.name).lower()
+    return difflib.SequenceMatcher(None, x, y).ratio() >= ratio
 
 
 def make_batches(examples: Sequence[Example], batch_size: int, rng: random.Random,
@@ -280,6 +309,13 @@ def fine_tune(data: TrainingData, catalog: Catalog, settings: TrainSettings, *, 
 
 
 # ---------------------------------------------------------------------- fusion
+# The fusion weights written beside a trained encoder when they are not fitted: the dense ranking and the whole
+# query count more than with the untrained encoder (defaults bm25 1.5, dense 1, tool 0.5, whole 0.5), since the
+# encoder was trained on whole queries. Chosen by 3-fold CV (by query) on the 519 ToolBench development queries,
+# among the weight sets of NOTES-retr2.md: held-out Recall@10 86.3 → 87.0 and NDCG@5 74.1 → 74.6 at 1 epoch,
+# 86.6 → 87.7 and 74.1 → 74.2 at 2 epochs (benchmarks/retriever_training.py --extra-weights 1.5:2:0.5:1).
+TRAINED_FUSION: dict[str, float] = {"bm25": 1.5, "dense": 2.0, "tool": 0.5, "whole": 1.0}
+
 FUSION_GRID: dict[str, tuple[float, ...]] = {
     "bm25": (0.5, 0.75, 1.0, 1.5, 2.0, 3.0),
     "tool": (0.0, 0.25, 0.5, 0.75, 1.0),
@@ -357,7 +393,7 @@ def train_encoder(
     cpu0 = time.process_time()
     bm25 = CatalogSearcher(catalog, embeddings="none", index_dir=index_dir, progress=progress)
     data = prepare_training_data(catalog, files, searcher=bm25, negative_depth=settings.negative_depth,
-                                 queries=queries)
+                                 queries=queries, near_duplicate=settings.near_duplicate)
     report.write(f"queries: {len(data.queries)} read, {len(data.used_queries)} used, "
                  f"{len(data.skipped_queries)} skipped (no relevant API in the catalog); "
                  f"{data.unmapped_pairs} relevant pairs not in the catalog; {len(data.examples)} training pairs\n")
@@ -382,7 +418,18 @@ def train_encoder(
     manifest["seconds"]["train_cpu"] = round(train_cpu, 1)
     _write_json(target / MANIFEST, manifest)
     fusion: dict[str, Any] | None = None
-    if fit_fusion_weights:
+    if not fit_fusion_weights:
+        from ..catalog.search import FusionWeights
+
+        fixed = FusionWeights(bm25=TRAINED_FUSION["bm25"], dense=TRAINED_FUSION["dense"], tool=TRAINED_FUSION["tool"],
+                              whole=TRAINED_FUSION["whole"])
+        fusion = {"weights": {k: getattr(fixed, k) for k in ("bm25", "dense", "tool", "whole", "rrf_k", "depth")},
+                  "objective": "fixed weights for a trained encoder (training.TRAINED_FUSION, chosen by "
+                               "cross-validation on ToolBench's development queries); not fitted on these queries"}
+        _write_json(target / FUSION, fusion)
+        manifest["fusion"] = FUSION
+        _write_json(target / MANIFEST, manifest)
+    else:
         from ..catalog.embeddings import minilm
 
         t2 = time.perf_counter()
@@ -399,7 +446,11 @@ def train_encoder(
     seconds = time.perf_counter() - t0
     report.write(f"trained in {train_seconds:.1f} s ({train_cpu:.0f} CPU-seconds), ONNX int8 export "
                  f"{export_seconds:.1f} s → {target}\n")
-    if fusion is not None:
+    if fusion is not None and "train_scores" not in fusion:
+        w = fusion["weights"]
+        report.write(f"fusion weights (fixed for a trained encoder): bm25 {w['bm25']}, dense {w['dense']}, "
+                     f"tool {w['tool']}, whole {w['whole']}\n")
+    elif fusion is not None:
         w = fusion["weights"]
         report.write(f"fusion weights: bm25 {w['bm25']}, dense {w['dense']}, tool {w['tool']}, whole {w['whole']} "
                      f"(training queries: Recall@10 {100 * fusion['train_scores']['Recall@10']:.1f}, "

@@ -16,7 +16,14 @@ from langgraph_anytool.catalog.index_store import load_faiss, save_faiss
 from langgraph_anytool.catalog.trained_model import MANIFEST_FORMAT, query_hash, read_trained
 from langgraph_anytool.cli.app import main
 from langgraph_anytool.eval.retrieval import TrainOverlapError, check_train_overlap, load_queries
-from langgraph_anytool.eval.training import Example, make_batches, prepare_training_data
+from langgraph_anytool.eval.training import (
+    TRAINED_FUSION,
+    Example,
+    TrainSettings,
+    is_near_duplicate,
+    make_batches,
+    prepare_training_data,
+)
 
 # Twelve tools whose APIs all read alike ("Look up a record."): nothing in a document tells which one a query
 # wants, so the untrained encoder ranks them almost at random and training has to learn the mapping.
@@ -91,6 +98,39 @@ def test_unmapped_queries_are_reported_and_skipped(world: dict[str, Path]) -> No
     assert len(data.examples) == 18
     for ex in data.examples:  # BM25 negatives: other APIs of the catalog, never the relevant one
         assert ex.api_id not in ex.negatives and len(ex.negatives) == 3
+
+
+def test_near_duplicate_negatives_are_dropped(tmp_path: Path) -> None:
+    """A same-tool API whose name nearly equals a relevant one's is not used as a hard negative.
+
+    By hand, difflib ratio = 2 * matches / (len a + len b) on the lower-cased humanized names:
+    "get user info" (13) vs "get user infos" (14): 13 matches → 26 / 27 = 0.963 ≥ 0.9: a near-duplicate;
+    "get user info" vs "delete user" (11): matches 7 → 14 / 24 = 0.583 (difflib), below 0.9.
+    The other tool's "get user infos" is not the same tool: kept.
+    """
+    folder = tmp_path / "tools" / "Data"
+    folder.mkdir(parents=True)
+    api = {"description": "User data.", "method": "GET", "required_parameters": [], "optional_parameters": []}
+    for tool, names in {"Accounts": ["get_user_info", "get_user_infos", "delete_user"],
+                        "Other": ["get_user_infos"]}.items():
+        doc = {"tool_name": tool, "tool_description": "User data.", "api_list": [{"name": n, **api} for n in names]}
+        (folder / f"{tool.lower()}.json").write_text(json.dumps(doc), encoding="utf-8")
+    catalog = Catalog.from_toolbench(tmp_path / "tools")
+    ids = {(a.tool_name, a.name): a.id for a in catalog}
+    rel, dup = ids[("Accounts", "get_user_info")], ids[("Accounts", "get_user_infos")]
+    other, far = ids[("Other", "get_user_infos")], ids[("Accounts", "delete_user")]
+    assert is_near_duplicate(catalog, dup, rel, 0.9)
+    assert not is_near_duplicate(catalog, far, rel, 0.9)
+    assert not is_near_duplicate(catalog, other, rel, 0.9)
+    queries = tmp_path / "q.json"
+    queries.write_text(json.dumps([{"query_id": 1, "query": "get the user data", "relevant APIs": [
+        ["Accounts", "get_user_info"]]}]), encoding="utf-8")
+    kept = prepare_training_data(catalog, [queries], negative_depth=5).examples[0].negatives
+    assert set(kept) == {dup, other, far}
+    filtered = prepare_training_data(catalog, [queries], negative_depth=5, near_duplicate=0.9).examples[0].negatives
+    assert set(filtered) == {other, far}
+    with pytest.raises(ValueError, match="near_duplicate"):
+        TrainSettings(near_duplicate=1.5)
 
 
 def test_query_hash_ignores_whitespace_only() -> None:
@@ -256,7 +296,10 @@ def test_persisted_index_follows_the_encoder(trained: tuple[Path, str], world: d
     assert code == 0
     again = build(f"minilm:{out}")
     assert again.index_path() != first.index_path() and not again.stats.dense_loaded
-    assert not (out / "fusion.json").exists()  # not fitted this time: the old weights are gone
+    # not fitted this time: the old fitted weights are gone, the fixed weights for a trained encoder replace them
+    fixed = json.loads((out / "fusion.json").read_text(encoding="utf-8"))
+    assert "train_scores" not in fixed
+    assert {k: fixed["weights"][k] for k in TRAINED_FUSION} == TRAINED_FUSION
     # reproducible: the same inputs, settings and seed give the same weights
     twin = tmp_path / "twin"
     code = main(["index", "train", "--catalog", str(world["tools"]), "--queries", str(world["train"]),
