@@ -22,6 +22,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 
 from ...models.llm import call_role
+from ..identity import evaluator_identity as shared_identity
+from ..identity import evaluator_key
 
 ROLE = "evaluator"
 
@@ -34,29 +36,18 @@ class Verdict:
 
 
 def model_identity(model: Any) -> str:
-    """A stable name for a model (the cache key's first part)."""
-    if isinstance(model, str):
-        return model
-    for attr in ("model_name", "model", "name_"):
-        value = getattr(model, attr, None)
-        if isinstance(value, str) and value:
-            return f"{type(model).__name__}:{value}"
-    return type(model).__name__
+    """A stable name for a model when no identity is given (the cache key's first part): `eval.identity`'s key."""
+    return evaluator_key(model)
 
 
 def evaluator_identity(spec: str, model: Any) -> str:
-    """The cache key's evaluator part: the model string, the endpoint it talks to (a client's base URL, also when it
-    comes from OPENAI_BASE_URL) and the sampling settings that are set — the same model name on another endpoint or
-    at another temperature gives other verdicts, so it must not reuse these."""
-    endpoint = getattr(model, "openai_api_base", None) or getattr(model, "base_url", None)
-    client = getattr(model, "root_client", None)
-    if not endpoint and client is not None:
-        endpoint = getattr(client, "base_url", None)
-    parts = [spec, f"endpoint={str(endpoint).rstrip('/')}" if endpoint else "endpoint=default"]
-    for name in ("temperature", "top_p", "seed", "max_tokens"):
-        value = getattr(model, name, None)
-        if isinstance(value, int | float | str) and not isinstance(value, bool):
-            parts.append(f"{name}={value}")
+    """The cache key's evaluator part, readable in reports: the model string, the endpoint it talks to and the
+    sampling settings that are set, as `eval.identity` reads them (credentials and query strings never included) —
+    the same model name on another endpoint or at another temperature gives other verdicts, so it must not reuse
+    these."""
+    ident = shared_identity(model)
+    parts = [spec, f"endpoint={ident['base_url'] or 'default'}"]
+    parts += [f"{name}={json.dumps(value)}" for name, value in ident["sampling"].items()]
     return "|".join(parts)
 
 
