@@ -78,25 +78,28 @@ def with_tools(runnable: Any, tools: list[Any]) -> Any:
     return type(runnable)(runnable.bound, tools)  # TextToolRunnable(model, tools)
 
 
-def reply_reserve(model: Any, window: int) -> int:
-    """Tokens kept free for the reply: the model's `max_tokens` if set, else window / 8 (at most 4096)."""
-    for layer in unwrap(model):
-        for attr in ("max_tokens", "max_completion_tokens", "num_predict"):
-            value = getattr(layer, attr, None)
-            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                return min(value, window // 2)
-    return min(MAX_REPLY_RESERVE, window // 8)
-
-
-def reply_allowance(model: Any) -> int:
-    """The tokens a call's reply is counted as before it is sent (the token budget's look-ahead): the model's
-    `max_tokens` when set (a hard bound), else `REPLY_ALLOWANCE` (a longer reply passes the budget by the rest)."""
+def own_reply_limit(model: Any) -> int | None:
+    """The reply limit the model (or the chat model a binding wraps) sets itself: `max_tokens`,
+    `max_completion_tokens` or `num_predict`, else None."""
     for layer in unwrap(model):
         for attr in ("max_tokens", "max_completion_tokens", "num_predict"):
             value = getattr(layer, attr, None)
             if isinstance(value, int) and not isinstance(value, bool) and value > 0:
                 return value
-    return REPLY_ALLOWANCE
+    return None
+
+
+def reply_reserve(model: Any, window: int) -> int:
+    """Tokens kept free for the reply: the model's `max_tokens` if set, else window / 8 (at most 4096)."""
+    own = own_reply_limit(model)
+    return min(own, window // 2) if own is not None else min(MAX_REPLY_RESERVE, window // 8)
+
+
+def reply_allowance(model: Any) -> int:
+    """The tokens a call's reply is counted as before it is sent (the token budget's look-ahead): the model's
+    `max_tokens` when set (a hard bound), else `REPLY_ALLOWANCE` (a longer reply passes the budget by the rest)."""
+    own = own_reply_limit(model)
+    return own if own is not None else REPLY_ALLOWANCE
 
 
 def cap_kwarg(model: Any) -> str | None:
