@@ -142,20 +142,26 @@ def test_pool_cap_holds_with_parallel_adders() -> None:
     assert len([c for c in model.calls if c["role"] == "tool"]) == 3
 
 
-def test_solvable_pool_stops_siblings_and_pending_children() -> None:
-    catalog = make_catalog(SMALL_PLAN)
+def _browse_finance(messages: list[BaseMessage]) -> AIMessage:
+    """A category agent's step that only browses (it never finishes by itself)."""
+    return ai("", call("get_tools_in_category", category_name="Finance"))
 
-    def browse(messages: list[BaseMessage]) -> AIMessage:
-        return ai("", call("get_tools_in_category", category_name="Finance"))
 
+def _joke_found_models(finance: list[Any], **more: list[Any]) -> tuple[ScriptedChatModel, ScriptedChatModel]:
+    """Agent model and (slow) judge: meta creates Small and Finance; Small's tool agent adds Random Joke and asks the
+    judge, which says solvable; Finance and any `more` agents follow their own replies meanwhile."""
     script = Script({
         "meta": [ai("", call("create_agent_category_level", category_name="Small"),
                     call("create_agent_category_level", category_name="Finance"))],
         "tool:Jokes, Quotes": [adds("Jokes", "Random Joke"), ai("", call("check_if_request_solvable"))],
-        "category:Finance": [browse] * 60,  # keeps browsing until the stop signal
+        "category:Finance": finance, **more,
     }, solvable=lambda prompt: "Solvable")
-    model = ScriptedChatModel(responder=script, latency=0.02)
-    judge = ScriptedChatModel(responder=script, latency=0.3)
+    return ScriptedChatModel(responder=script, latency=0.02), ScriptedChatModel(responder=script, latency=0.3)
+
+
+def test_solvable_pool_stops_siblings_and_pending_children() -> None:
+    catalog = make_catalog(SMALL_PLAN)
+    model, judge = _joke_found_models([_browse_finance] * 60)  # Finance keeps browsing until the stop signal
     out = retriever(catalog, model, judge, agent_step_limit=60).invoke({"query": "tell me a joke"})
     agents = out["agents"]
     assert statuses(agents) == {
@@ -170,19 +176,9 @@ def test_solvable_pool_stops_siblings_and_pending_children() -> None:
 
 def test_agents_between_steps_are_stopped_when_solvable() -> None:
     catalog = make_catalog(SMALL_PLAN)
-
-    def browse(messages: list[BaseMessage]) -> AIMessage:
-        return ai("", call("get_tools_in_category", category_name="Finance"))
-
-    script = Script({
-        "meta": [ai("", call("create_agent_category_level", category_name="Small"),
-                    call("create_agent_category_level", category_name="Finance"))],
-        "tool:Jokes, Quotes": [adds("Jokes", "Random Joke"), ai("", call("check_if_request_solvable"))],
-        "category:Finance": [ai("", call("create_agent_tool_level", tool_names=["Stocks API"])), browse, browse],
-        "tool:Stocks API": [ai("", call("get_apis_in_tool", tool_name="Stocks API"))] * 3,
-    }, solvable=lambda prompt: "Solvable")
-    model = ScriptedChatModel(responder=script, latency=0.02)
-    judge = ScriptedChatModel(responder=script, latency=0.3)
+    model, judge = _joke_found_models(
+        [ai("", call("create_agent_tool_level", tool_names=["Stocks API"])), _browse_finance, _browse_finance],
+        **{"tool:Stocks API": [ai("", call("get_apis_in_tool", tool_name="Stocks API"))] * 3})
     agents = retriever(catalog, model, judge).invoke({"query": "tell me a joke"})["agents"]
     # Finance and the tool agent it created stepped beside the check; both were pending when it said solvable
     assert statuses(agents)["meta/Finance"] == ("stopped", "pool_solvable")

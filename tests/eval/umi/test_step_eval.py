@@ -13,7 +13,7 @@ from langgraph_anytool.cli.app import main
 from langgraph_anytool.config import AnyToolConfig
 from langgraph_anytool.eval.umi.data import StepCase, StepDataError, load_step_cases, load_umi_test
 from langgraph_anytool.eval.umi.predict import step_tools
-from langgraph_anytool.eval.umi.steps import evaluate_steps
+from langgraph_anytool.eval.umi.steps import StepsReport, evaluate_steps
 from langgraph_anytool.models.llm import ModelSet
 from langgraph_anytool.models.testing import ScriptedChatModel, ai, call
 
@@ -78,6 +78,20 @@ def test_step_tools_keep_toolbench_names() -> None:
     assert shown != "weird name!" and tools.to_recorded[shown] == "weird name!"
 
 
+def _noarg_cases(tmp_path: Path) -> list[StepCase]:
+    """The step cases of NOARG_ITEM, written to a file as released and read back."""
+    path = tmp_path / "noarg.json"
+    path.write_text(json.dumps([NOARG_ITEM]))
+    return load_step_cases([path]).cases
+
+
+def _scripted(model: ScriptedChatModel, cases: list[StepCase], mode: str, config: AnyToolConfig | None = None
+              ) -> StepsReport:
+    """`evaluate_steps` with one scripted model answering for every role."""
+    return evaluate_steps(cases, lambda _c: ModelSet(default=model, by_role={}), mode=mode,  # type: ignore[arg-type]
+                          config=config)
+
+
 def _tc(name: str, args: dict[str, Any]) -> dict[str, Any]:
     return {"name": name, "args": args, "id": f"ref_{name}", "type": "tool_call"}
 
@@ -134,7 +148,7 @@ def test_scripted_model_hand_computed(umi_file: Path) -> None:
         ai("", call("details_for_video_db", is_id="v1", lang="en")),  # name ok; P = 1/2, R = 1 → F1 = 2/3
         ai("", call("Finish", return_type="give_up", reason="no")),  # plan miss; Rouge-L of "none" = 0
     ])
-    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="single")  # type: ignore[arg-type]
+    report = _scripted(model, loaded.cases, "single")
     s = report.overall
     assert s.plan_acc == pytest.approx(2 / 3) and s.act_em == pytest.approx(1 / 2)
     assert s.arg_f1 == pytest.approx((0 + 2 / 3) / 2) and s.rouge_l == 0.0 and s.hallu == 0.0
@@ -149,7 +163,7 @@ def test_multi_mode_text_caller(umi_file: Path) -> None:
         ai("Done. Next: conclusion."), ai("The comedy video v1 is titled Funny cats."),
     ])
     cfg = AnyToolConfig(solver="umi", text_mode_roles=("caller",), umi_prompts="alpha_umi")
-    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="multi", config=cfg)  # type: ignore[arg-type]
+    report = _scripted(model, loaded.cases, "multi", config=cfg)
     s = report.overall
     assert (s.plan_acc, s.act_em) == (1.0, 1.0) and s.rouge_l == pytest.approx(1.0, abs=1e-8)
     # the second call's input is a Python-literal dict: json.loads fails in the authors' scorer → F1 0
@@ -231,15 +245,13 @@ def test_single_mode_reply_without_a_call_is_read_as_evaluate_backbone(tmp_path:
     2. a plain sentence → a call of "none": plan hit, EM 0, F1 0, not a hallucination;
     3. "conclusion: <answer>" → a conclusion, Rouge-L ≈ 1 (2/(2 + 1e-8)).
     Plan 3/3, EM 1/2, F1 (1 + 0)/2, Hallu. 0. (Before: no call → no plan → Plan ACC 0.)"""
-    path = tmp_path / "noarg.json"
-    path.write_text(json.dumps([NOARG_ITEM]))
-    loaded = load_step_cases([path])
+    cases = _noarg_cases(tmp_path)
     model = ScriptedChatModel(replies=[
         ai("I list the videos.\nAction: list_for_video_db\nAction Input: {}"),
         ai("Let me think about the details."),
         ai("All done.\nconclusion: The first video is Funny cats."),
     ])
-    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="single")  # type: ignore[arg-type]
+    report = _scripted(model, cases, "single")
     s = report.overall
     assert s.plan_acc == 1.0 and s.act_em == pytest.approx(1 / 2) and s.arg_f1 == pytest.approx(1 / 2)
     assert s.rouge_l == pytest.approx(2 / (2 + 1e-8)) and s.hallucinated == 0
@@ -250,9 +262,7 @@ def test_text_mode_empty_action_input_scores_zero(tmp_path: Path) -> None:
     """Text mode (the solver writes its calls as text): "Action Input:" with nothing after it for a reference `{}`
     is json.loads("") in the authors' scorer → F1 0 (our text parser reads it as {}; the scorer must not).
     Step 1: EM 1, F1 0; step 2: EM 1, F1 1; step 3: Finish(give_answer) → conclusion. Arg. F1 = (0 + 1)/2."""
-    path = tmp_path / "noarg.json"
-    path.write_text(json.dumps([NOARG_ITEM]))
-    loaded = load_step_cases([path])
+    cases = _noarg_cases(tmp_path)
     model = ScriptedChatModel(replies=[
         ai("Listing.\nAction: list_for_video_db\nAction Input:"),
         ai('Details.\nAction: details_for_video_db\nAction Input: {"is_id": "v1"}'),
@@ -260,7 +270,7 @@ def test_text_mode_empty_action_input_scores_zero(tmp_path: Path) -> None:
            '"final_answer": "The first video is Funny cats."}'),
     ])
     cfg = AnyToolConfig(text_mode_roles=("solver",))
-    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="single", config=cfg)  # type: ignore[arg-type]
+    report = _scripted(model, cases, "single", config=cfg)
     s = report.overall
     assert (s.plan_acc, s.act_em) == (1.0, 1.0) and s.arg_f1 == pytest.approx(1 / 2)
     assert report.records[0].prediction["args"] == ""
@@ -271,16 +281,14 @@ def test_multi_mode_caller_without_a_call_is_a_call_of_none(tmp_path: Path) -> N
     """The caller answers in prose: the authors' prediction is "planner</s>caller: <prose>" → a call of "none"
     (plan hit, EM 0); the summarizer's empty reply becomes "none" (infer_pipeline.py) → Rouge-L 0.
     Plan 3/3, EM (0 + 1)/2, Rouge-L 0."""
-    path = tmp_path / "noarg.json"
-    path.write_text(json.dumps([NOARG_ITEM]))
-    loaded = load_step_cases([path])
+    cases = _noarg_cases(tmp_path)
     model = ScriptedChatModel(replies=[
         ai("List first. Next: caller."), ai("I would list the videos now."),
         ai("Details. Next: caller."), ai("", _tc("details_for_video_db", {"is_id": "v1"})),
         ai("Done. Next: conclusion."), ai(""),
     ])
     cfg = AnyToolConfig(solver="umi", umi_prompts="alpha_umi")
-    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="multi", config=cfg)  # type: ignore[arg-type]
+    report = _scripted(model, cases, "multi", config=cfg)
     s = report.overall
     assert s.plan_acc == 1.0 and s.act_em == pytest.approx(1 / 2) and s.rouge_l == 0.0
     assert [r.prediction["answer"] for r in report.records][-1] == "none"
@@ -295,16 +303,14 @@ def test_alpha_umi_planner_is_read_as_infer_pipeline(tmp_path: Path) -> None:
 
     assert authors_planner_decision("a Next: give up. b Next: caller.") == ("give_up", "a Next: give up.")
     assert authors_planner_decision("just think") == ("caller", "just thinkNext: caller.")
-    path = tmp_path / "noarg.json"
-    path.write_text(json.dumps([NOARG_ITEM]))
-    loaded = load_step_cases([path])
+    cases = _noarg_cases(tmp_path)
     model = ScriptedChatModel(replies=[
         ai("Hmm. Next: give up. No wait, Next: caller."),
         ai("Details of v1 now."), ai("", _tc("details_for_video_db", {"is_id": "v1"})),
         ai("Done. Next: conclusion."), ai("The first video is Funny cats."),
     ])
     cfg = AnyToolConfig(solver="umi", umi_prompts="alpha_umi")
-    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="multi", config=cfg)  # type: ignore[arg-type]
+    report = _scripted(model, cases, "multi", config=cfg)
     s = report.overall
     assert s.plan_acc == pytest.approx(2 / 3) and s.act_em == pytest.approx(1 / 2) and s.arg_f1 == pytest.approx(1 / 2)
     assert report.records[1].prediction["thought"] == "Details of v1 now.Next: caller."
@@ -334,7 +340,7 @@ def test_toolbench_answer_keeps_an_empty_arguments_string(tmp_path: Path) -> Non
         ai("", call("list_for_video_db")),
         ai("", call("Finish", return_type="give_answer", final_answer="There is one video, v1.")),
     ])
-    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="single")  # type: ignore[arg-type]
+    report = _scripted(model, loaded.cases, "single")
     s = report.overall
     assert (s.act_em, s.arg_f1, s.arg_f1_steps) == (1.0, None, 0) and s.rouge_l == pytest.approx(2 / (2 + 1e-8))
 
@@ -345,9 +351,7 @@ def test_single_mode_text_reply_with_a_conclusion_is_a_conclusion(tmp_path: Path
     Step 1 (ref call list {}): conclusion → plan miss, action "none": EM 0, F1 0 (names differ);
     step 2 (ref call details): EM 1, F1 1; step 3: Finish(give_answer) → conclusion, plan hit.
     Plan 2/3, Act. EM (0 + 1)/2, Arg. F1 (0 + 1)/2, Hallu. 0."""
-    path = tmp_path / "noarg.json"
-    path.write_text(json.dumps([NOARG_ITEM]))
-    loaded = load_step_cases([path])
+    cases = _noarg_cases(tmp_path)
     model = ScriptedChatModel(replies=[
         ai("Listing.\nconclusion: The first video is Funny cats.\nAction: list_for_video_db\nAction Input: {}"),
         ai('Details.\nAction: details_for_video_db\nAction Input: {"is_id": "v1"}'),
@@ -355,7 +359,7 @@ def test_single_mode_text_reply_with_a_conclusion_is_a_conclusion(tmp_path: Path
            '"final_answer": "The first video is Funny cats."}'),
     ])
     cfg = AnyToolConfig(text_mode_roles=("solver",))
-    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="single", config=cfg)  # type: ignore[arg-type]
+    report = _scripted(model, cases, "single", config=cfg)
     s = report.overall
     assert s.plan_acc == pytest.approx(2 / 3) and s.act_em == pytest.approx(1 / 2) and s.arg_f1 == pytest.approx(1 / 2)
     assert report.records[0].prediction["plan"] == "conclusion" and s.hallucinated == 0
@@ -370,16 +374,14 @@ def test_multi_mode_reads_the_whole_prediction_string_as_the_authors(tmp_path: P
     Step 3 (ref conclusion): "Should I Next: give up? No. Next: conclusion." → summarizer; the string holds "Next: give
     up" → give up: plan miss, the answer "none" → Rouge-L 0 ("none" shares no token with the reference).
     Plan 1/3, Act. EM 1/2, Arg. F1 1/2, Rouge-L 0."""
-    path = tmp_path / "noarg.json"
-    path.write_text(json.dumps([NOARG_ITEM]))
-    loaded = load_step_cases([path])
+    cases = _noarg_cases(tmp_path)
     model = ScriptedChatModel(replies=[
         ai("Nothing fits, Next: give up"), ai("", _tc("list_for_video_db", {})),
         ai("Details. Next: caller."), ai("", _tc("details_for_video_db", {"is_id": "v1"})),
         ai("Should I Next: give up? No. Next: conclusion."), ai("The first video is Funny cats."),
     ])
     cfg = AnyToolConfig(solver="umi", umi_prompts="alpha_umi")
-    report = evaluate_steps(loaded.cases, lambda _c: ModelSet(default=model, by_role={}), mode="multi", config=cfg)  # type: ignore[arg-type]
+    report = _scripted(model, cases, "multi", config=cfg)
     s = report.overall
     assert s.plan_acc == pytest.approx(1 / 3) and s.act_em == pytest.approx(1 / 2) and s.arg_f1 == pytest.approx(1 / 2)
     assert s.rouge_l == 0.0 and [r.prediction["plan"] for r in report.records] == ["give_up", "call", "give_up"]
