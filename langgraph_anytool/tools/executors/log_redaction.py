@@ -77,6 +77,19 @@ class RedactingRecordFactory:
         return record
 
 
+def secret_values(secrets: Iterable[str]) -> tuple[str, ...]:
+    """The maskable secrets (4 characters or more, shorter ones would mask ordinary words), longest first."""
+    return tuple(sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True))
+
+
+def mask_values(text: str, values: tuple[str, ...]) -> str:
+    """`text` with each of `values` (as `secret_values` orders them: a key that contains another is masked whole)
+    replaced by `***`."""
+    for secret in values:
+        text = text.replace(secret, "***")
+    return text
+
+
 class _FixedSecrets:
     """A set of secret values, each masked as `***` wherever it occurs."""
 
@@ -84,15 +97,13 @@ class _FixedSecrets:
         self.values: tuple[str, ...] = ()
 
     def add(self, secrets: Iterable[str]) -> None:
-        self.values = tuple(sorted({*self.values, *(s for s in secrets if len(s) >= 4)}, key=len, reverse=True))
+        self.values = secret_values((*self.values, *secrets))
 
     def __bool__(self) -> bool:
         return bool(self.values)
 
     def text(self, value: str) -> str:
-        for secret in self.values:  # longest first: a key that contains another is masked whole
-            value = value.replace(secret, "***")
-        return value
+        return mask_values(value, self.values)
 
 
 def _mask(text: str, masks: list[_Masks]) -> str:
