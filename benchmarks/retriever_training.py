@@ -32,8 +32,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from langgraph_anytool.catalog import Catalog
 from langgraph_anytool.catalog.embeddings import minilm
 from langgraph_anytool.catalog.search import CatalogSearcher, FusionWeights
@@ -67,7 +65,6 @@ def per_query_scores(searcher: CatalogSearcher, queries: Sequence[EvalQuery],
     under every named weight set of that constant; metrics per query."""
     from dataclasses import replace
 
-    ids = searcher.api_ids
     depth = max(*RECALL_KS, *NDCG_KS)
     out: dict[str, list[dict[str, float]]] = {name: [] for name in weights}
     base = searcher.weights
@@ -77,10 +74,7 @@ def per_query_scores(searcher: CatalogSearcher, queries: Sequence[EvalQuery],
         for q in queries:
             comps = searcher.api_components(q.query)
             for name, w in named.items():
-                scores = searcher.api_scores_from(comps, w)
-                top = np.argpartition(-scores, depth - 1)[:depth]
-                top = top[np.argsort(-scores[top], kind="stable")]
-                ranked = [ids[i] for i in top if scores[i] > 0]
+                ranked = searcher.ranked_api_ids(searcher.api_scores_from(comps, w), depth)
                 row = {f"Recall@{k}": recall_at_k(ranked, q.relevant, k) for k in RECALL_KS}
                 row |= {f"NDCG@{k}": ndcg_at_k(ranked, q.relevant, k) for k in NDCG_KS}
                 out[name].append(row)

@@ -383,6 +383,10 @@ class CatalogSearcher:
         """API ids in index order (the columns of `api_components`)."""
         return [a.id for a in self._apis]
 
+    def ranked_api_ids(self, scores: np.ndarray, k: int) -> list[str]:
+        """The ids of the `k` best APIs by `api_scores_from` scores, best first, as `search_apis` ranks them."""
+        return [self._apis[i].id for i in self._top(scores, k)]
+
     def _query_vectors(self, parts: list[str]) -> np.ndarray:
         """L2-normalised vectors of the query parts (row 0: whole query, then its sentences).
 

@@ -382,7 +382,6 @@ def fit_fusion(searcher: CatalogSearcher, queries: Sequence[EvalQuery], *, progr
 
     from .metrics import ndcg_at_k, recall_at_k
 
-    ids = searcher.api_ids
     base = searcher.weights
     best: tuple[float, FusionWeights, dict[str, float]] | None = None
     try:
@@ -397,10 +396,7 @@ def fit_fusion(searcher: CatalogSearcher, queries: Sequence[EvalQuery], *, progr
                 w = replace(base, bm25=bm25, dense=1.0, tool=tool, whole=whole, rrf_k=int(rrf_k))
                 r10 = n5 = 0.0
                 for c, relevant in comps:
-                    scores = searcher.api_scores_from(c, w)
-                    top = np.argpartition(-scores, 10)[:10] if len(scores) > 10 else np.arange(len(scores))
-                    top = top[np.argsort(-scores[top], kind="stable")]
-                    ranked = [ids[i] for i in top if scores[i] > 0]
+                    ranked = searcher.ranked_api_ids(searcher.api_scores_from(c, w), 10)
                     r10 += recall_at_k(ranked, relevant, 10)
                     n5 += ndcg_at_k(ranked, relevant, 5)
                 n = max(1, len(comps))
