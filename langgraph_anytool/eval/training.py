@@ -149,30 +149,34 @@ def prepare_training_data(catalog: Catalog, query_files: Sequence[str | Path], *
             continue
         data.used_queries.append(q)
         relevant = frozenset(q.relevant)
-        hits = [h.api_id for h in bm25.search_apis(q.query, negative_depth + len(relevant) + (negative_depth if near_duplicate else 0))]
+        components = bm25.api_components(q.query)  # one search serves the negatives and the best sentences
+        hits = bm25.ranked_api_ids(bm25.api_scores_from(components, bm25.weights),
+                                   negative_depth + len(relevant) + (negative_depth if near_duplicate else 0))
         negatives = tuple(a for a in hits if a not in relevant)
         if near_duplicate is not None:
             negatives = tuple(a for a in negatives
                               if not any(is_near_duplicate(catalog, a, r, near_duplicate) for r in relevant))
         negatives = negatives[:negative_depth]
-        sentences = best_sentences(bm25, q.query, q.relevant)
+        sentences = best_sentences(bm25, q.query, q.relevant, components)
         for api_id in q.relevant:
             data.examples.append(Example(query=q.query, qhash=query_hash(q.query), api_id=api_id,
                                          relevant=relevant, negatives=negatives, sentence=sentences.get(api_id)))
     return data
 
 
-def best_sentences(bm25: CatalogSearcher, query: str, api_ids: Sequence[str]) -> dict[str, str]:
+def best_sentences(bm25: CatalogSearcher, query: str, api_ids: Sequence[str],
+                   components: tuple[np.ndarray, ...] | None = None) -> dict[str, str]:
     """For a multi-sentence query, the sentence under which each API ranks best in BM25 (ties: the first one).
 
-    APIs that no sentence retrieves are left out (their pairs keep the whole query).
+    APIs that no sentence retrieves are left out (their pairs keep the whole query). `components`: the query's
+    `bm25.api_components`, when already computed.
     """
     from ..catalog.documents import split_query
 
     sentences = split_query(query)
     if len(sentences) < 2:
         return {}
-    api_s = bm25.api_components(query)[0][1:]  # rows: the sentences (row 0 of the components is the whole query)
+    api_s = (components or bm25.api_components(query))[0][1:]  # rows: the sentences (row 0 of the components is the whole query)
     column = {a: i for i, a in enumerate(bm25.api_ids)}
     out: dict[str, str] = {}
     for api_id in api_ids:
