@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 import json
+import re
 from collections.abc import Mapping, Sequence
 from copy import deepcopy
 from dataclasses import dataclass, field
@@ -234,7 +235,9 @@ class FunctionsRefused(RuntimeError):
 
 
 def _refuses_functions(exc: ModelCallError) -> bool:
-    return exc.kind in ("bad_request", "no_tool_calling") and "function" in str(exc).lower()
+    """A 400 that names the `functions` parameter (OpenAI's "Unrecognized request argument supplied: functions";
+    not a schema error about one function)."""
+    return exc.kind in ("bad_request", "no_tool_calling") and re.search(r"\bfunctions\b", str(exc).lower()) is not None
 
 
 @dataclass(frozen=True)

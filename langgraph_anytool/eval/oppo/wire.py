@@ -23,7 +23,7 @@ clients have no raw message to give, and the messages they send are their own re
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
@@ -248,7 +248,3 @@ def for_paper(model: Any) -> Any:
     inner = model if openai_family(model) is model else None
     return WireChatOpenAI(inner=inner) if inner is not None else model
 
-
-def iter_wire(messages: Sequence[BaseMessage]) -> Iterator[dict[str, Any]]:
-    """The messages' OpenAI dicts, in order (the conversation the authors keep)."""
-    return (wire_dict(m) for m in messages)
