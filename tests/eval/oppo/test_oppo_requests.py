@@ -338,3 +338,32 @@ def test_task8_prompt_carries_the_release_documents(cat: Catalog, tmp_path: Path
                                                                                                        converted])]
     assert message["content"].endswith("\n\nTools:\n" + "\n".join(lines))
     assert "Should I take an umbrella today?\n\nTools:\n" in message["content"]
+
+
+# ------------------------------------------------------------------------------------------- the command line
+def test_cli_options_reach_the_requests(capsys: Any, monkeypatch: Any, tmp_path: Path) -> None:
+    """`anytool eval tasks` passes --functions-api, --rename-duplicates and --json-verdicts on: with `tools`, task 2
+    sends `tools=` and reads the first call only (the second, cut-off one is ignored → 1 and 1); with
+    --json-verdicts a JSON "pass" counts in task 5 (without it, 0)."""
+    from langgraph_anytool.cli.app import main
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    base = ["eval", "tasks", "--data", str(DATA), "--catalog", str(TOOLSET), "--model", "openai:model-under-test",
+            "--json", "--evaluator-cache", str(tmp_path / "c")]
+    with OpenAIChatServer(policy=_legacy_or_two_calls('{"query": "tide pools"}')) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        assert main([*base, "--task", "2", "--functions-api", "tools", "--rename-duplicates"]) == 0
+        assert all("tools" in b and "functions" not in b for b in server.chat_requests)
+    report = json.loads(capsys.readouterr().out)[0]
+    assert report["metrics"]["accuracy"] == 1.0 and "only the first call read" in report["notes"][-1]
+
+    def answer_or_verdict(body: dict[str, Any]) -> str:
+        return '{"label": "pass"}' if body["model"] == "judge" else "Blue light scatters most."
+
+    with OpenAIChatServer(policy=answer_or_verdict) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        judged = [*base, "--task", "5", "--evaluator", "openai:judge"]
+        assert main(judged) == 0
+        assert json.loads(capsys.readouterr().out)[0]["metrics"]["pass_rate"] == 0.0
+        assert main([*judged, "--json-verdicts"]) == 0
+        assert json.loads(capsys.readouterr().out)[0]["metrics"]["pass_rate"] == 1.0
