@@ -18,6 +18,7 @@ from langgraph.types import Command, Overwrite, Send
 from ..catalog import Catalog
 from ..chat import outcome_message, resolve_request, stand_in_label
 from ..config import ConfigError
+from ..context import context_values, storable_context
 from ..models.fitting import MAX_QUERY_CHARS
 from ..models.llm import BUDGET_KIND, CUT_AT_CAP, error_kind_of, total_tokens
 from ..state import AnyToolState, PoolEntry, RunStatus, SolverInput
@@ -90,6 +91,7 @@ def make_init(base: Deps) -> Any:
             "solvable_round": Overwrite(-1), "solver_attempts": Overwrite([]), "usage": Overwrite({}),
             "pool_at_last_solve": [], "verdict": {}, "answer": "", "status": "running", "reason": "", "error_kind": "",
             "reflect_request": "", "reflect_level": "",
+            "run_context": storable_context(context_values(runtime.context)),  # a resume without context uses it
         }
 
     return init
