@@ -248,7 +248,9 @@ ENV_MODEL_PROFILES = "ANYTOOL_MODEL_PROFILES"
 
 
 def _shown(raw: str, limit: int = 60) -> str:
-    return repr(raw if len(raw) <= limit else raw[:limit] + "...")
+    from .render import shorten
+
+    return repr(shorten(raw, limit + 1))
 
 
 def env_model_profiles(environ: Mapping[str, str] | None = None) -> dict[str, Any]:

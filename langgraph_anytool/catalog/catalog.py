@@ -179,7 +179,9 @@ class Catalog:
     @classmethod
     def load(cls, path: str | Path | None, **kwargs: Any) -> Catalog:
         """`None` → builtin; an OPPO `toolset/` folder → `oppo_toolset.oppo_catalog`; a directory → ToolBench
-        layout; a JSON list of queries with `api_list`s (StableToolBench query file) → `from_query_files`; otherwise a `.json/.yaml` OpenAPI spec file."""
+        layout; a JSON list of queries with `api_list`s (StableToolBench query file) → `from_query_files`; a JSON or
+        YAML document with an `openapi` field → `from_openapi`. Anything else is a `CatalogError` saying the path is
+        not a catalog and listing these formats."""
         if path is None:
             return cls.builtin(**kwargs)
         p = Path(path)
@@ -191,10 +193,11 @@ class Catalog:
             if is_oppo_toolset(p):  # OPPO's toolset/ folder (config.yml + {rapidapi,dev_tools}/docs)
                 return oppo_catalog(p, **kwargs)
             return cls.from_toolbench(p, **kwargs)
-        from .loaders import is_query_file
+        from .loaders import check_spec_file, is_query_file
 
         if is_query_file(p):
             return cls.from_query_files([p], **kwargs)
+        check_spec_file(p)  # any other file (a README, a config) is "not a catalog", naming the formats accepted
         return cls.from_openapi([p], **kwargs)
 
     def with_search(self, *, embeddings: Embeddings | str | None = None,

@@ -76,8 +76,9 @@ def _searcher(args: argparse.Namespace, catalog: Catalog) -> CatalogSearcher:
 
 
 def _short(text: str, width: int = _DESC_WIDTH) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    from ..render import shorten
+
+    return shorten(" ".join(text.split()), width)
 
 
 def _query(text: str) -> str:

@@ -11,11 +11,12 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.types import Overwrite
 
 from ..models.llm import total_tokens
+from ..render import shorten
 
 
 def _short(value: Any, limit: int = 80) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit)
 
 
 def _calls(messages: Iterable[Any]) -> list[str]:

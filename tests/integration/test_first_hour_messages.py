@@ -46,7 +46,7 @@ def test_a_catalog_folder_one_level_up_gets_one_line_and_a_suggestion(tmp_path: 
         Catalog.load(data)
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(CatalogError, match="no tools found"):  # nothing to suggest: the usual message
+    with pytest.raises(CatalogError, match="not a catalog: a directory without"):  # nothing to suggest
         Catalog.load(empty)
 
 

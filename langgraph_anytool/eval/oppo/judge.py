@@ -24,6 +24,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 
 from ...models.llm import call_role
+from ...render import shorten
 from ..identity import evaluator_identity as shared_identity
 from ..identity import evaluator_key
 
@@ -122,7 +123,7 @@ class TaskEvaluator:
         text = ai.content if isinstance(ai.content, str) else json.dumps(ai.content)
         verdict = read_verdict(task, text, json_verdicts=self.json_verdicts)
         if verdict is None:  # not cached: a retry may get a usable reply
-            return Verdict(False, f"unusable evaluator reply: {text[:200]!r}")
+            return Verdict(False, f"unusable evaluator reply: {shorten(text, 200)!r}")
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps({"reply": text, "passed": verdict.passed, "reason": verdict.reason,

@@ -33,6 +33,7 @@ from ...models.faults import (
 )
 from ...models.llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError
 from ...protocol import DIVERSITY, FINISH_NAME, text_of
+from ...render import shorten
 from ...state import SolverAttempt, merge_usage
 from ...tools.observation import Status
 from ..abilities import ask_user as asking
@@ -409,7 +410,7 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
         streak = next_streak(int(state.get("malformed_streak") or 0), faults, accepted)
         note = None
         if empty == "refusal" and ai is not None:
-            note = f"refusal: {text_of(ai)[:300]}"
+            note = f"refusal: {shorten(text_of(ai), 300)}"
         if finish is None and faults and streak >= deps.config.max_malformed_turns:
             reason = bound_reason(streak, deps.config.max_malformed_turns, faults[-1],
                                   text_of(ai) if faults[-1] == "refusal" and ai is not None else "")

@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from typing_extensions import TypedDict
 
 from ...protocol import DIVERSITY, FINISH_NAME
+from ...render import shorten
 from ...state import PoolEntry, SolverAttempt
 from ...tools.observation import Status
 
@@ -193,13 +194,13 @@ def sibling_actions(nodes: Sequence[TreeNode], node_id: int, max_result_chars: i
         calls = list(ai.tool_calls) if ai is not None else []
         if not calls:
             text = str(ai.content) if ai is not None else ""
-            actions.append({"function": None, "thought": text[:max_result_chars]})
+            actions.append({"function": None, "thought": shorten(text, max_result_chars)})
             continue
         for tc in calls:
             entry: dict[str, Any] = {"function": tc["name"], "arguments": tc["args"]}
             result = results.get(tc.get("id") or "")
             if result is not None:
-                entry["result"] = result[:max_result_chars] + ("..." if len(result) > max_result_chars else "")
+                entry["result"] = shorten(result, max_result_chars)
             actions.append(entry)
     return actions
 

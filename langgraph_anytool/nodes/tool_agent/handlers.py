@@ -9,6 +9,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from ...catalog import Api, Tool, UnknownNameError
+from ...render import shorten
 from ...state import PoolEntry
 from ...tools.agent_functions import AddApisArgs, ApiDetailArgs, NoArgs, ToolArgs
 from ..agents.context import CallContext, FunctionResult, to_json
@@ -25,7 +26,7 @@ _JSON_LABEL = re.compile(r'"(?:label|answer_status|task_status|status)"\s*:\s*"(
 
 
 def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit)
 
 
 def own_tool(ctx: CallContext, name: str) -> Tool | str:
