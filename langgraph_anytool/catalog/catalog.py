@@ -6,12 +6,13 @@ import hashlib
 import json
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import CatalogError, UnknownNameError
 from .models import Api, Binding, Category, Tool
-from .naming import FunctionNamer, slugify
+from .naming import FunctionNamer, kept_names, slugify
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -43,9 +44,14 @@ class Catalog:
         self._tool_names: dict[str, dict[str, Tool]] = {}  # category -> normalised name/key -> tool
         self._apis: dict[str, Api] = {}
         self._namer = FunctionNamer()
-        for cat in categories:
-            if cat.name in self._categories:
-                raise CatalogError(f"duplicate category {cat.name!r}", field="category")
+        categories = list(categories)
+        preferred = {a.id: a.function_name for c in categories for t in c.tools for a in t.apis if a.function_name}
+        for api_id, kept in kept_names(preferred).items():  # names loaders prefer (a LangChain tool's own name)
+            self._namer.reserve(api_id, kept)
+        for given in categories:
+            if given.name in self._categories:
+                raise CatalogError(f"duplicate category {given.name!r}", field="category")
+            cat = self._named(given)
             self._categories[cat.name] = cat
             tools = self._tools.setdefault(cat.name, {})
             names = self._tool_names.setdefault(cat.name, {})
@@ -59,7 +65,6 @@ class Catalog:
                     if api.id in self._apis:
                         raise CatalogError(f"duplicate API id {api.id!r}", source=tool.source)
                     self._apis[api.id] = api
-                    self._namer.add(api.id, api.id.rsplit("/", 1)[1], tool.key, cat.name)
         self._executors: dict[str, Executor] = {}
         for key, ex in (executors or {}).items():
             if key not in self._apis and not self._is_tool_or_category(key):
@@ -71,6 +76,18 @@ class Catalog:
         self._searcher: CatalogSearcher | None = None
         self._lock = threading.Lock()
         self._fingerprint: str | None = None
+
+    def _named(self, cat: Category) -> Category:
+        """`cat` with every API's `function_name` set to the name this catalog gives it."""
+        tools = []
+        for tool in cat.tools:
+            apis = []
+            for api in tool.apis:
+                name = self._namer.add(api.id, api.id.rsplit("/", 1)[1], tool.key, cat.name)
+                apis.append(api if api.function_name == name else replace(api, function_name=name))
+            tools.append(tool if all(a is b for a, b in zip(apis, tool.apis, strict=True))
+                         else replace(tool, apis=tuple(apis)))
+        return cat if all(a is b for a, b in zip(tools, cat.tools, strict=True)) else replace(cat, tools=tuple(tools))
 
     def _is_tool_or_category(self, key: str) -> bool:
         if key in self._categories:

@@ -9,6 +9,7 @@ the schema's ``required`` list honoured. Types, enums and defaults are mapped as
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from .errors import CatalogError, UnknownNameError
@@ -64,6 +65,9 @@ def load_langchain_tools(tools: Sequence[BaseTool], *, category: str, tool_name:
     # name into every API's search text
     tool = parse_tool({"tool_name": tool_name, "tool_description": f"{len(seen)} LangChain tools",
                        "api_list": apis}, category=category, source=source)
+    # each API prefers its LangChain tool's own name as its function name (`get_weather`, not
+    # `get_weather_for_langchain_tools`); the catalog keeps it unless another API wants it too (catalog/naming.py)
+    tool = replace(tool, apis=tuple(replace(api, function_name=api.name) for api in tool.apis))
     return [Category(name=category, tools=(tool,))]
 
 
