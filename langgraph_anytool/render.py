@@ -50,3 +50,12 @@ def shorten(text: str, limit: int, ellipsis: str = ELLIPSIS) -> str:
     if space >= room * 0.4:
         return head[:space].rstrip(" ,;:(-") + ellipsis
     return head + ellipsis
+
+
+def shorten_counted(text: str, limit: int) -> str:
+    """`text` cut as `shorten` cuts it (`limit` characters kept at most), marked with how many were left out:
+    "... [123 more characters]"."""
+    if len(text) <= limit:
+        return text
+    head = shorten(text, limit, ellipsis="")
+    return f"{head}... [{len(text) - len(head)} more characters]"

@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from ..render import shorten
+
 
 class Status(StrEnum):
     """Outcome classes that matter to the solver and to reflection."""
@@ -73,8 +75,8 @@ class Observation:
         if len(text) <= max_chars:
             return text
         marker = f"... [truncated {{cut}} of {len(text)} characters]"
-        keep = max(0, max_chars - len(marker.format(cut=len(text))))
-        return text[:keep] + marker.format(cut=len(text) - keep)
+        head = shorten(text, max(0, max_chars - len(marker.format(cut=len(text)))), ellipsis="")  # at a word's end
+        return head + marker.format(cut=len(text) - len(head))
 
 
 _TRACEBACK = "Traceback (most recent call last)"

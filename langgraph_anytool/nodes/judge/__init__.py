@@ -24,7 +24,7 @@ from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from ...models.llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError
-from ...render import shorten
+from ...render import shorten, shorten_counted
 from ...state import AnyToolState, SolverAttempt
 from ...tools.observation import Status, reported_error_in_text
 from ..abilities.router import DIRECT_MODE
@@ -118,8 +118,7 @@ def process_text(attempt: SolverAttempt, max_chars: int = PROCESS_OUTPUT_CHARS,
     attempts first) with its status and (truncated) output."""
     lines = []
     for call, text in _judged_calls(attempt, earlier):
-        if len(text) > max_chars:
-            text = text[:max_chars] + f"... [{len(text) - max_chars} more characters]"
+        text = shorten_counted(text, max_chars)
         args = json.dumps(call.get("arguments"), ensure_ascii=False, default=str)
         lines.append(f"- {call.get('function', '?')} → {call.get('status')}\n  arguments: {args}\n  output: {text}")
     return "\n".join(lines) or "(no API was called)"
