@@ -65,7 +65,7 @@ def check_context(context: Any) -> dict[str, Any]:
     if isinstance(context, Mapping):
         known = context_fields()
         for name in context:
-            if name not in known:
+            if name not in known and name not in BUILD_TIME_FIELDS:  # those: "fixed when the graph is built"
                 raise ConfigError(unknown_field_message(str(name), known, "context field"))
     elif not (is_dataclass(context) and not isinstance(context, type)):
         raise ConfigError(f"context must be a dict of AnyToolContext fields (or an AnyToolContext), got "
