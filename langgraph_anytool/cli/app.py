@@ -396,6 +396,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     # the settings the command line gives travel as the run's context: the run keeps them, and a resume of the
     # thread without the same flags gets them back from the checkpoint (graphs/compiled.py)
     context = {**explicit_settings(config, _given_fields(args), args.profile), **({"model": spec} if spec else {})}
+    if spec is None and not args.thread:  # only the resume of a thread may take its model from the checkpoint
+        raise UsageError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
     log = sys.stderr if args.json else sys.stdout
     warning = check_execution(catalog, args.execution)  # fails fast when no API could be called
     if warning:
