@@ -5,14 +5,14 @@ call only; a context with an unknown field or a bad value is refused before the 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, NotRequired
 
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 from langgraph_anytool import Catalog, create_anytool_graph
 from langgraph_anytool.config import ConfigError

@@ -6,43 +6,19 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.graphs.test_studio import ROOT, free_port, request
+from tests.graphs.test_studio import ROOT, request
+from tests.servers import langgraph_dev
 
 
 @pytest.mark.slow
 def test_a_server_resume_without_context_keeps_ask_user(tmp_path: Path) -> None:
-    cli = Path(sys.executable).with_name("langgraph")
-    if not cli.exists() and shutil.which("langgraph") is None:
-        pytest.skip("langgraph-cli[inmem] is not installed")
-    port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "ANYTOOL_MODEL"}
-    env.update({"ANYTOOL_EMBEDDINGS": "none", "LANGSMITH_TRACING": "false", "LANGGRAPH_CLI_NO_ANALYTICS": "1"})
-    log = (tmp_path / "dev.log").open("w")
-    proc = subprocess.Popen([str(cli if cli.exists() else "langgraph"), "dev", "--port", str(port), "--host",
-                             "127.0.0.1", "--no-browser", "--no-reload", "--config", str(ROOT / "langgraph.json")],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        assistants: Any = None
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                assistants = request(f"{base}/assistants/search", {})
-                break
-            except OSError:
-                time.sleep(0.5)
-        assert assistants is not None, f"server did not start: {(tmp_path / 'dev.log').read_text()[-2000:]}"
-        assistant = assistants[0]["assistant_id"]
+    env = {k: v for k, v in os.environ.items() if k != "ANYTOOL_MODEL"}  # the model comes with the run's context
+    with langgraph_dev(ROOT / "langgraph.json", tmp_path, {**env, "ANYTOOL_EMBEDDINGS": "none"}) as base:
+        assistant = request(f"{base}/assistants/search", {})[0]["assistant_id"]
         thread = request(f"{base}/threads", {})["thread_id"]
         paused = request(f"{base}/threads/{thread}/runs/wait",
                          {"assistant_id": assistant, "input": {"query": "Convert miles to kilometers"},
@@ -57,10 +33,3 @@ def test_a_server_resume_without_context_keeps_ask_user(tmp_path: Path) -> None:
         out = request(f"{base}/threads/{thread}/runs/wait",
                       {"assistant_id": assistant, "command": {"resume": "26.2 miles"}})
         assert out["status"] == "solved" and "26.2 mi = 42.1648128 km" in out["answer"], json.dumps(out)[:2000]
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()

@@ -48,7 +48,7 @@ def test_ctrl_c_prints_the_resume_command_and_the_resume_keeps_the_settings(tmp_
         shown = _read_until(proc, "your answer>")
         assert "'value'" in shown
         proc.send_signal(signal.SIGINT)  # Ctrl-C at the question
-        out, err = proc.communicate(timeout=60)
+        _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()

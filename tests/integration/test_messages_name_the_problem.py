@@ -48,11 +48,11 @@ def test_a_broken_openapi_spec_keeps_its_own_error(tmp_path: Path) -> None:
     assert "not a catalog" not in str(info.value)
     old = tmp_path / "swagger.json"
     old.write_text(json.dumps({"swagger": "2.0", "info": {"title": "Old"}, "paths": {}}))
-    with pytest.raises(CatalogError, match="Swagger 2.0 documents are not supported"):
+    with pytest.raises(CatalogError, match=r"Swagger 2\.0 documents are not supported"):
         Catalog.load(old)
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(CatalogError, match="not a catalog: a directory without <Category>/<tool>.json files"):
+    with pytest.raises(CatalogError, match=r"not a catalog: a directory without <Category>/<tool>\.json files"):
         Catalog.load(empty)
 
 
