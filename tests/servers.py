@@ -735,6 +735,15 @@ def loopback_listener(timeout: float = 4.0) -> Iterator[tuple[int, list[bool]]]:
         server.close()
 
 
+def free_port() -> int:
+    """A free TCP port on the loopback interface."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 @contextlib.contextmanager
 def langgraph_dev(config: Any, log_dir: Any, env: Mapping[str, str] | None = None) -> Iterator[str]:
     """`langgraph dev` (the in-memory LangGraph server) for `config` (a langgraph.json) on a free loopback port, in
@@ -743,7 +752,6 @@ def langgraph_dev(config: Any, log_dir: Any, env: Mapping[str, str] | None = Non
     import os
     import shutil
     import signal
-    import socket
     import subprocess
     import sys
     import urllib.request
@@ -754,9 +762,7 @@ def langgraph_dev(config: Any, log_dir: Any, env: Mapping[str, str] | None = Non
     cli = Path(sys.executable).with_name("langgraph")
     if not cli.exists() and shutil.which("langgraph") is None:
         pytest.skip("langgraph-cli[inmem] is not installed")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
+    port = free_port()
     env = {**(os.environ if env is None else env), "LANGSMITH_TRACING": "false", "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
     log_path = Path(log_dir) / "dev.log"
     with log_path.open("w") as log:
