@@ -16,7 +16,7 @@ from typing import Any
 
 from ..catalog.errors import CatalogError
 from .argtypes import add_budget_args, budget_values, count, positive_float, positive_int
-from .labels import first_line, is_stand_in, last_line, resolve_stand_in
+from .labels import first_line, is_stand_in, last_line, resolve_stand_in, stand_in_roles
 from .resuming import batch_interrupted
 
 
@@ -115,7 +115,6 @@ def _model(args: argparse.Namespace, catalog: Any) -> tuple[Any, str]:
     $ANYTOOL_MODEL, is the stand-in, labelled as such."""
     from ..eval.anytool.runner import OFFLINE_LABEL
     from ..models.llm import NO_MODEL_HELP
-    from .labels import is_stand_in, resolve_stand_in
 
     spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip()
     if args.offline or is_stand_in(spec):
@@ -150,9 +149,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.server and settings:
         notes.append(f"--set values travel to {args.server} as the run context ({', '.join(sorted(settings))}); "
                      "the served graph applies those its context schema declares")
-    stand_in = not args.server and is_stand_in(model)
+    # the stand-in for every role, or for some (--set 'models={"judge": "offline"}'): labelled either way
+    offline_roles = [] if args.server else stand_in_roles(dict(settings.get("models") or {}))
+    stand_in = not args.server and (is_stand_in(model) or bool(offline_roles))
     if stand_in:
-        log.write(first_line() + "\n")
+        log.write(first_line([] if is_stand_in(model) else offline_roles) + "\n")
+    if offline_roles and not is_stand_in(model):
+        from ..eval.anytool.runner import OFFLINE_LABEL
+
+        label += f" ({', '.join(offline_roles)}: {OFFLINE_LABEL})"
     for n in notes:
         log.write(f"note: {n}\n")
     log.write(f"{len(queries)} queries | catalog {catalog.name} ({len(catalog)} APIs) | mode {args.mode} | "

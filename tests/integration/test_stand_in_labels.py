@@ -85,3 +85,25 @@ def test_eval_tasks_labels_the_stand_in_and_refuses_it_as_evaluator(capsys: pyte
     assert "NOT an LLM" in captured.out
     assert main(["eval", "tasks", "--task", "1", "--offline", "--evaluator", "offline"]) == 2
     assert "the offline stand-in is not an LLM and cannot judge" in capsys.readouterr().err
+
+
+def test_eval_run_labels_a_role_the_stand_in_plays(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A real model for the run and the stand-in as its judge (`--set models=...`): the roles are named."""
+    import langgraph_anytool.cli.eval_commands as commands
+    from langgraph_anytool.models.testing import ScriptedChatModel, ai, call
+
+    give_up = ScriptedChatModel(responder=lambda messages, tools: ai("", call(
+        "Finish", return_type="give_up", final_answer="", reason="scripted", failed_functions=[])))
+    monkeypatch.setattr(commands, "_model", lambda args, catalog: (give_up, "scripted-model"))
+    queries = tmp_path / "G1.json"
+    queries.write_text(json.dumps([{"query": "Convert 26.2 miles to kilometers", "query_id": 1,
+                                    "relevant APIs": [["Universal Unit Converter", "Convert Units"]]}]))
+    out = tmp_path / "results.jsonl"
+    assert main(["eval", "run", "--queries", str(queries), "--model", "scripted", "--mode", "reference",
+                 "--set", 'models={"judge": "offline"}', "--out", str(out), "--no-progress"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err.startswith(FIRST) and "plays judge" in captured.err.splitlines()[0]
+    assert captured.out.strip().splitlines()[-1].startswith(LAST)
+    record = json.loads(out.read_text().splitlines()[0])
+    assert record["model"] == "scripted-model (judge: offline-policy (rule-based stand-in, NOT an LLM))"
