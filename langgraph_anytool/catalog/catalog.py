@@ -78,12 +78,15 @@ class Catalog:
         self._fingerprint: str | None = None
 
     def _named(self, cat: Category) -> Category:
-        """`cat` with every API's `function_name` set to the name this catalog gives it."""
+        """`cat` with every API's `function_name` set to the name this catalog gives it. A fresh API (no name yet:
+        no catalog holds it) is named in place; one that another catalog named otherwise is copied."""
         tools = []
         for tool in cat.tools:
             apis = []
             for api in tool.apis:
                 name = self._namer.add(api.id, api.id.rsplit("/", 1)[1], tool.key, cat.name)
+                if not api.function_name:
+                    object.__setattr__(api, "function_name", name)  # its first name (frozen for everyone after)
                 apis.append(api if api.function_name == name else replace(api, function_name=name))
             tools.append(tool if all(a is b for a, b in zip(apis, tool.apis, strict=True))
                          else replace(tool, apis=tuple(apis)))
