@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.runtime import Runtime
 
 from langgraph_anytool import create_anytool_graph
@@ -242,7 +242,7 @@ def _gave_up(arguments: dict[str, Any], failed: Sequence[str] = ()) -> SolverAtt
             "answer": arguments.get("final_answer", ""), "reason": arguments.get("reason", ""),
             "failed_functions": list(failed), "failed_api_ids": [f"c/t/{f}" for f in failed], "api_calls": 1,
             "tree": [{"id": 0, "parent": None, "depth": 0, "children": [1], "messages": [], "status": "open",
-                      "calls": [], "note": ""}, node]}  # type: ignore[list-item]
+                      "calls": [], "note": ""}, node]}
 
 
 def _reflect(config: AnyToolConfig, state: Any) -> Any:
