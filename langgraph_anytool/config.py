@@ -12,7 +12,7 @@ Which defaults are the paper's (AnyTool, Du et al. 2024) and which are ours:
   `leaf_tool_number=5`) and stays on in both.
 
 The authors' loop (dyabel/AnyTool `scripts/main.py`, `anytool/verifier.py`, `anytool/rapidapi.py`,
-`toolbench/inference/Algorithms/DFS.py`) differs from ours in nine places, each a setting; `paper()` takes the
+`toolbench/inference/Algorithms/DFS.py`) differs from ours in ten places, each a setting; `paper()` takes the
 authors' value (`PAPER_SETTINGS`):
 - `solvable_check`: "after_add" runs the solvability check by itself after every `add_apis_into_api_pool`
   (main.py `Tool_Agent.add_apis_into_api_pool`); ours ("on_request") leaves it to the agent's own call;
@@ -34,7 +34,9 @@ authors' value (`PAPER_SETTINGS`):
   as a whole after a give-up, the drawn judge sample's reason, the solvability status); ours ("summary") a reason;
 - `small_category_finished`: False leaves a small category's agent unfinished, so that a re-activation finishes
   it without a model call (main.py `Category_Agent.category_search` returns without `finish_search`,
-  `resume_search` ends at once); ours (True) finishes it when it makes its tool agent.
+  `resume_search` ends at once); ours (True) finishes it when it makes its tool agent;
+- `keep_diversity_prompt`: False sends DFSDT's diversity prompt with the one query it precedes (DFS.py marks it
+  `"valid": False` after that query); ours (True) keeps it in the chain below it.
 """
 
 from __future__ import annotations
@@ -82,13 +84,14 @@ _CHOICES: Mapping[str, tuple[str, ...]] = {
     "failure_reason_form": get_args(ReasonForm),
 }
 
-# `AnyToolConfig.paper()`: our addition (search hints) off, and the authors' loop in the nine places it differs
+# `AnyToolConfig.paper()`: our addition (search hints) off, and the authors' loop in the ten places it differs
 # from ours (see the module docstring; docs/configuration.md has the table)
 PAPER_SETTINGS: Mapping[str, Any] = {
     "seed_with_search": False, "small_category_finished": False,
     "solvable_check": "after_add", "judge": "anytool", "call_limit": "model_queries",
     "reflect_when_pool_full": False, "failure_reason_to": "reactivated",
     "round_gate": "solvability_check", "prune_match": "substring", "failure_reason_form": "verbatim",
+    "keep_diversity_prompt": False,
 }
 
 _ZERO_ALLOWED = frozenset({"max_reflections", "model_retries", "max_retries_per_run"})
@@ -115,6 +118,9 @@ class AnyToolConfig:
     retriever: RetrieverMode = "hierarchical"  # flat: one agent, no hierarchy (Table 3); search; reference
     solver: SolverMode = "dfsdt"
     dfsdt_width: int = 2  # children tried per tree node before backtracking further up
+    # DFSDT's diversity prompt (a node's earlier children, "do something different") stays in the chain below it
+    # (ours); False (authors' DFS.py, ToolLLM's): it goes with the one query it precedes (`"valid": False` after)
+    keep_diversity_prompt: bool = True
     max_depth: int = 12  # chain length in ToolLLM tree nodes (its single_chain_max_step) before a forced backtrack
     max_api_calls: int = 10  # per solve (call_limit "api_calls"): a hard stop, followed by one Finish-only turn
     # "api_calls" (ours): the hard stop above; "model_queries" (the authors' DFS.py): once the solver has made

@@ -4,7 +4,8 @@ test's expectation is derived from the authors' code (dyabel/AnyTool), cited bes
 1. `anytool/rapidapi.py` `pipeline_runner.run_single_task` passes `max_query_count=10`; `toolbench/inference/
    Algorithms/DFS.py` `DFS_tree_search.DFS` counts one query per `self.llm.parse` and, once `query_count >=
    max_query_count`, appends the "call Finish" note to the node that query produced (no stop). α-UMi's step is one
-   `parse` (planner + caller/summarizer, Multi-LLM-Agent `collab_agent_model.py`);
+   `parse` (planner + caller/summarizer, Multi-LLM-Agent `collab_agent_model.py`). DFS.py also marks the
+   diversity prompt `"valid": False` after its one query;
 2. `scripts/main.py` `Category_Agent.category_search`: a category with ≤ `leaf_tool_number` (5) tools makes its
    tool agent directly and returns without `finish_search`; `resume_search` then finishes it without a model call;
 3. `scripts/main.py` main loop: after resumed agents end, `if not stop: check_if_request_solvable()`; the next
@@ -88,6 +89,27 @@ def test_the_note_sits_on_the_node_its_query_made() -> None:
     attempt = _solve(AnyToolConfig.paper(max_solver_queries=2, max_depth=100), {"solver": model})
     assert attempt["finish_type"] == "give_answer"
     assert [_notes(c["messages"]) for c in model.calls] == [0, 0, 0, 1]
+
+
+def test_the_diversity_prompt_goes_with_one_query_only() -> None:
+    """DFS.py: the diversity prompt is appended before the query that expands a node with children, then marked
+    `"valid": False`, which `chat_completion_request` leaves out of every later query. Query 1 calls the API,
+    query 2 restarts, query 3 (from a node with a child) gets the prompt, query 4 (below it) does not."""
+    from langgraph_anytool.protocol import DIVERSITY
+
+    fn = _weather_catalog().function_name(WEATHER)
+    replies = [ai("", call(fn, city="Paris")),
+               ai("", call("Finish", return_type="give_up_and_restart", reason="wrong city")),
+               ai("", call(fn, city="Oslo")),
+               ai("", call("Finish", return_type="give_answer", final_answer="Cold in Oslo."))]
+
+    def prompts_seen(config: AnyToolConfig) -> list[int]:
+        model = ScriptedChatModel(replies=list(replies))
+        assert _solve(config, {"solver": model})["finish_type"] == "give_answer"
+        return [sum(isinstance(m, HumanMessage) and m.name == DIVERSITY for m in c["messages"]) for c in model.calls]
+
+    assert prompts_seen(AnyToolConfig.paper()) == [0, 0, 1, 0]
+    assert prompts_seen(AnyToolConfig()) == [0, 0, 1, 1]  # ours keeps it in the chain below it
 
 
 def test_the_query_limit_counts_umi_steps_and_never_stops_the_calls() -> None:

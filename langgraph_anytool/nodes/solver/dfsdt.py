@@ -253,11 +253,14 @@ def make_expand(deps: Deps) -> Node:
             added = [*added, HumanMessage(content=prompts.CALL_LIMIT.format(limit=deps.config.max_api_calls),
                                           name=NUDGE)]
         ask = deps.config.ask_user and not last_turn
+        chain = path_messages(nodes, cur)
+        if not deps.config.keep_diversity_prompt:  # DFS.py: `messages[-1]["valid"] = False` after its one query
+            chain = [m for m in chain if not (isinstance(m, HumanMessage) and m.name == DIVERSITY)]
         prompt: list[BaseMessage] = [
             SystemMessage(content=solver_system(deps, functions) + (ASK_USER_NOTE if ask else "")),
             *conversation_messages(state.get("prior_messages") or []),
             HumanMessage(content=prompts.QUERY.format(query=state["query"])),
-            *path_messages(nodes, cur), *added,
+            *chain, *added,
         ]
         finish = finish_schema(allow_restart=not is_cot(deps) and not last_turn)
         tools = [finish] if last_turn else [*tool_schemas(deps, functions), finish]
@@ -267,7 +270,7 @@ def make_expand(deps: Deps) -> Node:
         inputs: dict[str, Any] = {"functions": list(functions), "ask_user": ask,
                                   **format_inputs(deps.config, "solver", text=isinstance(model, TextToolRunnable))}
         if inputs["text_mode"]:  # the prompt holds the trajectory as text only: give it as structured data too
-            inputs["history"] = [message_to_dict(m) for m in [*path_messages(nodes, cur), *added]]
+            inputs["history"] = [message_to_dict(m) for m in [*chain, *added]]
         ai, upd = invoke_model(deps, state, "solver", model, prompt, inputs, tools)
         if ai is None:
             return upd
