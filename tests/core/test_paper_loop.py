@@ -365,3 +365,52 @@ def test_a_judged_answer_gives_the_reason_of_a_sample_drawn_from_all() -> None:
         assert _reflect(AnyToolConfig.paper(), state).update["reason"] == verdict["sample_reason"]
         drawn.add(verdict["sample_reason"])
     assert drawn == set(reasons)  # the Solved sample's reason too, as random.sample draws from all three
+
+
+# ------------------------------------------------------------------------------------------ the round-end gate
+def _gate_state(agents: dict[str, AgentRecord], pool: list[PoolEntry]) -> Any:
+    attempt = _gave_up({"return_type": "give_up", "reason": "not sure"})
+    return {"query": "Price of AAPL?", "run_key": "r", "round": 1, "tick": 5, "reflections": 1, "agents": agents,
+            "api_pool": pool, "pool_at_last_solve": sorted(e["api_id"] for e in pool), "solver_attempts": [attempt],
+            "solvable_round": 0, "reflect_level": "tool", "verdict": {}, "usage": {}}
+
+
+def _gate(config: AnyToolConfig, model: ScriptedChatModel, state: Any) -> Any:
+    from langgraph_anytool.nodes.lifecycle import make_gate
+
+    catalog, _ = make_world()
+    deps = Deps(catalog=catalog, models=ModelSet(default=model, by_role={}), executor=None,  # type: ignore[arg-type]
+                config=config, signals=RunSignals())
+    return make_gate(deps)(state, {}, RUNTIME)
+
+
+def test_the_round_end_check_reads_any_reply_but_unsolvable_as_solvable() -> None:
+    """main.py `check_if_request_solvable`: `if solvable != 'Unsolvable': stop = True` (their verifier answers
+    "Unsure" when the model gives no verdict): an unclear reply, or a failed call, sends the unchanged pool to the
+    solver; every agent finished ends the run without a check (the loop's condition)."""
+    catalog, _ = make_world()
+    api = catalog.find_api("Backup Quotes", "Quote")
+    pool: list[PoolEntry] = [{"api_id": api.id, "category": "Finance", "tool": api.tool_name, "api": api.name,
+                              "function_name": catalog.function_name(api.id), "added_by": "meta/Finance/t1"}]
+    open_meta = {**new_agent_record("meta", "meta"), "status": "stopped", "end_reason": "pool_solvable"}
+    done_tool = {**_tool_agent("meta/Finance/t1"), "status": "finished", "end_reason": "finish_search"}
+    agents: dict[str, AgentRecord] = {"meta": open_meta, "meta/Finance/t1": done_tool}  # type: ignore[dict-item]
+    unclear = ScriptedChatModel(replies=[ai("I would have to try the API to know.")])
+    out = _gate(AnyToolConfig.paper(), unclear, _gate_state(agents, pool))
+    assert out.goto.node == "solver" and out.update["solvable_round"] == 1 and len(unclear.calls) == 1
+
+    def failing(messages: list[BaseMessage], tools: list[str]) -> AIMessage:
+        raise RuntimeError("upstream 502")
+
+    out = _gate(AnyToolConfig.paper(), ScriptedChatModel(responder=failing), _gate_state(agents, pool))
+    assert out.goto.node == "solver"
+    unsolvable = ScriptedChatModel(replies=[ai("Unsolvable: the quotes are delayed")])
+    out = _gate(AnyToolConfig.paper(), unsolvable, _gate_state(agents, pool))
+    assert out.goto == "reflect" and out.update["reflect_request"] == "climb"
+    assert out.update["reason"] == NOT_SOLVABLE.format(reason="the quotes are delayed")
+    finished = {k: {**a, "status": "finished"} for k, a in agents.items()}
+    silent = ScriptedChatModel(replies=[])
+    assert _gate(AnyToolConfig.paper(), silent, _gate_state(finished, pool)).goto == "finalize" and not silent.calls
+    # ours: the pool is unchanged since the last solve, so no check and no solve: the next level up
+    out = _gate(AnyToolConfig(), silent, _gate_state(agents, pool))
+    assert out.goto == "reflect" and out.update == {"reflect_request": "climb"} and not silent.calls

@@ -11,8 +11,8 @@ When the re-activated agents leave the pool as it was, the next level up is re-a
 `__main__`) in two places: `reflect_when_pool_full=False` ends the run instead of reflecting when the pool, the
 failed APIs pruned, is still full (`remove_apis(...)` then `if len(global_api_list) >= max_api_number: break`), and
 `failure_reason_to="reactivated"` gives the reason only to the agents being re-activated (`agent.failed_reason =
-str(failed_reason)` for `agents_to_resume`), also on a climb (the authors hand the next level the last solvability
-check's reason there; ours is the round's failure reason).
+str(failed_reason)` for `agents_to_resume`), also on a climb (there the round's failure reason; with
+`round_gate="solvability_check"` the gate's check status, as the authors' `failed_reason = status`).
 
 Three more settings follow the same loop, all in `paper()`:
 - `failure_reason_form="verbatim"`: the reason is main.py's `failed_reason` as it stands: after a give-up, an
