@@ -20,6 +20,7 @@ from ..chat import outcome_message, resolve_request, stand_in_label
 from ..config import ConfigError
 from ..models.fitting import MAX_QUERY_CHARS
 from ..models.llm import BUDGET_KIND, CUT_AT_CAP, error_kind_of, total_tokens
+from ..paper_prompts import prompts_record
 from ..state import AnyToolState, PoolEntry, RunStatus, SolverInput
 from .abilities import prior_turns, render_plan, request_of
 from .agents.records import new_agent_record
@@ -209,6 +210,7 @@ def make_finalize(base: Deps) -> Any:
         return {"answer": answer, "status": status, "reason": reason, "error_kind": kind,
                 "stop_reason": stop_kind,
                 "usage": {"total_tokens": total_tokens(state.get("usage", {}))},
+                "prompts": prompts_record(deps.config.prompts_from),
                 "messages": [outcome_message(status, answer, reason, stand_in_label(deps.models))]}
 
     return finalize

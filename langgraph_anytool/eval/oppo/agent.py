@@ -28,6 +28,7 @@ from ...catalog import Catalog
 from ...catalog.models import Api
 from ...catalog.naming import is_valid_function_name
 from ...models.llm import call_role
+from ...paper_prompts import PromptBook
 from ...tools.lc import api_json_schema
 from ...tools.pipeline import ApiExecutor
 from . import prompts as P
@@ -295,11 +296,12 @@ class PlanResult:
 
 
 def plan_outline(model: BaseChatModel, catalog: Catalog, instruction: str, api_ids: Sequence[str], *,
-                 paper: bool = True, config: RunnableConfig | None = None) -> PlanResult:
+                 paper: bool = True, config: RunnableConfig | None = None,
+                 book: PromptBook | None = None) -> PlanResult:
     """Task 8 (`perform_task8`): a plan for a high-level request with the tools' documents in the message; nothing
     is called."""
     offer = make_offer(catalog, api_ids, paper=paper)
-    text = P.plan_request(instruction, [s["function"] for s in offer.schemas])
+    text = P.plan_request(instruction, [s["function"] for s in offer.schemas], book)
     ai = _call(model, "oppo_task8", _prompt(8, paper, HumanMessage(content=text)), config, query=instruction,
                functions=list(offer.names))
     return PlanResult(text, _text(ai).strip())

@@ -26,6 +26,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from ...config import ReflectionScope
+from ...paper_prompts import PromptBook
 from ...state import AgentRecord, AnyToolState, PoolEntry
 from ..category_agent.prompts import REACTIVATE_PROMPT as CATEGORY_REACTIVATE
 from ..flat_agent.prompts import REACTIVATE_PROMPT as FLAT_REACTIVATE
@@ -44,8 +45,15 @@ SCOPE_LEVELS: Mapping[str, tuple[str, ...]] = {
 ReflectRequest = Literal["new", "climb"]
 
 
-def reactivation_prompt(level: str, reason: str) -> str:
-    """The re-activation message for an agent of `level` (Tables 18-20's contract, kept beside each role)."""
+def reactivation_prompt(level: str, reason: str, book: PromptBook | None = None) -> str:
+    """The re-activation message for an agent of `level` (Tables 18-20's contract, kept beside each role); with
+    the authors' prompts (`book`), main.py's `REFIND_*_PROMPT.replace('{failed_reason}', str(failed_reason))`
+    (`resume_search` of each agent: REFIND_CATEGORY for the meta-agent, REFIND_TOOL for a category agent,
+    REFIND_API for a tool agent)."""
+    if book is not None:
+        slot = {"tool": "tool_reactivate", "category": "category_reactivate", "flat": "flat_reactivate"}.get(
+            level, "meta_reactivate")
+        return book.fill(slot, reason=reason)
     template = {"tool": TOOL_REACTIVATE, "category": CATEGORY_REACTIVATE, "flat": FLAT_REACTIVATE}.get(
         level, META_REACTIVATE)
     return template.format(reason=reason)
@@ -103,13 +111,14 @@ def reactivated(agents: Mapping[str, AgentRecord], ids: Iterable[str], ready: in
             for i in ids}
 
 
-def with_reason(agents: Mapping[str, AgentRecord], ids: Iterable[str], reason: str) -> dict[str, AgentRecord]:
+def with_reason(agents: Mapping[str, AgentRecord], ids: Iterable[str], reason: str,
+                book: PromptBook | None = None) -> dict[str, AgentRecord]:
     """The records of `ids` with the failure reason appended to their histories (its re-activation prompt),
     unless the same prompt is already their last message (no turn since)."""
     out: dict[str, AgentRecord] = {}
     for i in ids:
         agent = agents[i]
-        message = HumanMessage(reactivation_prompt(agent["level"], reason))
+        message = HumanMessage(reactivation_prompt(agent["level"], reason, book))
         last = agent["messages"][-1] if agent["messages"] else None
         repeated = isinstance(last, HumanMessage) and last.content == message.content
         out[i] = {**agent, "messages": [*agent["messages"], *([] if repeated else [message])]}
@@ -141,7 +150,8 @@ def make_reflect(base: Deps) -> Any:
                 return Command(goto="finalize")
             climbing = dict(agents)
             if only_reactivated:  # they have not read the reason yet
-                climbing.update(with_reason(agents, ids, state.get("reason") or failure_reason(state)))
+                climbing.update(with_reason(agents, ids, state.get("reason") or failure_reason(state),
+                                            deps.paper_prompts))
             return Command(update={"agents": reactivated(climbing, ids, tick), "reflect_level": level},
                            goto="dispatch")
         if not can_reflect(state, deps):
@@ -153,7 +163,7 @@ def make_reflect(base: Deps) -> Any:
             return Command(update={"reason": reason}, goto="finalize")  # the authors' loop: no reflection then
         level, ids = plan_reactivation(agents, scope)
         readers = ids if only_reactivated else [a["id"] for a in agents.values() if a["status"] != "finished"]
-        updated = with_reason(agents, readers, reason)
+        updated = with_reason(agents, readers, reason, deps.paper_prompts)
         updated.update(reactivated(updated, ids, tick))
         update: dict[str, Any] = {
             "agents": updated, "api_pool": {"remove": failed}, "removed_apis": failed,

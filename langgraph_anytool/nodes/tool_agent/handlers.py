@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from ...catalog import Api, Tool, UnknownNameError
 from ...state import PoolEntry
@@ -182,16 +182,47 @@ def _api_summary(api: Api) -> dict[str, Any]:
             "optional_parameters": [p.name for p in api.optional_params]}
 
 
+def authors_pool_listing(apis: list[Api]) -> list[dict[str, str]]:
+    """The pool as main.py's `global_api_list_detailed` holds it for `check_task_solvable_by_function`: category,
+    tool and API names, the tool description and the API description (cut at 100 characters, as the authors'
+    `api_details.json` stores it). The tool description is always '' there: `add_apis_into_api_pool` reads
+    `tool_details['tool_description'] if isinstance(tool_details, dict) else ''`, and `get_tool_description`
+    returns the description string, not a dict."""
+    return [{"category_name": a.category, "tool_name": a.tool_name, "api_name": a.name, "tool_description": "",
+             "api_description": (a.description or "")[:100]} for a in apis]
+
+
+def authors_verdict(reply: AIMessage) -> tuple[str | None, str]:
+    """(answer, reason) of the authors' `Finish(answer, reason)` call (verifier.py `check_task_solvable_by_function`:
+    the answer string as given; only exactly "Unsolvable" goes on), else the reply's text as `solvable_label` reads
+    it (the authors ask again up to five times and then answer "Unsure")."""
+    for tc in reply.tool_calls:
+        if str(tc.get("name", "")).lower() == "finish" and isinstance(tc.get("args"), dict):
+            args = tc["args"]
+            if "answer" in args:
+                return str(args["answer"]), str(args.get("reason") or "")
+    return solvable_label(reply.text)
+
+
 def judge_pool(ctx: CallContext) -> tuple[str | None, str, int]:
     """One call of the `solvable` model on the pool as this step sees it: (label, reason, number of APIs), the
-    label as `solvable_label` reads it."""
+    label as `solvable_label` reads it. With the authors' prompts (`prompts_from`): their system and user messages
+    and their `Finish` function offered (verifier.py `check_task_solvable_by_function`)."""
     deps = ctx.deps
     apis = [deps.catalog.api(i) for i in ctx.pool_ids() if i in deps.catalog]
+    inputs = {"query": ctx.query, "api_ids": [a.id for a in apis]}
+    book = deps.paper_prompts
+    if book is not None:
+        prompt: list[BaseMessage] = [
+            SystemMessage(book.fill("solvable_system")),
+            HumanMessage(book.fill("solvable_user", query=ctx.query, apis=str(authors_pool_listing(apis))))]
+        model = deps.models.for_role("solvable").bind_tools([{"type": "function",
+                                                              "function": dict(book.data["solvable_finish"])}])
+        label, reason = authors_verdict(ctx.call_model("solvable", model, prompt, inputs))
+        return label, reason, len(apis)
     listing = "\n".join(to_json(_api_summary(a)) for a in apis)
-    prompt: list[BaseMessage] = [SystemMessage(SOLVABLE_SYSTEM),
-                                 HumanMessage(SOLVABLE_HUMAN.format(query=ctx.query, apis=listing))]
-    reply = ctx.call_model("solvable", deps.models.for_role("solvable"), prompt,
-                           {"query": ctx.query, "api_ids": [a.id for a in apis]})
+    prompt = [SystemMessage(SOLVABLE_SYSTEM), HumanMessage(SOLVABLE_HUMAN.format(query=ctx.query, apis=listing))]
+    reply = ctx.call_model("solvable", deps.models.for_role("solvable"), prompt, inputs)
     label, reason = solvable_label(reply.text)
     return label, reason, len(apis)
 
