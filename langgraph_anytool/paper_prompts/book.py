@@ -157,11 +157,11 @@ def _load(spec: BookSpec, root: str, stamp: tuple[tuple[str, int, int], ...]) ->
             template = template_from_text(sections[slot.locator], slot.mode, where)
             data[f"function:{slot.locator}"] = schemas[slot.locator]
         else:
-            template = checkout.python(slot.file).template(slot.locator, slot.mode)
+            template = checkout.python(slot.file, slot.locator).template(slot.locator, slot.mode)
         templates[slot_name] = expect_placeholders(template, [a for a, _ in slot.names])
         names[slot_name] = MappingProxyType(dict(slot.names))
     for name, rel, locator in spec.literals:
-        data[name] = checkout.python(rel).literal(locator)
+        data[name] = checkout.python(rel, locator).literal(locator)
     return PromptBook(spec.repo, str(checkout.root), MappingProxyType(templates), MappingProxyType(names),
                       MappingProxyType(data), MappingProxyType(dict(sorted(checkout.files.items()))))
 

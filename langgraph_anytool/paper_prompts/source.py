@@ -347,13 +347,15 @@ class Checkout:
         except UnicodeDecodeError as exc:
             raise PromptSourceError(f"{self.root / rel}: not UTF-8 text (byte {exc.start})") from None
 
-    def python(self, rel: str) -> PythonFile:
+    def python(self, rel: str, wanted: str = "") -> PythonFile:
+        """The Python file `rel`, parsed; `wanted` (the constant sought) is named when it is not valid Python."""
         if rel not in self._python:
             text = self.text(rel)
             try:
                 tree = ast.parse(text, filename=rel)
             except SyntaxError as exc:
-                raise PromptSourceError(f"{self.root / rel}: not valid Python (line {exc.lineno}: {exc.msg})") \
+                sought = f", so {wanted} cannot be read" if wanted else ""
+                raise PromptSourceError(f"{self.root / rel}: not valid Python (line {exc.lineno}: {exc.msg}){sought}") \
                     from None
             self._python[rel] = PythonFile(self.root / rel, rel, self.files[rel], tree)
         return self._python[rel]
