@@ -288,7 +288,10 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
                   book: PromptBook | None = None) -> Prediction:
     """Multi-model mode: the planner decides; the caller or the summarizer completes the step. With α-UMi's own
     prompts (`book`, `paper_prompts.umi_book`), each role's whole input is one user message built as the authors'
-    infer_pipeline.py builds it (`_authors_input`), and the replies are read in α-UMi's format."""
+    infer_pipeline.py builds it (`_authors_input`), and the replies are read in α-UMi's format (the prompt profile
+    "alpha_umi", which the offline stand-in also writes)."""
+    if book is not None:
+        config = replace(config, umi_prompts="alpha_umi")
     deps = _deps(tools, models, config)
     history = _renamed(case.history, tools.to_shown)
     doc = describe_functions(deps, tools.functions, with_params=True)
@@ -299,8 +302,9 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
                                                                 diversity="")
         planner_prompt = [SystemMessage(content=planner_system), HumanMessage(content=case.query)]
     ai, _ = call_role(models.for_role("planner"), "planner", planner_prompt, None,
-                      inputs={**umi_inputs(history, tools.functions), **format_inputs(config, "planner")})
-    umi_format = config.umi_prompts == "alpha_umi" or book is not None
+                      inputs={"query": case.query, **umi_inputs(history, tools.functions),
+                              **format_inputs(config, "planner")})
+    umi_format = config.umi_prompts == "alpha_umi"
     if umi_format:  # the planner writes the authors' format: read it their way
         decision, thought = authors_planner_decision(authors_candidate(text_of(ai)))
     else:  # our prompts ("Next: summarizer", ...): our solver's reading
@@ -315,7 +319,7 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
             system = umi_template(config, "summarizer").format(history=render_history(history), thought=thought)
             prompt = [SystemMessage(content=system), HumanMessage(content=case.query)]
         reply, _ = call_role(models.for_role("summarizer"), "summarizer", prompt, None,
-                             inputs={**umi_inputs(history, tools.functions, thought),
+                             inputs={"query": case.query, **umi_inputs(history, tools.functions, thought),
                                      **format_inputs(config, "summarizer")})
         # infer_pipeline.py writes "asssitant: <planner prediction></s>conclusion: <summarizer output>";
         # evaluate-multi_agent.py parse_output reads that whole string (usually the text after the last
@@ -331,7 +335,7 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
     runnable, raw = _keep_raw(bind_role_tools(models.for_role("caller"), config, "caller",
                                               tool_schemas(deps, tools.functions)))
     reply, _ = call_role(runnable, "caller", caller_prompt, None,
-                         inputs={**umi_inputs(history, tools.functions, thought),
+                         inputs={"query": case.query, **umi_inputs(history, tools.functions, thought),
                                  **format_inputs(config, "caller", text=isinstance(runnable, TextToolRunnable))})
     call = _first_call(reply)
     head = f"{_planner_part(umi_format, thought, 'Next: caller.')}</s>caller: "
