@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .book import BookSpec, PromptBook, Slot, load_book, ours_provenance
+from .tooleval import CHECK_SLOTS, REASON_LITERAL
 
 REPO = "dyabel/AnyTool"
 TEMPLATES = "anytool/prompt_template.py"
@@ -29,10 +30,6 @@ REACT = "toolbench/inference/Prompts/ReAct_prompts.py"
 TREE = "toolbench/inference/Prompts/Tree_search_prompts.py"
 RAPIDAPI = "anytool/rapidapi.py"
 DFS = "toolbench/inference/Algorithms/DFS.py"
-EVALUATOR = "toolbench/tooleval/evaluators/tooleval_gpt-3.5-turbo_default"  # check_solved.py parse_args default
-TOOLEVAL_CLS = "toolbench/tooleval/evaluators/registered_cls/tooleval.py"
-# the `reason` property ToolEval adds to the forced function (`function_call(..., return_reason=True)`)
-REASON_PROPERTY = "OpenAINormalizedEvaluator.function_call:func_description['parameters']['properties']['reason']"
 
 SPEC = BookSpec(
     repo=REPO,
@@ -81,15 +78,11 @@ SPEC = BookSpec(
                                   "solver diversity prompt (user message)")),
         ("solver_query_limit", Slot(DFS, "DFS_tree_search.DFS:user[1]", "literal", (),
                                     "solver note after max_solver_queries (user message)")),
-        # the judge (check_solved.py compute_pass_rate → ToolEval's check_is_solved)
-        ("judge_answer", Slot(EVALUATOR, "check_answer_status", "format", (("query", "query"), ("answer", "answer")),
-                              "judge, first stage (one user message)", kind="tooleval")),
-        ("judge_process", Slot(EVALUATOR, "parse_answer_status", "format",
-                               (("query", "query"), ("answer", "answer_json")),
-                               "judge, second stage (one user message)", kind="tooleval")),
+        # the judge (check_solved.py compute_pass_rate → ToolEval's check_is_solved on the clone's own tooleval,
+        # evaluator tooleval_gpt-3.5-turbo_default: check_solved.py parse_args default)
+        *CHECK_SLOTS,
     ),
-    literals=(("solvable_finish", VERIFIER, "solvable_finish_function"),
-              ("reason_property", TOOLEVAL_CLS, REASON_PROPERTY)),
+    literals=(("solvable_finish", VERIFIER, "solvable_finish_function"), REASON_LITERAL),
 )
 
 

@@ -22,19 +22,24 @@ TOOLEVAL_CLS = "toolbench/tooleval/evaluators/registered_cls/tooleval.py"
 # the `reason` property ToolEval adds to the forced function (`function_call(..., return_reason=True)`)
 REASON_PROPERTY = "OpenAINormalizedEvaluator.function_call:func_description['parameters']['properties']['reason']"
 
+# ToolEval's two-stage check (`rtl.py check_is_solved`), also AnyTool's in-loop judge (its clone's own tooleval)
+CHECK_SLOTS: tuple[tuple[str, Slot], ...] = (
+    ("judge_answer", Slot(EVALUATOR, "check_answer_status", "format", (("query", "query"), ("answer", "answer")),
+                          "first stage (one user message)", kind="tooleval")),
+    ("judge_process", Slot(EVALUATOR, "parse_answer_status", "format", (("query", "query"), ("answer", "answer_json")),
+                           "second stage (one user message)", kind="tooleval")),
+)
+REASON_LITERAL = ("reason_property", TOOLEVAL_CLS, REASON_PROPERTY)
+
 SPEC = BookSpec(
     repo=REPO,
     marker=f"{EVALUATOR}/config.yaml",
     slots=(
-        ("judge_answer", Slot(EVALUATOR, "check_answer_status", "format", (("query", "query"), ("answer", "answer")),
-                              "first stage (one user message)", kind="tooleval")),
-        ("judge_process", Slot(EVALUATOR, "parse_answer_status", "format",
-                               (("query", "query"), ("answer", "answer_json")),
-                               "second stage (one user message)", kind="tooleval")),
+        *CHECK_SLOTS,
         ("judge_task", Slot(EVALUATOR, "check_task_solvable", "format", (("task", "task_json"),),
                             "solvability check of ToolLLM's Eq. 1 (one user message)", kind="tooleval")),
     ),
-    literals=(("reason_property", TOOLEVAL_CLS, REASON_PROPERTY),),
+    literals=(REASON_LITERAL,),
 )
 
 
