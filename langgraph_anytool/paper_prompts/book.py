@@ -19,8 +19,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-import yaml
-
+from ..sanitize.files import DataFileError, loads_yaml
 from .source import Checkout, Mode, PromptSourceError, Template, expect_placeholders, template_from_text
 
 Kind = Literal["python", "tooleval"]
@@ -97,9 +96,9 @@ def tooleval_evaluator(checkout: Checkout, directory: str) -> tuple[dict[str, st
     name → schema, the template's relative path)."""
     cfg_rel = f"{directory}/config.yaml"
     try:
-        config = yaml.safe_load(checkout.text(cfg_rel))
-    except yaml.YAMLError as exc:
-        raise PromptSourceError(f"{checkout.root / cfg_rel}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        config = loads_yaml(checkout.text(cfg_rel), source=str(checkout.root / cfg_rel))
+    except DataFileError as exc:
+        raise PromptSourceError(str(exc)) from None
     if not isinstance(config, Mapping) or not isinstance(config.get("prompt_template"), str):
         raise PromptSourceError(f"{checkout.root / cfg_rel}: no prompt_template")
     template_rel = f"{directory}/{config['prompt_template']}"

@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..sanitize.files import DataFileError, read_bytes
+
 Mode = Literal["replace", "format", "literal"]
 
 MAX_FILE_BYTES = 4_000_000  # a prompt file larger than this is refused (no release file comes near it)
@@ -303,17 +305,19 @@ class PythonFile:
         """A literal value (a dict of a function schema, ...) read with `ast.literal_eval`."""
         try:
             return ast.literal_eval(self.node(locator))
-        except ValueError:
+        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
             raise PromptSourceError(f"{self._where(locator)}: not a literal value") from None
 
 
 # ------------------------------------------------------------------------------------------------ checkout
 def _read(path: Path, shown: str) -> bytes:
-    if not path.is_file():
+    """A file of the checkout: a regular file of at most `MAX_FILE_BYTES` (`sanitize.files.read_bytes`)."""
+    if not path.exists():
         raise PromptSourceError(f"{path}: no such file (the checkout has no {shown})")
-    if path.stat().st_size > MAX_FILE_BYTES:
-        raise PromptSourceError(f"{path}: larger than {MAX_FILE_BYTES} bytes, not a prompt file")
-    return path.read_bytes()
+    try:
+        return read_bytes(path, max_bytes=MAX_FILE_BYTES, what="prompt file")
+    except DataFileError as exc:
+        raise PromptSourceError(str(exc)) from None
 
 
 @dataclass
@@ -351,12 +355,14 @@ class Checkout:
         """The Python file `rel`, parsed; `wanted` (the constant sought) is named when it is not valid Python."""
         if rel not in self._python:
             text = self.text(rel)
+            sought = f", so {wanted} cannot be read" if wanted else ""
             try:
                 tree = ast.parse(text, filename=rel)
             except SyntaxError as exc:
-                sought = f", so {wanted} cannot be read" if wanted else ""
                 raise PromptSourceError(f"{self.root / rel}: not valid Python (line {exc.lineno}: {exc.msg}){sought}") \
                     from None
+            except (RecursionError, MemoryError):
+                raise PromptSourceError(f"{self.root / rel}: nests too deeply to parse{sought}") from None
             self._python[rel] = PythonFile(self.root / rel, rel, self.files[rel], tree)
         return self._python[rel]
 

@@ -342,3 +342,23 @@ def test_provenance_and_checkout_hashes(tmp_path: Path) -> None:
     checkout.text("GLPFT/utils/prompt_lib.py")
     assert checkout.provenance()["files"] == book.provenance()["files"]
     assert json.loads(json.dumps(book.provenance())) == book.provenance()  # plain data for a results file
+
+
+def test_a_tooleval_config_that_is_not_yaml_or_lacks_a_function_is_refused(tmp_path: Path) -> None:
+    from langgraph_anytool.paper_prompts import tooleval_book
+
+    root = write_fake_checkout(tmp_path / "StableToolBench", "tooleval")
+    folder = root / "toolbench/tooleval/evaluators/tooleval_gpt-3.5-turbo_default"
+    config = folder / "config.yaml"
+    good = config.read_text()
+    config.write_text("prompt_template: [template.txt\n")
+    with pytest.raises(PromptSourceError) as err:
+        tooleval_book(root)
+    assert _one_line(err.value).startswith(f"{config.resolve()}: invalid YAML at line ")
+    config.write_text(good)
+    template = folder / "template.txt"
+    template.write_text(template.read_text().replace("<name>parse_answer_status</name>", "<name>parse</name>"))
+    with pytest.raises(PromptSourceError) as err:
+        tooleval_book(root)
+    assert _one_line(err.value) == (f"{template.resolve()}: <function> parse_answer_status: no such function in the "
+                                    "template")
