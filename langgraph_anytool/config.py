@@ -187,6 +187,10 @@ class AnyToolConfig:
     retry_max_wait: float = 60.0  # seconds: the longest wait before a retry
     max_retries_per_run: int = 50  # retries over all model calls of one run (0: none)
     request_timeout: float = 120.0  # seconds per request, for models made from "provider:model" strings
+    # the path of the user's own clone of dyabel/AnyTool: the agents', the solvability check's, the solver's and the
+    # judge's prompts are then the authors' constants, read from it with `ast` (never imported or executed; see
+    # paper_prompts/anytool.py); None: our own prompts. Fixed when the graph is built.
+    prompts_from: str | None = None
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -209,6 +213,8 @@ class AnyToolConfig:
             elif f.name in _CHOICES and value not in _CHOICES[f.name]:
                 raise ConfigError(f"AnyToolConfig.{f.name} must be one of {', '.join(_CHOICES[f.name])}, "
                                   f"got {value!r}")
+        if self.prompts_from is not None:
+            self._check_prompts_from()
         if not isinstance(self.models, Mapping):
             raise ConfigError("AnyToolConfig.models must map roles to 'provider:model' strings")
         object.__setattr__(self, "text_mode_roles", tuple(self.text_mode_roles))
@@ -227,6 +233,21 @@ class AnyToolConfig:
                 raise ConfigError(f"AnyToolConfig.models: unknown role {role!r}; roles are {', '.join(ROLES)}")
             if not isinstance(spec, str):
                 raise ConfigError(f"AnyToolConfig.models[{role!r}] must be a 'provider:model' string")
+
+    def _check_prompts_from(self) -> None:
+        """`prompts_from` must be a checkout of dyabel/AnyTool whose prompts all load (one line names what is wrong)."""
+        from .paper_prompts import PromptSourceError, anytool_book
+
+        value = self.prompts_from
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"AnyToolConfig.prompts_from must be the path of a clone of dyabel/AnyTool, got {value!r}")
+        object.__setattr__(self, "prompts_from", value)
+        try:
+            anytool_book(value)
+        except PromptSourceError as exc:
+            raise ConfigError(f"AnyToolConfig.prompts_from: {exc}") from None
 
     @classmethod
     def paper(cls, **overrides: Any) -> AnyToolConfig:
@@ -314,6 +335,8 @@ def _convert(name: str, type_: Any, raw: Any) -> Any:
             return int(text)
         except ValueError:
             raise ConfigError(f"AnyToolConfig.{name} must be an integer, got {raw!r}") from None
+    if type_ == "str | None":
+        return None if text.lower() in ("", "none", "null", "off") else text
     if type_ in ("float", "float | None"):
         if type_ == "float | None" and text.lower() in ("", "none", "null", "off"):
             return None

@@ -17,6 +17,7 @@ from .context import context_values, resolve_settings
 from .models.guard import CallGuard, RetryBudget, RetryPolicy, UsageMeter
 from .models.llm import ModelNotConfiguredError, ModelSet, RoleUsage, total_tokens
 from .models.profiles import model_name, profile_for
+from .paper_prompts import PromptBook, anytool_book
 
 if TYPE_CHECKING:
     from .state import RunTally
@@ -255,6 +256,12 @@ class Deps:
         self.signals.seed_start(run_key, state.get("started_at"))
         self.signals.seed_retries(run_key, sum(int(v.get("retries", 0)) for v in usage.values()
                                                if isinstance(v, Mapping)))
+
+    @property
+    def paper_prompts(self) -> PromptBook | None:
+        """The authors' prompts read from `config.prompts_from` (a clone of dyabel/AnyTool), or None: ours."""
+        path = self.config.prompts_from
+        return anytool_book(path) if path else None
 
     def budget_stop(self, run_key: str, tally: RunTally | None = None) -> BudgetStop | None:
         """Which budget of the run is spent (tokens, then cost, then wall time), with the figures; None if none.

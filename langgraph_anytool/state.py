@@ -193,6 +193,7 @@ class AnyToolState(TypedDict):
     error_kind: NotRequired[str]  # status "error": the ModelCallError kind (llm.ERROR_KINDS) or "other"; else ""
     stop_reason: NotRequired[StopReason]  # status budget_exhausted: which budget was spent ("" otherwise)
     usage: Annotated[dict[str, Any], merge_usage]
+    prompts: NotRequired[dict[str, Any]]  # which prompts ran: {"repo", "path", "files": {path: sha256}} (ours: no files)
 
 
 class AnyToolOutput(TypedDict):
@@ -208,6 +209,7 @@ class AnyToolOutput(TypedDict):
     solver_attempts: list[SolverAttempt]
     usage: dict[str, Any]
     plan: list[PlanStep]
+    prompts: dict[str, Any]  # which prompts ran (AnyToolConfig.prompts_from's files and their sha256, or ours)
 
 
 class RunTally(TypedDict):

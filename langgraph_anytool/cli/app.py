@@ -367,7 +367,7 @@ def _result_json(values: dict[str, Any], thread: str) -> dict[str, Any]:
     return {"thread_id": thread, "query": values.get("query"), "status": status, "error_kind": kind,
             "answer": values.get("answer"), "reason": values.get("reason"), "api_pool": values.get("api_pool"),
             "stop_reason": values.get("stop_reason") or "", "agents": agents, "solver_attempts": attempts,
-            "usage": values.get("usage")}
+            "usage": values.get("usage"), "prompts": values.get("prompts")}
 
 
 def cmd_run(args: argparse.Namespace) -> int:

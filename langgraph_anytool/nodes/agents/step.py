@@ -178,7 +178,9 @@ def make_call_model(role: Role, base: Deps) -> Any:
         if _count_faults(deps, rec, role.level, [fault] if fault else [], False, out,
                          str(reply.content) if fault == "refusal" else ""):
             return out
-        rec["messages"].append(HumanMessage(prompts.nudge(role.signatures())))  # no call: nudged, next step
+        book = deps.paper_prompts  # main.py: the same user message after every turn without a function call
+        nudge = book.fill("agent_nudge") if book is not None else prompts.nudge(role.signatures())
+        rec["messages"].append(HumanMessage(nudge))  # no call: nudged, next step
         rec["status"], rec["ready"] = "pending", state["tick"] + 1
         return out
 

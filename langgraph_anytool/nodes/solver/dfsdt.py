@@ -34,6 +34,7 @@ from ...models.faults import (
     with_call_ids,
 )
 from ...models.llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError
+from ...paper_prompts import PromptBook
 from ...protocol import DIVERSITY, FINISH_NAME, text_of
 from ...state import SolverAttempt, merge_usage
 from ...tools.observation import Status
@@ -118,8 +119,10 @@ def outcome(type_: str, answer: str = "", reason: str = "", failed: Sequence[str
     return FinishOutcome(type=type_, answer=answer, reason=reason, failed_functions=list(failed))
 
 
-def diversity_text(nodes: Sequence[TreeNode], node_id: int) -> str:
+def diversity_text(nodes: Sequence[TreeNode], node_id: int, book: PromptBook | None = None) -> str:
     actions = sibling_actions(nodes, node_id)
+    if book is not None:  # DFS.py: DIVERSITY_PROMPT.replace("{previous_candidate}", json.dumps(js_list, indent=2) + "\n")
+        return book.fill("solver_diversity", actions=json.dumps(actions, indent=2, default=str) + "\n")
     return prompts.DIVERSITY_PROMPT.format(actions=json.dumps(actions, ensure_ascii=False, indent=2, default=str))
 
 
@@ -218,7 +221,33 @@ def make_route_step(deps: Deps) -> Callable[[SolverState], Literal["expand", "pl
 
 
 # ------------------------------------------------------------------------------------------ expand
+AUTHORS_TOOL_DESCRIPTION_CHARS = 512  # anytool/rapidapi.py rapidapi_wrapper.__init__: `tool_des[:512]`
+
+
+def authors_task_description(deps: Deps, book: PromptBook, functions: dict[str, str]) -> str:
+    """The solver's task description as `rapidapi_wrapper.__init__` builds it: the authors' text, then one line per
+    tool of the pooled APIs (first seen first): `f"{k+1}.{standardize_tool_name}: {striped}\n"`, the description's
+    first 512 characters without newlines, stripped ("None" when empty)."""
+    tools: dict[str, str] = {}
+    for api_id in functions.values():
+        api = deps.catalog.api(api_id)
+        try:
+            tool = deps.catalog.tool(api.category, api.tool_key)
+            key, description = tool.key, tool.description
+        except UnknownNameError:
+            key, description = api.tool_key, ""
+        tools.setdefault(key, description)
+    text = book.fill("solver_task")
+    for k, (key, description) in enumerate(tools.items()):
+        striped = (description or "")[:AUTHORS_TOOL_DESCRIPTION_CHARS].replace("\n", "").strip() or "None"
+        text += f"{k + 1}.{key}: {striped}\n"
+    return text
+
+
 def solver_system(deps: Deps, functions: dict[str, str]) -> str:
+    book = deps.paper_prompts
+    if book is not None:  # DFS.py start: FORMAT_INSTRUCTIONS_SYSTEM_FUNCTION_ADAPTED (use_original_prompt=False)
+        return book.fill("solver_system", task_description=authors_task_description(deps, book, functions))
     cot = is_cot(deps)
     task = prompts.TASK_DESCRIPTION.format(
         give_up_types='return_type "give_up"' if cot else (
@@ -229,6 +258,12 @@ def solver_system(deps: Deps, functions: dict[str, str]) -> str:
     return prompts.SOLVER_SYSTEM.format(restart_rule="" if cot else prompts.RESTART_RULE, task_description=task)
 
 
+def solver_query(deps: Deps, query: str) -> str:
+    """The solver's first user message (DFS.py start: FORMAT_INSTRUCTIONS_USER_FUNCTION with the query)."""
+    book = deps.paper_prompts
+    return book.fill("solver_user", query=query) if book is not None else prompts.QUERY.format(query=query)
+
+
 def open_step(deps: Deps, state: SolverState) -> tuple[FinishOutcome | None, dict[str, str], list[AnyMessage]]:
     """Start a step from the current node: why the solve must end now (or None), the pool's functions, and the
     diversity prompt when the node already has children (DFSDT's "do something different")."""
@@ -236,7 +271,7 @@ def open_step(deps: Deps, state: SolverState) -> tuple[FinishOutcome | None, dic
     nodes, cur = state["nodes"], state["current"]
     added: list[AnyMessage] = []
     if stop is None and nodes[cur]["children"]:
-        added.append(HumanMessage(content=diversity_text(nodes, cur), name=DIVERSITY))
+        added.append(HumanMessage(content=diversity_text(nodes, cur, deps.paper_prompts), name=DIVERSITY))
     return stop, pool_functions(deps, state["api_pool"]), added
 
 
@@ -259,7 +294,7 @@ def make_expand(deps: Deps) -> Node:
         prompt: list[BaseMessage] = [
             SystemMessage(content=solver_system(deps, functions) + (ASK_USER_NOTE if ask else "")),
             *conversation_messages(state.get("prior_messages") or []),
-            HumanMessage(content=prompts.QUERY.format(query=state["query"])),
+            HumanMessage(content=solver_query(deps, state["query"])),
             *chain, *added,
         ]
         finish = finish_schema(allow_restart=not is_cot(deps) and not last_turn)
@@ -296,16 +331,20 @@ def _error(text: str, tc_id: str, name: str) -> ToolMessage:
 
 
 def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = True,
-                 nudge: str = prompts.NUDGE, role: str = "solver", limit_note: str = prompts.QUERY_LIMIT) -> Node:
+                 nudge: str = prompts.NUDGE, role: str = "solver", limit_note: str | None = None) -> Node:
     """Answer every function call of the current node's action (API calls through the executor, Finish, errors).
 
     `single_call` (α-UMi's caller): only the first call is executed, the others are answered "one call per turn:
     not run". The DFSDT / CoT solver runs every call of a turn, in order (Finish must come alone). Content faults
     (see `faults.py`) are answered as errors the model can correct, counted in `usage[role]`, and
     `max_malformed_turns` malformed turns in a row end the attempt (finish type "malformed"). With
-    `call_limit="model_queries"`, `limit_note` follows the step's observations once the query limit is reached.
+    `call_limit="model_queries"`, `limit_note` follows the step's observations once the query limit is reached
+    (None: the solver's note, the authors' own with `prompts_from`).
     """
     max_calls = deps.config.max_api_calls
+    book = deps.paper_prompts
+    if limit_note is None:
+        limit_note = book.fill("solver_query_limit") if book is not None else prompts.QUERY_LIMIT
     limited_calls = not query_limited(deps)  # call_limit "model_queries": API calls are not limited
 
     def execute(state: SolverState) -> dict[str, Any]:
