@@ -17,7 +17,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -64,6 +64,7 @@ class Response:
     delay: float = 0.0
     reason: str | None = None  # the status line's reason phrase (default: the standard one)
     drop: bool = False  # close the connection without answering (after `delay`)
+    stream: AsyncIterator[bytes] | None = None  # a body sent as it comes (chunked), instead of `body`
 
     @classmethod
     def json(cls, obj: Any, status: int = 200, headers: Iterable[tuple[str, str]] = (), delay: float = 0.0) -> Response:
@@ -295,12 +296,20 @@ class LoopbackServer:
                 if response.drop:
                     break
                 reason = response.reason if response.reason is not None else _REASONS.get(response.status, "Status")
-                head = [f"HTTP/1.1 {response.status} {reason}",
-                        f"Content-Type: {response.content_type}", f"Content-Length: {len(response.body)}",
+                length = ("Transfer-Encoding: chunked" if response.stream is not None
+                          else f"Content-Length: {len(response.body)}")
+                head = [f"HTTP/1.1 {response.status} {reason}", f"Content-Type: {response.content_type}", length,
                         f"Connection: {'keep-alive' if keep_alive else 'close'}"]
                 head += [f"{k}: {v}" for k, v in response.headers]
                 writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + response.body)
                 await writer.drain()
+                if response.stream is not None:
+                    async for piece in response.stream:
+                        if piece:
+                            writer.write(f"{len(piece):x}\r\n".encode("latin-1") + piece + b"\r\n")
+                            await writer.drain()
+                    writer.write(b"0\r\n\r\n")
+                    await writer.drain()
                 if not keep_alive:
                     break
         except (ConnectionError, asyncio.IncompleteReadError, ValueError):
