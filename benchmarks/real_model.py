@@ -62,6 +62,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="local models to serve with llama-server when no --base-url (default: all)")
     p.add_argument("--llama-server", default=None, help="the llama-server binary (default: found as the tests do)")
     p.add_argument("--server-ctx", type=int, default=8192, help="llama-server's -c (default 8192)")
+    p.add_argument("--threads", type=int, default=None, help="llama-server's --threads (default: its own)")
     p.add_argument("--window", type=int, default=None,
                    help="the window the client declares (default: 4096 for local models, none with --base-url)")
     p.add_argument("--modes", nargs="+", default=["dfsdt", "dfsdt-text"], choices=list(MODES))
@@ -93,7 +94,8 @@ def endpoint(args: argparse.Namespace, logs: Path) -> Iterator[tuple[RecordingPr
             for name in args.local:
                 print(f"starting llama-server for {LOCAL_MODELS[name].title} (-c {args.server_ctx})", flush=True)
                 server = LlamaServer(gguf_path(name), ctx=args.server_ctx, alias=name, binary=args.llama_server,
-                                     log_path=logs / f"{name}.log", extra=("--temp", "0", "--seed", "1"))
+                                     threads=args.threads, log_path=logs / f"{name}.log",
+                                     extra=("--temp", "0", "--seed", "1"))
                 upstreams[name] = stack.enter_context(server).url
         proxy = stack.enter_context(RecordingProxy(upstreams))
         yield proxy, proxy.url + suffix, list(upstreams)

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from langgraph_anytool.local_models import LlamaServer, LocalModelError, find_llama_server, gguf_path
-from tests.real_model.harness import SERVER_CTX, unavailable
+from tests.real_model.harness import SERVER_CTX, THREADS, unavailable
 from tests.real_model.recorder import RecordingProxy
 
 
@@ -47,7 +47,7 @@ def servers(llama_binary: Path, tmp_path_factory: pytest.TempPathFactory) -> Ite
             except LocalModelError as exc:
                 unavailable(str(exc))
             # --temp 0: greedy replies (requests that name no temperature), so a re-run of a prompt says the same
-            server = LlamaServer(model, ctx=SERVER_CTX, alias=name, binary=llama_binary,
+            server = LlamaServer(model, ctx=SERVER_CTX, alias=name, binary=llama_binary, threads=THREADS,
                                  log_path=logs / f"{name}.log", extra=("--temp", "0", "--seed", "1"))
             started[name] = server.start()
         return started[name]
