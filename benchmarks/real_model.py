@@ -46,7 +46,7 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from langgraph_anytool.local_models import LOCAL_MODELS, LlamaServer, gguf_path  # noqa: E402
+from langgraph_anytool.integrations.local_models import LOCAL_MODELS, LlamaServer, gguf_path  # noqa: E402
 from langgraph_anytool.render import table  # noqa: E402
 from tests.real_model.recorder import Exchange, RecordingProxy  # noqa: E402
 from tests.real_model.workload import MODES, QUERIES, profiles  # noqa: E402

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from langgraph_anytool.local_models import LlamaServer, LocalModelError, find_llama_server, gguf_path
+from langgraph_anytool.integrations.local_models import LlamaServer, LocalModelError, find_llama_server, gguf_path
 from tests.real_model.harness import SERVER_CTX, THREADS, unavailable
 from tests.real_model.recorder import RecordingProxy
 

@@ -23,7 +23,7 @@ THREADS = 1  # the server's threads: the client needs the other core (CI has 2)
 SMOLLM2, GEMMA = "smollm2", "gemma3-270m"  # the model names the servers answer to (and the packages' local names)
 # what a run may end with (docs/endpoints.md, "What a record's status means"); `error` is not among them here: the
 # servers are healthy and local, so an error is a fault of the client
-ENDED = ("solved", "unsolved", "gave_up", "no_apis", "budget_exhausted", "timeout")
+ENDED = ("solved", "unsolved", "gave_up", "no_apis", "budget_exhausted", "time_limit", "timeout")
 
 
 

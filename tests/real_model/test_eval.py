@@ -35,8 +35,8 @@ def test_eval_run_killed_and_resumed(proxy: Callable[..., RecordingProxy], tmp_p
     options, native = MODES["dfsdt-text"]
     args = ["eval", "run", "--queries", str(queries), "--model", f"openai:{GEMMA}", *options,
             "--concurrency", "1", "--out", str(out), "--db", str(db), "--no-progress", "--quiet",
-            "--max-seconds", f"{MAX_SECONDS:g}", "--max-tokens-per-query", "40000",
-            *settings(f"model_profiles={profiles([SMOLLM2, GEMMA], WINDOW, native)}",
+            "--max-tokens-per-query", "20000",
+            *settings(f"max_run_seconds={MAX_SECONDS:g}", f"model_profiles={profiles([SMOLLM2, GEMMA], WINDOW, native)}",
                       f'models={{"judge": "openai:{SMOLLM2}"}}')]
     env = client_env(p, tmp_path)
 

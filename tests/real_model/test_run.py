@@ -21,22 +21,23 @@ from tests.real_model.checks import (
     within_bounds,
     within_window,
 )
-from tests.real_model.harness import GEMMA, SMOLLM2, WINDOW, anytool, client_env
+from tests.real_model.harness import GEMMA, SMOLLM2, WINDOW, Done, anytool, client_env
 from tests.real_model.recorder import RecordingProxy
 from tests.real_model.workload import MODES, QUERIES, profiles
 
 pytestmark = pytest.mark.slow
 
-MAX_SECONDS = 240.0
-TOKEN_BUDGET = 60_000
+MAX_SECONDS = 300.0  # each run's max_run_seconds
+TOKEN_BUDGET = 20_000
 
 
-def run(proxy: RecordingProxy, home: Path, query: str, mode: str, *extra: str, model: str = SMOLLM2):
+def run(proxy: RecordingProxy, home: Path, query: str, mode: str, *extra: str, model: str = SMOLLM2) -> Done:
     options, native = MODES[mode]
     args = ["run", query, "--model", f"openai:{model}", *options, "--json", "--quiet",
-            "--max-tokens-per-query", str(TOKEN_BUDGET), "--max-seconds", f"{MAX_SECONDS:g}",
-            *settings(f"model_profiles={profiles([SMOLLM2, GEMMA], WINDOW, native)}"), *extra]
-    return anytool(args, client_env(proxy, home), timeout=MAX_SECONDS * 3, cwd=home)
+            "--max-tokens-per-query", str(TOKEN_BUDGET),
+            *settings(f"max_run_seconds={MAX_SECONDS:g}", f"model_profiles={profiles([SMOLLM2, GEMMA], WINDOW, native)}"),
+            *extra]
+    return anytool(args, client_env(proxy, home), timeout=MAX_SECONDS * 2, cwd=home)
 
 
 def test_dfsdt_with_native_function_calls(proxy: Callable[..., RecordingProxy], tmp_path: Path) -> None:
@@ -69,7 +70,8 @@ def test_the_judge_on_the_other_model(proxy: Callable[..., RecordingProxy], tmp_
     """SmolLM2 plays every role but the judge, Gemma 3 270M judges: each model's requests go to its own server, and
     the run's usage per role adds up to each server's counts."""
     p = proxy(SMOLLM2, GEMMA)
-    done = run(p, tmp_path, QUERIES[0][0], "dfsdt-text", *settings(f'models={{"judge": "openai:{GEMMA}"}}'))
+    done = run(p, tmp_path, QUERIES[0][0], "dfsdt-text",
+               *settings(f'models={{"judge": "openai:{GEMMA}"}}', "route_tools=true"))
     result = ended_cleanly(done)
     documented_status(result)
     within_window(p)

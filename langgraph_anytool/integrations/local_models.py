@@ -15,7 +15,7 @@ Two GGUF models come as Python packages (nothing is fetched from a model hub):
     with LlamaServer(gguf_path("smollm2"), ctx=4096, alias="smollm2") as server:
         ...  # OPENAI_BASE_URL=server.base_url, model "openai:smollm2"
 
-`python -m langgraph_anytool.local_models smollm2` prints a model's file (for a `llama-server -m` of your own).
+`python -m langgraph_anytool.integrations.local_models smollm2` prints a model's file (for a `llama-server -m` of your own).
 """
 
 from __future__ import annotations
@@ -264,10 +264,10 @@ class LlamaServer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m langgraph_anytool.local_models NAME`: print the model's GGUF file (joining chunks if needed)."""
+    """`python -m langgraph_anytool.integrations.local_models NAME`: print the model's GGUF file (joining chunks if needed)."""
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1 or args[0] not in LOCAL_MODELS:
-        print(f"usage: python -m langgraph_anytool.local_models {{{','.join(LOCAL_MODELS)}}}", file=sys.stderr)
+        print(f"usage: python -m langgraph_anytool.integrations.local_models {{{','.join(LOCAL_MODELS)}}}", file=sys.stderr)
         return 2
     try:
         print(gguf_path(args[0]))
