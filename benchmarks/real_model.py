@@ -19,9 +19,10 @@ server. Columns:
   then completion tokens per second of request time, prompt processing included, marked "~").
 
 Without --base-url the script starts llama.cpp's llama-server (`make llama-server` builds it) once per local model
-(`--local`, from the PyPI packages of the `real-model` extra), with `-c --server-ctx`, `--jinja` and greedy sampling;
-the client declares `--window` (default 4096) in `model_profiles`. With --base-url, OPENAI_API_KEY is passed to the
-endpoint as it is set (it is never printed), and the window is declared only when --window is given.
+(`--local`, from the PyPI packages of the `real-model` extra), with `-c --server-ctx` (4096), `--jinja` and greedy
+sampling; the client declares `--window` (2048: short prompts, for a CPU) in `model_profiles`. With --base-url,
+OPENAI_API_KEY is passed to the endpoint as it is set (it is never printed), and the window is declared only when
+--window is given.
 
 Solver modes (`--modes`, tests/real_model/workload.py): dfsdt (hierarchical retriever, DFSDT, native function
 calls), dfsdt-text (the search retriever's 64-API pool, DFSDT writing Action / Action Input text), cot-text (one
@@ -61,14 +62,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--local", nargs="+", default=list(LOCAL_MODELS), choices=list(LOCAL_MODELS),
                    help="local models to serve with llama-server when no --base-url (default: all)")
     p.add_argument("--llama-server", default=None, help="the llama-server binary (default: found as the tests do)")
-    p.add_argument("--server-ctx", type=int, default=8192, help="llama-server's -c (default 8192)")
+    p.add_argument("--server-ctx", type=int, default=4096, help="llama-server's -c (default 4096)")
     p.add_argument("--threads", type=int, default=None, help="llama-server's --threads (default: its own)")
     p.add_argument("--window", type=int, default=None,
-                   help="the window the client declares (default: 4096 for local models, none with --base-url)")
+                   help="the window the client declares (default: 2048 for local models, none with --base-url)")
     p.add_argument("--modes", nargs="+", default=["dfsdt", "dfsdt-text"], choices=list(MODES))
     p.add_argument("--queries", type=int, default=5, help=f"the first N builtin queries (1..{len(QUERIES)})")
-    p.add_argument("--max-seconds", type=float, default=300.0, help="--max-seconds of each run (default 300)")
-    p.add_argument("--token-budget", type=int, default=60_000, help="--max-tokens-per-query (default 60000)")
+    p.add_argument("--max-run-seconds", type=float, default=600.0,
+                   help="each run's max_run_seconds, its hard time limit (default 600)")
+    p.add_argument("--token-budget", type=int, default=20_000, help="--max-tokens-per-query (default 20000)")
     p.add_argument("--set", action="append", default=[], dest="settings", metavar="FIELD=VALUE",
                    help="more --set options for every run")
     p.add_argument("--json", metavar="FILE", default=None, help="also write the rows as JSON")
@@ -117,7 +119,7 @@ def run_one(args: argparse.Namespace, proxy: RecordingProxy, base_url: str, mode
     profile = (profiles([model], window, native) if window is not None
                else json.dumps({model: {"tool_calling": native}}))
     cmd = [str(ANYTOOL), "run", query, "--model", f"openai:{model}", *options, "--json", "--quiet",
-           "--max-tokens-per-query", str(args.token_budget), "--max-seconds", f"{args.max_seconds:g}",
+           "--max-tokens-per-query", str(args.token_budget), "--set", f"max_run_seconds={args.max_run_seconds:g}",
            "--set", f"model_profiles={profile}", *[a for s in args.settings for a in ("--set", s)]]
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANYTOOL_MODEL")}
     env.update(OPENAI_BASE_URL=base_url, ANYTOOL_CACHE_DIR=str(home / "responses"))
@@ -126,10 +128,10 @@ def run_one(args: argparse.Namespace, proxy: RecordingProxy, base_url: str, mode
     start = time.monotonic()
     try:
         done = subprocess.run(cmd, env=env, cwd=home, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                              timeout=args.max_seconds * 4)
+                              timeout=args.max_run_seconds * 2)
         code, out, err = done.returncode, done.stdout, done.stderr
     except subprocess.TimeoutExpired:
-        code, out, err = -9, "", f"killed after {args.max_seconds * 4:g} s"
+        code, out, err = -9, "", f"killed after {args.max_run_seconds * 2:g} s"
     seconds = time.monotonic() - start
     try:
         result = json.loads(out)
@@ -154,7 +156,7 @@ def run_one(args: argparse.Namespace, proxy: RecordingProxy, base_url: str, mode
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    window = args.window if args.window is not None else (None if args.base_url else 4096)
+    window = args.window if args.window is not None else (None if args.base_url else 2048)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="real-model-bench-") as tmp, \
             endpoint(args, Path(tmp)) as (proxy, base_url, models):
