@@ -305,8 +305,17 @@ def _convert(name: str, type_: Any, raw: Any) -> Any:
         raise ConfigError(f"AnyToolConfig.{name} must be true or false, got {raw!r}")
     if isinstance(type_, str) and type_.startswith("tuple"):  # a comma-separated list
         return tuple(part.strip() for part in text.split(",") if part.strip())
-    if name == "models":
-        raise ConfigError("AnyToolConfig.models cannot be set from a string; use role=model pairs")
+    if name == "models":  # a JSON object of role → "provider:model" (`--set 'models={"judge": "openai:gpt-4o"}'`)
+        import json
+
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"AnyToolConfig.models must be a JSON object of role → 'provider:model', e.g. "
+                              f"{{\"judge\": \"openai:gpt-4o\"}}; got {_shown(raw)} ({exc.msg})") from None
+        if not isinstance(value, dict):
+            raise ConfigError(f"AnyToolConfig.models must be a JSON object of role → 'provider:model', got {_shown(raw)}")
+        return value
     if name == "model_profiles":  # a JSON object, or the path of a JSON file holding one
         import json
 
