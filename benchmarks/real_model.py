@@ -70,6 +70,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--queries", type=int, default=5, help=f"the first N builtin queries (1..{len(QUERIES)})")
     p.add_argument("--max-run-seconds", type=float, default=600.0,
                    help="each run's max_run_seconds, its hard time limit (default 600)")
+    p.add_argument("--max-tokens", type=int, default=None,
+                   help="every call's max_tokens (model_profiles; default: each role's own)")
     p.add_argument("--token-budget", type=int, default=20_000, help="--max-tokens-per-query (default 20000)")
     p.add_argument("--set", action="append", default=[], dest="settings", metavar="FIELD=VALUE",
                    help="more --set options for every run")
@@ -116,8 +118,9 @@ def gen_rate(chats: list[Exchange]) -> str:
 def run_one(args: argparse.Namespace, proxy: RecordingProxy, base_url: str, model: str, mode: str, query: str,
             window: int | None, home: Path) -> dict[str, Any]:
     options, native = MODES[mode]
-    profile = (profiles([model], window, native) if window is not None
-               else json.dumps({model: {"tool_calling": native}}))
+    cap = {"max_tokens": args.max_tokens} if args.max_tokens else {}
+    profile = (profiles([model], window, native, args.max_tokens) if window is not None
+               else json.dumps({model: {"tool_calling": native, **cap}}))
     cmd = [str(ANYTOOL), "run", query, "--model", f"openai:{model}", *options, "--json", "--quiet",
            "--max-tokens-per-query", str(args.token_budget), "--set", f"max_run_seconds={args.max_run_seconds:g}",
            "--set", f"model_profiles={profile}", *[a for s in args.settings for a in ("--set", s)]]

@@ -20,6 +20,7 @@ REQUIRED = os.environ.get("ANYTOOL_REQUIRE_REAL_MODEL", "") == "1"
 SERVER_CTX = 4096  # the server's window (-c)
 WINDOW = 2048  # the window the client declares: every request must keep within it, as the server counts
 THREADS = 1  # the server's threads: the client needs the other core (CI has 2)
+MAX_TOKENS = 256  # every call's max_tokens (model_profiles): short replies keep the tier's CPU time small
 SMOLLM2, GEMMA = "smollm2", "gemma3-270m"  # the model names the servers answer to (and the packages' local names)
 # what a run may end with (docs/endpoints.md, "What a record's status means"); `error` is not among them here: the
 # servers are healthy and local, so an error is a fault of the client

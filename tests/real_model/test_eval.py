@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.real_model.checks import documented_status, role_totals, settings, usage_matches_server, within_window
-from tests.real_model.harness import ANYTOOL, GEMMA, SMOLLM2, WINDOW, anytool, client_env
+from tests.real_model.harness import ANYTOOL, GEMMA, MAX_TOKENS, SMOLLM2, WINDOW, anytool, client_env
 from tests.real_model.recorder import RecordingProxy
 from tests.real_model.workload import MODES, QUERIES, profiles, write_queries
 
@@ -36,7 +36,7 @@ def test_eval_run_killed_and_resumed(proxy: Callable[..., RecordingProxy], tmp_p
     args = ["eval", "run", "--queries", str(queries), "--model", f"openai:{GEMMA}", *options,
             "--concurrency", "1", "--out", str(out), "--db", str(db), "--no-progress", "--quiet",
             "--max-tokens-per-query", "20000",
-            *settings(f"max_run_seconds={MAX_SECONDS:g}", f"model_profiles={profiles([SMOLLM2, GEMMA], WINDOW, native)}",
+            *settings(f"max_run_seconds={MAX_SECONDS:g}", f"model_profiles={profiles([SMOLLM2, GEMMA], WINDOW, native, MAX_TOKENS)}",
                       f'models={{"judge": "openai:{SMOLLM2}"}}')]
     env = client_env(p, tmp_path)
 

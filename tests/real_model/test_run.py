@@ -22,7 +22,7 @@ from tests.real_model.checks import (
     within_bounds,
     within_window,
 )
-from tests.real_model.harness import GEMMA, SMOLLM2, WINDOW, Done, anytool, client_env
+from tests.real_model.harness import GEMMA, MAX_TOKENS, SMOLLM2, WINDOW, Done, anytool, client_env
 from tests.real_model.recorder import RecordingProxy
 from tests.real_model.workload import MODES, QUERIES, profiles
 
@@ -36,7 +36,7 @@ def run(proxy: RecordingProxy, home: Path, query: str, mode: str, *extra: str, m
     options, native = MODES[mode]
     args = ["run", query, "--model", f"openai:{model}", *options, "--json", "--quiet",
             "--max-tokens-per-query", str(TOKEN_BUDGET),
-            *settings(f"max_run_seconds={MAX_SECONDS:g}", f"model_profiles={profiles([SMOLLM2, GEMMA], WINDOW, native)}"),
+            *settings(f"max_run_seconds={MAX_SECONDS:g}", f"model_profiles={profiles([SMOLLM2, GEMMA], WINDOW, native, MAX_TOKENS)}"),
             *extra]
     return anytool(args, client_env(proxy, home), timeout=MAX_SECONDS * 2, cwd=home)
 

@@ -35,7 +35,9 @@ def write_queries(path: Path, n: int) -> Path:
     return path
 
 
-def profiles(models: list[str], window: int, tool_calling: bool) -> str:
-    """`--set model_profiles=...`: each model's declared window, function calling, and a price of 0 (local)."""
+def profiles(models: list[str], window: int, tool_calling: bool, max_tokens: int | None = None) -> str:
+    """`--set model_profiles=...`: each model's declared window, function calling, a price of 0 (local), and
+    `max_tokens` for every role when given (else each role's default)."""
+    cap = {"max_tokens": max_tokens} if max_tokens else {}
     return json.dumps({m: {"context_window": window, "tool_calling": tool_calling, "input_price": 0,
-                           "output_price": 0} for m in models})
+                           "output_price": 0, **cap} for m in models})
