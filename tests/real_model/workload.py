@@ -15,15 +15,15 @@ QUERIES: list[tuple[str, list[str]]] = [
     ("Which currencies are used in Switzerland?", ["Currency Reference", "Currencies of Country"]),
 ]
 
-# solver mode → (anytool options, whether the models call functions natively)
+# solver mode → (options of `anytool run` and `anytool eval run`, whether the models call functions natively)
 MODES: dict[str, tuple[list[str], bool]] = {
     # AnyTool as the paper runs it: the hierarchical retriever's agents and the DFSDT solver, native function calls
-    "dfsdt": (["--solver", "dfsdt"], True),
+    "dfsdt": (["--set", "solver=dfsdt"], True),
     # issue 26's first failure: the search retriever's 64-API pool and the DFSDT solver writing Action / Action
     # Input text (the model's profile says tool_calling false)
-    "dfsdt-text": (["--solver", "dfsdt", "--set", "retriever=search"], False),
+    "dfsdt-text": (["--set", "solver=dfsdt", "--set", "retriever=search"], False),
     # one chain of thought over the search retriever's pool, in text
-    "cot-text": (["--solver", "cot", "--set", "retriever=search"], False),
+    "cot-text": (["--set", "solver=cot", "--set", "retriever=search"], False),
 }
 
 
