@@ -54,6 +54,11 @@ class Exchange:
     def ok(self) -> bool:
         return self.status == 200 and not self.error
 
+    @property
+    def cut(self) -> bool:
+        """A streamed reply the client stopped reading before its end (e.g. at its run's time limit)."""
+        return self.status == 200 and self.error.startswith("stream cut")
+
     def bound(self) -> int | None:
         """What the request could take of the window: its prompt (the server's count) plus its `max_tokens`."""
         if self.prompt_tokens is None or self.max_tokens is None:
@@ -89,8 +94,8 @@ class RecordingProxy(LoopbackServer):
 
     def over_window(self, window: int, model: str | None = None) -> list[Exchange]:
         """The chat requests that did not keep within `window` tokens: no `max_tokens`, no usage from the server, or
-        the server's prompt count plus `max_tokens` over it."""
-        return [e for e in self.chats(model) if e.bound() is None or e.bound() > window]  # type: ignore[operator]
+        the server's prompt count plus `max_tokens` over it (a reply the client cut short has no count: left out)."""
+        return [e for e in self.chats(model) if not e.cut and (e.bound() is None or e.bound() > window)]  # type: ignore[operator]
 
     def server_usage(self, model: str | None = None) -> tuple[int, int]:
         """(prompt, completion) tokens the server counted over the answered chat requests."""
