@@ -53,7 +53,7 @@ mutation: install
 	$(BIN)/python benchmarks/mutation.py $(MUTATION_ARGS)
 
 # llama.cpp's llama-server for the real-model tier (tests/real_model/): built once from the llama-cpp-python sdist
-# (about 15 minutes of 2 cores), cached under ~/.cache/langgraph-anytool/llama-server/; prints the binary's path.
+# (about 12 CPU-minutes), cached under ~/.cache/langgraph-anytool/llama-server/; prints the binary's path.
 llama-server:
 	bash .ci/llama_server.sh
 
