@@ -94,7 +94,7 @@ PAPER_SETTINGS: Mapping[str, Any] = {
     "keep_diversity_prompt": False,
 }
 
-_ZERO_ALLOWED = frozenset({"max_reflections", "model_retries", "max_retries_per_run"})
+_ZERO_ALLOWED = frozenset({"max_reflections", "model_retries", "max_retries_per_run", "max_timeout_retries"})
 
 
 class ConfigError(ValueError):
@@ -191,6 +191,19 @@ class AnyToolConfig:
     # judge's prompts are then the authors' constants, read from it with `ast` (never imported or executed; see
     # paper_prompts/anytool.py); None: our own prompts. Fixed when the graph is built.
     prompts_from: str | None = None
+    # slow servers (guard.py): a call to a local (loopback) OpenAI-compatible server is streamed, so that a slow
+    # one is waited for as long as it keeps sending and a silent one is told apart; `stall_timeout` is how long it
+    # may send nothing (before its first token: reading the prompt; after it: between tokens)
+    stream_local: bool = True
+    stall_timeout: float = 300.0
+    max_timeout_retries: int = 2  # retries of timed-out calls per run (a local server's are never sent again)
+    # the hard wall-clock limit of one run (None: none): the call in flight is cut at it, the run ends with status
+    # `time_limit`
+    max_run_seconds: float | None = 1800.0
+    # a retriever agent that replies this many times in a row without a function call finishes (end reason
+    # "no_calls: ...")
+    max_turns_without_call: int = 3
+    probe_endpoints: bool = True  # ask a model's server for its window and token counts (endpoint.py)
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -225,9 +238,15 @@ class AnyToolConfig:
         if self.umi_prompts not in ("default", "alpha_umi"):
             raise ConfigError(f"AnyToolConfig.umi_prompts must be 'default' or 'alpha_umi', got {self.umi_prompts!r}")
         try:
-            check_overrides(self.model_profiles, "AnyToolConfig.model_profiles")
+            checked = check_overrides(self.model_profiles, "AnyToolConfig.model_profiles")
         except ProfileError as exc:
             raise ConfigError(str(exc)) from None
+        for pattern, values in checked.items():
+            unknown = sorted(set(values.get("max_tokens") or {}) - set(ROLES)) \
+                if isinstance(values.get("max_tokens"), Mapping) else []
+            if unknown:
+                raise ConfigError(f"AnyToolConfig.model_profiles[{pattern!r}].max_tokens: unknown role "
+                                  f"{unknown[0]!r}; roles are {', '.join(ROLES)}")
         for role, spec in self.models.items():
             if role not in ROLES:
                 raise ConfigError(f"AnyToolConfig.models: unknown role {role!r}; roles are {', '.join(ROLES)}")
@@ -353,8 +372,17 @@ def _convert(name: str, type_: Any, raw: Any) -> Any:
         raise ConfigError(f"AnyToolConfig.{name} must be true or false, got {raw!r}")
     if isinstance(type_, str) and type_.startswith("tuple"):  # a comma-separated list
         return tuple(part.strip() for part in text.split(",") if part.strip())
-    if name == "models":
-        raise ConfigError("AnyToolConfig.models cannot be set from a string; use role=model pairs")
+    if name == "models":  # a JSON object of role → "provider:model" (`--set 'models={"judge": "openai:gpt-4o"}'`)
+        import json
+
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"AnyToolConfig.models must be a JSON object of role → 'provider:model', e.g. "
+                              f"{{\"judge\": \"openai:gpt-4o\"}}; got {_shown(raw)} ({exc.msg})") from None
+        if not isinstance(value, dict):
+            raise ConfigError(f"AnyToolConfig.models must be a JSON object of role → 'provider:model', got {_shown(raw)}")
+        return value
     if name == "model_profiles":  # a JSON object, or the path of a JSON file holding one
         import json
 

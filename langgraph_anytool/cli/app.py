@@ -272,7 +272,7 @@ def _eval_command(args: argparse.Namespace) -> int:
 
 
 EXIT_STATUS = ("exit status: 0 when the run is {solved}, 1 when it ends otherwise (unsolved, gave_up, "
-               "no_apis, budget_exhausted, error: the status line says which), 2 on a usage error")
+               "no_apis, budget_exhausted, time_limit, error: the status line says which), 2 on a usage error")
 
 
 def _configure_run(p: argparse.ArgumentParser) -> None:

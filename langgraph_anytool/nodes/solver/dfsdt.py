@@ -149,16 +149,17 @@ def role_tools(deps: Deps, state: SolverState, role: str, tools: Sequence[Mappin
 
 def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[Any, BaseMessage],
                  prompt: list[BaseMessage], inputs: dict[str, Any] | None = None,
-                 tools: Sequence[Mapping[str, Any]] | None = None,
+                 tools: Sequence[Mapping[str, Any]] | None = None, *, texts: bool = True,
                  ) -> tuple[AIMessage | None, dict[str, Any]]:
     """One model call with accounting → (reply or None on failure, state updates: counters, usage, finish).
 
     With `tools` (the functions `runnable` has bound natively): when the endpoint refuses them (a model without
-    function calling), the call is made again in text mode and the role stays in text mode for the run."""
+    function calling), the call is made again in text mode and the role stays in text mode for the run.
+    `texts=False`: long texts of the prompt are not cut to fit the window (see `with_fewer_functions`)."""
     upd: dict[str, Any] = {"model_calls": state["model_calls"] + 1}
     try:
         ai, used = call_with_text_fallback(deps, role, state["run_key"], runnable, prompt, tools=tools,
-                                           inputs={"query": state["query"], **(inputs or {})})
+                                           inputs={"query": state["query"], **(inputs or {})}, texts=texts)
     except (ModelNotConfiguredError, GraphBubbleUp):  # configuration errors and interrupts are not model failures
         raise
     except ModelCallError as exc:  # ends this solve, not the run; a prompt too long for the model: this attempt only
@@ -171,6 +172,32 @@ def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[A
         upd["finish"] = outcome("error", reason=f"{role} model call failed: {type(exc).__name__}: {exc}")
         return None, upd
     upd["usage"] = merge_usage(state["usage"], {role: used})
+    return ai, upd
+
+
+FUNCTIONS_DROPPED = "functions_dropped"  # usage key: pooled functions left out of a call to fit the window
+
+
+def with_fewer_functions(state: SolverState, role: str, functions: dict[str, str],
+                         call: Callable[[dict[str, str], SolverState], tuple[AIMessage | None, dict[str, Any]]]
+                         ) -> tuple[AIMessage | None, dict[str, Any]]:
+    """`call(functions, state)` → (reply, state update); when its prompt does not fit the model's window even after every
+    cut (a `context_length` finish), the call is made again offering the first half of the functions (pool order:
+    the retriever's), while more than one is left. The functions left out are counted in the role's usage
+    (`functions_dropped`); they stay in the pool (a later step with a shorter history may offer them again)."""
+    offered, dropped = functions, 0
+    while True:
+        ai, upd = call(offered, state)
+        finish = upd.get("finish")
+        if ai is not None or not finish or finish["type"] != "context_length" or len(offered) <= 1:
+            break
+        keep = len(offered) // 2
+        dropped += len(offered) - keep
+        offered = dict(list(offered.items())[:keep])
+        # the next try counts on from this one (its model call, what its failure spent: overflow replies)
+        state = {**state, "usage": upd.get("usage", state["usage"]), "model_calls": upd["model_calls"]}
+    if dropped:
+        upd["usage"] = merge_usage(upd.get("usage", state["usage"]), {role: {FUNCTIONS_DROPPED: dropped}})
     return ai, upd
 
 
@@ -291,22 +318,27 @@ def make_expand(deps: Deps) -> Node:
         chain = path_messages(nodes, cur)
         if not deps.config.keep_diversity_prompt:  # DFS.py: `messages[-1]["valid"] = False` after its one query
             chain = [m for m in chain if not (isinstance(m, HumanMessage) and m.name == DIVERSITY)]
-        prompt: list[BaseMessage] = [
-            SystemMessage(content=solver_system(deps, functions) + (ASK_USER_NOTE if ask else "")),
-            *conversation_messages(state.get("prior_messages") or []),
-            HumanMessage(content=solver_query(deps, state["query"])),
-            *chain, *added,
-        ]
-        finish = finish_schema(allow_restart=not is_cot(deps) and not last_turn)
-        tools = [finish] if last_turn else [*tool_schemas(deps, functions), finish]
-        if ask:
-            tools.insert(-1, asking.ask_user_schema())
-        model = role_tools(deps, state, "solver", tools)
-        inputs: dict[str, Any] = {"functions": list(functions), "ask_user": ask,
-                                  **format_inputs(deps.config, "solver", text=isinstance(model, TextToolRunnable))}
-        if inputs["text_mode"]:  # the prompt holds the trajectory as text only: give it as structured data too
-            inputs["history"] = [message_to_dict(m) for m in [*chain, *added]]
-        ai, upd = invoke_model(deps, state, "solver", model, prompt, inputs, tools)
+
+        def call(offered: dict[str, str], state: SolverState) -> tuple[AIMessage | None, dict[str, Any]]:
+            prompt: list[BaseMessage] = [
+                SystemMessage(content=solver_system(deps, offered) + (ASK_USER_NOTE if ask else "")),
+                *conversation_messages(state.get("prior_messages") or []),
+                HumanMessage(content=solver_query(deps, state["query"])),
+                *chain, *added,
+            ]
+            finish = finish_schema(allow_restart=not is_cot(deps) and not last_turn)
+            tools = [finish] if last_turn else [*tool_schemas(deps, offered), finish]
+            if ask:
+                tools.insert(-1, asking.ask_user_schema())
+            model = role_tools(deps, state, "solver", tools)
+            inputs: dict[str, Any] = {"functions": list(offered), "ask_user": ask,
+                                      **format_inputs(deps.config, "solver", text=isinstance(model, TextToolRunnable))}
+            if inputs["text_mode"]:  # the prompt holds the trajectory as text only: give it as structured data too
+                inputs["history"] = [message_to_dict(m) for m in [*chain, *added]]
+            # the function list is not cut to fit the window: fewer functions are offered instead
+            return invoke_model(deps, state, "solver", model, prompt, inputs, tools, texts=False)
+
+        ai, upd = with_fewer_functions(state, "solver", functions, call)
         if ai is None:
             return upd
         nodes, child = add_child(nodes, cur, [*added, reviewed(ai, upd, "solver", f"n{len(nodes)}")])
