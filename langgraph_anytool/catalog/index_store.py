@@ -207,21 +207,25 @@ def _read_index(file: Path) -> Any:
     return faiss.read_index(str(file))
 
 
-def _check_faiss(index: Any, name: str, n: int) -> None:
+def _check_faiss(index: Any, name: str, n: int, dimension: int | None) -> None:
     import faiss
 
-    kinds = (faiss.IndexFlatIP, faiss.IndexIVFScalarQuantizer)
-    if not isinstance(index, kinds) and faiss.try_extract_index_ivf(index) is None:
+    if index.metric_type != faiss.METRIC_INNER_PRODUCT:
+        raise IndexFault(f"{name}.faiss ranks by another metric than inner product")
+    if not isinstance(index, (faiss.IndexFlatIP, faiss.IndexIVFScalarQuantizer)):
         raise IndexFault(f"{name}.faiss is a {type(index).__name__}, not one of the kinds search builds")
     if int(index.ntotal) != n:
         raise IndexFault(f"{name}.faiss holds {index.ntotal} vectors, not {n}")
-    if index.metric_type != faiss.METRIC_INNER_PRODUCT or not 1 <= int(index.d) <= 65_536:
-        raise IndexFault(f"{name}.faiss has another metric or dimension than search builds")
+    if not 1 <= int(index.d) <= 65_536 or (dimension is not None and int(index.d) != dimension):
+        raise IndexFault(f"{name}.faiss holds vectors of dimension {index.d}"
+                         + (f", the encoder's are {dimension}" if dimension is not None else ""))
 
 
-def load_faiss(path: Path, counts: Mapping[str, int], model: str | None = None) -> dict[str, Any] | None:
+def load_faiss(path: Path, counts: Mapping[str, int], model: str | None = None,
+               dimension: int | None = None) -> dict[str, Any] | None:
     """The persisted faiss indexes (memory-mapped where faiss can) when complete, checked (see the module
-    docstring) and, when `model` is given, built by that encoder; None otherwise (one warning when damaged)."""
+    docstring) and, when `model` is given, built by that encoder (and when `dimension` is given, of vectors of
+    that length); None otherwise (one warning when damaged)."""
     try:
         if _checked_meta(path, counts, {f"{name}.faiss" for name in counts}, model) is None:
             return None
@@ -231,7 +235,7 @@ def load_faiss(path: Path, counts: Mapping[str, int], model: str | None = None) 
                 out[name] = _read_index(path / f"{name}.faiss")
             except (OSError, RuntimeError, ValueError) as exc:
                 raise IndexFault(f"{name}.faiss does not load ({str(exc).splitlines()[0][:120]})") from None
-            _check_faiss(out[name], name, n)
+            _check_faiss(out[name], name, n, dimension)
         if len({int(index.d) for index in out.values()}) > 1:
             raise IndexFault("the levels' vectors have different dimensions")
     except IndexFault as exc:
@@ -286,11 +290,13 @@ def _check_bm25_level(folder: Path, name: str, n: int) -> None:
             raise IndexFault(f"{name}/{part}.csc.index.npy is {arr.dtype} of {arr.ndim} dimension(s), not {dtype}")
     nnz = len(data)
     columns = len(ids) - (1 if vocab.get("") == len(ids) - 1 else 0)  # bm25s keeps "" (no column) as the last id
-    if len(indices) != nnz or len(indptr) != columns + 1 or (len(indptr) and (indptr[0] != 0 or indptr[-1] != nnz)):
-        raise IndexFault(f"{name}: the CSC arrays' lengths do not fit together")
+    if len(indices) != nnz:
+        raise IndexFault(f"{name}: indices.csc.index.npy and data.csc.index.npy differ in length")
+    if len(indptr) != columns + 1:
+        raise IndexFault(f"{name}/indptr.csc.index.npy has {len(indptr)} entries for {columns} words")
     steps = np.diff(indptr)
-    if (steps < 0).any():
-        raise IndexFault(f"{name}/indptr.csc.index.npy does not rise")
+    if indptr[0] != 0 or indptr[-1] != nnz or (steps < 0).any():
+        raise IndexFault(f"{name}/indptr.csc.index.npy does not rise from 0 to {nnz}")
     if nnz and (indices.min() < 0 or indices.max() >= n):
         raise IndexFault(f"{name}/indices.csc.index.npy holds document ids outside 0 to {n - 1}")
     starts = np.zeros(nnz, dtype=bool)

@@ -336,7 +336,8 @@ class CatalogSearcher:
         assert path is not None and self.embeddings is not None
         self.stats.index_path = str(path)
         model = embeddings_id(self.embeddings)
-        loaded = load_faiss(path, counts, model=model)
+        dimension = getattr(self.embeddings, "dimension", None)  # known without embedding for our encoders
+        loaded = load_faiss(path, counts, model=model, dimension=dimension if isinstance(dimension, int) else None)
         if loaded is None:
             loaded = {}
             for name in counts:
