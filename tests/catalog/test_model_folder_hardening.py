@@ -394,15 +394,13 @@ def _graph_case(name: str) -> Callable[[Path], None]:
     return apply
 
 
-@pytest.mark.parametrize("case, words", [
-    ("custom-domain", ("not the standard one",)),
-    ("if-subgraph", ("'If'",)),
-    ("graph-attribute", ("attribute",)),
-    ("external-data", ("reads its data from another file",)),
-    ("amplifier", ("one output",)),
-    ("extra-input", ("inputs must be",)),
-    ("renamed-output", ("one output must be",)),
-])
+GRAPH_CASES = [("custom-domain", ("not the standard one",)), ("if-subgraph", ("'If'",)),
+               ("graph-attribute", ("attribute",)), ("external-data", ("reads its data from another file",)),
+               ("amplifier", ("one output",)), ("extra-input", ("inputs must be",)),
+               ("renamed-output", ("one output must be",))]
+
+
+@pytest.mark.parametrize("case, words", GRAPH_CASES)
 def test_onnx_graphs_other_than_the_encoders_are_refused(case: str, words: tuple[str, ...],
                                                          folders: dict[str, Path], tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
@@ -466,15 +464,13 @@ def test_the_manifest_size_is_capped(folders: dict[str, Path], tmp_path: Path,
 
 
 # ---------------------------------------------------------------- point 11: fusion weights
-@pytest.mark.parametrize("text, field", [
-    ('{"weights": {"bm25": NaN}}', "NaN"),
-    ('{"weights": {"dense": Infinity}}', "Infinity"),
-    ('{"weights": {"rrf_k": 1e308}}', "weights.rrf_k"),
-    ('{"weights": {"rrf_k": 1000000000}}', "weights.rrf_k"),
-    ('{"weights": {"bm25": -1}}', "weights.bm25"),
-    ('{"weights": {"depth": 0}}', "weights.depth"),
-    ('{"weights": {"bm25": 0, "dense": 0}}', "both 0"),
-])
+FUSION_CASES = [('{"weights": {"bm25": NaN}}', "NaN"), ('{"weights": {"dense": Infinity}}', "Infinity"),
+                ('{"weights": {"rrf_k": 1e308}}', "weights.rrf_k"),
+                ('{"weights": {"rrf_k": 1000000000}}', "weights.rrf_k"), ('{"weights": {"bm25": -1}}', "weights.bm25"),
+                ('{"weights": {"depth": 0}}', "weights.depth"), ('{"weights": {"bm25": 0, "dense": 0}}', "both 0")]
+
+
+@pytest.mark.parametrize("text, field", FUSION_CASES)
 def test_fusion_weights_that_would_break_the_ranking_are_refused(text: str, field: str, folders: dict[str, Path],
                                                                  tmp_path: Path,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
@@ -496,20 +492,27 @@ def test_fusion_weights_in_code_are_bounded_too(kwargs: dict[str, object]) -> No
 
 
 # ---------------------------------------------------------------- point 14: symbolic links out of the folder
-@pytest.mark.parametrize("kind, name", [("trained", "manifest.json"), ("trained", "fusion.json"),
-                                        ("trained", "tokenizer.json"), ("trained", "model-int8.onnx"),
-                                        ("plain", "config.json"), ("plain", "model.safetensors")])
+LINK_CASES = [("trained", "manifest.json"), ("trained", "fusion.json"), ("trained", "tokenizer.json"),
+              ("trained", "model-int8.onnx"), ("plain", "config.json"), ("plain", "model.safetensors")]
+
+
+def link_out(folder: Path, name: str, elsewhere: Path) -> None:
+    """Replace `name` by a link to a JSON file outside the folder holding a secret in every field we read."""
+    secret = elsewhere / "secret.json"
+    elsewhere.mkdir(exist_ok=True)
+    secret.write_text(json.dumps({"format": "SECRET-VALUE-4711", "weights": {"bm25": "SECRET-VALUE-4711"},
+                                  "model_type": "SECRET-VALUE-4711"}), encoding="utf-8")
+    (folder / name).unlink()
+    (folder / name).symlink_to(secret)
+
+
+@pytest.mark.parametrize("kind, name", LINK_CASES)
 def test_a_symlink_out_of_a_model_folder_is_refused(kind: str, name: str, folders: dict[str, Path], tmp_path: Path,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """Point 14: a file of the folder that is a link to a file outside it is refused in one line, and nothing of
     the outside file reaches the message."""
     folder = _copy(folders, kind, tmp_path)
-    secret = tmp_path / "elsewhere" / "secret.json"
-    secret.parent.mkdir()
-    secret.write_text(json.dumps({"format": "SECRET-VALUE-4711", "weights": {"bm25": "SECRET-VALUE-4711"},
-                                  "model_type": "SECRET-VALUE-4711"}), encoding="utf-8")
-    (folder / name).unlink()
-    (folder / name).symlink_to(secret)
+    link_out(folder, name, tmp_path / "elsewhere")
     rc, out, err = _search(f"minilm:{folder}", tmp_path / "index", capsys)
     _one_line(rc, err, name, "symbolic link")
     assert "SECRET-VALUE" not in err + out

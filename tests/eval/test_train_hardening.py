@@ -35,22 +35,15 @@ def _train(queries: Path, out: Path, *extra: str) -> int:
     return main(["index", "train", "--queries", str(queries), "--out", str(out), "--quiet", *extra])
 
 
-@pytest.mark.parametrize("args, flag", [
-    (["--epochs", "1000000"], "--epochs"),
-    (["--epochs", "0"], "--epochs"),
-    (["--threads", "-1"], "--threads"),
-    (["--threads", "0"], "--threads"),
-    (["--threads", "100000"], "--threads"),
-    (["--lr", "inf"], "--lr"),
-    (["--lr", "nan"], "--lr"),
-    (["--lr", "-0.001"], "--lr"),
-    (["--lr", "10"], "--lr"),
-    (["--batch-size", "1"], "--batch-size"),
-    (["--batch-size", "10000000"], "--batch-size"),
-    (["--sentence-pairs", "2"], "--sentence-pairs"),
-    (["--sentence-pairs", "nan"], "--sentence-pairs"),
-    (["--seed", "-1"], "--seed"),
-])
+BAD_ARGUMENTS = [(["--epochs", "1000000"], "--epochs"), (["--epochs", "0"], "--epochs"),
+                 (["--threads", "-1"], "--threads"), (["--threads", "0"], "--threads"),
+                 (["--threads", "100000"], "--threads"), (["--lr", "inf"], "--lr"), (["--lr", "nan"], "--lr"),
+                 (["--lr", "-0.001"], "--lr"), (["--lr", "10"], "--lr"), (["--batch-size", "1"], "--batch-size"),
+                 (["--batch-size", "10000000"], "--batch-size"), (["--sentence-pairs", "2"], "--sentence-pairs"),
+                 (["--sentence-pairs", "nan"], "--sentence-pairs"), (["--seed", "-1"], "--seed")]
+
+
+@pytest.mark.parametrize("args, flag", BAD_ARGUMENTS)
 def test_train_arguments_are_checked_before_anything_runs(args: list[str], flag: str, queries: Path, tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
