@@ -59,6 +59,14 @@ def _refused(rc: int, err: str, *needles: str) -> bool:
             and all(n in lines[0] for n in needles))
 
 
+def _held(attempt: Callable[[], bool]) -> bool:
+    """One attempt's verdict; an exception that escapes is an attempt that did not hold."""
+    try:
+        return bool(attempt())
+    except Exception:  # a traceback is what the issue reports, so it counts against us
+        return False
+
+
 def _search(folder: Path, index_dir: Path, prefix: str = "minilm:") -> tuple[int, str, str]:
     return _cli(["search", QUERY, "--embeddings", f"{prefix}{folder}", "--index-dir", str(index_dir), "--json"])
 
@@ -83,34 +91,45 @@ def model_folders() -> tuple[int, int]:
             return target
 
         index = tmp / "index"
-        for kind, _, change, words in t.BAD_FOLDERS:  # point 10: 40 bad files
+        def bad_file(kind: str, change: Callable[[Path], None], words: tuple[str, ...]) -> bool:
             folder = fresh(kind)
             change(folder)
             rc, _, err = _search(folder, index)
-            held.append(_refused(rc, err, *words))
-        for case in ["loop", *(c for c, _ in t.GRAPH_CASES)]:  # point 12: graphs that are not the encoder's
+            return _refused(rc, err, *words)
+
+        def graph(case: str) -> bool:
             folder = fresh("trained")
             t._graph_case(case)(folder)
             rc, _, err = _search(folder, index)
-            held.append(_refused(rc, err, "model-int8.onnx"))
-        for text, field in t.FUSION_CASES:  # point 11: weights that break the ranking
+            return _refused(rc, err, "model-int8.onnx")
+
+        def weights(text: str, field: str) -> bool:
             folder = fresh("trained")
             (folder / "fusion.json").write_text(text, encoding="utf-8")
             rc, out, err = _search(folder, index)
-            held.append(_refused(rc, err, "fusion.json", field) and out == "")
-        for kind, name in t.LINK_CASES:  # point 14: links out of the folder
+            return _refused(rc, err, "fusion.json", field) and out == ""
+
+        def link(kind: str, name: str) -> bool:
             folder = fresh(kind)
             t.link_out(folder, name, folder.parent / "elsewhere")
             rc, out, err = _search(folder, index)
-            held.append(_refused(rc, err, name, "symbolic link") and "SECRET-VALUE" not in out + err)
-        held += _identities(fresh, t, tmp)
-        folder = fresh("trained")  # point 12: a manifest over the cap
-        with (folder / "manifest.json").open("r+b") as fh:
-            fh.truncate(65 << 20)
-        rc, _, err = _search(folder, index)
-        held.append(_refused(rc, err, "manifest.json", "at most"))
-        held += _sentence_transformers(fresh)
-        held += _train_settings(tmp)
+            return _refused(rc, err, name, "symbolic link") and "SECRET-VALUE" not in out + err
+
+        def big_manifest() -> bool:
+            folder = fresh("trained")
+            with (folder / "manifest.json").open("r+b") as fh:
+                fh.truncate(65 << 20)
+            rc, _, err = _search(folder, index)
+            return _refused(rc, err, "manifest.json", "at most")
+
+        held += [_held(lambda k=k, c=c, w=w: bad_file(k, c, w)) for k, _, c, w in t.BAD_FOLDERS]  # point 10
+        held += [_held(lambda c=c: graph(c)) for c in ["loop", *(c for c, _ in t.GRAPH_CASES)]]  # point 12
+        held += [_held(lambda x=x, f=f: weights(x, f)) for x, f in t.FUSION_CASES]  # point 11
+        held += [_held(lambda k=k, n=n: link(k, n)) for k, n in t.LINK_CASES]  # point 14
+        held += _identities(fresh, t, tmp)  # point 6
+        held.append(_held(big_manifest))  # point 12
+        held += _sentence_transformers(fresh)  # point 16
+        held += _train_settings(tmp)  # points 10 and 12
     return len(held), sum(held)
 
 
@@ -118,26 +137,30 @@ def _identities(fresh: Callable[[str], Path], t: Any, tmp: Path) -> list[bool]:
     """Point 6: claimed digests, another export or tokenizer under the same weights; a traversal claim."""
     from langgraph_anytool.catalog.embeddings import MiniLMEmbeddings, resolve_embeddings
 
-    out: list[bool] = []
-    for poison in (t._poison_claim, t._poison_onnx, t._poison_tokenizer):
+    def differ(poison: Callable[[Path, Path], None]) -> bool:
         victim, attacker = fresh("trained"), fresh("other")
         poison(victim, attacker)
         ids = [getattr(resolve_embeddings(f"minilm:{f}"), "model_id", "") for f in (victim, attacker)]
-        out.append(ids[0] != ids[1])
-    victim, attacker = fresh("trained"), fresh("other")
-    t._poison_claim(victim, attacker)
-    out.append(MiniLMEmbeddings(model_path=victim).model_id != MiniLMEmbeddings(model_path=attacker).model_id)
-    cache = Path(os.environ["ANYTOOL_MODEL_DIR"])
-    (cache / "minilm-t").mkdir(parents=True, exist_ok=True)
-    folder = fresh("plain")
-    (folder / "manifest.json").write_text(json.dumps({"format": "anytool-trained-encoder/1",
-                                                      "weights_sha256": "/../../x00000000"}), encoding="utf-8")
-    before = set(tmp.rglob("*"))
-    _search(folder, tmp / "index")
-    stray = [p for p in set(tmp.rglob("*")) - before
-             if p.is_file() and cache not in p.parents and (tmp / "index") not in p.parents]
-    out.append(not stray)
-    return out
+        return ids[0] != ids[1]
+
+    def differ_torch() -> bool:
+        victim, attacker = fresh("trained"), fresh("other")
+        t._poison_claim(victim, attacker)
+        return MiniLMEmbeddings(model_path=victim).model_id != MiniLMEmbeddings(model_path=attacker).model_id
+
+    def stays_in_cache() -> bool:
+        cache = Path(os.environ["ANYTOOL_MODEL_DIR"])
+        (cache / "minilm-t").mkdir(parents=True, exist_ok=True)
+        folder = fresh("plain")
+        (folder / "manifest.json").write_text(json.dumps({"format": "anytool-trained-encoder/1",
+                                                          "weights_sha256": "/../../x00000000"}), encoding="utf-8")
+        before = set(tmp.rglob("*"))
+        _search(folder, tmp / "index")
+        return not [p for p in set(tmp.rglob("*")) - before
+                    if p.is_file() and cache not in p.parents and (tmp / "index") not in p.parents]
+
+    out = [_held(lambda p=p: differ(p)) for p in (t._poison_claim, t._poison_onnx, t._poison_tokenizer)]
+    return [*out, _held(differ_torch), _held(stays_in_cache)]
 
 
 def _sentence_transformers(fresh: Callable[[str], Path]) -> list[bool]:
@@ -148,30 +171,34 @@ def _sentence_transformers(fresh: Callable[[str], Path]) -> list[bool]:
         return []
     from langgraph_anytool.catalog.embeddings import resolve_embeddings
 
-    out: list[bool] = []
-    folder = fresh("plain")
-    canary = folder.parent / "IMPORTED"
-    (folder / "evilmod.py").write_text(f"open({str(canary)!r}, 'w').write('x')\nclass Evil: pass\n", encoding="utf-8")
-    (folder / "modules.json").write_text(json.dumps([{"idx": 0, "name": "0", "path": "",
-                                                      "type": "evilmod.Evil"}]), encoding="utf-8")
-    sys.path.insert(0, str(folder))
-    try:
-        resolve_embeddings(f"minilm:torch:{folder}").embed_query("x")
-        out.append(False)
-    except ValueError as exc:
-        out.append("modules.json" in str(exc) and not canary.exists())
-    finally:
-        sys.path.remove(str(folder))
-    saved = sentence_transformers.__version__
-    sentence_transformers.__version__ = "5.1.0"
-    try:
-        resolve_embeddings(f"minilm:torch:{fresh('plain')}").embed_query("x")
-        out.append(False)
-    except ImportError as exc:
-        out.append(">= 6.0" in str(exc))
-    finally:
-        sentence_transformers.__version__ = saved
-    return out
+    def foreign_class() -> bool:
+        folder = fresh("plain")
+        canary = folder.parent / "IMPORTED"
+        (folder / "evilmod.py").write_text(f"open({str(canary)!r}, 'w').write('x')\nclass Evil: pass\n",
+                                           encoding="utf-8")
+        (folder / "modules.json").write_text(json.dumps([{"idx": 0, "name": "0", "path": "",
+                                                          "type": "evilmod.Evil"}]), encoding="utf-8")
+        sys.path.insert(0, str(folder))
+        try:
+            resolve_embeddings(f"minilm:torch:{folder}").embed_query("x")
+            return False
+        except ValueError as exc:
+            return "modules.json" in str(exc) and not canary.exists()
+        finally:
+            sys.path.remove(str(folder))
+
+    def old_version() -> bool:
+        saved = sentence_transformers.__version__
+        sentence_transformers.__version__ = "5.1.0"
+        try:
+            resolve_embeddings(f"minilm:torch:{fresh('plain')}").embed_query("x")
+            return False
+        except ImportError as exc:
+            return ">= 6.0" in str(exc)
+        finally:
+            sentence_transformers.__version__ = saved
+
+    return [_held(foreign_class), _held(old_version)]
 
 
 def _train_settings(tmp: Path) -> list[bool]:
@@ -191,13 +218,15 @@ def _train_settings(tmp: Path) -> list[bool]:
 
     saved = training.prepare_training_data, training.fine_tune
     training.prepare_training_data = training.fine_tune = started  # type: ignore[assignment]
-    out: list[bool] = []
+    target = tmp / "trained-out"
+
+    def refused(args: list[str], flag: str) -> bool:
+        reached.clear()
+        rc, _, err = _cli(["index", "train", "--queries", str(queries), "--out", str(target), "--quiet", *args])
+        return _refused(rc, err, flag) and not reached and not target.exists()
+
     try:
-        for args, flag in BAD_ARGUMENTS:
-            target = tmp / "trained-out"
-            reached.clear()
-            rc, _, err = _cli(["index", "train", "--queries", str(queries), "--out", str(target), "--quiet", *args])
-            out.append(_refused(rc, err, flag) and not reached and not target.exists())
+        out = [_held(lambda a=a, f=f: refused(a, f)) for a, f in BAD_ARGUMENTS]
     finally:
         training.prepare_training_data, training.fine_tune = saved
     return out
@@ -228,11 +257,9 @@ def index_files() -> tuple[int, int]:
         with _scene() as tmp:
             encoder = f"minilm:{write_tiny_encoder(tmp / 'encoder', seed=5, onnx=True)}"
             cases = [("none", d, r) for _, d, r in t.BM25_DAMAGE] + [(encoder, d, r) for _, d, r in t.DENSE_DAMAGE]
-            for n, (spec, damage, reason) in enumerate(cases):
-                index_dir = tmp / f"index{n}"
-
-                def searcher(spec: str = spec, index_dir: Path = index_dir) -> CatalogSearcher:
-                    return CatalogSearcher(catalog, embeddings=spec, index_dir=index_dir, progress=False)
+            def rebuilt(n: int, spec: str, damage: Callable[[Path], None], reason: str) -> bool:
+                def searcher() -> CatalogSearcher:
+                    return CatalogSearcher(catalog, embeddings=spec, index_dir=tmp / f"index{n}", progress=False)
 
                 fresh = searcher()
                 expected = t._ranked(fresh)
@@ -243,10 +270,9 @@ def index_files() -> tuple[int, int]:
                 ok = t._ranked(searcher()) == expected
                 ok = ok and len(handler.lines) == 1 and reason in handler.lines[0]
                 handler.lines.clear()
-                again = searcher()
-                ok = ok and t._ranked(again) == expected and not handler.lines
-                held.append(ok)
-            for n, spec in enumerate(("none", encoder)):  # point 14: a link named like an index folder
+                return ok and t._ranked(searcher()) == expected and not handler.lines
+
+            def not_followed(n: int, spec: str) -> bool:  # point 14: a link named like an index folder
                 index_dir, etc = tmp / f"linked{n}", tmp / f"etc{n}"
                 etc.mkdir()
                 (etc / "passwd").write_text("root:x:0:0\n", encoding="utf-8")
@@ -256,8 +282,11 @@ def index_files() -> tuple[int, int]:
                 index_dir.mkdir()
                 folder.symlink_to(etc, target_is_directory=True)
                 t._ranked(probe)
-                held.append(sorted(p.name for p in etc.iterdir()) == ["passwd"] and not folder.is_symlink())
-            held.append(_half_written(catalog, tmp))
+                return sorted(p.name for p in etc.iterdir()) == ["passwd"] and not folder.is_symlink()
+
+            held += [_held(lambda n=n, c=c: rebuilt(n, *c)) for n, c in enumerate(cases)]
+            held += [_held(lambda n=n, s=s: not_followed(n, s)) for n, s in enumerate(("none", encoder))]
+            held.append(_held(lambda: _half_written(catalog, tmp)))
     finally:
         logging.getLogger("langgraph_anytool").removeHandler(handler)
     return len(held), sum(held)
