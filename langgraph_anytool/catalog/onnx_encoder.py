@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from ..sanitize.files import Field, check_value
 from .onnx_graph import EncoderGraph, check_encoder_onnx
 
 logger = logging.getLogger(__name__)
@@ -272,6 +273,11 @@ class OnnxMiniLMEmbeddings(Embeddings):
     ) -> None:
         if precision not in _PRECISIONS:
             raise ValueError(f"unknown precision {precision!r}: use one of {', '.join(_PRECISIONS)}")
+        for name, value, spec in (("max_seq_length", max_seq_length, Field("int", low=1, high=8192)),
+                                  ("batch_size", batch_size, Field("int", low=1, high=4096)),
+                                  ("cache_size", cache_size, Field("int", low=0, high=10_000_000)),
+                                  ("threads", threads, Field("int", nullable=True, low=1, high=1024))):
+            check_value(value, spec, source="ONNX MiniLM settings", field=name)
         self.precision = precision
         self._model_path = Path(model_path) if model_path else None
         self._cache_dir = Path(cache_dir) if cache_dir else None

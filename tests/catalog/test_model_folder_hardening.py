@@ -582,3 +582,38 @@ def test_modules_json_may_name_sentence_transformers_classes_only(folders: dict[
     with pytest.raises(ValueError, match=r"modules\.json.*\[0\]\.path"):
         resolve_embeddings(f"minilm:torch:{folder}").embed_query("x")
 
+
+
+def test_a_damaged_conversion_is_converted_again(folders: dict[str, Path], tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 caplog: pytest.LogCaptureFixture) -> None:
+    """Points 10 and 12: the conversion cache is checked like a folder's export; a damaged or foreign file there
+    is converted again with one warning (a link in its place is replaced, its target untouched)."""
+    import logging
+
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("ANYTOOL_MODEL_DIR", str(cache))
+    spec = f"minilm:{folders['plain']}"
+    expected = resolve_embeddings(spec).embed_query(QUERY)  # type: ignore[union-attr]
+    (converted,) = cache.glob("*-int8.onnx")
+    converted.write_bytes(b"not an ONNX file")
+    with caplog.at_level(logging.WARNING):
+        again = resolve_embeddings(spec).embed_query(QUERY)  # type: ignore[union-attr]
+    assert np.allclose(again, expected, atol=1e-6)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warnings) == 1 and "converting again" in warnings[0]
+    outside = tmp_path / "outside.onnx"
+    outside.write_bytes(b"keep me")
+    converted.unlink()
+    converted.symlink_to(outside)
+    assert np.allclose(resolve_embeddings(spec).embed_query(QUERY), expected, atol=1e-6)  # type: ignore[union-attr]
+    assert outside.read_bytes() == b"keep me" and not converted.is_symlink()
+
+
+@pytest.mark.parametrize("kwargs", [{"max_seq_length": 0}, {"batch_size": -1}, {"threads": 0},
+                                    {"cache_size": -5}, {"max_seq_length": 10**9}])
+def test_encoder_settings_are_bounded(kwargs: dict[str, int]) -> None:
+    from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEmbeddings
+
+    with pytest.raises(ValueError, match="ONNX MiniLM settings"):
+        OnnxMiniLMEmbeddings(**kwargs)  # type: ignore[arg-type]
