@@ -29,19 +29,13 @@ QUERY = "convert miles to kilometers"
 @contextlib.contextmanager
 def _scene() -> Iterator[Path]:
     """A scratch folder; the ONNX conversion cache and the response cache kept inside it."""
-    keys = ("ANYTOOL_MODEL_DIR", "ANYTOOL_CACHE", "ANYTOOL_EMBEDDINGS")
-    saved = {k: os.environ.get(k) for k in keys}
-    with tempfile.TemporaryDirectory(prefix="anytool-models-attack-") as tmp:
-        os.environ.update(ANYTOOL_MODEL_DIR=str(Path(tmp) / "onnx-cache"), ANYTOOL_CACHE="off",
-                          ANYTOOL_EMBEDDINGS="none")
-        try:
-            yield Path(tmp)
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+    import pytest
+
+    with tempfile.TemporaryDirectory(prefix="anytool-models-attack-") as tmp, pytest.MonkeyPatch.context() as env:
+        env.setenv("ANYTOOL_MODEL_DIR", str(Path(tmp) / "onnx-cache"))
+        env.setenv("ANYTOOL_CACHE", "off")
+        env.setenv("ANYTOOL_EMBEDDINGS", "none")
+        yield Path(tmp)
 
 
 def _cli(args: list[str]) -> tuple[int, str, str]:
