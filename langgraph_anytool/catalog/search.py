@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from ..sanitize.files import Field, check_value
 from .dense_index import ANN_THRESHOLD, build_dense_index
 from .documents import (
     DOCUMENT_VERSION,
@@ -44,6 +43,7 @@ from .documents import (
     tool_document,
 )
 from .embeddings import embeddings_id, resolve_embeddings
+from .fusion import FusionWeights
 from .index_store import load_bm25, load_faiss, save_bm25, save_faiss
 from .models import Category
 
@@ -96,38 +96,6 @@ class CategoryHit:
 
     category: str
     score: float
-
-
-# The bounds of every fusion weight, wherever it comes from (a `fusion.json` beside a trained encoder, or code):
-# a non-finite weight or constant turns scores into NaN (no results) and a huge constant flattens every rank.
-FUSION_WEIGHT_FIELDS: dict[str, Field] = {
-    "bm25": Field("float", low=0.0, high=1000.0), "dense": Field("float", low=0.0, high=1000.0),
-    "tool": Field("float", low=0.0, high=1000.0), "whole": Field("float", low=0.0, high=1000.0),
-    "rrf_k": Field("int", low=0, high=100_000), "depth": Field("int", low=1, high=1_000_000),
-}
-
-
-@dataclass(frozen=True, slots=True)
-class FusionWeights:
-    """The few global knobs of the ranking (see the module docstring); out-of-range values are a `ValueError`."""
-
-    bm25: float = 1.5
-    dense: float = 1.0
-    tool: float = 0.5
-    whole: float = 0.5
-    rrf_k: int = 60
-    depth: int = 200  # candidates taken from each retriever for each query part
-    # encode the whole multi-sentence query too (else its vector is the mean of its sentence vectors: about half the
-    # encoding cost, but dev Recall@10 83.5 → 83.2 with MiniLM, so the default keeps it)
-    encode_whole: bool = True
-
-    def __post_init__(self) -> None:
-        for name, spec in FUSION_WEIGHT_FIELDS.items():
-            check_value(getattr(self, name), spec, source="fusion weights", field=name)
-        if not isinstance(self.encode_whole, bool):
-            raise ValueError(f"fusion weights, field 'encode_whole': must be true or false, got {self.encode_whole!r}")
-        if self.bm25 + self.dense <= 0:
-            raise ValueError("fusion weights: bm25 and dense are both 0, so nothing would ever be found")
 
 
 @dataclass

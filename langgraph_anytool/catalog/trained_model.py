@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sanitize.files import Field, check_object, check_value, load_json_file
+from .fusion import FUSION_WEIGHT_FIELDS, FusionWeights
 from .model_folder import HEX64, model_file, read_model_json
 
 MANIFEST = "manifest.json"
@@ -55,7 +56,7 @@ MANIFEST_FIELDS: dict[str, Field] = {
     "pairs": Field("int", low=0, high=1 << 40),
 }
 FUSION_FILE_FIELDS: dict[str, Field] = {
-    "weights": Field("object", required=True),  # checked against search.FUSION_WEIGHT_FIELDS
+    "weights": Field("object", required=True),  # checked against fusion.FUSION_WEIGHT_FIELDS
     "objective": Field("str", max_len=1000),
     "train_scores": Field("object", items=Field("float", low=0.0, high=1.0)),
     "seconds": Field("float", low=0.0),
@@ -87,8 +88,6 @@ def read_trained(path: str | Path) -> TrainedModel | None:
     Both files are read from inside the folder (a symbolic link leading out is refused), bounded, and checked
     field by field: a fault is a `ValueError` naming the file and the field.
     """
-    from .search import FUSION_WEIGHT_FIELDS
-
     root = Path(path).expanduser().resolve()
     man_path = model_file(root, MANIFEST)
     if not man_path.is_file():
@@ -105,8 +104,6 @@ def read_trained(path: str | Path) -> TrainedModel | None:
         fusion = read_model_json(root, FUSION, FUSION_FILE_FIELDS, what="fusion weights")
         fusion["weights"] = check_value(fusion["weights"], Field("object", fields=FUSION_WEIGHT_FIELDS, extra=False),
                                         source=str(fusion_path), field="weights")
-        from .search import FusionWeights
-
         try:
             FusionWeights(**fusion["weights"])
         except ValueError as exc:
