@@ -235,7 +235,7 @@ class WorkerPool:
                         worker.process.wait(1)
                     code = worker.process.returncode
                     raise WorkerDied(f"the worker process ended without an answer (exit code {code})") from None
-                healthy = True
+                healthy = not isinstance(value, MemoryError)  # that worker ends: the next call gets a fresh one
             finally:
                 self._give_back(worker, healthy)
         if status == "error":
