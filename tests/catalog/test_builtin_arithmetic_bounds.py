@@ -78,7 +78,7 @@ def test_numbers_as_text_are_bounded_before_any_arithmetic() -> None:
     lines = done.stdout.strip().splitlines()
     assert done.returncode == 0 and len(lines) == len(HOSTILE), done.stderr[-2000:]
     for line in lines:
-        seconds, api_id, outcome = line.split(" ", 2)
+        seconds, _api_id, outcome = line.split(" ", 2)
         assert outcome.startswith("refused: "), line
         assert float(seconds) < 5, line  # pint's registry loads on first use: the rest takes milliseconds
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 from collections.abc import Mapping
 from types import MappingProxyType
@@ -57,25 +56,29 @@ def _size_of_token(token: Any) -> _Size:
     return _Size(digits * 3.33, value)
 
 
+def _plain(op: str, x: float, y: float) -> float | None:
+    """`x op y` for plain numbers (floats: nothing here can grow without bound), None when undefined."""
+    try:
+        out = {"+": x + y, "-": x - y, "*": x * y, "": x * y}.get(op)
+        if out is None and op in ("/", "//", "%"):
+            out = x / y
+        if op == "**":
+            power = float(x) ** y
+            out = power if isinstance(power, float) else None  # not a complex root
+    except (OverflowError, ZeroDivisionError):
+        return None
+    return out
+
+
 def _size_op(op: str) -> Any:
     def apply(a: _Size, b: _Size) -> _Size:
-        known = a.value is not None and b.value is not None
-        if op in ("**", "^"):
+        value = _plain(op, a.value, b.value) if a.value is not None and b.value is not None else None
+        if op == "**":
             if b.value is None or not abs(b.value) <= MAX_EXPONENT:
                 raise ValueError(f"an exponent must be a number of at most {MAX_EXPONENT}")
-            value = None
-            if a.value is not None:
-                with contextlib.suppress(OverflowError, ZeroDivisionError):
-                    power = float(a.value) ** b.value
-                    value = power if isinstance(power, float) else None  # not a complex root
             return _Size(a.bits * max(1.0, abs(b.value)), value)
         if op in ("+", "-", "+/-"):
-            return _Size(max(a.bits, b.bits) + 1, (a.value + b.value if op == "+" else a.value - b.value)
-                         if known and op != "+/-" else None)  # type: ignore[operator]
-        value = None
-        if known:
-            with contextlib.suppress(ZeroDivisionError, OverflowError):
-                value = a.value * b.value if op in ("*", "") else a.value / b.value  # type: ignore[operator]
+            return _Size(max(a.bits, b.bits) + 1, value)
         return _Size(a.bits + b.bits, value)
 
     return apply
