@@ -36,6 +36,8 @@ HOSTILE = [
     ("Mathematics/number_theory_toolkit/prime_check", {"n": "9" * 9000}),
     ("Mathematics/quick_calculator/evaluate_expression", {"expression": "9**9**9"}),
     ("Mathematics/quick_calculator/evaluate_expression", {"expression": "factorial(100000)"}),
+    ("Mathematics/quick_calculator/evaluate_expression", {"expression": "round(5, -10**9)"}),
+    ("Mathematics/quick_calculator/evaluate_expression", {"expression": "perm(10000) * perm(10000)"}),
     ("Units_Conversion/universal_unit_converter/convert_quantity_expression", {"expression": "10**99999999 m", "to_unit": "km"}),
     ("Units_Conversion/universal_unit_converter/convert_quantity_expression", {"expression": "9**9**9 m", "to_unit": "km"}),
     ("Units_Conversion/universal_unit_converter/convert_quantity_expression",
