@@ -11,6 +11,7 @@ SIGKILL ends it.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import time
@@ -26,7 +27,7 @@ def _reply(message_id: object, result: dict[str, object]) -> None:
 
 
 def main(step: str, pidfile: str, ignore_term: bool) -> None:
-    Path(pidfile).write_text(str(__import__("os").getpid()))
+    Path(pidfile).write_text(str(os.getpid()))
     if ignore_term:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if step == "start":
