@@ -7,8 +7,10 @@ observations (the adapter is asked to raise them rather than hand them back as t
 
 Every step of a session has a deadline, `timeout` seconds: loading a server (starting it, the initialise handshake
 and the tools listing) and each call (a session of its own: start, initialise, call). A server that misses it is
-named in a `CatalogError` (loading) or a TIMEOUT observation (a call), and its process is ended (the transport closes
-its input, then sends SIGTERM and SIGKILL to its process group).
+named in a `CatalogError` (loading) or a TIMEOUT observation (a call), and its process is killed. The deadlines are
+anyio cancel scopes, which cancel every await inside them until they are left: with `asyncio.wait_for`, whose
+cancellation is delivered once, the transport's clean-up then waited for ever on a server that ignores the end of
+its input and SIGTERM. Loading includes closing the listing session: a server must also shut down in time.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ import concurrent.futures
 import math
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
+
+import anyio
 
 from .errors import CatalogError
 from .models import Category, Tool
@@ -62,7 +66,8 @@ async def aload_mcp_categories(
     executors: dict[str, Executor] = {}
     for server in connections:
         try:
-            server_tools = await asyncio.wait_for(client.get_tools(server_name=server), deadline)
+            with anyio.fail_after(deadline):  # level-triggered: the transport's clean-up cannot wait for ever either
+                server_tools = await client.get_tools(server_name=server)
         except TimeoutError:
             raise CatalogError(f"MCP server {server!r} did not start, initialise and list its tools within "
                                f"{deadline:g} s (timeout=)", source=f"mcp:{server}") from None
