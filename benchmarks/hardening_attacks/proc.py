@@ -120,11 +120,10 @@ for api_id, args in json.loads(sys.argv[1]):
 
 
 def builtin_arithmetic() -> tuple[int, int]:
-    from langgraph_anytool.catalog.catalog import Catalog
-    from langgraph_anytool.tools.executors import LocalExecutor, make_executor
+    from langgraph_anytool.tools.executors import LocalExecutor
     from langgraph_anytool.tools.observation import Status
     from tests import slow_impl
-    from tests.catalog.test_builtin_arithmetic_bounds import HOSTILE, _api
+    from tests.catalog.test_builtin_arithmetic_bounds import HOSTILE, _api, hostile_calls
 
     results: list[bool] = []
     try:
@@ -134,90 +133,42 @@ def builtin_arithmetic() -> tuple[int, int]:
     except subprocess.TimeoutExpired:
         lines = []
     results += [refused and seconds < 5 for refused, seconds in lines] + [False] * (len(HOSTILE) - len(lines))
-    catalog = Catalog.builtin()
+    calls = asyncio.run(hostile_calls())
+    results += [obs.status is Status.REJECTED and stall < 0.5 for obs, stall in calls]
 
-    async def through_the_executor() -> list[bool]:
-        executor = make_executor("local")
-        gaps: list[float] = []
-        stop = asyncio.Event()
-
-        async def tick() -> None:
-            last = time.monotonic()
-            while not stop.is_set():
-                await asyncio.sleep(0.01)
-                gaps.append(time.monotonic() - last)
-                last = time.monotonic()
-
-        ticker = asyncio.create_task(tick())
-        out = []
+    async def memory() -> bool:
+        executor = LocalExecutor({"X/t/allocate": slow_impl.allocate}, isolated={"X/t/allocate"}, isolated_timeout=60)
         try:
-            await executor.aexecute(catalog.api(HOSTILE[0][0]), {"fraction": "1/3"})  # the worker's start-up
-            for api_id, args in HOSTILE:
-                gaps.clear()
-                started = time.monotonic()
-                obs = await executor.aexecute(catalog.api(api_id), args)
-                out.append(obs.status is Status.REJECTED and time.monotonic() - started < 10
-                           and max(gaps, default=0) < 0.5)
-            memory = LocalExecutor({"X/t/allocate": slow_impl.allocate}, isolated={"X/t/allocate"},
-                                   isolated_timeout=60)
-            big = await memory.aexecute(_api("allocate"), {"megabytes": 1500})
-            out.append(big.status is Status.ERROR and "memory limit" in big.error)
-            await memory.aclose()
+            big = await executor.aexecute(_api("allocate"), {"megabytes": 1500})
         finally:
-            stop.set()
-            await ticker
             await executor.aclose()
-        return out
+        return big.status is Status.ERROR and "memory limit" in big.error
 
-    results += asyncio.run(through_the_executor())
+    results.append(asyncio.run(memory()))
     return len(results), sum(results)
 
 
 # ------------------------------------------------------------------------------------------------ point 8
-_MCP_CHILD = """
-import json, sys, time
-import langchain_mcp_adapters.client  # imported first: the clock below times the session, not the imports
-from langgraph_anytool.catalog import Catalog
-from langgraph_anytool.tools.pipeline import ApiExecutor
-start = time.monotonic()
-out = {}
-try:
-    catalog = Catalog.from_mcp({"s": {"transport": "stdio", "command": sys.executable, "args": sys.argv[1:]}}, timeout=2)
-    with ApiExecutor.for_catalog(catalog, kind="auto") as ex:
-        out["status"] = ex.call("MCP/s/echo", {"text": "hi"}).status.value
-except Exception as exc:
-    out["raised"] = type(exc).__name__
-out["seconds"] = time.monotonic() - start
-print(json.dumps(out))
-"""
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(") ", 1)[1][0] != "Z"
-    except OSError:
-        return False
-
-
 def mcp_deadlines() -> tuple[int, int]:
-    server = ROOT / "tests" / "mcp_hang_server.py"
+    from tests.catalog.test_mcp_deadlines import _CHILD, SERVER, _alive
+
+    server = SERVER
     results: list[bool] = []
     with tempfile.TemporaryDirectory(prefix="anytool-attack-") as tmp:
         for step in ("start", "initialize", "list", "call"):
             for extra in ((), ("--ignore-term",)):
                 pidfile = Path(tmp) / f"{step}{len(extra)}.pid"
                 try:
-                    done = subprocess.run([sys.executable, "-c", _MCP_CHILD, str(server), step, str(pidfile), *extra],
+                    done = subprocess.run([sys.executable, "-c", _CHILD, str(server), step, str(pidfile), *extra],
                                           capture_output=True, text=True, timeout=60, check=False, cwd=ROOT)
                     out = json.loads(done.stdout.strip().splitlines()[-1])
                 except (subprocess.TimeoutExpired, IndexError, ValueError):
                     out = {}
                 pid = int(pidfile.read_text()) if pidfile.exists() else 0
                 deadline = time.monotonic() + 10
-                while pid and _pid_alive(pid) and time.monotonic() < deadline:
+                while pid and _alive(pid) and time.monotonic() < deadline:
                     time.sleep(0.1)
-                gone = not (pid and _pid_alive(pid))
+                gone = not (pid and _alive(pid))
                 if not gone:
                     os.kill(pid, signal.SIGKILL)
                 # a server that ignores the end of its input fails the load's shutdown: the loader's deadline ends it

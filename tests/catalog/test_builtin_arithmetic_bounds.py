@@ -21,7 +21,7 @@ from langgraph_anytool.catalog.catalog import Catalog
 from langgraph_anytool.catalog.models import Api
 from langgraph_anytool.tools.executors import LocalExecutor, make_executor
 from langgraph_anytool.tools.executors.worker_pool import WorkerPool
-from langgraph_anytool.tools.observation import Status
+from langgraph_anytool.tools.observation import Observation, Status
 from tests import slow_impl
 
 # (API id, arguments): numbers as text that take minutes or hours to compute, or that parse into huge integers.
@@ -95,9 +95,9 @@ def test_every_builtin_but_the_code_runners_runs_in_a_killable_worker() -> None:
     assert executor.isolated_memory_bytes == 1 << 30
 
 
-async def test_hostile_numbers_never_hold_the_event_loop() -> None:
-    """Through the builtin executor, with a ticker on the same loop: every call ends with REJECTED, and the loop
-    never stops for more than half a second (a call holding the GIL in this process would stop it)."""
+async def hostile_calls() -> list[tuple[Observation, float]]:
+    """Each hostile case through the builtin executor, with a ticker on the same loop: its observation and the
+    longest the loop stood still during the call."""
     catalog = Catalog.builtin()
     executor = make_executor("local")
     gaps: list[float] = []
@@ -112,16 +112,25 @@ async def test_hostile_numbers_never_hold_the_event_loop() -> None:
             last = now
 
     ticker = asyncio.create_task(tick())
+    out = []
     try:
         await executor.aexecute(catalog.api("Mathematics/fraction_calculator/fraction_to_decimal"), {"fraction": "1/3"})
-        gaps.clear()  # the worker's start-up is behind us
-        observations = [await executor.aexecute(catalog.api(api_id), args) for api_id, args in HOSTILE]
+        for api_id, args in HOSTILE:
+            gaps.clear()  # the worker's start-up is behind us
+            out.append((await executor.aexecute(catalog.api(api_id), args), max(gaps, default=0.0)))
     finally:
         done.set()
         await ticker
         await executor.aclose()
-    assert [o.status for o in observations] == [Status.REJECTED] * len(HOSTILE), [o.error for o in observations]
-    assert max(gaps) < 0.5
+    return out
+
+
+async def test_hostile_numbers_never_hold_the_event_loop() -> None:
+    """Every call ends with REJECTED, and the loop never stops for more than half a second (a call holding the
+    GIL in this process would stop it)."""
+    calls = await hostile_calls()
+    assert [o.status for o, _ in calls] == [Status.REJECTED] * len(HOSTILE), [o.error for o, _ in calls]
+    assert max(stall for _, stall in calls) < 0.5
 
 
 def _api(key: str) -> Api:
