@@ -57,6 +57,9 @@ class AgentRecord(TypedDict):
     end_reason: str  # finish_search | step_limit | pool_solvable | pool_full | budget | error: ... |
     # malformed: ...
     malformed_streak: NotRequired[int]  # malformed model turns in a row in this activation (faults.py)
+    # a small category's agent that made its tool agent without a model call and was left unfinished
+    # (`small_category_finished=False`): a re-activation finishes it at once, without a model call
+    small_category: NotRequired[bool]
 
 
 class PoolEntry(TypedDict):

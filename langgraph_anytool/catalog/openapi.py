@@ -29,14 +29,12 @@ The result goes through `parse.parse_tool`, so ids and keys follow the same rule
 
 from __future__ import annotations
 
-import datetime as _dt
-import json
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..sanitize import MAX_NESTING, NestingTooDeep, check_nesting
+from ..sanitize.files import DataFileError, load_data_file
 from .errors import CatalogError, CatalogLoadError
 from .models import Category, Tool
 from .parse import parse_tool
@@ -49,8 +47,6 @@ _TEMPLATE_SCALARS: dict[str, str] = {
 }
 _MAX_TEMPLATE_DEPTH = 12
 MAX_SPEC_BYTES = 10_000_000  # a spec file larger than this is refused before it is read
-MAX_YAML_ALIASES = 100  # YAML aliases (`*name`) allowed in one document
-MAX_SPEC_VALUES = 1_000_000  # values (scalars, lists, maps) in a loaded document, aliases counted as expanded
 _SERVER_VAR = re.compile(r"\{([^{}]+)\}")
 
 
@@ -241,111 +237,14 @@ def _json_media(content: Any) -> tuple[str, Any] | None:
     return None
 
 
-def _jsonable(value: Any, budget: list[int] | None = None) -> Any:
-    """YAML → JSON-compatible data: keys as strings (`200:` is an int in YAML), dates as ISO strings.
-
-    `budget`: a one-item list counting down the values still allowed (aliased nodes count once per use);
-    `_TooManyValues` when it runs out.
-    """
-    if budget is not None:
-        budget[0] -= 1
-        if budget[0] < 0:
-            raise _TooManyValues
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v, budget) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_jsonable(v, budget) for v in value]
-    if isinstance(value, (_dt.date, _dt.datetime, _dt.time)):
-        return value.isoformat()
-    return value
-
-
 def read_spec_file(path: Path) -> Any:
-    """Read a JSON or YAML spec (by suffix; other suffixes try JSON, then YAML).
-
-    Refuses a file over `MAX_SPEC_BYTES`, a YAML document with more than `MAX_YAML_ALIASES` aliases, and a
-    document that expands to more than `MAX_SPEC_VALUES` values (a "billion laughs" alias bomb of a few hundred
-    bytes would otherwise expand to gigabytes).
-    """
-    if not path.exists():
-        raise CatalogError(f"OpenAPI spec file does not exist: {path}", source=str(path))
+    """Read a JSON or YAML spec (by suffix; other suffixes try JSON, then YAML), bounded by
+    `sanitize.files.load_data_file`: at most `MAX_SPEC_BYTES`, YAML aliases and expanded values capped (a
+    "billion laughs" alias bomb of a few hundred bytes would otherwise expand to gigabytes), nesting capped."""
     try:
-        size = path.stat().st_size
-        if size > MAX_SPEC_BYTES:
-            raise CatalogError(f"the file is {size:,} bytes; an OpenAPI spec may have at most {MAX_SPEC_BYTES:,}",
-                               source=str(path))
-        with path.open("rb") as f:
-            raw = f.read(MAX_SPEC_BYTES + 1)  # the file may have grown since stat
-        if len(raw) > MAX_SPEC_BYTES:
-            raise CatalogError(f"the file is over {MAX_SPEC_BYTES:,} bytes, the limit for an OpenAPI spec",
-                               source=str(path))
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CatalogError(f"not UTF-8 text: {exc}", source=str(path)) from exc
-    except OSError as exc:
-        raise CatalogError(f"cannot read the file: {exc.strerror or exc}", source=str(path)) from exc
-    try:
-        return check_nesting(_parse_spec_text(text, path))
-    except (RecursionError, NestingTooDeep):
-        raise CatalogError(f"nesting too deep (more than {MAX_NESTING} levels)", source=str(path)) from None
-
-
-class _TooManyValues(Exception):
-    """The document expands to more than `MAX_SPEC_VALUES` values."""
-
-
-class _TooManyAliases(Exception):
-    """The YAML text uses more than `MAX_YAML_ALIASES` aliases."""
-
-
-def _yaml_loader(text: str) -> Any:
-    """A safe YAML loader for `text` that refuses more than `MAX_YAML_ALIASES` aliases."""
-    import yaml
-
-    class BoundedLoader(yaml.SafeLoader):
-        aliases = 0
-
-        def compose_node(self, parent: Any, index: Any) -> Any:
-            if self.check_event(yaml.AliasEvent):
-                self.aliases += 1
-                if self.aliases > MAX_YAML_ALIASES:
-                    raise _TooManyAliases(f"more than {MAX_YAML_ALIASES} YAML aliases (the next at line "
-                                          f"{self.peek_event().start_mark.line + 1}); refused: expanding "
-                                          "aliases can exhaust memory")
-            return super().compose_node(parent, index)
-
-    return BoundedLoader(text)
-
-
-def _parse_spec_text(text: str, path: Path) -> Any:
-    suffix = path.suffix.lower()
-    if suffix != ".yaml" and suffix != ".yml":
-        try:
-            return json.loads(text)
-        except json.JSONDecodeError as exc:
-            if suffix == ".json":
-                raise CatalogError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-                                   source=str(path)) from exc
-    import yaml  # lazily: only YAML specs need it
-
-    loader = _yaml_loader(text)
-    try:
-        return _jsonable(loader.get_single_data(), [MAX_SPEC_VALUES])
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise CatalogError(f"invalid YAML{at}: {problem}", source=str(path)) from exc
-    except _TooManyAliases as exc:
-        raise CatalogError(str(exc), source=str(path)) from None
-    except _TooManyValues:
-        raise CatalogError(f"the document expands to more than {MAX_SPEC_VALUES:,} values (nested YAML aliases?)",
-                           source=str(path)) from None
-    except RecursionError as exc:  # YAML anchors can build self-containing structures, or the text nests deeply
-        raise CatalogError(f"nesting too deep (more than {MAX_NESTING} levels), or an alias contains itself",
-                           source=str(path)) from exc
-    finally:
-        loader.dispose()
+        return load_data_file(path, max_bytes=MAX_SPEC_BYTES, what="OpenAPI spec")
+    except DataFileError as exc:
+        raise CatalogError(exc.message, source=exc.source) from None
 
 
 class _SpecConverter:

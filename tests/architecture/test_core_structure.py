@@ -75,7 +75,7 @@ def test_context_overrides_field_by_field_and_validates() -> None:
     got = resolve_settings(base, AnyToolContext(max_api_pool=8))
     assert (got.solver, got.max_api_pool) == ("umi", 8)
     paper = resolve_settings(base, {"profile": "paper"})
-    assert not paper.seed_with_search and not paper.small_category_shortcut and paper.max_api_pool == 32
+    assert not paper.seed_with_search and not paper.small_category_finished and paper.max_api_pool == 32
     with pytest.raises(ConfigError, match="max_api_pool"):
         resolve_settings(base, {"max_api_pool": 0})
     with pytest.raises(ConfigError, match="profile"):

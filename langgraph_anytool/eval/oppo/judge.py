@@ -2,12 +2,14 @@
 one user message, no system prompt). It is its own model (never the in-loop judge of the graph); every usable
 verdict is cached on disk, keyed by the evaluator's identity and the full prompt, so a re-run costs no call.
 
-Verdicts are read as the authors read them, plus our JSON form:
-- a reply holding a JSON object `{"label": "pass"|"fail", ...}` (ours) → that label;
+Verdicts are read as the authors read them:
 - task 3 (`_check_clarification`): "yes" anywhere in the lower-cased reply → yes;
 - tasks 4-8 (`_check_params_with_gpt4`, `_check_direct_response`, `_check_response_w_tool`, `_check_answer`,
-  `_check_plan`): the lower-cased reply starts with "yes" → yes; anything else is a no.
-An empty reply is unusable: scored as a failure and not cached, so a later run asks again.
+  `_check_plan`): the lower-cased reply starts with "yes" → yes; anything else is a no — a JSON verdict too.
+Our JSON form is a named variant (`json_verdicts=True`, `--json-verdicts`): a reply that starts with a JSON object
+`{"label": "pass"|"fail", ...}` (or a fenced one) → that label. An empty reply is unusable: scored as a failure and
+not cached, so a later run asks again. The cache keeps the evaluator's reply and reads it again under the rule in
+force, so a verdict cached under one rule is never reused under the other.
 """
 
 from __future__ import annotations
@@ -68,11 +70,11 @@ def _json_verdict(text: str) -> Verdict | None:
     return Verdict(passed=label == "pass", reason=str(data.get("reason", "")).strip())
 
 
-def read_verdict(task: int, text: str) -> Verdict | None:
+def read_verdict(task: int, text: str, *, json_verdicts: bool = False) -> Verdict | None:
     """The verdict in an evaluator reply (None: empty, unusable). See the module docstring for the rules."""
     if not text or not text.strip():
         return None
-    if text.lstrip().startswith(("{", "```")):
+    if json_verdicts and text.lstrip().startswith(("{", "```")):
         found = _json_verdict(text)
         if found is not None:
             return found
@@ -87,10 +89,13 @@ def parse_verdict(text: str) -> Verdict | None:
 
 
 class TaskEvaluator:
-    """Asks the evaluator model one task prompt and reads its verdict, with an on-disk cache (`cache_dir`)."""
+    """Asks the evaluator model one task prompt and reads its verdict (as the authors read it; with
+    `json_verdicts`, our JSON form too), with an on-disk cache (`cache_dir`)."""
 
-    def __init__(self, model: Any, *, cache_dir: str | Path | None = None, identity: str | None = None) -> None:
+    def __init__(self, model: Any, *, cache_dir: str | Path | None = None, identity: str | None = None,
+                 json_verdicts: bool = False) -> None:
         self.model = model
+        self.json_verdicts = json_verdicts
         self.identity = identity or model_identity(model)
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.calls = 0
@@ -106,18 +111,20 @@ class TaskEvaluator:
         if path is not None and path.is_file():
             try:
                 data = json.loads(path.read_text(encoding="utf-8"))
+                found = read_verdict(task, str(data["reply"]), json_verdicts=self.json_verdicts)
+            except (ValueError, KeyError, TypeError):
+                found = None  # a damaged entry, or one without the reply (older cache): asked again
+            if found is not None:
                 self.hits += 1
-                return Verdict(bool(data["passed"]), str(data.get("reason", "")), cached=True)
-            except (ValueError, KeyError):
-                pass  # a damaged entry is recomputed
+                return Verdict(found.passed, found.reason, cached=True)
         self.calls += 1
         ai, _ = call_role(self.model, ROLE, [HumanMessage(content=prompt)], None, inputs={"task": task})
         text = ai.content if isinstance(ai.content, str) else json.dumps(ai.content)
-        verdict = read_verdict(task, text)
+        verdict = read_verdict(task, text, json_verdicts=self.json_verdicts)
         if verdict is None:  # not cached: a retry may get a usable reply
             return Verdict(False, f"unusable evaluator reply: {text[:200]!r}")
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"passed": verdict.passed, "reason": verdict.reason, "task": task,
-                                        "evaluator": self.identity}), encoding="utf-8")
+            path.write_text(json.dumps({"reply": text, "passed": verdict.passed, "reason": verdict.reason,
+                                        "task": task, "evaluator": self.identity}), encoding="utf-8")
         return verdict

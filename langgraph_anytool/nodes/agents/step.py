@@ -125,6 +125,9 @@ def make_call_model(role: Role, base: Deps) -> Any:
         deps = base.for_run(runtime.context)
         rec = copy_record(state["agent"])
         run_key = state["run_key"]
+        if rec.get("small_category"):  # a re-activated small category's agent: done at once, no model call
+            _end(rec, "finished", "small_category")  # (main.py `Category_Agent.resume_search`)
+            return {"agent": rec, "agents": {rec["id"]: rec}, "ended": True}
         deps.signals.seed_start(run_key, state.get("started_at"))  # e.g. a step resumed in a new process
         if rec["activation_calls"] == 0:  # start of an activation
             rec["activations"] += 1

@@ -4,10 +4,12 @@ Every loop is bounded by the solver's own counters: the depth limit, the API-cal
 token budget, a cap on model calls per solve (`model_call_cap`), and `max_malformed_turns` malformed replies in a
 row (content faults, see `faults.py`: each is answered back to the model as an error it can correct first).
 
-With `call_limit="model_queries"` (`AnyToolConfig.paper()`, the authors' `toolbench/inference/Algorithms/DFS.py`)
-there is no API-call budget and no model-call cap: after `max_solver_queries` model queries every further turn
-carries a note asking for Finish (an answer, or a give-up without restart), and the search goes on until the
-model finishes, the tree is exhausted (width and depth bound it) or a run budget is spent.
+With `call_limit="model_queries"` (`AnyToolConfig.paper()`, the authors' `toolbench/inference/Algorithms/DFS.py`
+`DFS_tree_search.DFS`) there is no API-call budget and no model-call cap: every query (a model turn; α-UMi: a
+step) counts, and once `max_solver_queries` (10, `anytool/rapidapi.py run_single_task`) are made, the node the
+query produced gets a note asking for Finish (an answer, or a give-up without restart) after its observations,
+as DFS.py appends it to `temp_now_node.messages`; the search goes on until the model finishes, the tree is
+exhausted (width and depth bound it) or a run budget is spent.
 """
 
 from __future__ import annotations
@@ -93,9 +95,23 @@ def model_call_cap(deps: Deps) -> int:
 
 
 def query_limited(deps: Deps) -> bool:
-    """`call_limit="model_queries"` (the authors' DFS.py), which the DFSDT / CoT solver follows; α-UMi keeps its
-    API-call budget and summarizer turn."""
-    return deps.config.call_limit == "model_queries" and deps.config.solver != "umi"
+    """`call_limit="model_queries"` (the authors' DFS.py), for every solver (α-UMi too: no API-call budget, no
+    forced summarizer turn)."""
+    return deps.config.call_limit == "model_queries"
+
+
+def queries_made(state: SolverState) -> int:
+    """The solve's queries as DFS.py counts them (`self.query_count += 1` after each `self.llm.parse`): one per
+    tree node below the root, since each DFSDT / CoT model turn, and each α-UMi step (planner, then caller or
+    summarizer: one `parse` of α-UMi's `collab_agent_model.py`), makes exactly one node."""
+    return len(state["nodes"]) - 1
+
+
+def query_limit_note(deps: Deps, state: SolverState, text: str) -> list[AnyMessage]:
+    """The note DFS.py appends to the node a query produced once `query_count >= max_query_count` ([] before)."""
+    if not query_limited(deps) or queries_made(state) < deps.config.max_solver_queries:
+        return []
+    return [HumanMessage(content=text, name=QUERY_LIMIT_NOTE)]
 
 
 def outcome(type_: str, answer: str = "", reason: str = "", failed: Sequence[str] = ()) -> FinishOutcome:
@@ -236,15 +252,15 @@ def make_expand(deps: Deps) -> Node:
         if last_turn:  # the API-call budget is spent: one Finish-only turn (ours; the authors' stop is soft)
             added = [*added, HumanMessage(content=prompts.CALL_LIMIT.format(limit=deps.config.max_api_calls),
                                           name=NUDGE)]
-        elif query_limited(deps) and state["model_calls"] >= deps.config.max_solver_queries:
-            # DFS.py: once `query_count >= max_query_count`, a note after every query; the functions stay offered
-            added = [*added, HumanMessage(content=prompts.QUERY_LIMIT, name=QUERY_LIMIT_NOTE)]
         ask = deps.config.ask_user and not last_turn
+        chain = path_messages(nodes, cur)
+        if not deps.config.keep_diversity_prompt:  # DFS.py: `messages[-1]["valid"] = False` after its one query
+            chain = [m for m in chain if not (isinstance(m, HumanMessage) and m.name == DIVERSITY)]
         prompt: list[BaseMessage] = [
             SystemMessage(content=solver_system(deps, functions) + (ASK_USER_NOTE if ask else "")),
             *conversation_messages(state.get("prior_messages") or []),
             HumanMessage(content=prompts.QUERY.format(query=state["query"])),
-            *path_messages(nodes, cur), *added,
+            *chain, *added,
         ]
         finish = finish_schema(allow_restart=not is_cot(deps) and not last_turn)
         tools = [finish] if last_turn else [*tool_schemas(deps, functions), finish]
@@ -254,7 +270,7 @@ def make_expand(deps: Deps) -> Node:
         inputs: dict[str, Any] = {"functions": list(functions), "ask_user": ask,
                                   **format_inputs(deps.config, "solver", text=isinstance(model, TextToolRunnable))}
         if inputs["text_mode"]:  # the prompt holds the trajectory as text only: give it as structured data too
-            inputs["history"] = [message_to_dict(m) for m in [*path_messages(nodes, cur), *added]]
+            inputs["history"] = [message_to_dict(m) for m in [*chain, *added]]
         ai, upd = invoke_model(deps, state, "solver", model, prompt, inputs, tools)
         if ai is None:
             return upd
@@ -280,13 +296,14 @@ def _error(text: str, tc_id: str, name: str) -> ToolMessage:
 
 
 def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = True,
-                 nudge: str = prompts.NUDGE, role: str = "solver") -> Node:
+                 nudge: str = prompts.NUDGE, role: str = "solver", limit_note: str = prompts.QUERY_LIMIT) -> Node:
     """Answer every function call of the current node's action (API calls through the executor, Finish, errors).
 
     `single_call` (α-UMi's caller): only the first call is executed, the others are answered "one call per turn:
     not run". The DFSDT / CoT solver runs every call of a turn, in order (Finish must come alone). Content faults
     (see `faults.py`) are answered as errors the model can correct, counted in `usage[role]`, and
-    `max_malformed_turns` malformed turns in a row end the attempt (finish type "malformed").
+    `max_malformed_turns` malformed turns in a row end the attempt (finish type "malformed"). With
+    `call_limit="model_queries"`, `limit_note` follows the step's observations once the query limit is reached.
     """
     max_calls = deps.config.max_api_calls
     limited_calls = not query_limited(deps)  # call_limit "model_queries": API calls are not limited
@@ -418,6 +435,8 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
         usage = {**state["usage"], "api": stats}
         if faults:
             usage = merge_usage(usage, {role: fault_usage(faults)})
+        if finish is None and status is None:  # DFS.py: the note after this query's observations, once the limit
+            msgs += query_limit_note(deps, state, limit_note)  # is reached; the functions stay offered and the search goes on
         nodes = update_node(nodes, cur, messages=msgs, calls=records, status=status, note=note)
         upd: dict[str, Any] = {"nodes": nodes, "api_calls": api_calls, "usage": usage, "failed_seen": failed_seen,
                                "last_reason": last_reason, "malformed_streak": streak, **upd_only}

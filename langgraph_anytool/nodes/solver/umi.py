@@ -34,7 +34,16 @@ from .dfsdt import (
     tool_schemas,
 )
 from .textmode import TextToolRunnable, format_inputs, umi_template
-from .tree import NUDGE, SEED_NOTE, SolverState, add_child, message_to_dict, path_messages, update_node
+from .tree import (
+    NUDGE,
+    QUERY_LIMIT_NOTE,
+    SEED_NOTE,
+    SolverState,
+    add_child,
+    message_to_dict,
+    path_messages,
+    update_node,
+)
 
 if TYPE_CHECKING:
     from ...runtime import Deps
@@ -47,6 +56,12 @@ _NEXT = re.compile(
     re.IGNORECASE,
 )
 _OBS_CHARS = 1500
+
+# call_limit "model_queries": the authors' note after `max_query_count` queries (DFS.py: call Finish, answering or
+# giving up without restart), in α-UMi's terms: the planner's decisions (conclusion = Finish give_answer, give up =
+# Finish give_up_and_restart in α-UMi's `utils.py collab_agent_parser`; it has no give-up without restart)
+QUERY_LIMIT = ("You have made the maximum number of steps for this task. End now: let the next step give the final "
+               "answer from the results above, or give up.")
 
 
 def parse_next(text: str) -> tuple[Decision, str]:
@@ -83,7 +98,7 @@ def render_history(messages: Sequence[BaseMessage]) -> str:
         elif isinstance(m, HumanMessage):
             if m.name in (DIVERSITY,):
                 continue
-            label = "Note" if m.name in (NUDGE, SEED_NOTE) else "User"
+            label = "Note" if m.name in (NUDGE, SEED_NOTE, QUERY_LIMIT_NOTE) else "User"
             lines.append(f"{label}: {text_of(m)}")
     return "\n".join(lines) if lines else prompts.EMPTY_HISTORY
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from ...catalog import Api, Tool, UnknownNameError
+from ...catalog import Api, Catalog, Tool, UnknownNameError
 from ...state import PoolEntry
 from ...tools.agent_functions import AddApisArgs, ApiDetailArgs, NoArgs, ToolArgs
 from ..agents.context import CallContext, FunctionResult, to_json
@@ -182,18 +183,23 @@ def _api_summary(api: Api) -> dict[str, Any]:
             "optional_parameters": [p.name for p in api.optional_params]}
 
 
+def solvable_prompt(catalog: Catalog, query: str, api_ids: Sequence[str]
+                    ) -> tuple[list[BaseMessage], dict[str, Any], int]:
+    """The `solvable` model's prompt on these pooled APIs, its structured inputs and the number of APIs listed."""
+    apis = [catalog.api(i) for i in api_ids if i in catalog]
+    listing = "\n".join(to_json(_api_summary(a)) for a in apis)
+    prompt: list[BaseMessage] = [SystemMessage(SOLVABLE_SYSTEM),
+                                 HumanMessage(SOLVABLE_HUMAN.format(query=query, apis=listing))]
+    return prompt, {"query": query, "api_ids": [a.id for a in apis]}, len(apis)
+
+
 def judge_pool(ctx: CallContext) -> tuple[str | None, str, int]:
     """One call of the `solvable` model on the pool as this step sees it: (label, reason, number of APIs), the
     label as `solvable_label` reads it."""
-    deps = ctx.deps
-    apis = [deps.catalog.api(i) for i in ctx.pool_ids() if i in deps.catalog]
-    listing = "\n".join(to_json(_api_summary(a)) for a in apis)
-    prompt: list[BaseMessage] = [SystemMessage(SOLVABLE_SYSTEM),
-                                 HumanMessage(SOLVABLE_HUMAN.format(query=ctx.query, apis=listing))]
-    reply = ctx.call_model("solvable", deps.models.for_role("solvable"), prompt,
-                           {"query": ctx.query, "api_ids": [a.id for a in apis]})
+    prompt, inputs, count = solvable_prompt(ctx.deps.catalog, ctx.query, ctx.pool_ids())
+    reply = ctx.call_model("solvable", ctx.deps.models.for_role("solvable"), prompt, inputs)
     label, reason = solvable_label(reply.text)
-    return label, reason, len(apis)
+    return label, reason, count
 
 
 def check_if_request_solvable(ctx: CallContext, args: NoArgs) -> FunctionResult | str:

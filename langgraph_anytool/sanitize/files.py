@@ -1,0 +1,267 @@
+"""Reading data files we did not write: bounded, and every fault one line naming the file (and the field).
+
+Every JSON or YAML file the package reads from a user, a release or a model folder goes through here:
+
+- `read_bytes` / `read_text`: a regular file only (a FIFO or a device would block or never end), at most
+  `max_bytes` (checked before and while reading), UTF-8.
+- `loads_json`: `json.loads` with its faults named (line, column), nesting deeper than `MAX_NESTING` refused
+  (also when the C parser gives up with a `RecursionError`), integers of more than `MAX_INT_DIGITS` digits and,
+  unless `allow_nonfinite`, `NaN` / `Infinity` / numbers that overflow a float (`1e999`) refused.
+- `loads_yaml`: PyYAML's safe loader, with at most `MAX_YAML_ALIASES` aliases and `MAX_VALUES` values after
+  expanding them (a "billion laughs" document of a few hundred bytes expands to gigabytes), keys as strings and
+  dates as ISO strings (JSON-compatible data).
+- `load_data_file`: JSON or YAML by the file's suffix (other suffixes try JSON, then YAML).
+- `replace_surrogates`: lone surrogates (`"\\ud800"`, valid in JSON escapes, not encodable as UTF-8) replaced by
+  U+FFFD, with the field paths where it happened, so a loader can say which field of which file it repaired.
+
+The faults are `DataFileError`s; a caller in a higher layer turns them into its own error (e.g. `CatalogError`)
+with `source` and `field`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+import os
+import re
+import stat
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from . import MAX_NESTING, NestingTooDeep, check_nesting
+
+MAX_YAML_ALIASES = 100  # YAML aliases (`*name`) allowed in one document
+MAX_VALUES = 1_000_000  # values (scalars, lists, maps) in a loaded YAML document, aliases counted as expanded
+MAX_INT_DIGITS = 100  # an integer literal longer than this is no count, id or size any file of ours needs
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class DataFileError(ValueError):
+    """A data file that cannot be read as what it should be; `str()` is one line naming the file (and field)."""
+
+    def __init__(self, message: str, *, source: str, field: str | None = None) -> None:
+        self.message = message
+        self.source = source
+        self.field = field
+        where = f"{source}" + (f", field {field!r}" if field else "")
+        super().__init__(f"{where}: {message}")
+
+
+def read_bytes(path: str | os.PathLike[str], *, max_bytes: int, what: str = "file") -> bytes:
+    """The bytes of the regular file `path`, refusing one over `max_bytes` (`what` names it in the message)."""
+    p = Path(path)
+    source = str(p)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise DataFileError(f"the {what} does not exist", source=source) from None
+    except OSError as exc:
+        raise DataFileError(f"cannot read the {what}: {exc.strerror or exc}", source=source) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise DataFileError(f"not a regular file (a {what} must be one)", source=source)
+    if st.st_size > max_bytes:
+        raise DataFileError(f"the {what} is {st.st_size:,} bytes; at most {max_bytes:,} allowed", source=source)
+    try:
+        with p.open("rb") as f:
+            raw = f.read(max_bytes + 1)  # the file may have grown since stat
+    except OSError as exc:
+        raise DataFileError(f"cannot read the {what}: {exc.strerror or exc}", source=source) from None
+    if len(raw) > max_bytes:
+        raise DataFileError(f"the {what} is over {max_bytes:,} bytes, the limit", source=source)
+    return raw
+
+
+def read_text(path: str | os.PathLike[str], *, max_bytes: int, what: str = "file") -> str:
+    """`read_bytes` decoded as UTF-8 (a byte-order mark is dropped)."""
+    raw = read_bytes(path, max_bytes=max_bytes, what=what)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataFileError(f"not UTF-8 text (byte {exc.start:,}: {exc.reason})", source=str(path)) from None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number JSON allows")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:40]} overflows a float")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {len(text):,} digits (at most {MAX_INT_DIGITS} allowed)")
+    return int(text)
+
+
+def loads_json(text: str | bytes, *, source: str, allow_nonfinite: bool = False,
+               max_depth: int = MAX_NESTING) -> Any:
+    """`text` parsed as JSON, bounded (see the module docstring); faults as `DataFileError`."""
+    kwargs: dict[str, Any] = {"parse_int": _bounded_int}
+    if not allow_nonfinite:
+        kwargs["parse_constant"] = _refuse_constant
+        kwargs["parse_float"] = _finite_float
+    try:
+        value = json.loads(text, **kwargs)
+    except json.JSONDecodeError as exc:
+        raise DataFileError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+                            source=source) from None
+    except RecursionError:
+        raise DataFileError(f"nesting too deep (more than {max_depth} levels)", source=source) from None
+    except UnicodeDecodeError as exc:
+        raise DataFileError(f"not UTF-8 text (byte {exc.start:,}: {exc.reason})", source=source) from None
+    except ValueError as exc:  # our number checks, or int's own digit limit
+        raise DataFileError(f"invalid JSON: {exc}", source=source) from None
+    return _checked_depth(value, source, max_depth)
+
+
+def _checked_depth(value: Any, source: str, max_depth: int) -> Any:
+    try:
+        return check_nesting(value, max_depth)
+    except NestingTooDeep:
+        raise DataFileError(f"nesting too deep (more than {max_depth} levels)", source=source) from None
+
+
+class _TooManyValues(Exception):
+    """The document expands to more than `MAX_VALUES` values."""
+
+
+class _TooManyAliases(Exception):
+    """The YAML text uses more than `MAX_YAML_ALIASES` aliases."""
+
+
+def _yaml_loader(text: str) -> Any:
+    """A safe YAML loader for `text` that refuses more than `MAX_YAML_ALIASES` aliases."""
+    import yaml  # lazily: only YAML files need it
+
+    class BoundedLoader(yaml.SafeLoader):
+        aliases = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                self.aliases += 1
+                if self.aliases > MAX_YAML_ALIASES:
+                    raise _TooManyAliases(f"more than {MAX_YAML_ALIASES} YAML aliases (the next at line "
+                                          f"{self.peek_event().start_mark.line + 1}); refused: expanding "
+                                          "aliases can exhaust memory")
+            return super().compose_node(parent, index)
+
+    return BoundedLoader(text)
+
+
+def _jsonable(value: Any, budget: list[int]) -> Any:
+    """YAML → JSON-compatible data: keys as strings (`200:` is an int in YAML), dates as ISO strings.
+
+    `budget`: a one-item list counting down the values still allowed (aliased nodes count once per use).
+    """
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooManyValues
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v, budget) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v, budget) for v in value]
+    if isinstance(value, (_dt.date, _dt.datetime, _dt.time)):
+        return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(".nan and .inf are not numbers JSON allows")
+    return value
+
+
+def loads_yaml(text: str, *, source: str, max_depth: int = MAX_NESTING) -> Any:
+    """`text` parsed as YAML (the safe loader), bounded (see the module docstring); faults as `DataFileError`."""
+    import yaml
+
+    loader = _yaml_loader(text)
+    try:
+        value = _jsonable(loader.get_single_data(), [MAX_VALUES])
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise DataFileError(f"invalid YAML{at}: {problem}", source=source) from None
+    except _TooManyAliases as exc:
+        raise DataFileError(str(exc), source=source) from None
+    except _TooManyValues:
+        raise DataFileError(f"the document expands to more than {MAX_VALUES:,} values (nested YAML aliases?)",
+                            source=source) from None
+    except RecursionError:  # YAML anchors can build self-containing structures, or the text nests deeply
+        raise DataFileError(f"nesting too deep (more than {max_depth} levels), or an alias contains itself",
+                            source=source) from None
+    except ValueError as exc:
+        raise DataFileError(f"invalid YAML: {exc}", source=source) from None
+    finally:
+        loader.dispose()
+    return _checked_depth(value, source, max_depth)
+
+
+def loads_data(text: str, *, source: str, suffix: str = "", max_depth: int = MAX_NESTING) -> Any:
+    """JSON for a `.json` suffix, YAML for `.yaml`/`.yml`; otherwise JSON, then YAML (YAML is a superset)."""
+    suffix = suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        return loads_yaml(text, source=source, max_depth=max_depth)
+    try:
+        return loads_json(text, source=source, max_depth=max_depth)
+    except DataFileError:
+        if suffix == ".json":
+            raise
+    return loads_yaml(text, source=source, max_depth=max_depth)
+
+
+def load_data_file(path: str | os.PathLike[str], *, max_bytes: int, what: str = "file",
+                   max_depth: int = MAX_NESTING) -> Any:
+    """A JSON or YAML file (by suffix, see `loads_data`), read with `read_text`'s bounds."""
+    p = Path(path)
+    return loads_data(read_text(p, max_bytes=max_bytes, what=what), source=str(p), suffix=p.suffix,
+                      max_depth=max_depth)
+
+
+def load_json_file(path: str | os.PathLike[str], *, max_bytes: int, what: str = "file",
+                   allow_nonfinite: bool = False, max_depth: int = MAX_NESTING) -> Any:
+    """A JSON file, read with `read_text`'s bounds and parsed with `loads_json`'s."""
+    p = Path(path)
+    return loads_json(read_text(p, max_bytes=max_bytes, what=what), source=str(p),
+                      allow_nonfinite=allow_nonfinite, max_depth=max_depth)
+
+
+def _path_join(path: str, key: Any) -> str:
+    return f"{path}[{key}]" if isinstance(key, int) else (f"{path}.{key}" if path else str(key))
+
+
+def replace_surrogates(value: Any, path: str = "") -> tuple[Any, list[str]]:
+    """`value` with lone surrogates in its strings (keys included) replaced by U+FFFD, and the field paths where
+    that happened (`tools[3].description`); iterative, so any depth `check_nesting` allows is fine."""
+    fixed: list[str] = []
+
+    def clean(text: str, where: str) -> str:
+        try:
+            text.encode("utf-8")
+            return text
+        except UnicodeEncodeError:
+            fixed.append(where or "(top level)")
+            return _SURROGATE.sub("\ufffd", text)
+
+    return _walk(value, path, clean), fixed
+
+
+def _walk(value: Any, path: str, clean: Any) -> Any:
+    if isinstance(value, str):
+        return clean(value, path)
+    if isinstance(value, Mapping):
+        return {clean(str(k), path) if isinstance(k, str) else k: _walk(v, _path_join(path, k), clean)
+                for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_walk(v, _path_join(path, i), clean) for i, v in enumerate(value)]
+    return value
+
+
+def first_fields(paths: Iterable[str], most: int = 3) -> str:
+    """`a, b, c and 4 more` — a short list of field paths for a one-line message."""
+    paths = list(paths)
+    shown = ", ".join(paths[:most])
+    return shown + (f" and {len(paths) - most} more" if len(paths) > most else "")
