@@ -36,7 +36,7 @@ from langchain_core import exceptions as lc_errors
 
 from ..config import AnyToolConfig
 from ..tools.executors.http import parse_retry_after
-from ..tools.executors.log_redaction import mask_values, secret_values
+from ..tools.executors.secret_masking import mask_values
 from .endpoint import Endpoint, Endpoints
 from .profiles import unwrap
 
@@ -184,8 +184,9 @@ def retry_after(exc: BaseException, now: float | None = None) -> float | None:
 
 
 def mask_secrets(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """`text` with the given secrets and anything shaped like an API key or bearer token replaced by `***`."""
-    text = mask_values(text, secret_values(secrets))
+    """`text` with the given secrets (in every spelling `secret_masking` knows) and anything shaped like an API key
+    or bearer token replaced by `***`."""
+    text = mask_values(text, secrets)
     text = _SECRET_PATTERNS[0].sub(lambda m: f"{m.group(1)}-***", text)
     for pattern in _SECRET_PATTERNS[1:]:
         text = pattern.sub(lambda m: f"{m.group(1)}***", text)
