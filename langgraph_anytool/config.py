@@ -6,23 +6,37 @@ Which defaults are the paper's (AnyTool, Du et al. 2024) and which are ours:
   `single_chain_max_step` (tree nodes: a thought, and an action plus its input per call), reflection until the
   budget is spent (the paper states no cap; Table 12 averages 5.1-5.7 reflections);
 - ours: `max_reflections=50` (a safety cap far above the paper's averages), `agent_step_limit=20`,
-  `seed_with_search=True` (the meta-agent sees the categories our search ranks highest), `small_category_shortcut`
-  (a category with at most `max_tools_per_agent` tools gets its tool agent without a model call, as the authors'
-  code does). `AnyToolConfig.paper()` switches our additions off.
+  `seed_with_search=True` (the meta-agent sees the categories our search ranks highest). `AnyToolConfig.paper()`
+  switches `seed_with_search` off; `small_category_shortcut` (a category with at most `max_tools_per_agent` tools
+  gets its tool agent without a model call) is the authors' (`scripts/main.py` `Category_Agent.category_search`,
+  `leaf_tool_number=5`) and stays on in both.
 
-The authors' loop (dyabel/AnyTool `scripts/main.py`, `anytool/verifier.py`, `toolbench/inference/Algorithms/DFS.py`)
-differs from ours in five places, each a setting; `paper()` takes the authors' value (`PAPER_SETTINGS`):
+The authors' loop (dyabel/AnyTool `scripts/main.py`, `anytool/verifier.py`, `anytool/rapidapi.py`,
+`toolbench/inference/Algorithms/DFS.py`) differs from ours in ten places, each a setting; `paper()` takes the
+authors' value (`PAPER_SETTINGS`):
 - `solvable_check`: "after_add" runs the solvability check by itself after every `add_apis_into_api_pool`
   (main.py `Tool_Agent.add_apis_into_api_pool`); ours ("on_request") leaves it to the agent's own call;
 - `judge`: "anytool" is the authors' in-loop judge (main.py: the exclusion words, then `verifier.py
   check_solved_toolbench`: `judge_samples` ToolEval samples, passed >= failed); ours ("tooleval") is one sample;
 - `call_limit`: "model_queries" counts the solver's model queries (DFS.py `query_count` against
-  `max_query_count`, `max_solver_queries`), appends a note asking for Finish and goes on; ours ("api_calls") stops
-  at `max_api_calls` API calls and offers one Finish-only turn;
+  `max_query_count`; `max_solver_queries`, 10 as `rapidapi.py run_single_task` passes it), appends a note asking
+  for Finish and goes on; ours ("api_calls") stops at `max_api_calls` API calls and offers one Finish-only turn;
 - `reflect_when_pool_full`: False stops reflecting once the pool (failed APIs pruned) is full (main.py: `if
   len(global_api_list) >= max_api_number: break`); ours (True) reflects on;
 - `failure_reason_to`: "reactivated" gives the failure reason to the re-activated agents only (main.py: `agent.
-  failed_reason` of `agents_to_resume`); ours ("unfinished") to every unfinished agent.
+  failed_reason` of `agents_to_resume`); ours ("unfinished") to every unfinished agent;
+- `round_gate`: "solvability_check" checks the pool after every re-activation round and solves only a pool
+  judged solvable (or full), changed or not (main.py: `if not stop: check_if_request_solvable()`, then `if stop
+  ...: solve_given_api_main`, else `failed_reason = status`); ours ("pool_changed") solves a changed pool;
+- `prune_match`: "substring" prunes every pooled API whose function name occurs in the failure reason's text
+  (main.py: `if standardized_api_name in str(failed_reason)`); ours ("whole_word") matches whole names;
+- `failure_reason_form`: "verbatim" tells the agents what main.py's `failed_reason` holds (the Finish arguments
+  as a whole after a give-up, the drawn judge sample's reason, the solvability status); ours ("summary") a reason;
+- `small_category_finished`: False leaves a small category's agent unfinished, so that a re-activation finishes
+  it without a model call (main.py `Category_Agent.category_search` returns without `finish_search`,
+  `resume_search` ends at once); ours (True) finishes it when it makes its tool agent;
+- `keep_diversity_prompt`: False sends DFSDT's diversity prompt with the one query it precedes (DFS.py marks it
+  `"valid": False` after that query); ours (True) keeps it in the chain below it.
 """
 
 from __future__ import annotations
@@ -45,6 +59,9 @@ SolvableCheck = Literal["on_request", "after_add"]
 JudgeMode = Literal["tooleval", "anytool"]
 CallLimit = Literal["api_calls", "model_queries"]
 ReasonTo = Literal["unfinished", "reactivated"]
+RoundGate = Literal["pool_changed", "solvability_check"]
+PruneMatch = Literal["whole_word", "substring"]
+ReasonForm = Literal["summary", "verbatim"]
 
 ROLES: tuple[str, ...] = (
     "meta", "category", "tool", "solvable", "solver", "planner", "caller", "summarizer", "judge", "simulator",
@@ -63,17 +80,22 @@ _CHOICES: Mapping[str, tuple[str, ...]] = {
     "judge": get_args(JudgeMode),
     "call_limit": get_args(CallLimit),
     "failure_reason_to": get_args(ReasonTo),
+    "round_gate": get_args(RoundGate),
+    "prune_match": get_args(PruneMatch),
+    "failure_reason_form": get_args(ReasonForm),
 }
 
-# `AnyToolConfig.paper()`: our additions off, and the authors' loop in the five places it differs from ours
-# (see the module docstring; docs/configuration.md has the table)
+# `AnyToolConfig.paper()`: our addition (search hints) off, and the authors' loop in the ten places it differs
+# from ours (see the module docstring; docs/configuration.md has the table)
 PAPER_SETTINGS: Mapping[str, Any] = {
-    "seed_with_search": False, "small_category_shortcut": False,
+    "seed_with_search": False, "small_category_finished": False,
     "solvable_check": "after_add", "judge": "anytool", "call_limit": "model_queries",
     "reflect_when_pool_full": False, "failure_reason_to": "reactivated",
+    "round_gate": "solvability_check", "prune_match": "substring", "failure_reason_form": "verbatim",
+    "keep_diversity_prompt": False,
 }
 
-_ZERO_ALLOWED = frozenset({"max_reflections", "model_retries", "max_retries_per_run"})
+_ZERO_ALLOWED = frozenset({"max_reflections", "model_retries", "max_retries_per_run", "max_timeout_retries"})
 
 
 class ConfigError(ValueError):
@@ -93,19 +115,29 @@ class AnyToolConfig:
 
     max_api_pool: int = 64
     max_tools_per_agent: int = 5
-    small_category_shortcut: bool = True  # a category with ≤ max_tools_per_agent tools: tool agent without a model call
+    # a category with ≤ max_tools_per_agent tools: its tool agent without a model call (the authors' main.py
+    # `Category_Agent.category_search`, `leaf_tool_number=5`)
+    small_category_shortcut: bool = True
+    # the shortcut's category agent is finished at once (ours); False (authors): it stays unfinished, and a
+    # re-activation finishes it without a model call (main.py `Category_Agent.resume_search`)
+    small_category_finished: bool = True
     agent_step_limit: int = 20  # model calls per agent activation
     max_concurrency: int = 8  # agent steps run per superstep
     retriever: RetrieverMode = "hierarchical"  # flat: one agent, no hierarchy (Table 3); search; reference
     solver: SolverMode = "dfsdt"
     dfsdt_width: int = 2  # children tried per tree node before backtracking further up
+    # DFSDT's diversity prompt (a node's earlier children, "do something different") stays in the chain below it
+    # (ours); False (authors' DFS.py, ToolLLM's): it goes with the one query it precedes (`"valid": False` after)
+    keep_diversity_prompt: bool = True
     max_depth: int = 12  # chain length in ToolLLM tree nodes (its single_chain_max_step) before a forced backtrack
     max_api_calls: int = 10  # per solve (call_limit "api_calls"): a hard stop, followed by one Finish-only turn
     # "api_calls" (ours): the hard stop above; "model_queries" (the authors' DFS.py): once the solver has made
     # `max_solver_queries` model queries, every further turn is told to call Finish (answer, or give up without
-    # restart) and the search goes on until it does (or the tree or a budget ends it). α-UMi keeps "api_calls".
+    # restart) and the search goes on until it does (or the tree or a budget ends it). A query is one model
+    # turn of the solver (DFS.py `self.llm.parse`), for α-UMi one step: the planner and its caller or summarizer
+    # (α-UMi's `collab_agent_model.py parse` makes both inside one query).
     call_limit: CallLimit = "api_calls"
-    max_solver_queries: int = 200  # the authors' anytool/rapidapi.py `max_query_count=200`
+    max_solver_queries: int = 10  # the authors' anytool/rapidapi.py `run_single_task`: `max_query_count=10`
     # malformed model turns in a row (see faults.py) that end a solver attempt or a retriever agent's activation
     max_malformed_turns: int = 3
     max_reflections: int = 50
@@ -114,6 +146,17 @@ class AnyToolConfig:
     failure_reason_to: ReasonTo = "unfinished"  # who reads the failure reason: every unfinished agent, or only
     # the re-activated ones (authors)
     solvable_check: SolvableCheck = "on_request"  # "after_add" (authors): checked after every pool addition
+    # after re-activated agents end: "pool_changed" (ours) solves a changed pool, else re-activates the next level
+    # up; "solvability_check" (authors' main.py) checks the pool unless it was judged solvable this round, solves
+    # it when judged solvable or full (changed or not), else re-activates the next level up with the check's reason
+    round_gate: RoundGate = "pool_changed"
+    # which pooled APIs a failure reason prunes: "whole_word" (ours: function or API names as whole words);
+    # "substring" (authors' main.py: every function name that occurs anywhere in the reason's text)
+    prune_match: PruneMatch = "whole_word"
+    # what re-activated agents read: "summary" (ours: the judge's or the solver's reason); "verbatim" (authors'
+    # main.py `failed_reason`: the Finish arguments as a whole when the solver gave up or the answer holds an
+    # exclusion word, the reason of the judge sample `check_solved_toolbench` draws, the solvability status)
+    failure_reason_form: ReasonForm = "summary"
     # the in-loop judge: "tooleval" = one ToolEval check (an Unsure is not Solved); "anytool" = the authors'
     # (an answer with an exclusion word is Unsolved; else `judge_samples` ToolEval samples, only a Solved sample
     # passes — an Unsure one fails, as in their check_solved_toolbench —, Solved when passed >= failed)
@@ -152,6 +195,23 @@ class AnyToolConfig:
     retry_max_wait: float = 60.0  # seconds: the longest wait before a retry
     max_retries_per_run: int = 50  # retries over all model calls of one run (0: none)
     request_timeout: float = 120.0  # seconds per request, for models made from "provider:model" strings
+    # the path of the user's own clone of dyabel/AnyTool: the agents', the solvability check's, the solver's and the
+    # judge's prompts are then the authors' constants, read from it with `ast` (never imported or executed; see
+    # paper_prompts/anytool.py); None: our own prompts. Fixed when the graph is built.
+    prompts_from: str | None = None
+    # slow servers (guard.py): a call to a local (loopback) OpenAI-compatible server is streamed, so that a slow
+    # one is waited for as long as it keeps sending and a silent one is told apart; `stall_timeout` is how long it
+    # may send nothing (before its first token: reading the prompt; after it: between tokens)
+    stream_local: bool = True
+    stall_timeout: float = 300.0
+    max_timeout_retries: int = 2  # retries of timed-out calls per run (a local server's are never sent again)
+    # the hard wall-clock limit of one run (None: none): the call in flight is cut at it, the run ends with status
+    # `time_limit`
+    max_run_seconds: float | None = 1800.0
+    # a retriever agent that replies this many times in a row without a function call finishes (end reason
+    # "no_calls: ...")
+    max_turns_without_call: int = 3
+    probe_endpoints: bool = True  # ask a model's server for its window and token counts (endpoint.py)
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -174,6 +234,8 @@ class AnyToolConfig:
             elif f.name in _CHOICES and value not in _CHOICES[f.name]:
                 raise ConfigError(f"AnyToolConfig.{f.name} must be one of {', '.join(_CHOICES[f.name])}, "
                                   f"got {value!r}")
+        if self.prompts_from is not None:
+            self._check_prompts_from()
         if not isinstance(self.models, Mapping):
             raise ConfigError("AnyToolConfig.models must map roles to 'provider:model' strings")
         object.__setattr__(self, "text_mode_roles", tuple(self.text_mode_roles))
@@ -184,20 +246,42 @@ class AnyToolConfig:
         if self.umi_prompts not in ("default", "alpha_umi"):
             raise ConfigError(f"AnyToolConfig.umi_prompts must be 'default' or 'alpha_umi', got {self.umi_prompts!r}")
         try:
-            check_overrides(self.model_profiles, "AnyToolConfig.model_profiles")
+            checked = check_overrides(self.model_profiles, "AnyToolConfig.model_profiles")
         except ProfileError as exc:
             raise ConfigError(str(exc)) from None
+        for pattern, values in checked.items():
+            unknown = sorted(set(values.get("max_tokens") or {}) - set(ROLES)) \
+                if isinstance(values.get("max_tokens"), Mapping) else []
+            if unknown:
+                raise ConfigError(f"AnyToolConfig.model_profiles[{pattern!r}].max_tokens: unknown role "
+                                  f"{unknown[0]!r}; roles are {', '.join(ROLES)}")
         for role, spec in self.models.items():
             if role not in ROLES:
                 raise ConfigError(f"AnyToolConfig.models: unknown role {role!r}; roles are {', '.join(ROLES)}")
             if not isinstance(spec, str):
                 raise ConfigError(f"AnyToolConfig.models[{role!r}] must be a 'provider:model' string")
 
+    def _check_prompts_from(self) -> None:
+        """`prompts_from` must be a checkout of dyabel/AnyTool whose prompts all load (one line names what is wrong)."""
+        from .paper_prompts import PromptSourceError, anytool_book
+
+        value = self.prompts_from
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"AnyToolConfig.prompts_from must be the path of a clone of dyabel/AnyTool, got {value!r}")
+        object.__setattr__(self, "prompts_from", value)
+        try:
+            anytool_book(value)
+        except PromptSourceError as exc:
+            raise ConfigError(f"AnyToolConfig.prompts_from: {exc}") from None
+
     @classmethod
     def paper(cls, **overrides: Any) -> AnyToolConfig:
-        """The authors' setting: our additions (search hints, the small-category shortcut) off and the authors' loop
-        (`PAPER_SETTINGS`: solvability check after every addition, their judge, the soft query limit, no
-        reflection on a full pool, the failure reason to the re-activated agents only)."""
+        """The authors' setting: our search hints off and the authors' loop (`PAPER_SETTINGS`: solvability check
+        after every addition and every re-activation round, their judge, the soft limit of 10 solver queries, no
+        reflection on a full pool, the failure reason verbatim to the re-activated agents only, substring pruning,
+        small categories' agents left unfinished)."""
         return cls(**{**PAPER_SETTINGS, **overrides})
 
     @classmethod
@@ -248,7 +332,7 @@ ENV_MODEL_PROFILES = "ANYTOOL_MODEL_PROFILES"
 
 
 def _shown(raw: str, limit: int = 60) -> str:
-    from .render import shorten
+    from .text import shorten
 
     return repr(shorten(raw, limit + 1))
 
@@ -280,6 +364,8 @@ def _convert(name: str, type_: Any, raw: Any) -> Any:
             return int(text)
         except ValueError:
             raise ConfigError(f"AnyToolConfig.{name} must be an integer, got {raw!r}") from None
+    if type_ == "str | None":
+        return None if text.lower() in ("", "none", "null", "off") else text
     if type_ in ("float", "float | None"):
         if type_ == "float | None" and text.lower() in ("", "none", "null", "off"):
             return None
@@ -296,8 +382,17 @@ def _convert(name: str, type_: Any, raw: Any) -> Any:
         raise ConfigError(f"AnyToolConfig.{name} must be true or false, got {raw!r}")
     if isinstance(type_, str) and type_.startswith("tuple"):  # a comma-separated list
         return tuple(part.strip() for part in text.split(",") if part.strip())
-    if name == "models":
-        raise ConfigError("AnyToolConfig.models cannot be set from a string; use role=model pairs")
+    if name == "models":  # a JSON object of role → "provider:model" (`--set 'models={"judge": "openai:gpt-4o"}'`)
+        import json
+
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"AnyToolConfig.models must be a JSON object of role → 'provider:model', e.g. "
+                              f"{{\"judge\": \"openai:gpt-4o\"}}; got {_shown(raw)} ({exc.msg})") from None
+        if not isinstance(value, dict):
+            raise ConfigError(f"AnyToolConfig.models must be a JSON object of role → 'provider:model', got {_shown(raw)}")
+        return value
     if name == "model_profiles":  # a JSON object, or the path of a JSON file holding one
         import json
 

@@ -30,7 +30,8 @@ def merge_usage(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None)
 AgentLevel = Literal["meta", "category", "tool", "flat"]  # flat: the one agent of the -hierarchy ablation
 AgentStatus = Literal["pending", "running", "finished", "stopped"]
 StopReason = Literal["", "tokens", "cost", "wall_time"]  # which budget ended a `budget_exhausted` run
-RunStatus = Literal["running", "solved", "unsolved", "gave_up", "budget_exhausted", "no_apis", "error", "planned"]
+RunStatus = Literal["running", "solved", "unsolved", "gave_up", "budget_exhausted", "no_apis", "error", "planned",
+                    "time_limit"]
 
 
 class AgentRecord(TypedDict):
@@ -54,9 +55,13 @@ class AgentRecord(TypedDict):
     children: list[str]
     tokens: int
     invalid_calls: int  # unknown functions, malformed arguments, turns without a function call
-    end_reason: str  # finish_search | step_limit | pool_solvable | pool_full | budget | error: ... |
-    # malformed: ...
+    end_reason: str  # finish_search | step_limit | pool_solvable | pool_full | budget | time_limit | error: ... |
+    # malformed: ... | no_calls: ...
     malformed_streak: NotRequired[int]  # malformed model turns in a row in this activation (faults.py)
+    # a small category's agent that made its tool agent without a model call and was left unfinished
+    # (`small_category_finished=False`): a re-activation finishes it at once, without a model call
+    small_category: NotRequired[bool]
+    no_call_streak: NotRequired[int]  # replies in a row without a function call in this activation
 
 
 class PoolEntry(TypedDict):
@@ -192,6 +197,7 @@ class AnyToolState(TypedDict):
     usage: Annotated[dict[str, Any], merge_usage]
     # the run-time context the run started with (its set fields, plain data): a resume without one uses it
     run_context: NotRequired[dict[str, Any]]
+    prompts: NotRequired[dict[str, Any]]  # which prompts ran: {"repo", "path", "files": {path: sha256}} (ours: no files)
 
 
 class AnyToolOutput(TypedDict):
@@ -207,6 +213,7 @@ class AnyToolOutput(TypedDict):
     solver_attempts: list[SolverAttempt]
     usage: dict[str, Any]
     plan: list[PlanStep]
+    prompts: dict[str, Any]  # which prompts ran (AnyToolConfig.prompts_from's files and their sha256, or ours)
 
 
 class RunTally(TypedDict):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .render import shorten
+from .text import shorten
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -180,17 +180,18 @@ class Catalog:
 
     @classmethod
     def from_mcp(cls, connections: Mapping[str, Mapping[str, Any]], *, category: str = "MCP",
-                 timeout: float | None = 60.0, **kwargs: Any) -> Catalog:
+                 timeout: float = 60.0, **kwargs: Any) -> Catalog:
         """Load the tools of MCP servers (`langchain-mcp-adapters` connections: `{"server": {"transport": "stdio",
         "command": ..., "args": [...]}}`): one catalog tool per server, one API per MCP tool, run on that server.
-        Needs the `mcp` extra. From async code, use `await Catalog.afrom_mcp(...)`."""
+        `timeout` (seconds, required to be finite) bounds each step: starting, initialising and listing a server at
+        load time, and each call. Needs the `mcp` extra. From async code, use `await Catalog.afrom_mcp(...)`."""
         from .mcp import load_mcp_catalog
 
         return load_mcp_catalog(cls, connections, category=category, timeout=timeout, **kwargs)
 
     @classmethod
     async def afrom_mcp(cls, connections: Mapping[str, Mapping[str, Any]], *, category: str = "MCP",
-                        timeout: float | None = 60.0, **kwargs: Any) -> Catalog:
+                        timeout: float = 60.0, **kwargs: Any) -> Catalog:
         """Async `from_mcp`."""
         from .mcp import aload_mcp_catalog
 

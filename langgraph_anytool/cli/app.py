@@ -76,7 +76,7 @@ def _searcher(args: argparse.Namespace, catalog: Catalog) -> CatalogSearcher:
 
 
 def _short(text: str, width: int = _DESC_WIDTH) -> str:
-    from ..render import shorten
+    from ..text import shorten
 
     return shorten(" ".join(text.split()), width)
 
@@ -274,7 +274,7 @@ def _eval_command(args: argparse.Namespace) -> int:
 
 
 EXIT_STATUS = ("exit status: 0 when the run is {solved}, 1 when it ends otherwise (unsolved, gave_up, "
-               "no_apis, budget_exhausted, error: the status line says which), 2 on a usage error")
+               "no_apis, budget_exhausted, time_limit, error: the status line says which), 2 on a usage error")
 
 
 def _configure_run(p: argparse.ArgumentParser) -> None:
@@ -370,7 +370,7 @@ def _result_json(values: dict[str, Any], thread: str) -> dict[str, Any]:
     return {"thread_id": thread, "query": values.get("query"), "status": status, "error_kind": kind,
             "answer": values.get("answer"), "reason": values.get("reason"), "api_pool": values.get("api_pool"),
             "stop_reason": values.get("stop_reason") or "", "agents": agents, "solver_attempts": attempts,
-            "usage": values.get("usage")}
+            "usage": values.get("usage"), "prompts": values.get("prompts")}
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -314,7 +314,23 @@ def configure_passrate(p: argparse.ArgumentParser) -> None:
     p.add_argument("--concurrency", type=positive_int, default=4, help="queries scored at once (default 4)")
     p.add_argument("--cache", metavar="FILE", default=None, help=f"evaluator cache (default {_default_cache()})")
     p.add_argument("--no-cache", action="store_true", help="call the evaluator for every sample")
+    p.add_argument("--prompts-from", metavar="PATH", default=None,
+                   help="your clone of StableToolBench (or ToolBench): the evaluator gets ToolEval's own templates "
+                        "(toolbench/tooleval/evaluators/tooleval_gpt-3.5-turbo_default), read from it as data, "
+                        "instead of ours")
     p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def load_prompts(path: str | None, load: Callable[[str], Any]) -> Any:
+    """`--prompts-from PATH`: the authors' prompts read by `load`, or None; a refusal is a one-line usage error."""
+    if not path:
+        return None
+    from ..paper_prompts import PromptSourceError
+
+    try:
+        return load(path)
+    except PromptSourceError as exc:
+        raise EvalUsageError(f"--prompts-from: {exc}") from None
 
 
 def cmd_passrate(args: argparse.Namespace) -> int:
@@ -331,8 +347,10 @@ def cmd_passrate(args: argparse.Namespace) -> int:
     from ..eval.anytool.results import read_results
     from ..eval.identity import evaluator_identity, evaluator_key
     from ..models.llm import init_model
+    from ..paper_prompts import ours_provenance, tooleval_book
     from ..render import print_json as _print_json
 
+    book = load_prompts(args.prompts_from, tooleval_book)
     records = [r for f in args.results for r in read_results(f)]
     if not records:
         raise EvalUsageError(f"no results in {', '.join(args.results)}")
@@ -357,7 +375,7 @@ def cmd_passrate(args: argparse.Namespace) -> int:
     try:
         verdicts = evaluate_records(records, evaluator, evaluator_key(evaluator_id if offline else evaluator),
                                     samples=args.samples, protocol=args.protocol, cache=cache,
-                                    concurrency=args.concurrency, exclusion=exclusion)
+                                    concurrency=args.concurrency, exclusion=exclusion, prompts=book)
     finally:
         if cache is not None:
             cache.close()
@@ -368,6 +386,7 @@ def cmd_passrate(args: argparse.Namespace) -> int:
             "unsure_rule": UNSURE_RULE if args.protocol != "sopr" else "Unsure scores 0.5 (StableToolBench SoPR)",
             "exclusion_rule": EXCLUSION_RULE if exclusion else None,
             "runs_made_by": in_loop,
+            "prompts": book.provenance() if book is not None else ours_provenance(),
             "cache": None if cache is None else {"path": str(cache.path), "hits": cache.hits, "calls": cache.misses}}
     if args.json:
         _print_json(report_dict(groups, overall, **meta))
@@ -385,6 +404,8 @@ def cmd_passrate(args: argparse.Namespace) -> int:
         print(f"exclusion: {EXCLUSION_RULE}")
     if cache is not None:
         print(f"evaluator cache: {cache.hits} hits, {cache.misses} new checks ({cache.path})")
+    if book is not None:
+        print(f"evaluator prompts: ToolEval's, from {book.root} ({', '.join(book.files)})")
     print()
     print(passrate_table(groups, overall, args.protocol))
     return 0

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.types import Overwrite
 
 from ..models.llm import total_tokens
-from ..render import shorten
+from ..text import shorten
 
 
 def _short(value: Any, limit: int = 80) -> str:

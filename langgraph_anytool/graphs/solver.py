@@ -29,7 +29,7 @@ from ..nodes.solver.dfsdt import (
     route_after_model,
 )
 from ..nodes.solver.tree import SolverState
-from ..nodes.solver.umi import make_call, make_plan, make_summarize, route_after_plan
+from ..nodes.solver.umi import QUERY_LIMIT, make_call, make_plan, make_summarize, route_after_plan
 from ..runtime import per_run
 from ..state import SolverInput, SolverOutput
 
@@ -52,7 +52,8 @@ def build_solver_graph(deps: Deps) -> CompiledStateGraph:
     g.add_node("plan", per_run(make_plan, deps))
     g.add_node("call", per_run(make_call, deps))
     g.add_node("execute_call", per_run(lambda d: make_execute(d, single_call=True, allow_finish=False,
-                                                              nudge=prompts.CALLER_NUDGE, role="caller"), deps))
+                                                              nudge=prompts.CALLER_NUDGE, role="caller",
+                                                              limit_note=QUERY_LIMIT), deps))
     g.add_node("summarize", per_run(make_summarize, deps))
     g.add_node("backtrack", per_run(make_backtrack, deps))
     g.add_node("finalize", per_run(make_finalize, deps))

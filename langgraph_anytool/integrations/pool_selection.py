@@ -24,9 +24,9 @@ from langgraph.errors import GraphBubbleUp
 from ..catalog import Catalog
 from ..config import AnyToolConfig
 from ..models.llm import ModelNotConfiguredError, ModelSpec, total_tokens
-from ..render import shorten
 from ..runtime import Deps, RunSignals, resolve_models
 from ..state import merge_usage
+from ..text import shorten
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from langchain_core.messages import AIMessage
 
 from ..protocol import action_message, parse_action, text_of
-from ..render import shorten
+from ..text import shorten
 
 FAULT_TEXT = {
     "bad_json": "arguments that are not a JSON object",

@@ -35,10 +35,19 @@ class ModelProfile:
     parallel_tool_calls: bool = False
     input_price: float | None = None  # USD per 1M input tokens
     output_price: float | None = None  # USD per 1M output tokens
+    # the `max_tokens` every call of this model carries: one number for every role, or role → number (roles not
+    # named keep the per-role default of fitting.ROLE_REPLY_TOKENS); None: the defaults
+    max_tokens: int | Mapping[str, int] | None = None
 
     @property
     def priced(self) -> bool:
         return self.input_price is not None and self.output_price is not None
+
+    def reply_tokens(self, role: str) -> int | None:
+        """The `max_tokens` this profile sets for `role`'s calls (None: the role's default)."""
+        if isinstance(self.max_tokens, Mapping):
+            return self.max_tokens.get(role)
+        return self.max_tokens
 
     def cost(self, input_tokens: int, output_tokens: int) -> float | None:
         """USD for one call's tokens, or None when the price is unknown."""
@@ -139,12 +148,28 @@ def check_overrides(overrides: Mapping[str, Any] | None, where: str = "model_pro
             elif key == "context_window":
                 if not isinstance(value, int) or isinstance(value, bool) or value < 256:
                     raise ProfileError(f"{where}[{pattern!r}].context_window must be an integer ≥ 256, got {value!r}")
+            elif key == "max_tokens":
+                value = _check_max_tokens(value, f"{where}[{pattern!r}].max_tokens")
             elif value is not None and (not isinstance(value, int | float) or isinstance(value, bool) or value < 0):
                 raise ProfileError(f"{where}[{pattern!r}].{key} must be a price ≥ 0 (USD per 1M tokens) or null, "
                                    f"got {value!r}")
             checked[key] = value
         out[normalise(pattern)] = checked
     return out
+
+
+def _positive_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _check_max_tokens(value: Any, where: str) -> int | dict[str, int] | None:
+    """A profile's `max_tokens`: null, an integer ≥ 1, or an object of role → integer ≥ 1."""
+    if value is None or _positive_int(value):
+        return value
+    if isinstance(value, Mapping) and value and all(isinstance(k, str) and _positive_int(v) for k, v in value.items()):
+        return dict(value)
+    raise ProfileError(f"{where} must be an integer ≥ 1, an object of role → integer ≥ 1 (e.g. "
+                       f'{{"solver": 512}}), or null, got {value!r}')
 
 
 def load_overrides(path: str | Path) -> dict[str, dict[str, Any]]:

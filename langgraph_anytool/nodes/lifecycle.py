@@ -12,6 +12,8 @@ import uuid
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite, Send
 
@@ -20,11 +22,21 @@ from ..chat import outcome_message, resolve_request, stand_in_label
 from ..config import ConfigError
 from ..context import context_values, storable_context
 from ..models.fitting import MAX_QUERY_CHARS
-from ..models.llm import BUDGET_KIND, CUT_AT_CAP, error_kind_of, total_tokens
+from ..models.llm import (
+    BUDGET_KIND,
+    CUT_AT_CAP,
+    ModelCallError,
+    ModelNotConfiguredError,
+    call_role,
+    error_kind_of,
+    total_tokens,
+)
+from ..paper_prompts import prompts_record
 from ..state import AnyToolState, PoolEntry, RunStatus, SolverInput
 from .abilities import prior_turns, render_plan, request_of
 from .agents.records import new_agent_record
 from .reflection import can_reflect, pool_ids
+from .tool_agent.handlers import read_solvable, solvable_request
 
 if TYPE_CHECKING:
     from ..runtime import Deps
@@ -99,9 +111,13 @@ def make_init(base: Deps) -> Any:
 
 def make_gate(base: Deps) -> Any:
     """The `gate` node (retrieval is over): solve when the pool is new to the solver, or the retriever judged it
-    solvable or full; else reflect (a new reflection on an empty first pool, a climb within a round)."""
+    solvable or full; else reflect (a new reflection on an empty first pool, a climb within a round).
 
-    def gate(state: AnyToolState, runtime: Runtime[Any]) -> Command[Literal["solver", "outline", "reflect", "finalize"]]:
+    With `round_gate="solvability_check"` the end of a re-activation round follows the authors' loop instead
+    (`checked_round`)."""
+
+    def gate(state: AnyToolState, config: RunnableConfig, runtime: Runtime[Any]
+             ) -> Command[Literal["solver", "outline", "reflect", "finalize"]]:
         deps = base.for_run(runtime.context)
         run_key = state.get("run_key", "")
         deps.sync_run(run_key, state)  # budget tallies (tokens, USD, start) and the retry tally, from the state
@@ -110,15 +126,10 @@ def make_gate(base: Deps) -> Any:
         current = pool_ids(state)
         attempts = state.get("solver_attempts", [])
         vouched = state.get("solvable_round", -1) == state.get("round", 0) or len(current) >= deps.config.max_api_pool
+        if deps.config.round_gate == "solvability_check" and attempts and state.get("reflect_level"):
+            return checked_round(deps, state, config, current, vouched)
         if current and (not attempts or current != sorted(state.get("pool_at_last_solve") or []) or vouched):
-            if deps.config.plan_only:  # outline mode: a plan over the pool, no API call
-                return Command(update={"pool_at_last_solve": current}, goto="outline")
-            payload: SolverInput = {"query": state["query"], "run_key": run_key, "round": state.get("round", 0),
-                                    "api_pool": list(state.get("api_pool", [])), "previous_attempts": list(attempts),
-                                    "prior_messages": prior_turns(state)}
-            if state.get("started_at") is not None:
-                payload["started_at"] = state["started_at"]
-            return Command(update={"pool_at_last_solve": current}, goto=Send("solver", payload))
+            return to_solver(deps, state, current)
         if not current and failed_by_errors(state):  # every agent's model failed: reflecting cannot help
             return Command(goto="finalize")
         if state.get("reflect_level"):  # re-activated agents changed nothing: the next level up, same round
@@ -129,6 +140,77 @@ def make_gate(base: Deps) -> Any:
         return Command(goto="finalize")
 
     return gate
+
+
+def to_solver(deps: Deps, state: AnyToolState, current: list[str], update: dict[str, Any] | None = None
+              ) -> Command[Any]:
+    """Send the pool to the solver (or, in outline mode, to the planner of calls), recording it as solved."""
+    update = {**(update or {}), "pool_at_last_solve": current}
+    if deps.config.plan_only:  # outline mode: a plan over the pool, no API call
+        return Command(update=update, goto="outline")
+    payload: SolverInput = {"query": state["query"], "run_key": state.get("run_key", ""),
+                            "round": state.get("round", 0), "api_pool": list(state.get("api_pool", [])),
+                            "previous_attempts": list(state.get("solver_attempts", [])),
+                            "prior_messages": prior_turns(state)}
+    if state.get("started_at") is not None:
+        payload["started_at"] = state["started_at"]
+    return Command(update=update, goto=Send("solver", payload))
+
+
+# the status a climb hands the next level when the gate's check finds the pool insufficient (main.py `status`)
+NOT_SOLVABLE = "The APIs in the pool cannot solve the query: {reason}"
+
+
+def checked_round(deps: Deps, state: AnyToolState, config: RunnableConfig | None, current: list[str],
+                  vouched: bool) -> Command[Any]:
+    """`round_gate="solvability_check"`: the end of a re-activation round as dyabel/AnyTool `scripts/main.py`'s
+    `while` loop has it.
+
+    - every agent finished → the run ends (the loop's condition `not all(agent.finish_search ...)`), even when the
+      round changed the pool; the check the authors still make then (`if not stop: check_if_request_solvable()`)
+      decides nothing and is skipped;
+    - the pool judged solvable in this round (an agent's check: `stop`) or full → solved, changed or not (`if stop
+      ...: solve_given_api_main`);
+    - else the solvability check on the pool (`check_if_request_solvable` → `verifier.py
+      check_task_solvable_by_function`): any verdict but "Unsolvable" (none, "Unsure", a failed call: their
+      verifier answers "Unsure") → solved; "Unsolvable" → the next level up is re-activated with the check's
+      status as its reason (`failed_reason = status`). An empty pool is not checked: it cannot solve anything."""
+    agents = state.get("agents") or {}
+    if all(a["status"] == "finished" for a in agents.values()):
+        return Command(goto="finalize")
+    update: dict[str, Any] = {}
+    if not vouched:
+        label: str | None = "Unsolvable"
+        reason = "the API pool is empty"
+        if current:
+            try:
+                label, reason, used = pool_check(deps, state, config, current)
+                update["usage"] = {"solvable": used} if used else {}
+            except (ModelNotConfiguredError, GraphBubbleUp):
+                raise
+            except ModelCallError as exc:
+                if exc.usage():
+                    update["usage"] = exc.usage()
+                if exc.kind == BUDGET_KIND:  # not sent: it would pass the token budget (the outcome says so)
+                    return Command(update=update, goto="finalize")
+                label = None  # no verdict: their verifier's "Unsure" (the solve meets a failing provider itself)
+            except Exception:  # an unrecognised provider error: no verdict either
+                label = None
+        if label == "Unsolvable":
+            return Command(update={**update, "reflect_request": "climb",
+                                   "reason": NOT_SOLVABLE.format(reason=reason)[:2000]}, goto="reflect")
+        update["solvable_round"] = state.get("round", 0)
+    return to_solver(deps, state, current, update)
+
+
+def pool_check(deps: Deps, state: AnyToolState, config: RunnableConfig | None, current: list[str]
+               ) -> tuple[str | None, str, dict[str, Any]]:
+    """One call of the `solvable` model on the pool: (label as `solvable_label` reads it, reason, usage)."""
+    prompt, model, inputs, _ = solvable_request(deps, state["query"], current)
+    reply, used = call_role(model, "solvable", prompt, config, inputs=inputs,
+                            on_usage=deps.meter(state.get("run_key", "")), profiles=deps.config.model_profiles)
+    label, reason = read_solvable(deps, reply)
+    return label, reason, {k: v for k, v in used.items() if isinstance(v, int | float)}
 
 
 def failed_by_errors(state: Mapping[str, Any]) -> str | None:
@@ -155,6 +237,9 @@ def outcome(state: Mapping[str, Any], deps: Deps) -> tuple[RunStatus, str]:
         return "planned", state.get("reason", "")
     if last is not None and verdict.get("label") == "Solved":
         return "solved", verdict.get("reason", "")
+    limit = deps.time_limit(state.get("run_key", ""))  # the run's hard wall-clock limit passed: whatever it cut
+    if limit is not None:
+        return "time_limit", limit.reason
     # a model that failed for good ends the run as an error of its kind (a resumed batch may retry it), even when
     # a budget ran out meanwhile (e.g. the wall time during the retries)
     if last is not None and last["finish_type"] in ("error", "context_length"):  # context_length: the prompt of
@@ -211,6 +296,7 @@ def make_finalize(base: Deps) -> Any:
         return {"answer": answer, "status": status, "reason": reason, "error_kind": kind,
                 "stop_reason": stop_kind,
                 "usage": {"total_tokens": total_tokens(state.get("usage", {}))},
+                "prompts": prompts_record(deps.config.prompts_from),
                 "messages": [outcome_message(status, answer, reason, stand_in_label(deps.models))]}
 
     return finalize

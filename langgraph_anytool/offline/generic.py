@@ -17,7 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from ..catalog import Api, Param
 from ..catalog.errors import UnknownNameError
 from ..protocol import FINISH_NAME
-from ..render import shorten
+from ..text import shorten
 from .call import RoleCall
 from .relevance import Heuristics
 from .solving import Answer, CallApi, decide, finish_call

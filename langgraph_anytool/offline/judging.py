@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from langchain_core.messages import AIMessage
 
-from ..render import shorten
+from ..text import shorten
 from .call import RoleCall
 from .mentions import mentions_of, topic_words
 from .text import shares_topic, split_clauses

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from ..catalog import Api
 from ..catalog.errors import UnknownNameError
 from ..protocol import ASK_USER_NAME, DIVERSITY, FINISH_NAME, render_action
-from ..render import shorten
+from ..text import shorten
 from .abilities import catalog_functions, missing_params, question_for, user_answers, user_answers_in, with_answers
 from .arguments import extract_arguments
 from .call import RoleCall

@@ -12,7 +12,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from ..protocol import FINISH_NAME
-from ..render import shorten
+from ..text import shorten
 from ..tools.observation import reported_error
 from .text import message_text
 

@@ -11,6 +11,10 @@ Every JSON or YAML file the package reads from a user, a release or a model fold
   expanding them (a "billion laughs" document of a few hundred bytes expands to gigabytes), keys as strings and
   dates as ISO strings (JSON-compatible data).
 - `load_data_file`: JSON or YAML by the file's suffix (other suffixes try JSON, then YAML).
+- `Field` / `check_value` / `check_object`: the typed field reader (kind, bounds, finiteness, choices, length,
+  nested items and fields), every fault one line naming the file and the field's path.
+- `file_digest`: sha256 of a file's bytes, memoised per (path, device, inode, size, mtime, ctime).
+- `inside`: a file name resolved inside a folder, refused when it climbs out or a symbolic link leads out.
 - `replace_surrogates`: lone surrogates (`"\\ud800"`, valid in JSON escapes, not encodable as UTF-8) replaced by
   U+FFFD, with the field paths where it happened, so a loader can say which field of which file it repaired.
 
@@ -21,15 +25,19 @@ with `source` and `field`.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
+import hashlib
 import json
 import math
 import os
 import re
 import stat
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..text import shorten
 from . import MAX_NESTING, NestingTooDeep, check_nesting
 
 MAX_YAML_ALIASES = 100  # YAML aliases (`*name`) allowed in one document
@@ -265,3 +273,164 @@ def first_fields(paths: Iterable[str], most: int = 3) -> str:
     paths = list(paths)
     shown = ", ".join(paths[:most])
     return shown + (f" and {len(paths) - most} more" if len(paths) > most else "")
+
+
+# ---------------------------------------------------------------------- typed fields
+_MISSING: Any = object()
+_KINDS = {"str": "a string", "int": "an integer", "float": "a number", "bool": "true or false", "list": "a list",
+          "object": "an object", "any": "a value"}
+
+
+@dataclass(frozen=True)
+class Field:
+    """What one value of a data file must be: `check_value` enforces it and names the file and field on a fault.
+
+    `kind`: ``str``, ``int`` (not a bool), ``float`` (an int or a float, finite; returned as float), ``bool``,
+    ``list``, ``object`` or ``any``. `low`/`high`: inclusive bounds of a number. `choices`: the allowed values.
+    `pattern`: a regular expression a string must match in full. `max_len`: characters of a string, items of a
+    list, keys of an object. `items`: each item of a list, or each value of an object without `fields`.
+    `fields`: an object's known fields (`required` ones must be present; a missing optional field with a
+    `default` gets it); `extra`: whether other keys are allowed. `nullable`: null is allowed too.
+    """
+
+    kind: str
+    required: bool = False
+    default: Any = _MISSING
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[Any, ...] | None = None
+    pattern: str | None = None
+    max_len: int | None = None
+    items: Field | None = None
+    fields: Mapping[str, Field] | None = None
+    extra: bool = True
+    nullable: bool = False
+
+    def __post_init__(self) -> None:
+        if self.kind not in _KINDS:
+            raise ValueError(f"unknown field kind {self.kind!r}")
+
+
+def _shown(value: Any) -> str:
+    """A short rendering of a faulty value for a one-line message (never a whole document)."""
+    text = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
+    return shorten(text, 40)
+
+
+def _number(x: float) -> str:
+    return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
+
+
+def _bounds(spec: Field) -> str:
+    if spec.low is not None and spec.high is not None:
+        return f" from {_number(spec.low)} to {_number(spec.high)}"
+    if spec.low is not None:
+        return f" of at least {_number(spec.low)}"
+    return f" of at most {_number(spec.high)}" if spec.high is not None else ""
+
+
+def check_value(value: Any, spec: Field, *, source: str, field: str = "") -> Any:
+    """`value` checked against `spec` (see `Field`); objects come back with their defaults filled in.
+
+    A fault is a `DataFileError` naming `source` and the field's path (``weights.rrf_k``, ``added_tokens[3].id``).
+    """
+    def fault(message: str) -> DataFileError:
+        return DataFileError(message, source=source, field=field or None)
+
+    if value is None and spec.nullable:
+        return None
+    kind = spec.kind
+    ok = {"str": isinstance(value, str), "bool": isinstance(value, bool), "list": isinstance(value, list),
+          "object": isinstance(value, dict), "any": True,
+          "int": isinstance(value, int) and not isinstance(value, bool),
+          "float": isinstance(value, (int, float)) and not isinstance(value, bool)}[kind]
+    if not ok:
+        raise fault(f"must be {_KINDS[kind]}{_bounds(spec) if kind in ('int', 'float') else ''}, "
+                    f"got {_shown(value)}")
+    if kind == "float":
+        value = float(value)
+        if not math.isfinite(value):
+            raise fault(f"must be a finite number, got {_shown(value)}")
+    if kind in ("int", "float") and ((spec.low is not None and value < spec.low)
+                                     or (spec.high is not None and value > spec.high)):
+        raise fault(f"must be {_KINDS[kind]}{_bounds(spec)}, got {_shown(value)}")
+    if spec.choices is not None and value not in spec.choices:
+        raise fault(f"must be one of {', '.join(map(repr, spec.choices))}; got {_shown(value)}")
+    if spec.max_len is not None and isinstance(value, (str, list, dict)) and len(value) > spec.max_len:
+        raise fault(f"holds {len(value):,} {'characters' if isinstance(value, str) else 'items'}; "
+                    f"at most {spec.max_len:,} allowed")
+    if spec.pattern is not None and isinstance(value, str) and not re.fullmatch(spec.pattern, value):
+        raise fault(f"has an unexpected form: {_shown(value)}")
+    if kind == "list" and spec.items is not None:
+        return [check_value(v, spec.items, source=source, field=f"{field}[{i}]") for i, v in enumerate(value)]
+    if kind == "object":
+        return _check_object(value, spec, source, field)
+    return value
+
+
+def _check_object(value: dict[str, Any], spec: Field, source: str, field: str) -> dict[str, Any]:
+    if spec.fields is None:
+        if spec.items is None:
+            return value
+        return {k: check_value(v, spec.items, source=source, field=_path_join(field, k)) for k, v in value.items()}
+    out: dict[str, Any] = {}
+    for key, v in value.items():
+        sub = spec.fields.get(key)
+        if sub is None and not spec.extra:
+            raise DataFileError(f"unknown field (expected {', '.join(spec.fields)})", source=source,
+                                field=_path_join(field, key))
+        out[key] = v if sub is None else check_value(v, sub, source=source, field=_path_join(field, key))
+    for key, sub in spec.fields.items():
+        if key in out:
+            continue
+        if sub.required:
+            raise DataFileError("is missing", source=source, field=_path_join(field, key))
+        if sub.default is not _MISSING:
+            out[key] = sub.default
+    return out
+
+
+def check_object(value: Any, fields: Mapping[str, Field], *, source: str, extra: bool = True) -> dict[str, Any]:
+    """A whole document that must be a JSON object with `fields` (see `Field`)."""
+    if not isinstance(value, dict):
+        raise DataFileError(f"expected a JSON object, got {_KINDS.get(type(value).__name__, type(value).__name__)}",
+                            source=source)
+    return _check_object(value, Field("object", fields=fields, extra=extra), source, "")
+
+
+# ---------------------------------------------------------------------- paths inside a folder
+def inside(root: str | os.PathLike[str], name: str, *, what: str = "folder") -> Path:
+    """`root / name`, refused (`DataFileError`) when `name` is absolute, climbs out with ``..``, or when it (or a
+    folder on its way) is a symbolic link that leads out of `root` (a link that stays inside is fine).
+
+    The result is the resolved path, so a later open cannot be redirected by the same link.
+    """
+    base = Path(root).resolve()
+    rel = Path(name)
+    if rel.is_absolute() or ".." in rel.parts or not rel.parts:
+        raise DataFileError(f"a file name must stay inside the {what}: {_shown(name)}", source=str(base))
+    target = (base / rel).resolve()
+    if target != base and base not in target.parents:
+        raise DataFileError(f"a symbolic link that leads out of the {what} (to {target}); refused",
+                            source=str(base / rel))
+    return target
+
+
+# ---------------------------------------------------------------------- digests
+@functools.lru_cache(maxsize=1024)
+def _digest_of(path: str, _stat_key: tuple[int, ...]) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def file_digest(path: str | os.PathLike[str]) -> str:
+    """sha256 (hex) of a regular file's bytes, computed once per (device, inode, size, mtime, ctime) in a process:
+    an identity we compute, never one a file claims, that costs a `stat` the second time."""
+    real = os.path.realpath(path)
+    try:
+        st = os.stat(real)
+    except OSError as exc:
+        raise DataFileError(f"cannot read it: {exc.strerror or exc}", source=str(path)) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise DataFileError("not a regular file", source=str(path))
+    return _digest_of(real, (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.tools import StructuredTool
 
 from ..catalog.models import Api, Param
-from ..render import shorten
+from ..text import shorten
 from .validation import coerce_value
 
 if TYPE_CHECKING:

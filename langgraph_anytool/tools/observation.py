@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from ..render import shorten
+from ..text import shorten
 
 
 class Status(StrEnum):

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..catalog.models import Api, Param
-from ..render import shorten
 from ..sanitize import nesting_depth
+from ..text import shorten
 from .observation import Observation, Status
 
 _INT_RE = re.compile(r"[+-]?\d+")

@@ -75,7 +75,7 @@ def test_context_overrides_field_by_field_and_validates() -> None:
     got = resolve_settings(base, AnyToolContext(max_api_pool=8))
     assert (got.solver, got.max_api_pool) == ("umi", 8)
     paper = resolve_settings(base, {"profile": "paper"})
-    assert not paper.seed_with_search and not paper.small_category_shortcut and paper.max_api_pool == 32
+    assert not paper.seed_with_search and not paper.small_category_finished and paper.max_api_pool == 32
     with pytest.raises(ConfigError, match="max_api_pool"):
         resolve_settings(base, {"max_api_pool": 0})
     with pytest.raises(ConfigError, match="profile"):
@@ -90,6 +90,19 @@ def test_config_from_env_and_strings() -> None:
         AnyToolConfig.from_env({"ANYTOOL_MAX_API_POOL": "many"})
     with pytest.raises(ConfigError, match="unknown AnyToolConfig field 'pool'"):
         AnyToolConfig().with_values({"pool": 3})
+
+
+def test_per_role_models_from_a_command_line() -> None:
+    """`--set 'models={"judge": "openai:gpt-4o"}'`: a JSON object of role → model string (the judge on another
+    model, from `anytool run` or `eval run`); anything else is one error naming the field."""
+    cfg = AnyToolConfig().with_values({"models": '{"judge": "openai:gemma3-270m"}'})
+    assert cfg.models == {"judge": "openai:gemma3-270m"}
+    with pytest.raises(ConfigError, match=r"models must be a JSON object .*got 'judge=openai:x'"):
+        AnyToolConfig().with_values({"models": "judge=openai:x"})
+    with pytest.raises(ConfigError, match="models must be a JSON object"):
+        AnyToolConfig().with_values({"models": '["openai:x"]'})
+    with pytest.raises(ConfigError, match="unknown role 'jduge'"):
+        AnyToolConfig().with_values({"models": '{"jduge": "openai:x"}'})
 
 
 def test_graph_schemas_and_as_tool_work_on_python_311() -> None:

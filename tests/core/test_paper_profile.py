@@ -51,10 +51,14 @@ def test_paper_profile_takes_the_authors_value_of_each_setting() -> None:
     paper, default = AnyToolConfig.paper(), AnyToolConfig()
     assert {k: getattr(paper, k) for k in PAPER_SETTINGS} == dict(PAPER_SETTINGS)
     assert (paper.solvable_check, paper.judge, paper.judge_samples, paper.call_limit, paper.max_solver_queries,
-            paper.reflect_when_pool_full, paper.failure_reason_to) == (
-        "after_add", "anytool", 3, "model_queries", 200, False, "reactivated")
+            paper.reflect_when_pool_full, paper.failure_reason_to, paper.round_gate, paper.prune_match,
+            paper.failure_reason_form, paper.small_category_shortcut, paper.small_category_finished) == (
+        "after_add", "anytool", 3, "model_queries", 10, False, "reactivated", "solvability_check", "substring",
+        "verbatim", True, False)
     assert (default.solvable_check, default.judge, default.call_limit, default.reflect_when_pool_full,
-            default.failure_reason_to) == ("on_request", "tooleval", "api_calls", True, "unfinished")
+            default.failure_reason_to, default.round_gate, default.prune_match, default.failure_reason_form,
+            default.small_category_shortcut, default.small_category_finished) == (
+        "on_request", "tooleval", "api_calls", True, "unfinished", "pool_changed", "whole_word", "summary", True, True)
     # the run-time profile gets them too, over a build-time config made with the defaults
     per_run = resolve_settings(AnyToolConfig(max_api_pool=16), {"profile": "paper"})
     assert per_run.max_api_pool == 16 and all(getattr(per_run, k) == v for k, v in PAPER_SETTINGS.items())
@@ -64,7 +68,8 @@ def test_paper_profile_takes_the_authors_value_of_each_setting() -> None:
     with pytest.raises(ValueError, match="call_limit must be one of api_calls, model_queries"):
         AnyToolConfig(call_limit="queries")  # type: ignore[arg-type]
     assert {"solvable_check", "judge", "judge_samples", "call_limit", "max_solver_queries",
-            "reflect_when_pool_full", "failure_reason_to"} <= {f.name for f in fields(AnyToolConfig)}
+            "reflect_when_pool_full", "failure_reason_to", "round_gate", "prune_match", "failure_reason_form",
+            "small_category_finished"} <= {f.name for f in fields(AnyToolConfig)}
 
 
 # ------------------------------------------------------------------------------------------ 1. solvability check
@@ -378,9 +383,9 @@ def test_an_http_400_is_an_observation_the_model_can_correct() -> None:
 
 # ------------------------------------------------------------------------------------------ a whole paper() run
 def test_a_whole_run_with_the_paper_profile() -> None:
-    """The authors' loop end to end: the category agent is a model call (no shortcut), every addition is checked
-    without the agent asking, a failed solve re-activates the tool agent with the reason, and the answer is judged
-    by three samples."""
+    """The authors' loop end to end: the small category gets its tool agent without a model call, every addition
+    is checked without the agent asking, a failed solve re-activates the tool agent with the Finish arguments as
+    they are (the broken API pruned: its name is in them), and the answer is judged by three samples."""
     catalog, executor = make_world()
     broken = catalog.function_name(catalog.find_api("Stocks API", "Quote").id)
     backup = catalog.function_name(catalog.find_api("Backup Quotes", "Quote").id)
@@ -413,9 +418,12 @@ def test_a_whole_run_with_the_paper_profile() -> None:
                                  executor=executor)
     out = graph.invoke({"query": "Price of AAPL?"})
     assert out["status"] == "solved" and out["answer"] == "AAPL trades at 187.5 USD."
-    assert "category:Finance" in world.roles  # no small-category shortcut
+    assert "category:Finance" not in world.roles  # 2 tools: the small-category shortcut
+    assert out["agents"]["meta/Finance"]["end_reason"] == "small_category"
     tool_turns = [r for r in world.roles if r.startswith("tool:")]
     assert len(tool_turns) == 2 and world.roles.count("solvable") == 2  # one check after each addition
+    told = str(out["agents"]["meta/Finance/t1"]["messages"][-3].content)  # its re-activation message
+    assert str({"return_type": "give_up", "reason": f"{broken} failed", "failed_functions": [broken]}) in told
     assert world.roles.count("judge") == 3  # the give-up is Unsolved by rule, the answer gets three samples
     first, second = out["solver_attempts"]
     assert (first["finish_type"], second["finish_type"]) == ("give_up", "give_answer")

@@ -72,7 +72,7 @@ def test_run_settings_profile_flags_and_set() -> None:
                                       "--set", "max_api_pool=16", "--set", "reflection_scope=tool"])
     cfg = run_settings(args)
     assert (cfg.max_reflections, cfg.max_api_pool, cfg.reflection_scope) == (0, 16, "tool")
-    assert not cfg.seed_with_search and not cfg.small_category_shortcut  # the paper's setting
+    assert not cfg.seed_with_search and cfg.small_category_shortcut and not cfg.small_category_finished  # paper()
     assert run_settings(build_parser().parse_args(["run", "q"])).max_reflections == 50
 
 

@@ -13,7 +13,7 @@ from langgraph_anytool import Catalog
 from langgraph_anytool.catalog.errors import CatalogError
 from langgraph_anytool.cli.app import main
 from langgraph_anytool.models.llm import ModelNotConfiguredError, init_model
-from langgraph_anytool.render import shorten, shorten_counted
+from langgraph_anytool.text import shorten, shorten_counted
 
 ROOT = Path(__file__).resolve().parents[2]
 FORMATS = ("a ToolBench tools directory", "an OPPO toolset folder", "a StableToolBench query file",
@@ -86,7 +86,7 @@ def test_a_failure_reason_is_cut_at_a_word() -> None:
 
 
 def test_no_text_is_cut_mid_word_by_a_slice_anywhere_in_the_package() -> None:
-    """A slice followed by an ellipsis (`text[:n] + "…"`) cuts a word in two: `render.shorten` is the one way."""
+    """A slice followed by an ellipsis (`text[:n] + "…"`) cuts a word in two: `text.shorten` is the one way."""
     pattern = re.compile(r"\[\s*:[^\]]*\]\s*\+\s*f?[\"'](?:…|\.\.\.)")
     found = [f"{path.relative_to(ROOT)}:{i}" for path in sorted((ROOT / "langgraph_anytool").rglob("*.py"))
              for i, line in enumerate(path.read_text().splitlines(), 1) if pattern.search(line)]

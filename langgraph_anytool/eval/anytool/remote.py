@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from ...render import shorten
+from ...text import shorten
 
 _NS = uuid.UUID("5b0d6f4e-6a55-4c52-9a1e-7d3c0e8f2a11")
 

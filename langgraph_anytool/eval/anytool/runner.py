@@ -31,7 +31,8 @@ from langchain_core.messages import BaseMessage
 from ...config import AnyToolConfig, ConfigError
 from ...models.faults import USAGE_KEYS
 from ...models.llm import TRANSPORT_KINDS, ModelCallError, error_kind_of
-from ...render import shorten
+from ...paper_prompts import prompts_record
+from ...text import shorten
 from ...tools.dbfile import StorageError, describe_error, is_storage_fault
 from ..datasets import BenchQuery, api_ids
 from .results import ResultsWriter
@@ -324,6 +325,7 @@ async def run_batch(
 
         resolve_models(model, None, config, catalog)  # raises naming a model without a known price
     run_info = {"mode": options.mode, "model": options.model_label, "config": config.to_dict(),
+                "prompts": prompts_record(config.prompts_from),
                 "catalog": getattr(catalog, "name", "?"), "catalog_apis": len(catalog)}
     tally = BatchTally()
     todo: list[tuple[BenchQuery, Mapping[str, Any] | None]] = []  # (query, the record it retries)

@@ -24,7 +24,7 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 
 from ...models.llm import call_role
-from ...render import shorten
+from ...text import shorten
 from ..identity import evaluator_identity as shared_identity
 from ..identity import evaluator_key
 
@@ -105,9 +105,14 @@ class TaskEvaluator:
     def _path(self, key: str) -> Path | None:
         return self.cache_dir / f"{key}.json" if self.cache_dir is not None else None
 
-    def judge(self, task: int, prompt: str) -> Verdict:
-        """The verdict on `prompt` (built by `oppo_prompts.evaluator_prompt`)."""
-        key = hashlib.sha256(json.dumps([self.identity, task, prompt]).encode()).hexdigest()
+    def judge(self, task: int, prompt: str, prompts_key: str = "") -> Verdict:
+        """The verdict on `prompt` (built by `oppo_prompts.evaluator_prompt`). `prompts_key`: the fingerprint of the
+        authors' prompt files when the prompt is theirs (`PromptBook.key`), part of the cache key (our prompts keep
+        the key they always had)."""
+        parts: list[Any] = [self.identity, task, prompt]
+        if prompts_key:
+            parts.insert(1, f"prompts:{prompts_key}")
+        key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()
         path = self._path(key)
         if path is not None and path.is_file():
             try:

@@ -41,6 +41,7 @@ class FunctionSpec:
     name: str
     description: str = ""
     parameters: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] | None = field(default=None, compare=False)  # α-UMi test files: the tool as recorded
 
 
 @dataclass(frozen=True)
@@ -198,20 +199,25 @@ def _umi_functions(path: Path, i: int, tools: Any) -> tuple[FunctionSpec, ...]:
         for key, spec in (t.get("input") or {}).items():
             typ, _, desc = str(spec).partition(",")
             props[str(key)] = {"type": typ.strip() or "string", "description": desc.strip()}
-        out.append(FunctionSpec(t["Name"], str(t.get("function") or ""), {"type": "object", "properties": props}))
+        out.append(FunctionSpec(t["Name"], str(t.get("function") or ""), {"type": "object", "properties": props},
+                                raw=dict(t)))
     return tuple(out)
+
+
+UMI_TEXT = "umi_text"  # additional_kwargs key of a caller turn's text as the test file records it
 
 
 def _umi_call(text: str, call_id: str) -> AIMessage:
     parsed = parse_action(text)
+    kept = {UMI_TEXT: text}
     if parsed is None:
-        return AIMessage(content=text, name="caller")
+        return AIMessage(content=text, name="caller", additional_kwargs=kept)
     if parsed.args is None:
-        return AIMessage(content="", name="caller", invalid_tool_calls=[{
+        return AIMessage(content="", name="caller", additional_kwargs=kept, invalid_tool_calls=[{
             "name": parsed.name, "args": parsed.raw_args, "id": call_id, "error": parsed.error,
             "type": "invalid_tool_call"}])
-    return AIMessage(content="", name="caller", tool_calls=[{"name": parsed.name, "args": parsed.args, "id": call_id,
-                                                             "type": "tool_call"}])
+    return AIMessage(content="", name="caller", additional_kwargs=kept,
+                     tool_calls=[{"name": parsed.name, "args": parsed.args, "id": call_id, "type": "tool_call"}])
 
 
 def _umi_reference(value: str, nxt: Any, thought: str) -> StepRef:

@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.messages.utils import convert_to_messages
 
 from ...config import ConfigError
-from ...render import shorten_counted
+from ...text import shorten_counted
 from . import prompts
 
 TOOL_RESULT_CHARS = 2000  # per tool result shown as context

@@ -16,8 +16,8 @@ from langgraph.runtime import Runtime
 
 from ...models.llm import ModelCallError, ModelNotConfiguredError
 from ...protocol import SUBMIT_PLAN
-from ...render import shorten
 from ...state import AnyToolState, PlanStep
+from ...text import shorten
 from ..solver.functions import describe_functions, pool_functions
 from ..solver.textmode import call_role_tools
 from . import prompts

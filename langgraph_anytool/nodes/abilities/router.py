@@ -18,8 +18,8 @@ from langgraph.types import Command
 
 from ...models.llm import ModelCallError, ModelNotConfiguredError
 from ...protocol import ANSWER_DIRECTLY, USE_TOOLS
-from ...render import shorten
 from ...state import AnyToolState, SolverAttempt
+from ...text import shorten
 from ..solver.textmode import call_role_tools
 from . import prompts
 from .conversation import conversation_messages, prior_turns, render_conversation, request_of

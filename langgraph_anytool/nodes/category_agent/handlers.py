@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 
 from ...catalog import Catalog, Category, Tool, UnknownNameError
-from ...render import shorten
+from ...text import shorten
 from ...tools.agent_functions import CategoryArgs, ToolNamesArgs, ToolsDescriptionArgs
 from ..agents.context import CallContext, FunctionResult, to_json
 from ..agents.records import new_agent_record

@@ -9,14 +9,15 @@ Solved: the run reflects as on Unsolved. The judge has its own model (role "judg
 With `judge="anytool"` (`AnyToolConfig.paper()`) the verdict is the authors' instead (`anytool.py`): an answer
 with an exclusion word is Unsolved, else `judge_samples` ToolEval checks vote (only a Solved sample passes: an
 Unsure sample fails, as in the authors' loop) and the answer is Solved when passed >= failed; the verdict is then
-never Unsure.
+never Unsure. Its `sample_reason` is the reason of one sample drawn as `check_solved_toolbench` draws it (any
+sample, passed or failed), which `failure_reason_form="verbatim"` gives the re-activated agents.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NotRequired
 
 from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
@@ -24,10 +25,11 @@ from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from ...models.llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError
-from ...render import shorten, shorten_counted
 from ...state import AnyToolState, SolverAttempt
+from ...text import shorten, shorten_counted
 from ...tools.observation import Status, reported_error_in_text
 from ..abilities.router import DIRECT_MODE
+from ..draws import seeded_index
 from ..reflection import can_reflect
 from .anytool import excluded_word, majority_solved, sample_passed
 from .tooleval import JudgeResult, add_usage, check_is_solved
@@ -45,6 +47,7 @@ class Verdict(TypedDict):
     reason: str
     by: str  # "rule", or the ToolEval stage that decided: "answer" | "process"; "error": the judge's model failed;
     # judge "anytool": "exclusion" (an exclusion word), "majority" (the samples' vote)
+    sample_reason: NotRequired[str]  # judge "anytool": the reason of the sample drawn as the authors draw it
 
 
 def rule_verdict(attempt: SolverAttempt) -> Verdict | None:
@@ -66,17 +69,22 @@ def exclusion_verdict(attempt: SolverAttempt) -> Verdict | None:
             "by": "exclusion"}
 
 
-def authors_verdict(samples: list[JudgeResult]) -> tuple[Verdict, dict[str, Any]]:
-    """judge "anytool": the vote of the ToolEval samples (anytool.py) and their summed usage."""
+def authors_verdict(samples: list[JudgeResult], *key: object) -> tuple[Verdict, dict[str, Any]]:
+    """judge "anytool": the vote of the ToolEval samples (anytool.py) and their summed usage; `sample_reason` is
+    one sample's reason drawn at random, passed or failed (verifier.py `check_solved_toolbench`:
+    `random.sample(reason_list, 1)[0]`), reproducibly from `key` and the samples."""
     passes = [sample_passed(r.label) for r in samples]
     solved = majority_solved(passes)
     agreeing = [r for r, ok in zip(samples, passes, strict=True) if ok == solved]
     votes = f"{sum(passes)} of {len(passes)} samples passed"
     reason = f"{agreeing[0].reason} ({votes})" if agreeing and agreeing[0].reason else votes
+    reasons = [r.reason for r in samples]
+    drawn = reasons[seeded_index(len(reasons), *key, reasons)]
     usage: dict[str, Any] = {}
     for r in samples:
         usage = dict(add_usage(usage, r.usage))
-    return {"label": "Solved" if solved else "Unsolved", "reason": reason, "by": "majority"}, usage
+    return {"label": "Solved" if solved else "Unsolved", "reason": reason, "by": "majority",
+            "sample_reason": drawn}, usage
 
 
 PROCESS_OUTPUT_CHARS = 600  # per API output shown to the judge
@@ -159,10 +167,10 @@ def make_judge(base: Deps) -> Any:
                 samples = [check_is_solved(deps.models.for_role("judge"), state["query"], attempt["answer"],
                                            process_text(attempt, earlier=earlier),
                                            inputs={"calls": observed_calls(attempt, earlier), "sample": i},
-                                           on_usage=deps.meter(run_key))
+                                           on_usage=deps.meter(run_key), book=deps.paper_prompts)
                            for i in range(deps.config.judge_samples if authors else 1)]
                 if authors:
-                    verdict, used_all = authors_verdict(samples)
+                    verdict, used_all = authors_verdict(samples, state["query"], attempt["answer"])
                     used_all = {k: v for k, v in used_all.items() if isinstance(v, int | float)}
                     usage = {"judge": used_all} if used_all else {}
                 else:

@@ -12,14 +12,21 @@
    therefore failed; the coin (`random.random() < 0.5`) is never reached in the authors' loop;
 3. Solved when passed >= failed (a tie is Solved), else Unsolved.
 
-The authors return the reason of a sample drawn at random; ours is the first sample that agrees with the verdict.
+The verdict's reason (what a user reads) is the first sample that agrees with the verdict, with the vote. The
+reason `check_solved_toolbench` returns is `random.sample(reason_list, 1)[0]`: any sample's, passed or failed,
+drawn at random; that one is kept as the verdict's `sample_reason` (drawn reproducibly, `seeded_index`), which
+`failure_reason_form="verbatim"` hands the re-activated agents as main.py does.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Sequence
+
+from ..draws import seeded_coin, seeded_index
+
+# seeded_coin: the reproducible coin for an Unsure sample where ToolEval flips one (`random.random() < 0.5` in
+# StableToolBench's `eval_pass_rate.py compute_pass_rate`; the `toolllm` pass rate's, not AnyTool's judge's)
+__all__ = ["EXCLUSION_WORDS", "excluded_word", "majority_solved", "sample_passed", "seeded_coin", "seeded_index"]
 
 EXCLUSION_WORDS: tuple[str, ...] = (
     "sorry", "apologize", "apology", "unfortunately", "couldn't", "could not", "can't", "cannot", "unable",
@@ -35,12 +42,6 @@ def excluded_word(answer: str) -> str | None:
     protocol (Eq. 2; also the eval-side pass rate, `eval/passrate.py`), not to ToolEval's SoPR.
     """
     return next((word for word in EXCLUSION_WORDS if word in answer), None)
-
-
-def seeded_coin(*parts: object) -> bool:
-    """A reproducible fair coin for an Unsure sample where ToolEval flips one (`random.random() < 0.5` in
-    StableToolBench's `eval_pass_rate.py compute_pass_rate`; used by the `toolllm` pass rate, not by AnyTool's judge)."""
-    return hashlib.sha256(json.dumps(parts, default=str).encode()).digest()[0] < 128
 
 
 def sample_passed(label: str) -> bool:

@@ -33,8 +33,12 @@ def create_agent_category_level(ctx: CallContext, args: CategoryArgs) -> str:
     """Create a category agent (each category at most once per run).
 
     With `small_category_shortcut` on, a category with at most `max_tools_per_agent` tools gets no model call: its
-    agent is recorded `finished` (`small_category`) with one pending tool agent holding all its tools, as the
-    authors' code does. `AnyToolConfig.paper()` turns the shortcut off.
+    agent is recorded with one pending tool agent holding all its tools, as the authors' code does (dyabel/AnyTool
+    `scripts/main.py` `Category_Agent.category_search`: `len(self.tools) <= leaf_tool_number` → its own
+    `create_agent_tool_level(category, all tools)`). The agent is `finished` (`small_category`); with
+    `small_category_finished=False` (`AnyToolConfig.paper()`) it is `stopped` instead, as `category_search`
+    returns there without setting `finish_search`: a re-activation then finishes it without a model call
+    (`Category_Agent.resume_search`).
     """
     rec, catalog, cfg = ctx.record, ctx.deps.catalog, ctx.deps.config
     cat = resolve_category(catalog, args.category_name)
@@ -55,7 +59,8 @@ def create_agent_category_level(ctx: CallContext, args: CategoryArgs) -> str:
     tool_id = f"{child_id}/t1"
     ctx.children[tool_id] = new_agent_record(tool_id, "tool", parent=child_id, category=cat.name, tools=tools,
                                              ready=ctx.tick + 1)
-    child["status"], child["end_reason"] = "finished", "small_category"
+    child["status"] = "finished" if cfg.small_category_finished else "stopped"
+    child["end_reason"], child["small_category"] = "small_category", True
     child["children"], child["tools"] = [tool_id], list(tools)
     return (f"Created category agent {child_id} for the category {cat.name!r}. It has only {len(tools)} tools, "
             f"so they were all assigned to tool agent {tool_id}: {to_json(tools)}.")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ...render import shorten
 from ...state import PoolEntry
+from ...text import shorten
 from ...tools.lc import api_json_schema
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMes
 from typing_extensions import TypedDict
 
 from ...protocol import DIVERSITY, FINISH_NAME
-from ...render import shorten
 from ...state import PoolEntry, SolverAttempt
+from ...text import shorten
 from ...tools.observation import Status
 
 NodeStatus = Literal["open", "dead", "answer", "given_up"]

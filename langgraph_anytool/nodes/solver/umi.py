@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from ...protocol import DIVERSITY
-from ...render import shorten
+from ...text import shorten
 from ..abilities import ask_user as asking
 from ..abilities.conversation import conversation_messages
 from ..abilities.prompts import ASK_USER_NOTE, PLANNER_ASK_USER_NOTE
@@ -33,9 +33,19 @@ from .dfsdt import (
     role_tools,
     text_of,
     tool_schemas,
+    with_fewer_functions,
 )
 from .textmode import TextToolRunnable, format_inputs, umi_template
-from .tree import NUDGE, SEED_NOTE, SolverState, add_child, message_to_dict, path_messages, update_node
+from .tree import (
+    NUDGE,
+    QUERY_LIMIT_NOTE,
+    SEED_NOTE,
+    SolverState,
+    add_child,
+    message_to_dict,
+    path_messages,
+    update_node,
+)
 
 if TYPE_CHECKING:
     from ...runtime import Deps
@@ -48,6 +58,12 @@ _NEXT = re.compile(
     re.IGNORECASE,
 )
 _OBS_CHARS = 1500
+
+# call_limit "model_queries": the authors' note after `max_query_count` queries (DFS.py: call Finish, answering or
+# giving up without restart), in α-UMi's terms: the planner's decisions (conclusion = Finish give_answer, give up =
+# Finish give_up_and_restart in α-UMi's `utils.py collab_agent_parser`; it has no give-up without restart)
+QUERY_LIMIT = ("You have made the maximum number of steps for this task. End now: let the next step give the final "
+               "answer from the results above, or give up.")
 
 
 def parse_next(text: str) -> tuple[Decision, str]:
@@ -83,7 +99,7 @@ def render_history(messages: Sequence[BaseMessage]) -> str:
         elif isinstance(m, HumanMessage):
             if m.name in (DIVERSITY,):
                 continue
-            label = "Note" if m.name in (NUDGE, SEED_NOTE) else "User"
+            label = "Note" if m.name in (NUDGE, SEED_NOTE, QUERY_LIMIT_NOTE) else "User"
             lines.append(f"{label}: {text_of(m)}")
     return "\n".join(lines) if lines else prompts.EMPTY_HISTORY
 
@@ -117,15 +133,21 @@ def make_plan(deps: Deps) -> Node:
             return {"finish": stop}
         nodes, cur = state["nodes"], state["current"]
         diversity = f"\n{added[0].content}\n" if added else ""
-        system = umi_template(deps.config, "planner").format(doc=describe_functions(deps, functions, with_params=True),
-                                               history=render_history(path_messages(nodes, cur)), diversity=diversity)
-        if deps.config.ask_user:  # the caller may ask the user: the planner decides when
-            system += PLANNER_ASK_USER_NOTE
-        prompt: list[BaseMessage] = [SystemMessage(content=system), *conversation_messages(state.get("prior_messages") or []),
-                                     HumanMessage(content=state["query"])]
-        ai, upd = invoke_model(deps, state, "planner", deps.models.for_role("planner"), prompt,
-                               {**umi_inputs(path_messages(nodes, cur), functions),
-                                **format_inputs(deps.config, "planner"), "ask_user": deps.config.ask_user})
+
+        def call(offered: dict[str, str], state: SolverState) -> tuple[AIMessage | None, dict[str, Any]]:
+            system = umi_template(deps.config, "planner").format(
+                doc=describe_functions(deps, offered, with_params=True),
+                history=render_history(path_messages(nodes, cur)), diversity=diversity)
+            if deps.config.ask_user:  # the caller may ask the user: the planner decides when
+                system += PLANNER_ASK_USER_NOTE
+            prompt: list[BaseMessage] = [SystemMessage(content=system),
+                                         *conversation_messages(state.get("prior_messages") or []),
+                                         HumanMessage(content=state["query"])]
+            return invoke_model(deps, state, "planner", deps.models.for_role("planner"), prompt,
+                                {**umi_inputs(path_messages(nodes, cur), offered),
+                                 **format_inputs(deps.config, "planner"), "ask_user": deps.config.ask_user})
+
+        ai, upd = with_fewer_functions(state, "planner", functions, call)
         if ai is None:
             return upd
         rationale = text_of(ai).strip()
@@ -165,19 +187,24 @@ def make_call(deps: Deps) -> Node:
         nodes, cur = state["nodes"], state["current"]
         functions = pool_functions(deps, state["api_pool"])
         ask = deps.config.ask_user  # `ask_user(question)` is offered beside the pooled APIs (answered by execute)
-        system = umi_template(deps.config, "caller").format(
-            doc=describe_functions(deps, functions, with_params=True), history=_step_history(state),
-            thought=state["thought"] or "(none)",
-            tool_names=", ".join([*functions, asking.ASK_USER_NAME] if ask else functions),
-        ) + (ASK_USER_NOTE if ask else "")
-        prompt: list[BaseMessage] = [SystemMessage(content=system), *conversation_messages(state.get("prior_messages") or []),
-                                     HumanMessage(content=state["query"])]
-        tools = [*tool_schemas(deps, functions), *([asking.ask_user_schema()] if ask else [])]
-        model = role_tools(deps, state, "caller", tools)
-        ai, upd = invoke_model(deps, state, "caller", model, prompt,
-                               {**umi_inputs(_step_messages(state), functions, state["thought"]), "ask_user": ask,
-                                **format_inputs(deps.config, "caller", text=isinstance(model, TextToolRunnable))},
-                               tools)
+
+        def call(offered: dict[str, str], state: SolverState) -> tuple[AIMessage | None, dict[str, Any]]:
+            system = umi_template(deps.config, "caller").format(
+                doc=describe_functions(deps, offered, with_params=True), history=_step_history(state),
+                thought=state["thought"] or "(none)",
+                tool_names=", ".join([*offered, asking.ASK_USER_NAME] if ask else offered),
+            ) + (ASK_USER_NOTE if ask else "")
+            prompt: list[BaseMessage] = [SystemMessage(content=system),
+                                         *conversation_messages(state.get("prior_messages") or []),
+                                         HumanMessage(content=state["query"])]
+            tools = [*tool_schemas(deps, offered), *([asking.ask_user_schema()] if ask else [])]
+            model = role_tools(deps, state, "caller", tools)
+            return invoke_model(deps, state, "caller", model, prompt,
+                                {**umi_inputs(_step_messages(state), offered, state["thought"]), "ask_user": ask,
+                                 **format_inputs(deps.config, "caller", text=isinstance(model, TextToolRunnable))},
+                                tools)
+
+        ai, upd = with_fewer_functions(state, "caller", functions, call)
         if ai is None:
             return upd
         ai = reviewed(ai, upd, "caller", f"n{cur}").model_copy(update={"name": "caller"})

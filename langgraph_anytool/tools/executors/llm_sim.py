@@ -18,7 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from ...catalog.models import Api
-from ...render import shorten_counted
+from ...text import shorten_counted
 from ..observation import Observation, Status
 from .virtual import parse_maybe_json, status_for_message
 
