@@ -13,6 +13,13 @@ Every JSON or YAML file the package reads from a user, a release or a model fold
 - `load_data_file`: JSON or YAML by the file's suffix (other suffixes try JSON, then YAML).
 - `replace_surrogates`: lone surrogates (`"\\ud800"`, valid in JSON escapes, not encodable as UTF-8) replaced by
   U+FFFD, with the field paths where it happened, so a loader can say which field of which file it repaired.
+- `iter_lines` / `iter_json_lines`: a JSON-lines or CSV file streamed line by line, each line capped at
+  `max_line_bytes` (a file of one 2 GB line is refused at the cap, not read whole), faults naming the line.
+- `check_model`: data validated against a pydantic model (the one schema layer for every field of every file:
+  types, ranges, finiteness); the first fault is one line naming the file, the line and the field path.
+- `safe_file_name` / `path_inside` / `check_plain_name`: names that come from data (a group, a query id, a tool
+  name in a config) become file names, never paths; a path built from them is checked to resolve inside its
+  folder (symlinks followed), or refused.
 
 The faults are `DataFileError`s; a caller in a higher layer turns them into its own error (e.g. `CatalogError`)
 with `source` and `field`.
@@ -22,31 +29,48 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import logging
 import math
 import os
 import re
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import MAX_NESTING, NestingTooDeep, check_nesting
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
 
 MAX_YAML_ALIASES = 100  # YAML aliases (`*name`) allowed in one document
 MAX_VALUES = 1_000_000  # values (scalars, lists, maps) in a loaded YAML document, aliases counted as expanded
 MAX_INT_DIGITS = 100  # an integer literal longer than this is no count, id or size any file of ours needs
+MAX_FILE_NAME_CHARS = 120  # a file name made from data (before its suffix and digest)
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # how a surrogate is written in JSON text
+_log = logging.getLogger(__name__)
+_UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 class DataFileError(ValueError):
-    """A data file that cannot be read as what it should be; `str()` is one line naming the file (and field)."""
+    """A data file that cannot be read as what it should be; `str()` is one line naming the file (and the line of a
+    JSON-lines or CSV file, and the field)."""
 
-    def __init__(self, message: str, *, source: str, field: str | None = None) -> None:
+    def __init__(self, message: str, *, source: str, field: str | None = None, line: int | None = None) -> None:
         self.message = message
         self.source = source
         self.field = field
-        where = f"{source}" + (f", field {field!r}" if field else "")
+        self.line = line
+        where = f"{source}" + (f", line {line}" if line is not None else "") + (f", field {field!r}" if field else "")
         super().__init__(f"{where}: {message}")
+
+
+class InvalidJson(DataFileError):
+    """Text that is not JSON at all (a syntax error, e.g. a line cut short by a crash), as opposed to JSON that is
+    refused (too deep, a number out of range)."""
 
 
 def read_bytes(path: str | os.PathLike[str], *, max_bytes: int, what: str = "file") -> bytes:
@@ -109,8 +133,8 @@ def loads_json(text: str | bytes, *, source: str, allow_nonfinite: bool = False,
     try:
         value = json.loads(text, **kwargs)
     except json.JSONDecodeError as exc:
-        raise DataFileError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-                            source=source) from None
+        raise InvalidJson(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+                          source=source) from None
     except RecursionError:
         raise DataFileError(f"nesting too deep (more than {max_depth} levels)", source=source) from None
     except UnicodeDecodeError as exc:
@@ -260,8 +284,161 @@ def _walk(value: Any, path: str, clean: Any) -> Any:
     return value
 
 
+def repair_surrogates(value: Any, *, source: str, line: int | None = None, text: str | None = None,
+                      prefix: str = "") -> Any:
+    """`value` with lone surrogates replaced (`replace_surrogates`), and a warning naming `source` (and `line`) and
+    the fields when there were any. `text`: the JSON text `value` was parsed from; when it holds no surrogate escape
+    (`\\udXXX`) the walk is skipped (a lone surrogate in JSON can only be written as one)."""
+    if text is not None and not _SURROGATE_ESCAPE.search(text):
+        return value
+    cleaned, fixed = replace_surrogates(value, prefix)
+    if fixed:
+        where = source + (f", line {line}" if line is not None else "")
+        _log.warning("%s: invalid code points (lone surrogates) replaced with U+FFFD in %d field(s): %s", where,
+                     len(fixed), first_fields(fixed))
+    return cleaned
+
+
 def first_fields(paths: Iterable[str], most: int = 3) -> str:
     """`a, b, c and 4 more` — a short list of field paths for a one-line message."""
     paths = list(paths)
     shown = ", ".join(paths[:most])
     return shown + (f" and {len(paths) - most} more" if len(paths) > most else "")
+
+
+# ------------------------------------------------------------------------------------------- lines, streamed
+def _open_regular(path: str | os.PathLike[str], what: str) -> Any:
+    """`path` opened for binary reading, refusing what is not a regular file (a FIFO would block)."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise DataFileError(f"the {what} does not exist", source=str(p)) from None
+    except OSError as exc:
+        raise DataFileError(f"cannot read the {what}: {exc.strerror or exc}", source=str(p)) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise DataFileError(f"not a regular file (a {what} must be one)", source=str(p))
+    try:
+        return p.open("rb")
+    except OSError as exc:
+        raise DataFileError(f"cannot read the {what}: {exc.strerror or exc}", source=str(p)) from None
+
+
+def iter_lines(path: str | os.PathLike[str], *, max_line_bytes: int, what: str = "file",
+               errors: str = "strict") -> Iterator[tuple[int, str]]:
+    """`(line number, text)` of each line of the regular file `path` (its newline kept), read one line at a time; a
+    line over `max_line_bytes` is a `DataFileError` naming it (found after reading at most that many bytes of it).
+    `errors`: how undecodable UTF-8 is handled ("strict": a `DataFileError` naming the line; "replace": U+FFFD)."""
+    source = str(path)
+    with _open_regular(path, what) as fh:
+        n = 0
+        while True:
+            try:
+                raw = fh.readline(max_line_bytes + 1)
+            except OSError as exc:
+                raise DataFileError(f"cannot read the {what}: {exc.strerror or exc}", source=source,
+                                    line=n + 1) from None
+            if not raw:
+                return
+            n += 1
+            if len(raw) > max_line_bytes:
+                raise DataFileError(f"the line is over {max_line_bytes:,} bytes, the limit of a {what} line",
+                                    source=source, line=n)
+            try:
+                text = raw.decode("utf-8-sig" if n == 1 else "utf-8", errors)
+            except UnicodeDecodeError as exc:
+                raise DataFileError(f"not UTF-8 text (byte {exc.start:,} of the line: {exc.reason})", source=source,
+                                    line=n) from None
+            yield n, text
+
+
+def iter_json_lines(path: str | os.PathLike[str], *, max_line_bytes: int, what: str = "JSON-lines file",
+                    skip_invalid: bool = False, allow_nonfinite: bool = False,
+                    max_depth: int = MAX_NESTING) -> Iterator[tuple[int, Any]]:
+    """`(line number, value)` of each non-blank line of a JSON-lines file, bounded per line as `loads_json` bounds a
+    file. `skip_invalid`: a line that is not JSON at all (e.g. cut short by a crash) is skipped; JSON that is refused
+    (too deep, a number out of range, an over-long line) is always a `DataFileError` naming the line."""
+    source = str(path)
+    for n, text in iter_lines(path, max_line_bytes=max_line_bytes, what=what, errors="replace"):
+        if not text.strip():
+            continue
+        try:
+            value = loads_json(text, source=source, allow_nonfinite=allow_nonfinite, max_depth=max_depth)
+        except InvalidJson as exc:
+            if skip_invalid:
+                continue
+            raise InvalidJson(exc.message.replace("at line 1 column", "at column"), source=source, line=n) from None
+        except DataFileError as exc:
+            raise DataFileError(exc.message, source=source, line=n) from None
+        yield n, value
+
+
+# ------------------------------------------------------------------------------------------- one schema layer
+def _loc(prefix: str, loc: Iterable[Any]) -> str:
+    path = prefix
+    for key in loc:
+        path = _path_join(path, key)
+    return path
+
+
+def _shown(value: Any, limit: int = 40) -> str:
+    if isinstance(value, (dict, list)):
+        return f"a JSON {'object' if isinstance(value, dict) else 'list'}"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def check_model(model: type[M], data: Any, *, source: str, line: int | None = None, prefix: str = "") -> M:
+    """`data` validated as `model` (a pydantic model: the one schema layer for data files); the first fault is a
+    `DataFileError` naming `source`, `line` and the field path (`prefix` before it), e.g.
+    `results.jsonl, line 3, field 'usage.model_calls': Input should be a valid number, got 'abc'`."""
+    from pydantic import ValidationError
+
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = exc.errors(include_url=False)
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more fault(s))" if len(problems) > 1 else ""
+        got = f", got {_shown(first.get('input'))}" if first.get("type") != "missing" else ""
+        raise DataFileError(f"{first['msg']}{got}{more}", source=source, line=line,
+                            field=_loc(prefix, first.get("loc", ())) or None) from None
+    except RecursionError:  # depth is checked when reading; this guards data built in code
+        raise DataFileError("nesting too deep", source=source, line=line, field=prefix or None) from None
+
+
+# ------------------------------------------------------------------------------------------- names → paths
+def safe_file_name(name: object, *, fallback: str = "item", max_chars: int = MAX_FILE_NAME_CHARS) -> str:
+    """A file name (no suffix) made from a name that comes from data (a group, a query id, a thread id): only
+    `[A-Za-z0-9._-]`, no leading dot, at most `max_chars` characters. A name that had to change gets a digest of
+    the original appended (`a_b-3f2a1c0d`), so two different names never share a file."""
+    text = str(name)
+    cleaned = _UNSAFE_NAME_CHARS.sub("_", text).lstrip(".")[:max_chars] or fallback
+    if cleaned == text:
+        return cleaned
+    import hashlib
+
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{cleaned}-{digest}"
+
+
+def path_inside(root: str | os.PathLike[str], *parts: str, what: str = "file") -> Path:
+    """`root / parts...`, resolved (symlinks followed), when it lies inside `root` (resolved too); otherwise a
+    `DataFileError`: a name from data never reaches a file outside its folder."""
+    base = Path(root).resolve()
+    target = base.joinpath(*parts).resolve()
+    if target != base and base not in target.parents:
+        shown = "/".join(parts)
+        raise DataFileError(f"the {what} {shown!r} resolves to {target}, outside {base}; refused",
+                            source=str(root))
+    return target
+
+
+def check_plain_name(name: str, *, source: str, field: str, what: str = "name") -> str:
+    """`name` when it is a plain name (no path separator, not `.` / `..`, no NUL, not absolute); otherwise a
+    `DataFileError`: a name given in a config is a name, never a path."""
+    if (not name or "/" in name or "\\" in name or "\x00" in name or name in (".", "..")
+            or os.path.isabs(name) or name.startswith("~")):
+        raise DataFileError(f"{name!r} is not a {what} (a name, not a path: no '/', '\\', '..' or '~')",
+                            source=source, field=field)
+    return name
