@@ -16,11 +16,13 @@ MAX_QUERY_FILE_BYTES = 1 << 30  # a StableToolBench / ToolBench query file (the 
 
 
 def read_catalog_json(path: Path, *, max_bytes: int = MAX_TOOL_FILE_BYTES, what: str = "catalog file") -> Any:
-    """A JSON file of a catalog, bounded (`sanitize.files`: size, depth, numbers), lone surrogates replaced with a
-    warning naming the file and the fields; faults as `CatalogError`s naming the file."""
+    """A JSON file of a catalog, bounded (`sanitize.files`: size, depth, integer digits), lone surrogates replaced
+    with a warning naming the file and the fields; faults as `CatalogError`s naming the file. `NaN` / `Infinity`
+    load (pandas writes them into ToolBench's defaults; output shows them as null)."""
     try:
         text = read_text(path, max_bytes=max_bytes, what=what)
-        return repair_surrogates(loads_json(text, source=str(path)), source=str(path), text=text)
+        return repair_surrogates(loads_json(text, source=str(path), allow_nonfinite=True), source=str(path),
+                                 text=text)
     except DataFileError as exc:
         raise CatalogError.from_data(exc) from None
 

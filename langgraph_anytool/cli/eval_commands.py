@@ -412,7 +412,7 @@ def configure_convert(p: argparse.ArgumentParser) -> None:
 
 def cmd_convert(args: argparse.Namespace) -> int:
     """`anytool eval convert`."""
-    from ..eval.anytool.convert import from_answer_dir, from_tooleval, to_tooleval
+    from ..eval.anytool.convert import from_answer_dir, from_tooleval, group_files, to_tooleval
     from ..eval.anytool.results import ResultsWriter, read_results
 
     if args.to == "tooleval":
@@ -424,10 +424,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
         records = [r for f in args.inputs for r in read_results(f)]
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        for group, entries in to_tooleval(records, catalog).items():
-            path = out / f"{group or 'results'}.json"
+        by_group = to_tooleval(records, catalog)
+        for group, path in group_files(out, by_group).items():  # file names from the data: inside --out only
+            entries = by_group[group]
             path.write_text(json.dumps(entries, ensure_ascii=False, indent=1), encoding="utf-8")
-            print(f"{path}: {len(entries)} answers")
+            print(f"{path}: {len(entries)} answers" + (f" (group {group!r})" if path.stem != group else ""))
         return 0
     converted: list[dict[str, Any]] = []
     for inp in args.inputs:

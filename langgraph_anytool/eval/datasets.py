@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import ast
-import json
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -26,7 +25,8 @@ from ..catalog.errors import CatalogError, UnknownNameError
 if TYPE_CHECKING:
     from ..catalog.catalog import Catalog
 
-ApiRef = tuple[str | None, str, str]  # (category or None, tool display name, API display name)
+ApiRef = tuple[str | None, str, str]
+MAX_GT_API_LIST_CHARS = 1_000_000  # AnyToolBench's gt_api_list strings are a few hundred characters  # (category or None, tool display name, API display name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,20 +49,14 @@ class BenchQuery:
 
 
 def read_json_list(path: Path) -> list[Any]:
-    """A query file's JSON list; a missing file, bad JSON, too deep nesting or another shape is a `CatalogError`
-    naming the file."""
+    """A query file's JSON list, read bounded (`catalog.loaders.read_catalog_json`: size, depth, numbers, lone
+    surrogates repaired); a missing file, bad JSON, too deep nesting or another shape is a `CatalogError` naming
+    the file."""
+    from ..catalog.loaders import MAX_QUERY_FILE_BYTES, read_catalog_json
+
     if not path.is_file():
         raise CatalogError("query file does not exist", source=str(path))
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise CatalogError(f"invalid JSON: {exc}", source=str(path)) from None
-    except RecursionError:
-        raise CatalogError("nesting too deep", source=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise CatalogError(f"not UTF-8 text (byte {exc.start}: {exc.reason})", source=str(path)) from None
-    except OSError as exc:
-        raise CatalogError(f"cannot be read ({exc.strerror or exc})", source=str(path)) from None
+    data = read_catalog_json(path, max_bytes=MAX_QUERY_FILE_BYTES, what="query file")
     if not isinstance(data, list):
         raise CatalogError("a query file must hold a JSON list", source=str(path))
     return data
@@ -99,7 +93,10 @@ def load_toolbench_group(path: str | Path, group: str | None = None) -> list[Ben
     out: list[BenchQuery] = []
     for n, item in enumerate(read_json_list(p)):
         qid, query = _query_fields(item, n, source)
-        api_list = tuple(_api_ref(e, source, f"[{n}].api_list[{i}]") for i, e in enumerate(item.get("api_list") or []))
+        raw_list = item.get("api_list") or []
+        if not isinstance(raw_list, list):
+            raise CatalogError("'api_list' must be a list", source=source, field=f"[{n}].api_list")
+        api_list = tuple(_api_ref(e, source, f"[{n}].api_list[{i}]") for i, e in enumerate(raw_list))
         cats = {(t, a): c for c, t, a in api_list if c}
         raw = item.get("relevant APIs", item.get("relevant_apis", []))
         if not isinstance(raw, list):
@@ -117,10 +114,14 @@ def parse_gt_api_list(text: Any, source: str = "", where: str = "gt_api_list") -
     api_name}; parsed with `ast.literal_eval`."""
     value = text
     if isinstance(text, str):
+        if len(text) > MAX_GT_API_LIST_CHARS:
+            raise CatalogError(f"gt_api_list is {len(text):,} characters long; at most {MAX_GT_API_LIST_CHARS:,}",
+                               source=source, field=where)
         try:
             value = ast.literal_eval(text)
-        except (ValueError, SyntaxError) as exc:
-            raise CatalogError(f"gt_api_list is not a Python literal list: {exc}", source=source, field=where) from None
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+            raise CatalogError(f"gt_api_list is not a Python literal list: {type(exc).__name__}: "
+                               f"{str(exc)[:200]}", source=source, field=where) from None
     if not isinstance(value, list):
         raise CatalogError(f"gt_api_list must be a list, got {type(value).__name__}", source=source, field=where)
     return tuple(_api_ref(e, source, f"{where}[{i}]") for i, e in enumerate(value))

@@ -374,9 +374,19 @@ def iter_json_lines(path: str | os.PathLike[str], *, max_line_bytes: int, what: 
 
 
 # ------------------------------------------------------------------------------------------- one schema layer
-def _loc(prefix: str, loc: Iterable[Any]) -> str:
-    path = prefix
-    for key in loc:
+def _loc(prefix: str, data: Any, loc: Iterable[Any], missing: bool) -> str:
+    """The field path of a pydantic error location in `data`: the union members pydantic names in a location
+    (`query_id.str`) are no fields, so only keys and indexes that `data` has are kept (and the absent key of a
+    missing field)."""
+    keys = list(loc)
+    path, node = prefix, data
+    for i, key in enumerate(keys):
+        present = (isinstance(node, Mapping) and key in node) or (
+            isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node))
+        if present:
+            node = node[key]
+        elif not (missing and i == len(keys) - 1):
+            continue
         path = _path_join(path, key)
     return path
 
@@ -399,10 +409,17 @@ def check_model(model: type[M], data: Any, *, source: str, line: int | None = No
     except ValidationError as exc:
         problems = exc.errors(include_url=False)
         first = problems[0]
-        more = f" (and {len(problems) - 1} more fault(s))" if len(problems) > 1 else ""
+        located = [(_loc(prefix, data, p.get("loc", ()), p.get("type") == "missing"), p) for p in problems]
+        field = located[0][0]
+        # a union's members each fail at the same field: "a valid string or a valid integer"
+        msgs = list(dict.fromkeys(str(p["msg"]) for f, p in located if f == field))
+        lead = "Input should be "
+        if len(msgs) > 1 and all(m.startswith(lead) for m in msgs):
+            msgs = [lead + " or ".join(m[len(lead):] for m in msgs)]
+        others = len({f for f, _ in located} - {field})
+        more = f" (and faults in {others} more field(s))" if others else ""
         got = f", got {_shown(first.get('input'))}" if first.get("type") != "missing" else ""
-        raise DataFileError(f"{first['msg']}{got}{more}", source=source, line=line,
-                            field=_loc(prefix, first.get("loc", ())) or None) from None
+        raise DataFileError(f"{'; '.join(msgs)}{got}{more}", source=source, line=line, field=field or None) from None
     except RecursionError:  # depth is checked when reading; this guards data built in code
         raise DataFileError("nesting too deep", source=source, line=line, field=prefix or None) from None
 
