@@ -64,7 +64,7 @@ def cmd_steps(args: argparse.Namespace) -> int:
     from ..eval.umi.steps import evaluate_steps
 
     try:
-        loaded = load_step_cases(args.paths, args.format, args.group_by)
+        loaded = load_step_cases(args.paths, args.format, args.group_by, limit=args.limit)
     except StepDataError as exc:
         raise ValueError(str(exc)) from exc
     cases = loaded.cases[: args.limit] if args.limit else loaded.cases
@@ -141,6 +141,10 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     from ..tools.pipeline import ApiExecutor
 
     tasks = task_numbers(args.task)
+    try:  # every task file read (and checked) before the first model call; streamed, stopping after --limit items
+        items_of = {task: load_task(task, args.data, limit=args.limit) for task in tasks}
+    except TaskDataError as exc:
+        raise ValueError(str(exc)) from exc
     catalog = Catalog.load(args.catalog)
     spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or None
     if spec:
@@ -164,11 +168,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         runner = TaskRunner(catalog, model, evaluator=evaluator, executor=executor, model_label=label,
                             protocol=args.protocol, ask_user=args.ask_user)
         for task in tasks:
-            try:
-                items = load_task(task, args.data)
-            except TaskDataError as exc:
-                raise ValueError(str(exc)) from exc
-            reports.append(runner.run(task, items[: args.limit] if args.limit else items))
+            reports.append(runner.run(task, items_of[task]))
     finally:
         executor.close()
     if args.json:

@@ -14,14 +14,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage
+from pydantic import BaseModel, StrictBool
 
+from ...catalog.index_store import atomic_write
 from ...models.llm import call_role
+from ...sanitize.files import DataFileError, check_model, load_json_file
 from ..identity import evaluator_identity as shared_identity
 from ..identity import evaluator_key
 
@@ -86,6 +90,27 @@ def parse_verdict(text: str) -> Verdict | None:
     return _json_verdict(text or "")
 
 
+MAX_CACHE_ENTRY_BYTES = 1 << 20  # one cached verdict (a reason of a few hundred characters)
+log = logging.getLogger(__name__)
+
+
+class _CachedVerdict(BaseModel):
+    passed: StrictBool
+    reason: str = ""
+
+
+def _cached_verdict(path: Path) -> Verdict | None:
+    """The verdict cached in `path`, or None when the entry is damaged or foreign (it is then recomputed and
+    rewritten; a warning names the file and the field): bounded, a regular file only, every field checked."""
+    try:
+        data = load_json_file(path, max_bytes=MAX_CACHE_ENTRY_BYTES, what="evaluator cache entry")
+        entry = check_model(_CachedVerdict, data, source=str(path))
+    except DataFileError as exc:
+        log.warning("%s; recomputed", exc)
+        return None
+    return Verdict(entry.passed, entry.reason, cached=True)
+
+
 class TaskEvaluator:
     """Asks the evaluator model one task prompt and reads its verdict, with an on-disk cache (`cache_dir`)."""
 
@@ -103,13 +128,11 @@ class TaskEvaluator:
         """The verdict on `prompt` (built by `oppo_prompts.evaluator_prompt`)."""
         key = hashlib.sha256(json.dumps([self.identity, task, prompt]).encode()).hexdigest()
         path = self._path(key)
-        if path is not None and path.is_file():
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
+        if path is not None and path.exists():
+            cached = _cached_verdict(path)
+            if cached is not None:
                 self.hits += 1
-                return Verdict(bool(data["passed"]), str(data.get("reason", "")), cached=True)
-            except (ValueError, KeyError):
-                pass  # a damaged entry is recomputed
+                return cached
         self.calls += 1
         ai, _ = call_role(self.model, ROLE, [HumanMessage(content=prompt)], None, inputs={"task": task})
         text = ai.content if isinstance(ai.content, str) else json.dumps(ai.content)
@@ -117,7 +140,11 @@ class TaskEvaluator:
         if verdict is None:  # not cached: a retry may get a usable reply
             return Verdict(False, f"unusable evaluator reply: {text[:200]!r}")
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"passed": verdict.passed, "reason": verdict.reason, "task": task,
-                                        "evaluator": self.identity}), encoding="utf-8")
+            entry = json.dumps({"passed": verdict.passed, "reason": verdict.reason, "task": task,
+                                "evaluator": self.identity}).encode("utf-8")
+            try:  # renamed over the old entry: a damaged one (even a FIFO or a symlink) is replaced, never opened
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(path, entry)
+            except OSError as exc:
+                log.warning("evaluator cache %s: the verdict is not kept (%s)", path, exc.strerror or exc)
         return verdict
