@@ -36,8 +36,9 @@ def configure_steps(sub: Any) -> None:
         p.add_argument(f"--{role}", metavar="M", default=None, help=f"model of the {role} (multi mode)")
     p.add_argument("--text-mode", nargs="+", default=(), choices=("solver", "caller"), metavar="ROLE",
                    help="roles whose model has no native function calling (Action: / Action Input: text)")
-    p.add_argument("--prompts", default="default", choices=("default", "alpha_umi"),
-                   help="α-UMi role prompts: ours, or the profile following α-UMi's formats")
+    p.add_argument("--prompts", default=None, choices=("default", "alpha_umi"),
+                   help="α-UMi role prompts: ours, or the profile following α-UMi's formats (default: "
+                        "$ANYTOOL_UMI_PROMPTS, else default)")
     p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="evaluate the first N steps only")
     p.add_argument("--json", action="store_true", help="print JSON (scores and every step)")
     p.set_defaults(eval_handler=cmd_steps)
@@ -71,8 +72,12 @@ def cmd_steps(args: argparse.Namespace) -> int:
     if not cases:
         raise ValueError("no step to evaluate in " + ", ".join(args.paths))
     models_for, label = _models_for(args)
-    config = AnyToolConfig(solver="umi" if args.mode == "multi" else "dfsdt", text_mode_roles=tuple(args.text_mode),
-                           umi_prompts=args.prompts)
+    flags: dict[str, Any] = {"solver": "umi" if args.mode == "multi" else "dfsdt"}  # over ANYTOOL_<FIELD>
+    if args.text_mode:
+        flags["text_mode_roles"] = tuple(args.text_mode)
+    if args.prompts:
+        flags["umi_prompts"] = args.prompts
+    config = AnyToolConfig.layered(flags)
     report = evaluate_steps(cases, models_for, mode=args.mode, config=config, model_label=label, loaded=loaded)
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2, default=str))

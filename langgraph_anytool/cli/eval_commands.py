@@ -130,22 +130,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..eval.anytool.runner import BatchOptions, BatchTally, parse_settings, summary_table
     from ..eval.datasets import sample_catalog
 
-    # as on `anytool run`: the named options, then the `--set` pairs over them
-    settings = {**budget_values(args), **({"execution": args.execution} if args.execution else {}),
-                **parse_settings(args.settings)}
-    from ..config import env_model_profiles
-
-    env_profiles = env_model_profiles()  # ANYTOOL_MODEL_PROFILES, under --set model_profiles=...
-    if env_profiles:
-        settings["model_profiles"] = {**env_profiles, **(settings.get("model_profiles") or {})}
+    # as on `anytool run`: the named options, then the `--set` pairs over them, over ANYTOOL_<FIELD> over the
+    # profile's defaults (ANYTOOL_PROFILE); what differs from the defaults goes to the runner (or the server)
+    flags = {**budget_values(args), **({"execution": args.execution} if args.execution else {}),
+             **parse_settings(args.settings)}
+    config = AnyToolConfig.layered(flags)
+    settings = config.changed()
     catalog = Catalog.load(args.catalog)
     if args.sample_apis:
         catalog = sample_catalog(catalog, args.sample_apis, args.seed)
     queries, notes = _select(args, catalog)
+    from ..config import env_note
+
+    notes.extend([env_note()] if env_note() else [])
     model, label = (None, f"server {args.server}") if args.server else _model(args, catalog)
     log = _log(args)
     if args.server and settings:
-        notes.append(f"--set values travel to {args.server} as the run context ({', '.join(sorted(settings))}); "
+        notes.append(f"settings (--set, ANYTOOL_<FIELD>) travel to {args.server} as the run context ({', '.join(sorted(settings))}); "
                      "the served graph applies those its context schema declares")
     for n in notes:
         log.write(f"note: {n}\n")
@@ -153,7 +154,6 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"model {label} | out {args.out}\n")
     options = BatchOptions(mode=args.mode, settings=settings, concurrency=args.concurrency, timeout=args.timeout,
                            model_label=label, retry_errors=args.retry_errors, db=args.db)
-    config = AnyToolConfig(**settings)
     from ..eval.anytool.persistence import check_db, is_postgres
 
     if not args.server:
