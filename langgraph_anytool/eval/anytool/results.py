@@ -114,7 +114,7 @@ def read_results(path: str | Path, *, strict: bool = False) -> list[dict[str, An
     types, ranges, finiteness), or a line that is too long or too deep, is always a `CatalogError` naming the file,
     the line and the field."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise CatalogError("results file does not exist", source=str(p))
     out: dict[tuple[str, str], dict[str, Any]] = {}
     try:
@@ -153,6 +153,8 @@ class ResultsWriter:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.path.is_dir():
                 raise StorageError(f"results file {self.path}: is a directory, not a file")
+            if self.path.exists() and not self.path.is_file():  # a FIFO would block the open for ever
+                raise StorageError(f"results file {self.path}: not a regular file")
             self._fh = self.path.open("a", encoding="utf-8")
         except OSError as exc:
             raise StorageError(f"results file {describe_error(self.path, exc)}") from None

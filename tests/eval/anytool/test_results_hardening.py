@@ -157,8 +157,12 @@ def test_a_crash_cut_line_is_still_skipped_and_stats_still_run(tmp_path: Path,
 def test_a_fifo_as_results_file_is_refused(tmp_path: Path) -> None:
     fifo = tmp_path / "r.jsonl"
     os.mkfifo(fifo)
-    with pytest.raises(CatalogError):
+    with pytest.raises(CatalogError, match="not a regular file"):
         read_results(fifo)
+    from langgraph_anytool.tools.dbfile import StorageError
+
+    with pytest.raises(StorageError, match="not a regular file"):  # eval run --out FIFO: refused, not blocked
+        ResultsWriter(fifo)
 
 
 # ------------------------------------------------------------------------------------------- convert --to ours
