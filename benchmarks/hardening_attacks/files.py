@@ -22,33 +22,19 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from benchmarks.hardening_attacks.local import _cli, _lexical, _one_line, _workdir  # noqa: E402
+from tests.catalog.test_loader_hardening import BOMB, _set_tools  # noqa: E402
 
 TOOLSET = ROOT / "tests" / "data" / "oppo_toolset"
 DEEP = "[" * 100_000 + "]" * 100_000
 DEEP_CELL = "[" * 10_000 + "]" * 10_000  # fits in a CSV field
-BOMB = "\n".join(["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
-                 + [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]) + "\n"
 SECRET = "TOP-SECRET-4242"
-
-
-@contextlib.contextmanager
-def _env(**values: str) -> Iterator[None]:
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 @contextlib.contextmanager
@@ -64,19 +50,16 @@ def _warnings() -> Iterator[io.StringIO]:
         logger.removeHandler(handler)
 
 
+def _env(**values: str) -> Any:
+    """The environment with `values` set while the block runs."""
+    return mock.patch.dict(os.environ, values)
+
+
 def _toolset(tmp: Path) -> Path:
     root = tmp / "toolset"
     shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(TOOLSET, root)
     return root
-
-
-def _set_tools(root: Path, key: str, names: list[str]) -> None:
-    cfg = root / "config.yml"
-    text = cfg.read_text()
-    start = text.index(f"{key}:")
-    end = text.index("\n\n", start)
-    cfg.write_text(text[:start] + f"{key}:\n" + "".join(f"  - {json.dumps(n)}\n" for n in names) + text[end:])
 
 
 # ------------------------------------------------------------------------------------------------ points 4, 5, 9, 10
@@ -480,13 +463,7 @@ ATTACKS: list[tuple[str, Callable[[], tuple[int, int]]]] = [
 ]
 
 
-def _main(argv: list[str]) -> int:
-    chosen = [a for a in ATTACKS if not argv or a[0] in argv]
-    for name, fn in chosen:
-        attempts, held = fn()
-        print(f"{name}: {held}/{attempts} held")
-    return 0
+if __name__ == "__main__":  # each class in a fresh process, as benchmarks/hardening.py runs them
+    from benchmarks.hardening import main
 
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))
+    sys.exit(main(["--only", *(sys.argv[1:] or [name for name, _ in ATTACKS])]))

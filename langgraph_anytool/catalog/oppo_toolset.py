@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import Field, StringConstraints
 
 from ..sanitize.files import (
     DataFileError,
@@ -43,6 +43,7 @@ from ..sanitize.files import (
     read_text,
     repair_surrogates,
 )
+from ..sanitize.schema import FileModel
 from .errors import CatalogError, CatalogLoadError
 from .models import Api, Category, Param, Tool
 from .naming import slugify
@@ -84,44 +85,40 @@ def authors_param_type(raw: object) -> str:
     return "integer" if low == "int" else "string"
 
 
-class _Loose(BaseModel):
-    """A document object: the fields below are checked, other fields are kept as they are."""
-
-    model_config = ConfigDict(extra="allow")
 
 
-class _ConfigDoc(_Loose):
+class _ConfigDoc(FileModel):
     USER: dict[str, Any] | None = None
     AGENT: dict[str, Any] | None = None
     RAPIDAPI_TOOLS: list[ToolName] | None = None
     DEV_TOOLS: list[ToolName] | None = None
 
 
-class _ParamDoc(_Loose):
+class _ParamDoc(FileModel):
     type: str | list[str] | None = None
     description: str | float | None = None
     enum: list[Any] | None = None
     default: Any = None
 
 
-class _ParametersDoc(_Loose):
+class _ParametersDoc(FileModel):
     type: str | None = None
     properties: dict[str, _ParamDoc] | None = None
     required: list[str] | None = None
 
 
-class _FunctionDoc(_Loose):
+class _FunctionDoc(FileModel):
     name: ApiName
     description: str | None = None
     parameters: _ParametersDoc | None = None
 
 
-class _EntryDoc(_Loose):
+class _EntryDoc(FileModel):
     type: str | None = None
     function: _FunctionDoc
 
 
-class _ToolDoc(_Loose):
+class _ToolDoc(FileModel):
     tool_name: ApiName
     tool_description: str | None = None
     APIs: list[_EntryDoc] = Field(min_length=1)

@@ -21,27 +21,27 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import Field, StrictBool
 
 from ..sanitize.files import DataFileError, check_model, iter_json_lines
+from ..sanitize.schema import Count, FileModel
 from .dbfile import SQLITE_HEADER, DatabaseFileError, describe_error
 from .observation import Observation, Status
 
 MAX_IMPORT_LINE_BYTES = 64 << 20  # one exported cache record (observations are cut to a few KB when stored)
 
 
-class _CacheRecord(BaseModel):
+class _CacheRecord(FileModel):
     """One line of a cache export (`export_jsonl`), as `import_jsonl` checks it."""
 
-    model_config = ConfigDict(extra="allow")
     api_id: str = Field(min_length=1)
     arguments: dict[str, Any]
     status: Status
     error: str | None = None
     simulated: StrictBool = False
-    created: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = None
+    created: Count | None = None
 
 _CACHE_HINT = " (name another file, set ANYTOOL_CACHE_DIR elsewhere, or turn the cache off: ANYTOOL_CACHE=off)"
 

@@ -15,7 +15,7 @@ import pytest
 from langgraph_anytool import Catalog
 from langgraph_anytool.catalog.errors import CatalogError
 from langgraph_anytool.catalog.models import Api, Category, Param, Tool
-from langgraph_anytool.cli.app import main
+from tests.cli_support import cli_error
 
 TOOLSET = Path(__file__).parents[1] / "data" / "oppo_toolset"
 BOMB = "\n".join(["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
@@ -29,13 +29,6 @@ def toolset(tmp_path: Path) -> Path:
     return root
 
 
-def _cli_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    """`anytool ARGS` must fail with exit 2 and one `anytool: error:` line (no traceback); that line."""
-    assert main(list(args)) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err and err[-1].startswith("anytool: error:"), err
-    assert not any("Traceback" in line for line in err)
-    return err[-1]
 
 
 def _set_tools(root: Path, key: str, names: list[str]) -> None:
@@ -50,7 +43,7 @@ def _set_tools(root: Path, key: str, names: list[str]) -> None:
 def test_a_yaml_alias_bomb_in_config_yml_is_refused_at_once(toolset: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     (toolset / "config.yml").write_text((toolset / "config.yml").read_text() + BOMB)
-    line = _cli_error(capsys, "catalog", "--catalog", str(toolset))
+    line = cli_error(capsys, "catalog", "--catalog", str(toolset))
     assert "config.yml" in line and "expands to more than" in line
 
 
@@ -64,7 +57,7 @@ def test_an_oversized_or_special_config_is_refused(toolset: Path) -> None:
 def test_a_deep_oppo_doc_is_one_line(toolset: Path, capsys: pytest.CaptureFixture[str]) -> None:
     doc = toolset / "rapidapi" / "docs" / "fx_rates.json"
     doc.write_text('{"tool_name": "fx_rates", "APIs": ' + "[" * 100_000 + "]" * 100_000 + "}")
-    line = _cli_error(capsys, "catalog", "--catalog", str(toolset))
+    line = cli_error(capsys, "catalog", "--catalog", str(toolset))
     assert "fx_rates.json" in line and "nesting too deep" in line
 
 
@@ -79,7 +72,7 @@ def test_tool_names_are_never_paths(toolset: Path, tmp_path: Path, key: str,
     for name in ["../" * depth + str(secret.with_suffix(""))[1:], str(secret.with_suffix("")), "../../secret",
                  "docs/../../secret", "..", "~/secret"]:
         _set_tools(toolset, key, [name])
-        line = _cli_error(capsys, "catalog", "--catalog", str(toolset), "--json")
+        line = cli_error(capsys, "catalog", "--catalog", str(toolset), "--json")
         assert "not a tool name" in line and f"{key}[0]" in line and "config.yml" in line
         assert "TOP-SECRET" not in line
 
@@ -126,7 +119,7 @@ def test_a_wrongly_typed_oppo_doc_is_one_line_naming_the_field(toolset: Path, pa
     doc = json.loads(doc_path.read_text())
     doc["APIs"][0]["function"].update(patch)
     doc_path.write_text(json.dumps(doc))
-    line = _cli_error(capsys, "catalog", "--catalog", str(toolset))
+    line = cli_error(capsys, "catalog", "--catalog", str(toolset))
     assert "fx_rates.json" in line and f"field {field!r}" in line
 
 

@@ -18,6 +18,7 @@ import pytest
 from langgraph_anytool.cli.app import main
 from langgraph_anytool.eval.oppo.data import TaskDataError, load_task
 from langgraph_anytool.sanitize.files import DataFileError
+from tests.cli_support import cli_error
 
 DEEP = "[" * 100_000 + "]" * 100_000
 DEEP_CELL = "[" * 10_000 + "]" * 10_000  # fits a CSV field (csv.field_size_limit: 131,072 characters)
@@ -25,12 +26,6 @@ TASK1_HEADER = ",did,tool_name,api_name,instruction,type,tool_use_label\n"
 TASK1_ROW = '{n},{n},Universal Unit Converter,Convert Units,"Convert {n} miles to km.",1,1\n'
 
 
-def cli_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    assert main(list(args)) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err and err[-1].startswith("anytool: error:"), err
-    assert not any("Traceback" in line for line in err)
-    return err[-1]
 
 
 def _csv_field(text: str) -> str:

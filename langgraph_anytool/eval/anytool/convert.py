@@ -15,8 +15,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict
-
 from ...catalog.errors import CatalogError
 from ...sanitize.files import (
     DataFileError,
@@ -27,8 +25,8 @@ from ...sanitize.files import (
     repair_surrogates,
     safe_file_name,
 )
+from ...sanitize.schema import Count, FileModel
 from .passrate import answer_process
-from .results import Count
 
 if TYPE_CHECKING:
     from ...catalog.catalog import Catalog
@@ -46,18 +44,16 @@ FINISH_SCHEMA: dict[str, Any] = {
 MAX_ANSWER_FILE_BYTES = 1 << 30  # a converted-answer file (one group) or one ToolBench answer file
 
 
-class _Doc(BaseModel):
-    model_config = ConfigDict(extra="allow")
 
 
-class _ToolEvalAnswer(_Doc):
+class _ToolEvalAnswer(FileModel):
     method: str | None = None
     total_steps: Count | None = None
     final_answer: Any = None
     answer_details: list[Any] | dict[str, Any] | None = None
 
 
-class _ToolEvalEntry(_Doc):
+class _ToolEvalEntry(FileModel):
     """One query of ToolEval's converted-answer format (the fields `from_tooleval` reads)."""
 
     query: str | None = None
@@ -65,7 +61,7 @@ class _ToolEvalEntry(_Doc):
     answer: _ToolEvalAnswer
 
 
-class _Generation(_Doc):
+class _Generation(FileModel):
     query: str | None = None
     final_answer: Any = None
     train_messages: list[list[Any]] | None = None
@@ -74,7 +70,7 @@ class _Generation(_Doc):
     total_tokens: Count | None = None
 
 
-class _AnswerFile(_Doc):
+class _AnswerFile(FileModel):
     """A ToolBench / StableToolBench answer file (the fields `from_answer_dir` reads)."""
 
     answer_generation: _Generation
@@ -91,7 +87,7 @@ def _read(path: Path, what: str) -> Any:
         raise CatalogError.from_data(exc) from None
 
 
-def _checked(model: type[_Doc], data: Any, source: str, field: str = "") -> Any:
+def _checked(model: type[FileModel], data: Any, source: str, field: str = "") -> Any:
     try:
         return check_model(model, data, source=source, prefix=field)
     except DataFileError as exc:

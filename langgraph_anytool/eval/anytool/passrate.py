@@ -36,14 +36,15 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from ...models.llm import RoleUsage
 from ...nodes.judge.anytool import EXCLUSION_WORDS, excluded_word, sample_passed, seeded_coin
 from ...nodes.judge.tooleval import JudgeResult, Stage, check_is_solved, check_task_solvable
 from ...sanitize.files import DataFileError, check_model, loads_json
+from ...sanitize.schema import Count
 
 log = logging.getLogger(__name__)
 Protocol = Literal["anytool", "toolllm", "sopr"]
@@ -110,7 +111,7 @@ class _CachedJudgement(BaseModel):
     label: Literal["Solved", "Unsolved", "Unsure", "Solvable", "Unsolvable"]
     reason: str
     stage: Stage
-    usage: dict[str, Annotated[float, Field(ge=0, allow_inf_nan=False)]] = {}
+    usage: dict[str, Count] = {}
 
 
 # ------------------------------------------------------------------------------------------------ record → inputs

@@ -22,23 +22,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from ...catalog.errors import CatalogError
 from ...sanitize.files import DataFileError, check_model, iter_json_lines
+from ...sanitize.schema import Count, FileModel, Fraction
 from ...tools.dbfile import StorageError, describe_error
 
 MAX_RECORD_BYTES = 64 << 20  # one results line (a long run's trajectory is a few MB at most)
-Count = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
-class _Doc(BaseModel):
-    """A results object: the fields below are checked, others are kept as they are."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-class _RoleUsage(_Doc):
+class _RoleUsage(FileModel):
     model_calls: Count | None = None
     input_tokens: Count | None = None
     output_tokens: Count | None = None
@@ -53,30 +47,30 @@ class _Usage(_RoleUsage):
     agents: dict[str, Count] | None = None
 
 
-class _Call(_Doc):
+class _Call(FileModel):
     function: str | None = None
     status: str | None = None
     tool_call_id: str | None = None
 
 
-class _Message(_Doc):
+class _Message(FileModel):
     role: str | None = None
     tool_call_id: str | None = None
 
 
-class _Node(_Doc):
+class _Node(FileModel):
     calls: list[_Call] | None = None
     messages: list[_Message] | None = None
 
 
-class _Attempt(_Doc):
+class _Attempt(FileModel):
     attempt: int | None = None
     finish_type: str | None = None
     answer: str | None = None
     tree: list[_Node] | None = None
 
 
-class ResultsRecord(_Doc):
+class ResultsRecord(FileModel):
     """The fields of a results record that pass rate, stats, convert and a resumed batch read."""
 
     query_id: str | int
@@ -89,7 +83,7 @@ class ResultsRecord(_Doc):
     attempt: Annotated[int, Field(ge=1)] | None = None
     retries: Count | None = None
     wall_time: Count | None = None
-    pool_recall: Annotated[float, Field(ge=0, le=1)] | None = None
+    pool_recall: Fraction | None = None
     pool: list[str] | None = None
     relevant: list[str] | None = None
     usage: _Usage | None = None

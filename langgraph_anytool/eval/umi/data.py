@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from pydantic import BaseModel, ConfigDict
 
 from ...protocol import parse_action
 from ...sanitize.files import DataFileError, check_model, load_json_file, loads_json
+from ...sanitize.schema import FileModel
 from .metrics import NO_INPUT, Plan, parse_multi_agent_reply
 
 
@@ -42,51 +42,49 @@ class NoTrainMessages(StepDataError):
 MAX_STEP_FILE_BYTES = 1 << 30  # an α-UMi test file or a ToolBench answer file (the released ones are a few MB)
 
 
-class _Doc(BaseModel):
-    model_config = ConfigDict(extra="allow")
 
 
-class _Call(_Doc):
+class _Call(FileModel):
     name: str | None = None
     arguments: Any = None
 
 
-class _Message(_Doc):
+class _Message(FileModel):
     role: str | None = None
     content: Any = None
     name: Any = None
     function_call: _Call | None = None
 
 
-class _Function(_Doc):
+class _Function(FileModel):
     name: str
     description: Any = None
     parameters: Any = None
 
 
-class _Generation(_Doc):
+class _Generation(FileModel):
     query: str | None = None
     function: list[_Function] | None = None
     train_messages: list[list[_Message]] | None = None
 
 
-class _AnswerFile(_Doc):
+class _AnswerFile(FileModel):
     """A ToolBench answer file, as far as the step cases read it."""
 
     answer_generation: _Generation
 
 
-class _UmiTool(_Doc):
+class _UmiTool(FileModel):
     Name: str
     function: Any = None
     input: dict[str, Any] | None = None
 
 
-class _UmiTurn(_Doc):
+class _UmiTurn(FileModel):
     value: Any = None
 
 
-class _UmiItem(_Doc):
+class _UmiItem(FileModel):
     """One conversation of an α-UMi test file."""
 
     tools: list[_UmiTool] | None = None
@@ -102,7 +100,7 @@ def _read_step_file(p: Path) -> Any:
         raise StepDataError(str(exc)) from None
 
 
-def _check(model: type[_Doc], data: Any, p: Path, prefix: str = "") -> None:
+def _check(model: type[FileModel], data: Any, p: Path, prefix: str = "") -> None:
     try:
         check_model(model, data, source=str(p), prefix=prefix)
     except DataFileError as exc:

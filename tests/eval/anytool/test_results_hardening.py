@@ -15,6 +15,7 @@ from langgraph_anytool.catalog.errors import CatalogError
 from langgraph_anytool.cli.app import main
 from langgraph_anytool.eval.anytool import results as results_module
 from langgraph_anytool.eval.anytool.results import ResultsWriter, read_results
+from tests.cli_support import cli_error
 
 DEEP = "[" * 100_000 + "]" * 100_000
 
@@ -30,13 +31,6 @@ def write_jsonl(path: Path, *lines: str | dict[str, Any]) -> Path:
     return path
 
 
-def cli_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
-    """`anytool ARGS` fails with exit 2 and one `anytool: error:` line, no traceback; that line."""
-    assert main(list(args)) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err and err[-1].startswith("anytool: error:"), err
-    assert not any("Traceback" in line for line in err)
-    return err[-1]
 
 
 # ------------------------------------------------------------------------------------------- point 2
