@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..sanitize.files import DataFileError, loads_json, read_text, repair_surrogates
+from ..sanitize.files import DataFileError, iter_json_array, loads_json, read_text, repair_surrogates
 from .errors import CatalogError, CatalogLoadError
 from .models import Category, Tool
 from .parse import group_api_entries, parse_tool
@@ -133,5 +133,9 @@ def is_query_file(path: str | Path) -> bool:
         head = fh.read(4096).lstrip()
     if not head.startswith(b"["):
         return False
-    data = read_catalog_json(p, max_bytes=MAX_QUERY_FILE_BYTES, what="query file")
-    return isinstance(data, list) and bool(data) and isinstance(data[0], dict) and "api_list" in data[0]
+    try:  # the first query only: a query file may be hundreds of MB
+        first = next(iter_json_array(p, max_bytes=MAX_QUERY_FILE_BYTES, max_item_bytes=MAX_QUERY_FILE_BYTES,
+                                     what="query file", allow_nonfinite=True), None)
+    except DataFileError as exc:
+        raise CatalogError.from_data(exc) from None
+    return first is not None and isinstance(first[1], dict) and "api_list" in first[1]

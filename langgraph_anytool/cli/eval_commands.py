@@ -78,34 +78,52 @@ def configure_run(p: argparse.ArgumentParser) -> None:
 
 def _select(args: argparse.Namespace, catalog: Any) -> tuple[list[Any], list[str]]:
     """Each query file in turn: drop the excluded ids, then (`--skip-uncovered`) the queries whose relevant APIs
-    are not all in the catalog, then keep the first `--limit`. `EvalUsageError` when nothing is left, saying why."""
-    from ..eval.datasets import coverage_report, filter_excluded, is_covered, load_exclusion_list, load_queries
+    are not all in the catalog, then keep the first `--limit`; the file is read only as far as that needs.
+    `EvalUsageError` when nothing is left, saying why."""
+    from ..eval.datasets import coverage_report, load_exclusion_list
 
     notes: list[str] = []
     excluded = load_exclusion_list(args.exclude) if args.exclude else None
     selected = []
     for f in args.queries:
-        group = load_queries(f)
-        loaded = len(group)
+        group, considered, read, stopped = _take(args, catalog, f, excluded)
+        upto = " (reading stopped at --limit)" if stopped else ""
         if excluded is not None:
-            group = filter_excluded(group, excluded)
-            notes.append(f"{Path(f).stem}: {loaded - len(group)} of {loaded} queries excluded by {args.exclude}")
-        if not args.skip_uncovered and args.limit:
-            group = group[: args.limit]
-        for cov in coverage_report(catalog, group):
+            notes.append(f"{Path(f).stem}: {read - len(considered)} of {read} queries excluded by {args.exclude}{upto}")
+        # the coverage of what was read: with --skip-uncovered, every query read; otherwise the queries kept
+        for cov in coverage_report(catalog, considered if args.skip_uncovered else group):
             if cov.uncovered:
                 notes.append(f"{cov.group}: {cov.uncovered} of {cov.queries} queries have relevant APIs missing "
                              f"from the catalog ({cov.missing_refs} references; e.g. {', '.join(cov.examples)})"
-                             + ("; skipped" if args.skip_uncovered else ""))
-        if args.skip_uncovered:  # before --limit: the first N covered queries, not the covered among the first N
-            group = [q for q in group if is_covered(catalog, q)]
-            if args.limit:
-                group = group[: args.limit]
+                             + ("; skipped" if args.skip_uncovered else "") + upto)
         selected.extend(group)
     if not selected:
         why = "; ".join(notes) if notes else "the query files hold no queries"
         raise EvalUsageError(f"no queries selected from {', '.join(args.queries)} ({why}); nothing was run")
     return selected, notes
+
+
+def _take(args: argparse.Namespace, catalog: Any, path: str,
+          excluded: frozenset[int] | None) -> tuple[list[Any], list[Any], int, bool]:
+    """`(queries kept, queries read that are not excluded, queries read, whether --limit stopped the reading)` of
+    one query file, streamed: the first `--limit` queries left after `--exclude` (and, with `--skip-uncovered`,
+    the first `--limit` covered ones; "covered before limited")."""
+    from ..eval.datasets import filter_excluded, is_covered, iter_queries
+
+    kept: list[Any] = []
+    considered: list[Any] = []
+    read = 0
+    for q in iter_queries(path):
+        read += 1
+        if excluded is not None and not filter_excluded([q], excluded):
+            continue
+        considered.append(q)
+        if args.skip_uncovered and not is_covered(catalog, q):
+            continue
+        kept.append(q)
+        if args.limit and len(kept) >= args.limit:
+            return kept, considered, read, True
+    return kept, considered, read, False
 
 
 def _model(args: argparse.Namespace, catalog: Any) -> tuple[Any, str]:

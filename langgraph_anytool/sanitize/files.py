@@ -373,6 +373,115 @@ def iter_json_lines(path: str | os.PathLike[str], *, max_line_bytes: int, what: 
         yield n, value
 
 
+def _decoder(allow_nonfinite: bool) -> json.JSONDecoder:
+    kwargs: dict[str, Any] = {"parse_int": _bounded_int}
+    if not allow_nonfinite:
+        kwargs["parse_constant"] = _refuse_constant
+        kwargs["parse_float"] = _finite_float
+    return json.JSONDecoder(**kwargs)
+
+
+def iter_json_array(path: str | os.PathLike[str], *, max_bytes: int, max_item_bytes: int,
+                    what: str = "JSON file", allow_nonfinite: bool = False, max_depth: int = MAX_NESTING,
+                    repair: bool = True, chunk_bytes: int = 1 << 20) -> Iterator[tuple[int, Any]]:
+    """`(index, item)` of each item of a file holding one JSON list, parsed one item at a time, so a reader that
+    needs the first N items stops reading there. Bounded as `loads_json` bounds a file (per item: depth, numbers),
+    the file at `max_bytes`, an item at `max_item_bytes`; a fault is a `DataFileError` naming the file and the
+    item (`field '[3]'`). A file that is no JSON list is one too. `repair`: lone surrogates are replaced
+    (`repair_surrogates`, with a warning naming the item's fields)."""
+    source = str(path)
+    decoder = _decoder(allow_nonfinite)
+    with _open_regular(path, what) as fh:
+        reader = _utf8_reader(fh)
+        buf, pos, eof, total, index = "", 0, False, 0, 0
+
+        def more() -> bool:
+            nonlocal buf, pos, eof, total
+            if eof:
+                return False
+            chunk = reader.read(chunk_bytes)
+            if not chunk:
+                eof = True
+                return False
+            total += len(chunk)
+            if total > max_bytes:
+                raise DataFileError(f"the {what} is over {max_bytes:,} bytes, the limit", source=source)
+            buf, pos = buf[pos:] + chunk, 0
+            return True
+
+        def skip_space() -> str:
+            nonlocal pos
+            while True:
+                while pos < len(buf) and buf[pos] in " \t\r\n":
+                    pos += 1
+                if pos < len(buf) or not more():
+                    return buf[pos] if pos < len(buf) else ""
+
+        try:
+            if skip_space() != "[":
+                raise DataFileError(f"expected a JSON list ('[') at the start of the {what}", source=source)
+            pos += 1
+            if skip_space() == "]":
+                pos += 1
+            else:
+                while True:
+                    while True:  # one item: decode, reading on while it is cut at the end of the buffer
+                        try:
+                            item, end = decoder.raw_decode(buf, pos)
+                            if end < len(buf) or eof:
+                                break
+                        except json.JSONDecodeError as exc:
+                            if eof:
+                                raise DataFileError(f"invalid JSON at line {exc.lineno} column {exc.colno} of "
+                                                    f"item {index}: {exc.msg}", source=source) from None
+                        if len(buf) - pos > max_item_bytes:
+                            raise DataFileError(f"item {index} is over {max_item_bytes:,} bytes, the limit",
+                                                source=source, field=f"[{index}]")
+                        if not more():
+                            continue
+                    item = _checked_depth_item(item, source, max_depth, index)
+                    if repair:
+                        item = repair_surrogates(item, source=source, text=buf[pos:end], prefix=f"[{index}]")
+                    pos = end
+                    yield index, item
+                    index += 1
+                    sep = skip_space()
+                    if sep == ",":
+                        pos += 1
+                        skip_space()
+                        continue
+                    if sep == "]":
+                        pos += 1
+                        break
+                    raise DataFileError(f"expected ',' or ']' after item {index - 1}", source=source)
+            if skip_space():
+                raise DataFileError(f"text after the JSON list of the {what}", source=source)
+        except RecursionError:
+            raise DataFileError(f"nesting too deep (more than {max_depth} levels)", source=source,
+                                field=f"[{index}]") from None
+        except UnicodeDecodeError as exc:
+            raise DataFileError(f"not UTF-8 text ({exc.reason})", source=source) from None
+        except ValueError as exc:
+            if isinstance(exc, DataFileError):
+                raise
+            raise DataFileError(f"invalid JSON: {exc}", source=source, field=f"[{index}]") from None
+
+
+def _utf8_reader(fh: Any) -> Any:
+    """A UTF-8 text reader over the binary file `fh` (a byte-order mark is dropped)."""
+    import codecs
+
+    return codecs.getreader("utf-8-sig")(fh)
+
+
+def _checked_depth_item(value: Any, source: str, max_depth: int, index: int) -> Any:
+    try:
+        return check_nesting(value, max_depth - 1)  # the item sits one level inside the list
+    except NestingTooDeep:
+        raise DataFileError(f"nesting too deep (more than {max_depth} levels)", source=source,
+                            field=f"[{index}]") from None
+
+
 # ------------------------------------------------------------------------------------------- one schema layer
 def _loc(prefix: str, data: Any, loc: Iterable[Any], missing: bool) -> str:
     """The field path of a pydantic error location in `data`: the union members pydantic names in a location

@@ -224,3 +224,18 @@ def test_a_bad_query_file_is_one_line(tmp_path: Path, content: str, words: tuple
     line = cli_error(capsys, "eval", "run", "--queries", str(queries), "--offline", "--out",
                      str(tmp_path / "r.jsonl"), "--no-progress", "--quiet")
     assert str(queries) in line and all(w in line for w in words)
+
+
+def test_eval_run_limit_reads_the_query_file_no_further_than_it_needs(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Two queries, then an item that could not be read (100,000 levels deep): `--limit 2` never reaches it."""
+    queries = tmp_path / "G1.json"
+    good = [{"query_id": i, "query": "Convert 5 kilograms to pounds."} for i in (1, 2)]
+    queries.write_text(json.dumps(good)[:-1] + ", " + DEEP + "]")
+    out = tmp_path / "r.jsonl"
+    assert main(["eval", "run", "--queries", str(queries), "--offline", "--out", str(out), "--limit", "2",
+                 "--no-progress", "--quiet"]) == 0
+    assert sorted(r["query_id"] for r in read_results(out)) == ["1", "2"]
+    line = cli_error(capsys, "eval", "run", "--queries", str(queries), "--offline", "--out", str(out),
+                     "--no-progress", "--quiet")
+    assert str(queries) in line and "field '[2]'" in line and "nesting too deep" in line
