@@ -272,6 +272,21 @@ def data_files() -> tuple[int, int]:
             rc, err = _cli(["eval", "run", "--queries", str(queries), "--offline", "--out", str(tmp / "r.jsonl"),
                             "--no-progress", "--quiet"])
             results.append(_one_line(rc, err, "G1.json", needle))
+        big = tmp / "G1_big.json"
+        with big.open("w", encoding="utf-8") as fh:
+            fh.write("[")
+            row = '{"query_id": %d, "query": "Convert %d miles to kilometers.", "relevant APIs": [["Universal Unit ' \
+                  'Converter", "Convert Units"]]}'
+            for start in range(0, 2_000_000, 10_000):
+                fh.write(("," if start else "") + ",".join(row % (n, n) for n in range(start, start + 10_000)))
+            fh.write("]")
+        begin = time.perf_counter()
+        rc, err = _cli(["eval", "run", "--queries", str(big), "--offline", "--out", str(tmp / "big.jsonl"),
+                        "--limit", "3", "--no-progress", "--quiet"])
+        seconds = time.perf_counter() - begin
+        print(f"  eval run --limit 3 on a {big.stat().st_size / 1e6:.0f} MB, 2,000,000-query file: {seconds:.2f} s",
+              file=sys.stderr)
+        results.append(rc == 0 and seconds < 60)
         data = tmp / "tasks"
         data.mkdir()
         _big_task_csv(data / "task1.csv", 3_000_000)
