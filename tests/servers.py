@@ -431,13 +431,16 @@ class ChatReply:
     """A scripted assistant turn: text and/or tool calls `(name, arguments)`; `usage` overrides token counts.
 
     Content faults: `raw_tool_calls` are `(name, arguments text)` sent as they are (not JSON, missing fields, ...);
-    `refusal` fills OpenAI's `refusal` field (content stays empty)."""
+    `refusal` fills OpenAI's `refusal` field (content stays empty). `function_call` `(name, arguments text)` is a
+    legacy reply to a request with `functions` (non-streaming only): `message.function_call`, finish reason
+    "function_call"."""
 
     content: str = ""
     tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     usage: tuple[int, int] | None = None
     raw_tool_calls: list[tuple[str, str]] = field(default_factory=list)
     refusal: str | None = None
+    function_call: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -508,7 +511,8 @@ class OpenAIChatServer(LoopbackServer):
     so. Faults: `fail_chat(429, retry_after="0.05")`, `ChatFault` script items, or `fault_hook(n, body)` (called per
     request, n counting from 1: return a fault or None, e.g. seeded random faults). `context_window=N` refuses
     prompts over N tokens with `context_length_exceeded`; `tools_supported=False` refuses requests with `tools`
-    as a model without function calling does (Ollama's wording). A reply longer than the request's
+    as a model without function calling does (Ollama's wording); `functions_supported=False` refuses requests with
+    the legacy `functions` parameter as a server that does not know it does (OpenAI's wording for an unknown one). A reply longer than the request's
     `max_completion_tokens` (or `max_tokens`) is cut as a server cuts it: its text to 4 characters a token, no tool
     calls, `completion_tokens` the cap, `finish_reason` "length". `chat_requests` are the received request bodies.
     """
@@ -517,7 +521,8 @@ class OpenAIChatServer(LoopbackServer):
 
     def __init__(self, script: Iterable[ScriptItem] = (), *, model: str = "gpt-test", latency: float = 0.0,
                  policy: Callable[[dict[str, Any]], str | ChatReply] | None = None, fault_hook: FaultHook | None = None,
-                 context_window: int | None = None, tools_supported: bool = True, **kwargs: Any) -> None:
+                 context_window: int | None = None, tools_supported: bool = True, functions_supported: bool = True,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._script: list[ScriptItem] = list(script)
         self.model = model
@@ -526,6 +531,7 @@ class OpenAIChatServer(LoopbackServer):
         self.fault_hook = fault_hook
         self.context_window = context_window
         self.tools_supported = tools_supported
+        self.functions_supported = functions_supported
         self._ids = itertools.count(1)
         self._chat_count = itertools.count(1)
         self.faults_sent: list[ChatFault] = []
@@ -585,6 +591,9 @@ class OpenAIChatServer(LoopbackServer):
         if not self.tools_supported and body.get("tools"):
             return Response.json({"error": {"message": f"registry.ollama.ai/library/{body.get('model', self.model)} "
                                                        "does not support tools", "type": "api_error"}}, 400)
+        if not self.functions_supported and "functions" in body:
+            return Response.json({"error": {"message": "Unrecognized request argument supplied: functions",
+                                            "type": "invalid_request_error", "param": None, "code": None}}, 400)
         if self.context_window is not None and prompt_tokens_of(body) > self.context_window:
             return Response.json(context_length_body(self.context_window, prompt_tokens_of(body)), 400)
         with self._lock:
@@ -610,7 +619,7 @@ class OpenAIChatServer(LoopbackServer):
         prompt_tokens, completion_tokens = reply.usage or (
             prompt_tokens_of(body),
             max(1, (len(reply.content) + sum(len(args) for _, args in encoded)) // 4))
-        finish = "tool_calls" if calls else "stop"
+        finish = "function_call" if reply.function_call else "tool_calls" if calls else "stop"
         cap = body.get("max_completion_tokens", body.get("max_tokens"))
         if isinstance(cap, int) and completion_tokens > cap:  # as a server stops at max_tokens: the text cut
             reply, calls, completion_tokens, finish = replace(reply, content=reply.content[: cap * 4]), [], cap, "length"
@@ -625,6 +634,8 @@ class OpenAIChatServer(LoopbackServer):
             message["refusal"] = reply.refusal
         if calls:
             message["tool_calls"] = calls
+        if reply.function_call is not None:
+            message["function_call"] = {"name": reply.function_call[0], "arguments": reply.function_call[1]}
         return Response.json({**base, "object": "chat.completion", "usage": usage,
                               "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}]})
 

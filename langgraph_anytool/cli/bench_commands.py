@@ -112,6 +112,17 @@ def configure_tasks(sub: Any) -> None:
                         "right API first); ours: our system prompts, candidates in a per-item shuffled order")
     p.add_argument("--ask-user", action="store_true",
                    help="task 3 also offers an ask_user function (ours; off in the paper's protocol)")
+    p.add_argument("--functions-api", choices=("auto", "functions", "tools"), default="auto",
+                   help="paper protocol, tasks 1-3: offer the functions with the legacy functions= parameter, as the "
+                        "authors do, or with tools= reading only the first call, as the legacy API returns one; auto "
+                        "(default): functions= for OpenAI-compatible clients, tools= for others and once a provider "
+                        "refuses functions=")
+    p.add_argument("--rename-duplicates", action="store_true",
+                   help="paper protocol: of two offered functions that share a name, rename the later one to its "
+                        "catalog function name (ours; the authors send both under the same name)")
+    p.add_argument("--json-verdicts", action="store_true",
+                   help="also read our JSON verdict form {\"label\": \"pass\"|\"fail\"} from the evaluator (ours; the "
+                        "authors only count a reply that starts with yes)")
     p.add_argument("--execution", choices=("auto", "template", "http"), default="auto",
                    help="how tasks 4 and 7 call APIs that have no executor of their own (auto: the builtin toolset "
                         "locally, others over HTTP; template: offline simulation); the OPPO toolset's dev tools "
@@ -165,13 +176,14 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     if args.evaluator:
         judge = init_model(args.evaluator)
         evaluator = TaskEvaluator(judge, cache_dir=args.evaluator_cache,
-                                  identity=evaluator_identity(args.evaluator, judge))
+                                  identity=evaluator_identity(args.evaluator, judge), json_verdicts=args.json_verdicts)
     kind = args.execution if args.execution != "auto" else ("local" if catalog.name == "builtin" else "http")
     executor = ApiExecutor(catalog, default=make_executor(kind), use_catalog_executors=True)
     reports = []
     try:
         runner = TaskRunner(catalog, model, evaluator=evaluator, executor=executor, model_label=label,
-                            protocol=args.protocol, ask_user=args.ask_user)
+                            protocol=args.protocol, ask_user=args.ask_user, functions_api=args.functions_api,
+                            rename_duplicates=args.rename_duplicates)
         for task in tasks:
             reports.append(runner.run(task, items_of[task]))
     finally:

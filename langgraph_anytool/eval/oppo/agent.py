@@ -1,36 +1,40 @@
 """The model under test in the OPPO tasks (seed 001, §3.3): one small entry point per ability.
 
-`paper=True` (the default protocol) follows the authors' `eval_scripts/agent_interface.py` (`perform_task1` …
-`perform_task8`): the user's instruction is the only message (no system prompt) and the functions offered are the
-API documents as the authors convert them (`convert_doc_to_openai_format`: the API's own name, its description,
-its parameters with JSON-schema types). `paper=False` (`--protocol ours`) adds our system prompts and names the
-functions as the rest of the project does (`<api>_for_<tool>`); task 3 may then also offer `ask_user`.
+`paper=True` (the default protocol) sends what the authors' `eval_scripts/agent_interface.py` sends (`perform_task1`
+… `perform_task8`), through `wire` (a ChatOpenAI-family model gets the exact message dicts, and its replies are read
+raw): the user's instruction is the only message (no system prompt); the functions offered are the API documents
+as the authors convert them (`convert_doc_to_openai_format`), under the API's own name, duplicates and all; tasks
+1-3 offer them through the legacy `functions=` parameter (`functions_api`), task 4 and 7 through `tools=`, task 7
+with `parallel_tool_calls=False`; a tool result is shown as `str()` of the toolset's dict.
+
+`paper=False` (`--protocol ours`) adds our system prompts and names the functions as the rest of the project does
+(`<api>_for_<tool>`); task 3 may then also offer `ask_user`.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
+import re
 from collections.abc import Mapping, Sequence
+from copy import deepcopy
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import (
-    AIMessage,
-    BaseMessage,
-    HumanMessage,
-    SystemMessage,
-    ToolMessage,
-)
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import RunnableConfig
 
 from ...catalog import Catalog
 from ...catalog.models import Api
 from ...catalog.naming import is_valid_function_name
-from ...models.llm import call_role
+from ...models.llm import ModelCallError, call_role
 from ...tools.lc import api_json_schema
 from ...tools.pipeline import ApiExecutor
 from . import prompts as P
+from . import wire
 
 ASK_USER = "ask_user"
 ASK_USER_SCHEMA: dict[str, Any] = {
@@ -39,7 +43,10 @@ ASK_USER_SCHEMA: dict[str, Any] = {
                                                                  "description": "the question for the user"}},
                    "required": ["question"]},
 }
+FUNCTIONS_APIS = ("auto", "functions", "tools")  # how tasks 1-3 offer functions in the paper protocol
 _JSON_TYPE = {"date": "string", "time": "string", "binary": "string", "enum": "string"}
+# `convert_doc_to_openai_format`: the types kept as they are (lower-cased); "int" → integer, the rest → string
+_AUTHORS_TYPES = ("string", "number", "integer", "object", "array", "boolean", "null")
 
 
 def _text(msg: BaseMessage) -> str:
@@ -48,9 +55,11 @@ def _text(msg: BaseMessage) -> str:
     return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in msg.content if isinstance(b, str | dict))
 
 
+# --------------------------------------------------------------------------------------------- the offer
 def authors_schema(api: Api, name: str) -> dict[str, Any]:
-    """An API as the authors offer it (`agent_interface.py` `convert_doc_to_openai_format`): name, description and
-    parameters with JSON-schema types (the OPPO toolset loader already converted the upper-case spellings)."""
+    """An API as the authors offer it (`agent_interface.py` `convert_doc_to_openai_format`), rebuilt from the
+    catalog: name, description and parameters with JSON-schema types (the OPPO toolset loader already converted the
+    upper-case spellings). `authors_doc` gives the release's own document instead, when there is one."""
     props: dict[str, Any] = {}
     for p in api.params:
         spec: dict[str, Any] = {"type": _JSON_TYPE.get(p.type, p.type), "description": p.description}
@@ -61,46 +70,104 @@ def authors_schema(api: Api, name: str) -> dict[str, Any]:
             "parameters": {"type": "object", "properties": props, "required": [p.name for p in api.required_params]}}
 
 
+@functools.lru_cache(maxsize=128)
+def _doc_file(path: str, stamp: tuple[int, int]) -> dict[str, dict[str, Any]]:
+    """The function objects of one OPPO doc file by name (`get_docs`: `api_docs[tool][api["function"]["name"]]`);
+    `stamp` (mtime, size) makes an edited file read again."""
+    doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    return {str(a["function"]["name"]): a["function"] for a in doc.get("APIs") or []
+            if isinstance(a, Mapping) and isinstance(a.get("function"), Mapping) and "name" in a["function"]}
+
+
+def authors_doc(catalog: Catalog, api_id: str) -> dict[str, Any] | None:
+    """The release's own function object of an API of an OPPO toolset (the tool's doc file, as `toolset`'s
+    `get_docs` reads it), converted as `convert_doc_to_openai_format` converts it: every parameter type lower-cased,
+    kept when a JSON-schema type, "int" → integer, else string; key order and every other field as in the file.
+    None when the API's tool was not loaded from such a file (or the file has no such function)."""
+    api = catalog.api(api_id)
+    try:
+        source = catalog.tool(api.category, api.tool_key).source
+        stat = Path(source).stat() if source.endswith(".json") else None
+        fn = _doc_file(source, (stat.st_mtime_ns, stat.st_size)).get(api.name) if stat else None
+    except (OSError, ValueError, LookupError, TypeError, AttributeError):
+        return None
+    if fn is None:
+        return None
+    doc = deepcopy(fn)
+    props = (doc.get("parameters") or {}).get("properties") if isinstance(doc.get("parameters"), Mapping) else None
+    for spec in (props or {}).values():
+        if isinstance(spec, dict) and isinstance(spec.get("type"), str):
+            low = spec["type"].lower()
+            spec["type"] = low if low in _AUTHORS_TYPES else ("integer" if low == "int" else "string")
+    return doc
+
+
 @dataclass(frozen=True)
 class Offer:
-    """The functions offered for one item: function name → API id, and the OpenAI tool objects."""
+    """The functions offered for one item, in order: (function name, API id) pairs — a name may occur twice when
+    two APIs share it, as the authors offer them — and the OpenAI tool objects."""
 
-    names: dict[str, str]
+    entries: list[tuple[str, str]]
     schemas: list[dict[str, Any]]
 
+    @property
+    def names(self) -> list[str]:
+        return [n for n, _ in self.entries]
+
+    @property
+    def functions(self) -> list[dict[str, Any]]:
+        """The function objects (`functions=`: the documents, not wrapped in `{"type": "function", ...}`)."""
+        return [s["function"] for s in self.schemas]
+
     def name_of(self, api_id: str) -> str:
-        return next(n for n, a in self.names.items() if a == api_id)
+        return next(n for n, a in self.entries if a == api_id)
 
-    def api_of(self, name: str) -> str | None:
-        return self.names.get(name)
+    def api_of(self, name: str, *, last: bool = False) -> str | None:
+        """The API offered under `name`: the first one (the last with `last`, as a name → API dict built in offer
+        order keeps it: `perform_task7`'s `api_name_to_tool_name_map`)."""
+        found = [a for n, a in self.entries if n == name]
+        return (found[-1] if last else found[0]) if found else None
 
 
-def make_offer(catalog: Catalog, api_ids: Sequence[str], *, paper: bool) -> Offer:
-    """Paper: each API under its own name (the OPPO docs' function name) when that is a valid, not yet used function
-    name, else under the catalog's function name; ours: the catalog's function names and descriptions."""
-    names: dict[str, str] = {}
+def make_offer(catalog: Catalog, api_ids: Sequence[str], *, paper: bool, rename_duplicates: bool = False) -> Offer:
+    """Paper: each API, in the order given (`perform_task2`: the right one, then the similar ones), under its own
+    name as the release's document gives it (`authors_doc`) — the catalog's function name only when the name is not a
+    valid function name — and under that name even when another API offered has it too (`rename_duplicates`, ours,
+    renames the later one to its catalog function name). Ours: each API once, under the catalog's function names."""
+    entries: list[tuple[str, str]] = []
     schemas: list[dict[str, Any]] = []
-    for api_id in dict.fromkeys(api_ids):
+    for api_id in (api_ids if paper else list(dict.fromkeys(api_ids))):
         api = catalog.api(api_id)
         if paper:
-            name = api.name if is_valid_function_name(api.name) and api.name not in names else \
-                catalog.function_name(api_id)
-            schema = authors_schema(api, name)
+            taken = {n for n, _ in entries}
+            name = api.name if is_valid_function_name(api.name) and not (rename_duplicates and api.name in taken) \
+                else catalog.function_name(api_id)
+            schema = authors_doc(catalog, api_id) or authors_schema(api, name)
+            schema["name"] = name
         else:
             schema = api_json_schema(catalog, api_id)
             name = schema["name"]
-        names[name] = api_id
+        entries.append((name, api_id))
         schemas.append({"type": "function", "function": schema})
-    return Offer(names, schemas)
+    return Offer(entries, schemas)
 
 
+# --------------------------------------------------------------------------------------------- calls
 def _call(model: Any, role: str, prompt: list[BaseMessage], config: RunnableConfig | None, **inputs: Any) -> AIMessage:
     ai, _ = call_role(model, role, prompt, config, inputs=inputs)
     return ai
 
 
-def _prompt(task: int, paper: bool, *messages: BaseMessage) -> list[BaseMessage]:
-    return list(messages) if paper else [SystemMessage(content=P.SYSTEMS[task]), *messages]
+def _prompt(task: int, paper: bool, text: str) -> list[BaseMessage]:
+    """The paper's one user message (`conv = [{"role": "user", "content": instruction}]`), or ours after our
+    system prompt."""
+    if paper:
+        return [wire.user_message(text)]
+    return [SystemMessage(content=P.SYSTEMS[task]), HumanMessage(content=text)]
+
+
+def _model(model: Any, paper: bool) -> Any:
+    return wire.for_paper(model) if paper else model
 
 
 @dataclass(frozen=True)
@@ -115,7 +182,7 @@ class RawCall:
     call_id: str = ""
 
 
-def _authors_call(offer: Offer, fn: Mapping[str, Any], call_id: str) -> RawCall:
+def _authors_call(offer: Offer, fn: Mapping[str, Any], call_id: str, last: bool = False) -> RawCall:
     """A raw call read as the authors read it (`eval_func.py` `_extract_func_calls`): an arguments string goes through
     Python's `json.loads`, so "" or a raw control character inside a string is not JSON."""
     name = str(fn.get("name") or "")
@@ -127,92 +194,56 @@ def _authors_call(offer: Offer, fn: Mapping[str, Any], call_id: str) -> RawCall:
             args, parsed = text, False
     else:
         args, parsed = text, True
-    return RawCall(name, args, offer.api_of(name), parsed, call_id)
+    return RawCall(name, args, offer.api_of(name, last=last), parsed, call_id)
 
 
-def raw_calls(offer: Offer, ai: AIMessage) -> list[RawCall]:
-    """The reply's calls, as `_extract_func_calls` collects them: a legacy `function_call` first (LangChain keeps it
-    in `additional_kwargs` and does not turn it into a tool call), then the tool calls — the provider's raw ones
-    when the message kept them, else LangChain's parsed and invalid calls. (LangChain reads an empty arguments string
-    as {}, which the authors' `json.loads("")` would refuse; a client that drops the raw text cannot tell them apart.)"""
+def raw_calls(offer: Offer, ai: AIMessage, *, last: bool = False) -> list[RawCall]:
+    """The reply's calls, as `_extract_func_calls` collects them: a legacy `function_call` first, then the tool
+    calls, with the arguments as the provider wrote them when the reply carries the provider's message (`wire`),
+    else as the client kept them (LangChain keeps a legacy call raw in `additional_kwargs`, but reads a tool call's
+    empty arguments string as {}: such a client cannot tell them apart)."""
+    provider = wire.raw_function_calls(ai)
+    if provider is not None:
+        return [_authors_call(offer, fn, call_id, last) for call_id, fn in provider]
     out: list[RawCall] = []
     legacy = ai.additional_kwargs.get("function_call")
     if isinstance(legacy, Mapping):
-        out.append(_authors_call(offer, legacy, "function_call"))
-    provider = [tc for tc in ai.additional_kwargs.get("tool_calls") or []
-                if isinstance(tc, Mapping) and isinstance(tc.get("function"), Mapping)]
-    if provider:
-        return out + [_authors_call(offer, tc["function"], str(tc.get("id") or "")) for tc in provider]
-    out += [RawCall(str(tc.get("name") or ""), tc.get("args"), offer.api_of(str(tc.get("name") or "")), True,
-                    str(tc.get("id") or "")) for tc in ai.tool_calls]
-    out += [RawCall(str(tc.get("name") or ""), tc.get("args"), offer.api_of(str(tc.get("name") or "")), False,
-                    str(tc.get("id") or "")) for tc in ai.invalid_tool_calls]
+        out.append(_authors_call(offer, legacy, "function_call", last))
+    kept = [tc for tc in ai.additional_kwargs.get("tool_calls") or []
+            if isinstance(tc, Mapping) and isinstance(tc.get("function"), Mapping)]
+    if kept:
+        return out + [_authors_call(offer, tc["function"], str(tc.get("id") or ""), last) for tc in kept]
+    out += [RawCall(str(tc.get("name") or ""), tc.get("args"), offer.api_of(str(tc.get("name") or ""), last=last),
+                    True, str(tc.get("id") or "")) for tc in ai.tool_calls]
+    out += [RawCall(str(tc.get("name") or ""), tc.get("args"), offer.api_of(str(tc.get("name") or ""), last=last),
+                    False, str(tc.get("id") or "")) for tc in ai.invalid_tool_calls]
     return out
 
 
-def openai_message(msg: BaseMessage) -> dict[str, Any]:
-    """A LangChain message as an OpenAI chat message (what the evaluator of task 7 reads)."""
-    if isinstance(msg, AIMessage):
-        out: dict[str, Any] = {"role": "assistant", "content": _text(msg) or None}
-        calls: list[dict[str, Any]] = [{"id": tc.get("id"), "type": "function",
-                  "function": {"name": tc["name"], "arguments": json.dumps(tc["args"], ensure_ascii=False)}}
-                 for tc in msg.tool_calls]
-        calls += [{"id": tc.get("id"), "type": "function",
-                   "function": {"name": tc.get("name"), "arguments": tc.get("args")}} for tc in msg.invalid_tool_calls]
-        if calls:
-            out["tool_calls"] = calls
-        return out
-    if isinstance(msg, ToolMessage):
-        return {"role": "tool", "name": msg.name, "content": _text(msg), "tool_call_id": msg.tool_call_id}
-    role = {"human": "user", "system": "system"}.get(msg.type, msg.type)
-    return {"role": role, "content": _text(msg)}
-
-
-def openai_to_messages(conv: Sequence[Mapping[str, Any]]) -> list[BaseMessage]:
-    """OpenAI chat messages (as in the release's task 6 `conv`, with `function_call`, `refusal`, `index` keys and
-    null contents) as LangChain messages, tool calls and tool results kept."""
-    out: list[BaseMessage] = []
-    for i, m in enumerate(conv):
-        role = m.get("role")
-        content = m.get("content")
-        text = content if isinstance(content, str) else ("" if content is None else json.dumps(content))
-        if role == "system":
-            out.append(SystemMessage(content=text))
-        elif role == "user":
-            out.append(HumanMessage(content=text))
-        elif role == "assistant":
-            calls, invalid = [], []
-            raw = list(m.get("tool_calls") or [])
-            if isinstance(m.get("function_call"), Mapping):
-                raw.append({"id": f"fc_{i}", "function": m["function_call"]})
-            for j, tc in enumerate(raw):
-                fn = tc.get("function") or {}
-                args = fn.get("arguments")
-                try:
-                    parsed = json.loads(args) if isinstance(args, str) else (args or {})
-                except ValueError:
-                    parsed = None
-                call_id = str(tc.get("id") or f"call_{i}_{j}")
-                if isinstance(parsed, dict):
-                    calls.append({"name": str(fn.get("name") or ""), "args": parsed, "id": call_id,
-                                  "type": "tool_call"})
-                else:
-                    invalid.append({"name": fn.get("name"), "args": args if isinstance(args, str) else None,
-                                    "id": call_id, "error": "arguments are not a JSON object",
-                                    "type": "invalid_tool_call"})
-            out.append(AIMessage(content=text, tool_calls=calls, invalid_tool_calls=invalid))
-        elif role in ("tool", "function"):
-            out.append(ToolMessage(content=text, tool_call_id=str(m.get("tool_call_id") or ""),
-                                   name=m.get("name")))
-        else:
-            raise ValueError(f"message {i}: unknown role {role!r}")
-    return out
+def tool_result_text(executor: ApiExecutor, api_id: str, args: Any, paper: bool) -> tuple[str, bool]:
+    """Run a call: (what the tool message shows, whether the API succeeded). Paper: `str()` of the toolset's dict
+    (`wire.authors_result`: Python's repr, `perform_task4` / `perform_task7`); ours: the executor's JSON."""
+    obs = executor.call(api_id, args if isinstance(args, dict) else {})
+    if paper:
+        return str(wire.authors_result(obs.ok, obs.content, obs.error)), obs.ok
+    return executor.render(obs), obs.ok
 
 
 # --------------------------------------------------------------------------------------------- tasks 1-3
+class FunctionsRefused(RuntimeError):
+    """The provider refused the legacy `functions=` parameter (a 400 naming it)."""
+
+
+def _refuses_functions(exc: ModelCallError) -> bool:
+    """A 400 that names the `functions` parameter (OpenAI's "Unrecognized request argument supplied: functions";
+    not a schema error about one function)."""
+    return exc.kind in ("bad_request", "no_tool_calling") and re.search(r"\bfunctions\b", str(exc).lower()) is not None
+
+
 @dataclass(frozen=True)
 class FirstReply:
-    """The model's first reply to an instruction with some functions offered."""
+    """The model's first reply to an instruction with some functions offered. `calls`: the calls read (with
+    `tools=` in the paper protocol, only the first, as the legacy API returns at most one)."""
 
     offer: Offer
     reply: AIMessage
@@ -227,16 +258,36 @@ class FirstReply:
     def text(self) -> str:
         return _text(self.reply).strip()
 
+    @property
+    def content(self) -> str:
+        """The reply's content as the authors' evaluator prompt shows it (`examine_msg["content"]`)."""
+        return wire.reply_content(self.reply)
+
 
 def first_reply(model: BaseChatModel, catalog: Catalog, task: int, instruction: str, api_ids: Sequence[str], *,
-                paper: bool = True, ask_user: bool = False, config: RunnableConfig | None = None) -> FirstReply:
+                paper: bool = True, ask_user: bool = False, functions_api: str = "tools",
+                rename_duplicates: bool = False, config: RunnableConfig | None = None) -> FirstReply:
     """Tasks 1-3 (`perform_task1`, `perform_task2`, `perform_task3`): one reply with the functions offered, in the
-    given order; `ask_user` (ours, task 3) also offers the `ask_user` function."""
-    offer = make_offer(catalog, api_ids, paper=paper)
+    given order. Paper: `functions_api="functions"` sends them as the authors do, `functions=[docs]` (the legacy
+    API: at most one call, `function_call`); "tools" sends `tools=` and reads only the first call. A provider that
+    refuses `functions=` raises `FunctionsRefused`. Ours: `tools=`, every call read. `ask_user` (ours, task 3) also
+    offers the `ask_user` function."""
+    if functions_api not in ("functions", "tools"):
+        raise ValueError(f"functions_api must be 'functions' or 'tools' here, got {functions_api!r}")
+    offer = make_offer(catalog, api_ids, paper=paper, rename_duplicates=rename_duplicates)
     tools = [*offer.schemas, *([{"type": "function", "function": ASK_USER_SCHEMA}] if ask_user else [])]
-    ai = _call(model.bind_tools(tools), f"oppo_task{task}", _prompt(task, paper, HumanMessage(content=instruction)),
-               config, query=instruction, functions=[t["function"]["name"] for t in tools])
-    return FirstReply(offer, ai, raw_calls(offer, ai))
+    legacy = paper and functions_api == "functions"
+    base = _model(model, paper)
+    runnable = base.bind(functions=[t["function"] for t in tools]) if legacy else base.bind_tools(tools)
+    try:
+        ai = _call(runnable, f"oppo_task{task}", _prompt(task, paper, instruction), config, query=instruction,
+                   functions=[t["function"]["name"] for t in tools])
+    except ModelCallError as exc:
+        if legacy and _refuses_functions(exc):
+            raise FunctionsRefused(str(exc)) from exc
+        raise
+    calls = raw_calls(offer, ai)
+    return FirstReply(offer, ai, calls[:1] if paper and not legacy else calls)
 
 
 # --------------------------------------------------------------------------------------------- task 4
@@ -244,46 +295,60 @@ def first_reply(model: BaseChatModel, catalog: Catalog, task: int, instruction: 
 class FillResult:
     offer: Offer
     call: RawCall | None  # the first call (None: no call)
-    tool_result: str | None  # what the API returned for it (None: not executed)
+    tool_result: str | None  # what the API returned for it, as the tool message shows it (None: not executed)
+    tool_message: dict[str, Any] | None = None  # paper: the tool message as the authors build it
 
 
 def fill_parameters(model: BaseChatModel, catalog: Catalog, instruction: str, api_id: str,
                     executor: ApiExecutor | None, *, paper: bool = True,
                     config: RunnableConfig | None = None) -> FillResult:
-    """Task 4 (`perform_task4`): the model's first call to the one API offered, executed with the row's API when its
-    arguments parsed (the authors' rule check reads the API's result)."""
-    first = first_reply(model, catalog, 4, instruction, [api_id], paper=paper, config=config)
-    if not first.calls:
-        return FillResult(first.offer, None, None)
-    call = first.calls[0]
-    result = None
-    if call.parsed and executor is not None:
-        result = executor.render(executor.call(api_id, call.args if isinstance(call.args, dict) else {}))
-    return FillResult(first.offer, call, result)
+    """Task 4 (`perform_task4`): the one API offered with `tools=`; the model's first call, executed with the row's
+    API when its arguments parse (the authors' `json.loads` raises otherwise), its result shown as the authors'
+    tool message `{"role": "tool", "name": <api>, "content": str(result), "tool_call_id": ...}` (read by
+    `_check_params_with_rule`). The authors' second turn (the reply to the result) is scored by nothing: not sent."""
+    offer = make_offer(catalog, [api_id], paper=paper)
+    ai = _call(_model(model, paper).bind_tools(offer.schemas), "oppo_task4", _prompt(4, paper, instruction), config,
+               query=instruction, functions=offer.names)
+    calls = [c for c in raw_calls(offer, ai) if c.call_id != "function_call"]  # perform_task4 reads msg.tool_calls
+    if not calls:
+        return FillResult(offer, None, None)
+    call = calls[0]
+    if not call.parsed or executor is None:
+        return FillResult(offer, call, None)
+    text, _ = tool_result_text(executor, api_id, call.args, paper)
+    message = {"role": "tool", "name": catalog.api(api_id).name, "content": text, "tool_call_id": call.call_id} \
+        if paper else None
+    return FillResult(offer, call, text, message)
 
 
 # --------------------------------------------------------------------------------------------- task 5
 def answer_directly(model: BaseChatModel, instruction: str, *, paper: bool = True,
                     config: RunnableConfig | None = None) -> str:
-    """Task 5 (`perform_task5`): an answer from the model's own knowledge (no function offered)."""
-    ai = _call(model, "oppo_task5", _prompt(5, paper, HumanMessage(content=instruction)), config, query=instruction)
-    return _text(ai).strip()
+    """Task 5 (`perform_task5`): an answer from the model's own knowledge (no function offered). Paper: the reply's
+    content as the authors' evaluator reads it (`msgs[1]["content"]`, not stripped); ours: stripped."""
+    ai = _call(_model(model, paper), "oppo_task5", _prompt(5, paper, instruction), config, query=instruction)
+    return wire.reply_content(ai) if paper else _text(ai).strip()
 
 
 # --------------------------------------------------------------------------------------------- task 6
 def answer_from_conversation(model: BaseChatModel, catalog: Catalog, conv: Sequence[Mapping[str, Any]], *,
                              paper: bool = True, config: RunnableConfig | None = None) -> str:
     """Task 6 (`perform_task6`): the assistant's next reply to the conversation (which ends with a tool result).
-    Paper: the conversation alone, no function offered; ours: our system prompt and the called functions."""
-    messages = openai_to_messages(conv)
+    Paper: the release's messages sent as they are (`messages=conv_history`: raw argument strings, null fields, the
+    tool message's name), no function offered, the reply's content unstripped; ours: our system prompt and the
+    called functions, the reply stripped."""
+    messages = wire.from_openai(conv)
     query = next((_text(m) for m in messages if isinstance(m, HumanMessage)), "")
     names = [str(tc["name"]) for m in messages if isinstance(m, AIMessage) for tc in m.tool_calls]
+    if paper:
+        ai = _call(_model(model, True), "oppo_task6", messages, config, query=query, functions=names)
+        return wire.reply_content(ai)
     bound: Any = model
-    if not paper:
-        ids = [a.id for a in catalog if catalog.function_name(a.id) in names or a.name in names]
-        if ids:
-            bound = model.bind_tools(make_offer(catalog, ids, paper=False).schemas)
-    ai = _call(bound, "oppo_task6", _prompt(6, paper, *messages), config, query=query, functions=names)
+    ids = [a.id for a in catalog if catalog.function_name(a.id) in names or a.name in names]
+    if ids:
+        bound = model.bind_tools(make_offer(catalog, ids, paper=False).schemas)
+    ai = _call(bound, "oppo_task6", [SystemMessage(content=P.SYSTEMS[6]), *messages], config, query=query,
+               functions=names)
     return _text(ai).strip()
 
 
@@ -296,13 +361,14 @@ class PlanResult:
 
 def plan_outline(model: BaseChatModel, catalog: Catalog, instruction: str, api_ids: Sequence[str], *,
                  paper: bool = True, config: RunnableConfig | None = None) -> PlanResult:
-    """Task 8 (`perform_task8`): a plan for a high-level request with the tools' documents in the message; nothing
-    is called."""
+    """Task 8 (`perform_task8`): a plan for a high-level request with the tools' documents in the message (paper:
+    the release's documents as `convert_doc_to_openai_format` gives them, one numbered line of JSON each, in `comb`
+    order); nothing is called. Paper: the plan as the authors' evaluator reads it (unstripped)."""
     offer = make_offer(catalog, api_ids, paper=paper)
-    text = P.plan_request(instruction, [s["function"] for s in offer.schemas])
-    ai = _call(model, "oppo_task8", _prompt(8, paper, HumanMessage(content=text)), config, query=instruction,
-               functions=list(offer.names))
-    return PlanResult(text, _text(ai).strip())
+    text = P.plan_request(instruction, offer.functions)
+    ai = _call(_model(model, paper), "oppo_task8", _prompt(8, paper, text), config, query=instruction,
+               functions=offer.names)
+    return PlanResult(text, wire.reply_content(ai) if paper else _text(ai).strip())
 
 
 # --------------------------------------------------------------------------------------------- task 7
@@ -324,36 +390,49 @@ class ChainResult:
     aborted: str = ""  # paper: the item failed as the authors' run does (unknown function, arguments not JSON)
 
 
+def _bind_chain_tools(model: Any, schemas: list[dict[str, Any]], paper: bool) -> Any:
+    """`tools=` for task 7; paper: with `parallel_tool_calls=False` (`perform_task7`) when the model's `bind_tools`
+    takes it (ChatOpenAI's does; a class without the option gets the tools alone)."""
+    client = wire.openai_family(model) or model  # the wrapper passes the option on to its ChatOpenAI
+    if paper and "parallel_tool_calls" in inspect.signature(client.bind_tools).parameters:
+        return model.bind_tools(schemas, parallel_tool_calls=False)
+    return model.bind_tools(schemas)
+
+
 def solve_chain(model: BaseChatModel, catalog: Catalog, executor: ApiExecutor, instruction: str,
                 api_ids: Sequence[str], *, paper: bool = True, max_rounds: int = 10,
                 config: RunnableConfig | None = None) -> ChainResult:
     """Task 7 (`perform_task7`): a function-calling loop over the main API and its dependencies (in that order), at
-    most `max_rounds` model replies (the authors' 10); every call is executed. Paper: a call to a function not
-    offered, or with arguments that are not JSON, ends the item (the authors' loop raises and the row scores 0);
-    ours: the model is told and may go on."""
+    most `max_rounds` model replies (the authors' 10); every call is executed. Paper: `parallel_tool_calls=False`,
+    each reply sent back as the provider returned it, each result as `str()` of the toolset's dict in a tool message
+    with the function's name; a call to a function not offered, or with arguments that are not JSON, ends the item
+    (the authors' loop raises and the row scores 0). Ours: the model is told and may go on."""
     offer = make_offer(catalog, api_ids, paper=paper)
-    runnable = model.bind_tools(offer.schemas)
-    messages: list[BaseMessage] = _prompt(7, paper, HumanMessage(content=instruction))
+    runnable = _bind_chain_tools(_model(model, paper), offer.schemas, paper)
+    messages: list[BaseMessage] = _prompt(7, paper, instruction)
     steps: list[ChainStep] = []
+
+    def conversation() -> list[dict[str, Any]]:
+        return [wire.wire_dict(m) for m in messages]
+
     for turn in range(max_rounds):
-        ai = _call(runnable, "oppo_task7", messages, config, query=instruction, functions=list(offer.names), turn=turn)
-        if not ai.tool_calls and not ai.invalid_tool_calls:
+        ai = _call(runnable, "oppo_task7", messages, config, query=instruction, functions=offer.names, turn=turn)
+        calls = [c for c in raw_calls(offer, ai, last=paper) if c.call_id != "function_call"]  # msg.tool_calls only
+        if not calls:
             messages.append(ai)
-            return ChainResult(steps, _text(ai).strip(), [openai_message(m) for m in messages])
+            return ChainResult(steps, reply_text(ai, paper), conversation())
         ai = ai.model_copy(update={
             "tool_calls": [{**tc, "id": tc.get("id") or f"c{turn}_{i}"} for i, tc in enumerate(ai.tool_calls)],
             "invalid_tool_calls": [{**tc, "id": tc.get("id") or f"b{turn}_{i}"}
                                    for i, tc in enumerate(ai.invalid_tool_calls)]})
         messages.append(ai)
-        for call in raw_calls(offer, ai):
-            if call.call_id == "function_call":  # perform_task7 reads msg.tool_calls only
-                continue
+        lc_ids = [str(tc.get("id")) for tc in [*ai.tool_calls, *ai.invalid_tool_calls]]
+        for i, call in enumerate(calls):
+            call_id: Any = call.call_id or (lc_ids[i] if i < len(lc_ids) else f"c{turn}_{i}")
             if paper and call.api_id is None:
-                return ChainResult(steps, "", [openai_message(m) for m in messages],
-                                   aborted=f"invalid function name {call.function!r}")
+                return ChainResult(steps, "", conversation(), aborted=f"invalid function name {call.function!r}")
             if paper and not call.parsed:
-                return ChainResult(steps, "", [openai_message(m) for m in messages],
-                                   aborted=f"arguments of {call.function!r} are not JSON")
+                return ChainResult(steps, "", conversation(), aborted=f"arguments of {call.function!r} are not JSON")
             if call.api_id is None:
                 content, ok, name = json.dumps({"error": f"function {call.function!r} is not available"}), False, \
                     call.function
@@ -361,9 +440,14 @@ def solve_chain(model: BaseChatModel, catalog: Catalog, executor: ApiExecutor, i
                 content, ok, name = json.dumps({"error": "the arguments are not a JSON object"}), False, \
                     catalog.api(call.api_id).name
             else:
-                obs = executor.call(call.api_id, call.args)
-                content, ok, name = executor.render(obs), obs.ok, catalog.api(call.api_id).name
+                content, ok = tool_result_text(executor, call.api_id, call.args, paper)
+                name = catalog.api(call.api_id).name
             steps.append(ChainStep(call.function, call.api_id, call.args, ok, name))
-            messages.append(ToolMessage(content=content, tool_call_id=call.call_id, name=call.function))
-    return ChainResult(steps, "", [openai_message(m) for m in messages],
-                       stopped=f"no answer after {max_rounds} model replies")
+            messages.append(wire.tool_message(call.function, content, call_id) if paper else
+                            ToolMessage(content=content, tool_call_id=str(call_id), name=call.function))
+    return ChainResult(steps, "", conversation(), stopped=f"no answer after {max_rounds} model replies")
+
+
+def reply_text(ai: AIMessage, paper: bool) -> str:
+    """A final reply's text: paper, its content as the authors keep it; ours, stripped."""
+    return wire.reply_content(ai) if paper else _text(ai).strip()

@@ -2,12 +2,14 @@
 one user message, no system prompt). It is its own model (never the in-loop judge of the graph); every usable
 verdict is cached on disk, keyed by the evaluator's identity and the full prompt, so a re-run costs no call.
 
-Verdicts are read as the authors read them, plus our JSON form:
-- a reply holding a JSON object `{"label": "pass"|"fail", ...}` (ours) → that label;
+Verdicts are read as the authors read them:
 - task 3 (`_check_clarification`): "yes" anywhere in the lower-cased reply → yes;
 - tasks 4-8 (`_check_params_with_gpt4`, `_check_direct_response`, `_check_response_w_tool`, `_check_answer`,
-  `_check_plan`): the lower-cased reply starts with "yes" → yes; anything else is a no.
-An empty reply is unusable: scored as a failure and not cached, so a later run asks again.
+  `_check_plan`): the lower-cased reply starts with "yes" → yes; anything else is a no — a JSON verdict too.
+Our JSON form is a named variant (`json_verdicts=True`, `--json-verdicts`): a reply that starts with a JSON object
+`{"label": "pass"|"fail", ...}` (or a fenced one) → that label. An empty reply is unusable: scored as a failure and
+not cached, so a later run asks again. The cache keeps the evaluator's reply and reads it again under the rule in
+force, so a verdict cached under one rule is never reused under the other.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage
-from pydantic import BaseModel, StrictBool
+from pydantic import BaseModel
 
 from ...catalog.index_store import atomic_write
 from ...models.llm import call_role
@@ -72,11 +74,11 @@ def _json_verdict(text: str) -> Verdict | None:
     return Verdict(passed=label == "pass", reason=str(data.get("reason", "")).strip())
 
 
-def read_verdict(task: int, text: str) -> Verdict | None:
+def read_verdict(task: int, text: str, *, json_verdicts: bool = False) -> Verdict | None:
     """The verdict in an evaluator reply (None: empty, unusable). See the module docstring for the rules."""
     if not text or not text.strip():
         return None
-    if text.lstrip().startswith(("{", "```")):
+    if json_verdicts and text.lstrip().startswith(("{", "```")):
         found = _json_verdict(text)
         if found is not None:
             return found
@@ -94,28 +96,30 @@ MAX_CACHE_ENTRY_BYTES = 1 << 20  # one cached verdict (a reason of a few hundred
 log = logging.getLogger(__name__)
 
 
-class _CachedVerdict(BaseModel):
-    passed: StrictBool
-    reason: str = ""
+class _CachedReply(BaseModel):
+    reply: str
 
 
-def _cached_verdict(path: Path) -> Verdict | None:
-    """The verdict cached in `path`, or None when the entry is damaged or foreign (it is then recomputed and
-    rewritten; a warning names the file and the field): bounded, a regular file only, every field checked."""
+def _cached_reply(path: Path) -> str | None:
+    """The evaluator's reply cached in `path`, or None when the entry is damaged, foreign or older (without the
+    reply): it is then asked again and rewritten, with a warning naming the file and the field. Bounded, a regular
+    file only, every field checked."""
     try:
         data = load_json_file(path, max_bytes=MAX_CACHE_ENTRY_BYTES, what="evaluator cache entry")
-        entry = check_model(_CachedVerdict, data, source=str(path))
+        return check_model(_CachedReply, data, source=str(path)).reply
     except DataFileError as exc:
         log.warning("%s; recomputed", exc)
         return None
-    return Verdict(entry.passed, entry.reason, cached=True)
 
 
 class TaskEvaluator:
-    """Asks the evaluator model one task prompt and reads its verdict, with an on-disk cache (`cache_dir`)."""
+    """Asks the evaluator model one task prompt and reads its verdict (as the authors read it; with
+    `json_verdicts`, our JSON form too), with an on-disk cache (`cache_dir`)."""
 
-    def __init__(self, model: Any, *, cache_dir: str | Path | None = None, identity: str | None = None) -> None:
+    def __init__(self, model: Any, *, cache_dir: str | Path | None = None, identity: str | None = None,
+                 json_verdicts: bool = False) -> None:
         self.model = model
+        self.json_verdicts = json_verdicts
         self.identity = identity or model_identity(model)
         self.cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.calls = 0
@@ -129,18 +133,19 @@ class TaskEvaluator:
         key = hashlib.sha256(json.dumps([self.identity, task, prompt]).encode()).hexdigest()
         path = self._path(key)
         if path is not None and path.exists():
-            cached = _cached_verdict(path)
-            if cached is not None:
+            reply = _cached_reply(path)
+            found = read_verdict(task, reply, json_verdicts=self.json_verdicts) if reply is not None else None
+            if found is not None:
                 self.hits += 1
-                return cached
+                return Verdict(found.passed, found.reason, cached=True)
         self.calls += 1
         ai, _ = call_role(self.model, ROLE, [HumanMessage(content=prompt)], None, inputs={"task": task})
         text = ai.content if isinstance(ai.content, str) else json.dumps(ai.content)
-        verdict = read_verdict(task, text)
+        verdict = read_verdict(task, text, json_verdicts=self.json_verdicts)
         if verdict is None:  # not cached: a retry may get a usable reply
             return Verdict(False, f"unusable evaluator reply: {text[:200]!r}")
         if path is not None:
-            entry = json.dumps({"passed": verdict.passed, "reason": verdict.reason, "task": task,
+            entry = json.dumps({"reply": text, "passed": verdict.passed, "reason": verdict.reason, "task": task,
                                 "evaluator": self.identity}).encode("utf-8")
             try:  # renamed over the old entry: a damaged one (even a FIFO or a symlink) is replaced, never opened
                 path.parent.mkdir(parents=True, exist_ok=True)

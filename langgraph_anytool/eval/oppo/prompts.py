@@ -92,10 +92,13 @@ def direct_answer_prompt(instruction: str, reply: str) -> str:
 
 
 def tool_answer_prompt(instruction: str, call: Any, tool_result: str, reply: str) -> str:
-    """Task 6 (`_check_response_w_tool`): is the assistant's last reply proper given what the tool returned?"""
+    """Task 6 (`_check_response_w_tool`): is the assistant's last reply proper given what the tool returned? `call`
+    as text goes in as it is (the paper protocol's `json.dumps(function_call)` or "None"); another value as
+    one-line JSON."""
+    call_text = call if isinstance(call, str) else _one_line(call)
     return ("Here is a dialogue between a user and an assistant that used a tool. Decide whether the assistant's "
             "last response is proper given the result the tool returned.\n"
-            f"USER: {instruction}\nASSISTANT: {_one_line(call)}\nFUNCTION: {tool_result}\nASSISTANT: {reply}\n\n"
+            f"USER: {instruction}\nASSISTANT: {call_text}\nFUNCTION: {tool_result}\nASSISTANT: {reply}\n\n"
             "Answer YES or NO first, then give the reason if NO.")
 
 

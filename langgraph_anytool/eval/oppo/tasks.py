@@ -14,6 +14,7 @@ paper's figure; `progress_failed_as_0` counts them.
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -25,7 +26,7 @@ from langchain_core.language_models import BaseChatModel
 from ...catalog import Catalog
 from ...models.llm import ModelNotConfiguredError
 from ...tools.pipeline import ApiExecutor
-from . import agent, score
+from . import agent, score, wire
 from . import prompts as P
 from .data import TASKS, TaskDataError, TaskItem, parse_label, resolve_api
 from .judge import TaskEvaluator
@@ -85,15 +86,24 @@ def _shuffled(item_id: str, values: Sequence[str]) -> list[str]:
 
 
 class TaskRunner:
-    """Runs one task's items against a model. `protocol="paper"` (default) is the authors' conversation; "ours"
-    adds our system prompts and shuffles task 2's candidates. `ask_user` (ours, off by default) also offers an
-    `ask_user` function in task 3. `executor` runs the API calls of tasks 4 and 7."""
+    """Runs one task's items against a model. `protocol="paper"` (default) sends what the authors send
+    (`oppo.agent`, `oppo.wire`); "ours" adds our system prompts and shuffles task 2's candidates. `ask_user` (ours,
+    off by default) also offers an `ask_user` function in task 3. `executor` runs the API calls of tasks 4 and 7.
+
+    Paper protocol only: `functions_api` says how tasks 1-3 offer their functions — "functions" (the authors'
+    legacy `functions=`, `agent_interface.py` `perform_task1`-`3`), "tools" (`tools=`, only the first call read, as
+    the legacy API returns at most one) or "auto" (the default: "functions" for a ChatOpenAI-family model, "tools"
+    for other clients, and "tools" for the rest of the run once a provider refuses `functions=`);
+    `rename_duplicates` (ours) renames the later of two offered functions that share a name."""
 
     def __init__(self, catalog: Catalog, model: BaseChatModel, *, evaluator: TaskEvaluator | None = None,
                  executor: ApiExecutor | None = None, model_label: str = "", protocol: str = "paper",
-                 ask_user: bool = False) -> None:
+                 ask_user: bool = False, functions_api: str = "auto", rename_duplicates: bool = False) -> None:
         if protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {protocol!r}; expected one of: {', '.join(PROTOCOLS)}")
+        if functions_api not in agent.FUNCTIONS_APIS:
+            raise ValueError(f"unknown functions_api {functions_api!r}; expected one of: "
+                             f"{', '.join(agent.FUNCTIONS_APIS)}")
         self.catalog = catalog
         self.model = model
         self.evaluator = evaluator
@@ -102,6 +112,10 @@ class TaskRunner:
         self.protocol = protocol
         self.paper = protocol == "paper"
         self.ask_user = ask_user
+        self.functions_api = functions_api
+        self.rename_duplicates = rename_duplicates
+        self._legacy: bool | None = None  # tasks 1-3 send functions= (resolved on first use)
+        self._refused = ""  # the provider's refusal of functions= (auto: tools= from then on)
 
     def _api(self, item: TaskItem) -> str:
         tool, api = item.api_ref()
@@ -135,6 +149,8 @@ class TaskRunner:
         notes = [f"{excluded} item(s) left out of {'precision and score' if task == 4 else 'progress'}: the run "
                  "raised (as run_eval.ipynb leaves such rows out; they count 0 in "
                  f"{'strict_correct_rate' if task == 4 else 'progress_failed_as_0'})"] if excluded else []
+        if task in (1, 2, 3) and self.paper:
+            notes.append(self._functions_note())
         return TaskReport(task=task, name=TASKS[task], metrics=metrics, items=results, scoring=self._scoring(task),
                           notes=notes,
                           model_label=self.model_label, protocol=self.protocol,
@@ -186,13 +202,40 @@ class TaskRunner:
             return f"{who} (verdicts read as eval_func.py reads them)"
         return f"rules — no --evaluator, so task {task}'s figure is NOT the paper's"
 
+    # ------------------------------------------------------------------------------------------ tasks 1-3
+    def _sends_functions(self) -> bool:
+        if self._legacy is None:
+            self._legacy = self.functions_api == "functions" or (
+                self.functions_api == "auto" and wire.openai_family(self.model) is not None)
+        return self._legacy
+
+    def _functions_note(self) -> str:
+        if self._sends_functions():
+            return "functions offered with the legacy functions= parameter (agent_interface.py perform_task1-3)"
+        why = f" (the provider refused functions=: {self._refused})" if self._refused else ""
+        return f"functions offered with tools=, only the first call read, as the legacy API returns one{why}"
+
+    def _first(self, task: int, item: TaskItem, api_ids: list[str], ask_user: bool = False) -> agent.FirstReply:
+        """The first reply of tasks 1-3, offered as `functions_api` says; under "auto", a provider's refusal of
+        `functions=` switches the run to `tools=` and this item is asked again."""
+        while True:
+            legacy = self.paper and self._sends_functions()
+            try:
+                return agent.first_reply(self.model, self.catalog, task, item.instruction, api_ids, paper=self.paper,
+                                         ask_user=ask_user, functions_api="functions" if legacy else "tools",
+                                         rename_duplicates=self.rename_duplicates)
+            except agent.FunctionsRefused as exc:
+                if self.functions_api != "auto":
+                    raise
+                self._legacy, self._refused = False, str(exc)[:200]
+
     # ------------------------------------------------------------------------------------------ tasks
     def _task1(self, item: TaskItem, extra: dict[str, Any]) -> ItemResult:
         """`perform_task1` / `evaluate_task1`: the row's API offered; a call in the reply = tool used."""
         label = parse_label(item.get("tool_use_label"))
         if label is None:
             raise LookupError(f"column 'tool_use_label' must be 0 or 1, got {item.get('tool_use_label')!r}")
-        first = agent.first_reply(self.model, self.catalog, 1, item.instruction, [self._api(item)], paper=self.paper)
+        first = self._first(1, item, [self._api(item)])
         extra["labels"].append(label)
         extra["preds"].append(int(first.called))
         right = int(first.called) == label
@@ -200,27 +243,28 @@ class TaskRunner:
         return ItemResult(item.id, item.type, float(right), {"use_tool": first.called}, reason)
 
     def _task2(self, item: TaskItem, extra: dict[str, Any]) -> ItemResult:
-        """`perform_task2` / `evaluate_task2`: the right API first, then up to five similar ones (paper order)."""
+        """`perform_task2` / `evaluate_task2`: the right API first, then up to five similar ones (paper: in file
+        order, as they are — a similar API that shares the right one's name is offered under that name too, and
+        the authors compare names only)."""
         right = self._api(item)
         similar = [resolve_api(self.catalog, t, a, item.where("simi_apis")) for t, a in item.simi_apis()]
-        candidates = list(dict.fromkeys([right, *similar[:SIMILAR_APIS]]))
+        candidates = [right, *similar[:SIMILAR_APIS]]
         if not self.paper:
-            candidates = _shuffled(item.id, candidates)
-        first = agent.first_reply(self.model, self.catalog, 2, item.instruction, candidates, paper=self.paper)
+            candidates = _shuffled(item.id, list(dict.fromkeys(candidates)))
+        first = self._first(2, item, candidates)
         offered = first.offer
         parsed = all(c.parsed for c in first.calls)
         first_name = first.calls[0].function if first.calls else None
         value, reason = score.task2_item(first.called, parsed, first_name, offered.name_of(right),
-                                         [n for n, a in offered.names.items() if a != right])
+                                         [n for n, a in offered.entries if a != right])
         extra["called"].append(first.called)
-        return ItemResult(item.id, item.type, float(value), {"function": first_name, "offered": list(offered.names)},
+        return ItemResult(item.id, item.type, float(value), {"function": first_name, "offered": offered.names},
                           reason)
 
     def _task3(self, item: TaskItem, extra: dict[str, Any]) -> ItemResult:
         """`perform_task3` / `evaluate_task3`: a call = "misuse tools" (0); otherwise the evaluator decides whether
         the reply asks the user for more information (`_check_clarification`)."""
-        first = agent.first_reply(self.model, self.catalog, 3, item.instruction, [self._api(item)], paper=self.paper,
-                                  ask_user=self.ask_user)
+        first = self._first(3, item, [self._api(item)], ask_user=self.ask_user)
         asks = [c for c in first.calls if c.function == agent.ASK_USER]
         calls = [c for c in first.calls if c.function != agent.ASK_USER]
         pred = {"text": first.text, "calls": [c.function for c in first.calls]}
@@ -229,7 +273,7 @@ class TaskRunner:
         if calls:
             return ItemResult(item.id, item.type, 0.0, pred, "misuse tools")
         if self.evaluator is not None:
-            v = self.evaluator.judge(3, P.clarification_prompt(first.text))
+            v = self.evaluator.judge(3, P.clarification_prompt(first.content if self.paper else first.text))
             return ItemResult(item.id, item.type, float(v.passed), pred,
                               "" if v.passed else "the response is not to request for clarification")
         asked = "?" in first.text  # ours, without an evaluator
@@ -245,7 +289,9 @@ class TaskRunner:
                                      paper=self.paper)
         call = fill.call
         called = call is not None
-        value, reason = score.task4_rule(called, bool(call and call.parsed), fill.tool_result)
+        # _check_params_with_rule reads json.dumps(<the tool message>) (paper); ours, the result text
+        rule_text = json.dumps(fill.tool_message) if fill.tool_message is not None else fill.tool_result
+        value, reason = score.task4_rule(called, bool(call and call.parsed), rule_text)
         # perform_task4 runs json.loads on the first call's arguments: when that fails the run raises and the
         # notebook leaves the row out of evaluate_task4 (scored 0 in its list)
         status = "none" if call is None else "call" if call.parsed else "excluded"
@@ -255,8 +301,7 @@ class TaskRunner:
             if strict and self.evaluator is not None:
                 try:
                     v = self.evaluator.judge(4, P.call_check_prompt(
-                        item.instruction, agent.authors_schema(api, fill.offer.name_of(api_id)),
-                        {"name": call.function, "arguments": call.args}))
+                        item.instruction, fill.offer.functions[0], {"name": call.function, "arguments": call.args}))
                     strict, why = v.passed, v.reason
                 except Exception as exc:  # _check_params_with_gpt4: a failed check costs only the verdict
                     strict, why = False, f"WARNING: evaluator failed: {type(exc).__name__}: {exc}"
@@ -276,7 +321,11 @@ class TaskRunner:
         return ItemResult(item.id, item.type, float(ok), {"answer": answer}, why)
 
     def _task6(self, item: TaskItem, extra: dict[str, Any]) -> ItemResult:
-        """`perform_task6` / `evaluate_task6`: the URL rule on the reply, then the evaluator's verdict."""
+        """`perform_task6` / `evaluate_task6`: the URL rule on the reply, then the evaluator's verdict. Paper: the
+        evaluator sees what `_check_response_w_tool` gives it — the user's content, the assistant's `function_call`
+        (`json.dumps` of it when a dict, else as it is: the release's null reads "None"), the tool message's content
+        as the release has it and the reply's content; a failed evaluator call scores 0 with a warning (the authors'
+        handler raises NameError there: a working version returns its 0)."""
         conv = item.conv()
         answer = agent.answer_from_conversation(self.model, self.catalog, conv, paper=self.paper)
         full = [*conv, {"role": "assistant", "content": answer}]
@@ -288,9 +337,19 @@ class TaskRunner:
             return ItemResult(item.id, item.type, 0.0, pred, why)
         if self.evaluator is not None:
             start = 1 if conv and conv[0].get("role") == "system" else 0
-            call = conv[start + 1].get("function_call") or conv[start + 1].get("tool_calls")
-            v = self.evaluator.judge(6, P.tool_answer_prompt(str(conv[start].get("content") or ""), call,
-                                                             tool_text, answer))
+            if self.paper:
+                fc = conv[start + 1].get("function_call")
+                prompt = P.tool_answer_prompt(f"{conv[start].get('content')}",
+                                              json.dumps(fc, ensure_ascii=False) if isinstance(fc, dict) else f"{fc}",
+                                              f"{conv[start + 2].get('content')}", answer)
+            else:
+                call = conv[start + 1].get("function_call") or conv[start + 1].get("tool_calls")
+                prompt = P.tool_answer_prompt(str(conv[start].get("content") or ""), call, tool_text, answer)
+            try:
+                v = self.evaluator.judge(6, prompt)
+            except Exception as exc:
+                return ItemResult(item.id, item.type, 0.0, pred,
+                                  f"WARNING: fail to check. Exception: {type(exc).__name__}: {exc}")
             return ItemResult(item.id, item.type, float(v.passed), pred, v.reason)
         ok, why = score.has_facts(answer, item.facts())
         return ItemResult(item.id, item.type, float(ok), pred, why)
@@ -305,9 +364,10 @@ class TaskRunner:
         alternatives = item.ref_steps()
         if not alternatives:
             raise LookupError("column 'ref_steps' is empty")
-        ids = list(dict.fromkeys([main, *deps]))
+        ids = [main, *deps]  # perform_task7: the main API's document, then each dependency's, as listed
         chain = agent.solve_chain(self.model, self.catalog, self.executor, item.instruction,
-                                  ids if self.paper else _shuffled(item.id, ids), paper=self.paper)
+                                  ids if self.paper else _shuffled(item.id, list(dict.fromkeys(ids))),
+                                  paper=self.paper)
         pred = {"calls": [asdict(s) for s in chain.steps], "answer": chain.answer, "stopped": chain.stopped,
                 "aborted": chain.aborted}
         if chain.aborted:

@@ -218,8 +218,12 @@ def test_verdicts_read_as_the_authors_read_them() -> None:
     assert not read_verdict(8, "No. Though yes, partly.").passed  # type: ignore[union-attr]
     assert read_verdict(3, "No... well, yes.").passed  # type: ignore[union-attr]  # substring in task 3
     assert not read_verdict(3, "No.").passed  # type: ignore[union-attr]
-    assert read_verdict(6, '{"label": "pass", "reason": "ok"}').passed  # type: ignore[union-attr]  # our JSON
-    assert not read_verdict(3, '{"label": "fail", "reason": "yes-man"}').passed  # type: ignore[union-attr]
+    # a JSON verdict is no "yes" for the authors; our JSON form is the named variant json_verdicts=True
+    assert not read_verdict(6, '{"label": "pass", "reason": "ok"}').passed  # type: ignore[union-attr]
+    assert read_verdict(6, '{"label": "pass", "reason": "ok"}', json_verdicts=True).passed  # type: ignore[union-attr]
+    assert read_verdict(3, '{"label": "fail", "reason": "yes-man"}').passed  # type: ignore[union-attr]  # "yes" in
+    assert not read_verdict(3, '{"label": "fail", "reason": "yes-man"}',  # type: ignore[union-attr]
+                            json_verdicts=True).passed
     assert read_verdict(5, "") is None
 
 
