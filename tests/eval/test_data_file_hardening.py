@@ -215,3 +215,20 @@ def test_a_bad_cache_export_is_one_line_naming_the_line_and_field(tmp_path: Path
         cache.import_jsonl(path)
     text = str(info.value)
     assert "\n" not in text and str(path) in text and all(w in text for w in words)
+
+
+def test_an_oppo_doc_changed_after_loading_is_read_bounded(tmp_path: Path) -> None:
+    """The paper protocol re-reads a tool's own document (`authors_doc`); one replaced by a deep file since the
+    catalog loaded falls back to the catalog's schema instead of a RecursionError."""
+    import shutil
+
+    from langgraph_anytool import Catalog
+    from langgraph_anytool.eval.oppo.agent import authors_doc
+
+    root = tmp_path / "toolset"
+    shutil.copytree(Path(__file__).parents[1] / "data" / "oppo_toolset", root)
+    catalog = Catalog.load(root)
+    api = catalog.find_api("fx_rates", "convert")
+    assert authors_doc(catalog, api.id) is not None
+    (root / "rapidapi" / "docs" / "fx_rates.json").write_text('{"APIs": ' + DEEP + ', "pad": 1}')
+    assert authors_doc(catalog, api.id) is None
