@@ -201,7 +201,8 @@ def load_task(task: int, data: str | Path | None = None, *, limit: int | None = 
     try:
         items = _read_task(task, path, limit)
     except DataFileError as exc:  # not a regular file, a line over the cap, not UTF-8
-        raise TaskDataError(str(exc)) from None
+        at = f" (line {exc.line})" if exc.line is not None else ""
+        raise TaskDataError(f"{exc.source}: {exc.message}{at}") from None
     if not items:
         raise TaskDataError(f"{path}: no rows")
     return items
@@ -245,7 +246,7 @@ def _read_task(task: int, path: Path, limit: int | None) -> list[TaskItem]:
             if limit is not None and len(items) >= limit:
                 break  # nothing after the limit is read
     except csv.Error as exc:  # e.g. a field over csv.field_size_limit() characters
-        raise TaskDataError(f"{path}: line {reader.line_num}: not readable as CSV ({exc})") from None
+        raise TaskDataError(f"{path}: not readable as CSV at line {reader.line_num} ({exc})") from None
     return items
 
 
