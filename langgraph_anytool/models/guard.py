@@ -108,8 +108,15 @@ def status_code_of(exc: BaseException) -> int | None:
     return None
 
 
+# llama-server's cache of all its slots is full (its slots share `-c` tokens: another request's cache took the room
+# this one needed): nothing to do with this prompt's size, and gone once the other requests end
+_SERVER_CACHE_FULL = "context size has been exceeded"
+
+
 def _message_kind(text: str) -> str | None:
     low = text.lower()
+    if _SERVER_CACHE_FULL in low:
+        return "server_error"
     if any(p in low for p in _CONTEXT_PHRASES):
         return "context_length"
     if _NO_TOOLS.search(text):
