@@ -217,6 +217,18 @@ class ModelSet:
         return role in self.by_role
 
 
+# usage keys (per role) of how calls were fitted and sent (issue 26), kept in each eval record beside the counts:
+# `fit_counted` / `fit_estimated` (calls whose prompt the server's tokenizer counted / that were fitted on our
+# estimate), `overflows` (overflow replies met by fitting again), `timeouts` (timed-out requests),
+# `cut_at_max_tokens` (replies that stopped at the call's max_tokens), `trimmed` (prompts cut to fit),
+# `functions_dropped` (pooled functions a solver call left out to fit), `no_call_ends` (agent activations ended by
+# `max_turns_without_call`)
+FUNCTIONS_DROPPED = "functions_dropped"
+NO_CALL_ENDS = "no_call_ends"
+CALL_USAGE_KEYS = ("fit_counted", "fit_estimated", "overflows", "timeouts", "cut_at_max_tokens", "trimmed",
+                   FUNCTIONS_DROPPED, NO_CALL_ENDS)
+
+
 class RoleUsage(TypedDict, total=False):
     model_calls: int
     input_tokens: int

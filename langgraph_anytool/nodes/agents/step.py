@@ -39,7 +39,14 @@ from ...models.faults import (
     turn_fault,
     with_call_ids,
 )
-from ...models.llm import BUDGET_KIND, TIME_LIMIT_KIND, ModelCallError, ModelNotConfiguredError, total_tokens
+from ...models.llm import (
+    BUDGET_KIND,
+    NO_CALL_ENDS,
+    TIME_LIMIT_KIND,
+    ModelCallError,
+    ModelNotConfiguredError,
+    total_tokens,
+)
 from ...runtime import total_cost
 from ...state import AgentRecord, PoolUpdate, RunTally, merge_agents, merge_usage
 from ..solver.textmode import bind_role_tools, call_with_text_fallback
@@ -91,7 +98,6 @@ def step_tally(state: AgentStepState, own: Mapping[str, Any] | None = None) -> R
 
 
 NO_CALLS_END = "no_calls"  # the end reason's head when an agent replied too often without a function call
-NO_CALL_ENDS = "no_call_ends"  # usage key (per level): activations ended so
 
 
 def no_calls_reason(streak: int, limit: int) -> str:

@@ -31,7 +31,7 @@ from ...models.faults import (
     turn_fault,
     with_call_ids,
 )
-from ...models.llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError
+from ...models.llm import BUDGET_KIND, FUNCTIONS_DROPPED, ModelCallError, ModelNotConfiguredError
 from ...protocol import DIVERSITY, FINISH_NAME, text_of
 from ...state import SolverAttempt, merge_usage
 from ...tools.observation import Status
@@ -154,9 +154,6 @@ def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[A
         return None, upd
     upd["usage"] = merge_usage(state["usage"], {role: used})
     return ai, upd
-
-
-FUNCTIONS_DROPPED = "functions_dropped"  # usage key: pooled functions left out of a call to fit the window
 
 
 def with_fewer_functions(state: SolverState, role: str, functions: dict[str, str],
