@@ -318,8 +318,6 @@ class CallGuard:
     endpoints: Endpoints | None = field(default=None, compare=False)  # None: no server is asked (estimates)
     stream_local: bool = AnyToolConfig.stream_local  # stream the calls to a loopback OpenAI-compatible server
     stall_timeout: float = AnyToolConfig.stall_timeout  # seconds a streamed call may receive nothing
-    # seconds per non-streamed request when the model's client sets none (None: the client's default)
-    request_timeout: float | None = None
     deadline: Callable[[], float | None] = _no_deadline  # epoch seconds the run must end by (None: no limit)
     timeout_gate: RetryGate = _no_cap  # grants one retry of a timed-out call (the run's `max_timeout_retries`)
     is_local: Callable[[Endpoint], bool] = field(default=lambda e: e.loopback, compare=False)

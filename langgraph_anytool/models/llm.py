@@ -510,7 +510,7 @@ def transport_options(model: Any, endpoint: Endpoint | None, guard: CallGuard, l
     """Per-call options for an OpenAI-compatible client (ChatOpenAI and its kin; other classes get none): a local
     server's call is streamed with its usage (`stream_local`; not when the model was made with `streaming=False` or
     `disable_streaming`), so that it is waited for while it sends and cut when it stays silent `stall_timeout`
-    seconds (the model's own timeout, when it sets one, wins); any call's
+    seconds (the model's own timeout, when it sets one, wins; other calls keep the client's own); any call's
     timeout is cut to the time the run has left. Returns the options and the stream's watch (None: not
     streamed)."""
     chat = _chat_layer(model)
@@ -528,7 +528,7 @@ def transport_options(model: Any, endpoint: Endpoint | None, guard: CallGuard, l
         options["stream"] = True
         if not ("stream_usage" in getattr(chat, "model_fields_set", ()) and chat.stream_usage is False):
             options["stream_usage"] = True  # the server's counts (a user's explicit stream_usage=False is kept)
-    timeout = own if own is not None else (guard.stall_timeout if streamed else guard.request_timeout)
+    timeout = own if own is not None else (guard.stall_timeout if streamed else None)
     if left is not None:
         timeout = max(0.5, min(timeout if timeout is not None else left, left))
     if timeout is not None:

@@ -32,9 +32,12 @@ from typing_extensions import TypedDict
 
 from ...models.faults import (
     MALFORMED_END,
+    NO_CALLS_END,
     bound_reason,
     fault_usage,
+    next_no_call_streak,
     next_streak,
+    no_calls_reason,
     review_reply,
     turn_fault,
     with_call_ids,
@@ -95,14 +98,6 @@ def step_tally(state: AgentStepState, own: Mapping[str, Any] | None = None) -> R
     if "share" in base:  # what is left of the step's share of the token budget
         out["share"] = max(0, int(base["share"]) - total_tokens(used))
     return out
-
-
-NO_CALLS_END = "no_calls"  # the end reason's head when an agent replied too often without a function call
-
-
-def no_calls_reason(streak: int, limit: int) -> str:
-    return (f"{NO_CALLS_END}: {streak} replies in a row without a function call (max_turns_without_call={limit}): "
-            "the model does not call the functions offered")
 
 
 def stop_before_call(deps: Deps, record: AgentRecord, run_key: str, pool: list[str],
@@ -194,9 +189,10 @@ def make_call_model(role: Role, base: Deps) -> Any:
         if _count_faults(deps, rec, role.level, [fault] if fault else [], False, out,
                          str(reply.content) if fault == "refusal" else ""):
             return out
-        rec["no_call_streak"] = int(rec.get("no_call_streak") or 0) + 1
+        rec["no_call_streak"] = next_no_call_streak(int(rec.get("no_call_streak") or 0), reply)
         if rec["no_call_streak"] >= deps.config.max_turns_without_call:  # a model that does not call functions
-            _end(rec, "finished", no_calls_reason(rec["no_call_streak"], deps.config.max_turns_without_call))
+            _end(rec, "finished", f"{NO_CALLS_END}: "
+                 f"{no_calls_reason(rec['no_call_streak'], deps.config.max_turns_without_call)}")
             out["usage"] = merge_usage(out["usage"], {role.level: {NO_CALL_ENDS: 1}})
             return out
         rec["messages"].append(HumanMessage(prompts.nudge(role.signatures())))  # no call: nudged, next step
