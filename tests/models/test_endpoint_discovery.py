@@ -59,6 +59,20 @@ def test_llama_cpp_is_asked_once_per_endpoint_and_model() -> None:
     assert other.window == 6144 and props == 2  # one probe per endpoint and model
 
 
+def test_llama_cpp_probes_name_the_model() -> None:
+    """A llama-server in router mode hosts several models on one address: `/props`, `/apply-template` and
+    `/tokenize` must say which model they are about (a single-model server ignores the name)."""
+    with LlamaCppServer(n_ctx=6144) as server:
+        endpoints = Endpoints()
+        endpoint = endpoint_of(smollm(server))
+        facts = endpoints.facts(endpoint)
+        assert endpoints.count(endpoint, facts, [{"role": "user", "content": "hi"}], None)
+        asked = {r.path: r for r in server.requests if r.path in ("/props", "/apply-template", "/tokenize")}
+    assert asked["/props"].query.get("model") == ["smollm2-135m"]
+    assert asked["/apply-template"].json()["model"] == "smollm2-135m"
+    assert asked["/tokenize"].json()["model"] == "smollm2-135m"
+
+
 def test_vllm_and_ollama_say_their_windows_their_way() -> None:
     with VllmServer(model="Qwen/Qwen2.5-7B-Instruct", n_ctx=4096) as server:
         vllm = Endpoints().facts(Endpoint(server.base_url, "Qwen/Qwen2.5-7B-Instruct"))
