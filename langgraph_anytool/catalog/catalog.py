@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import itertools
 import json
+import logging
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..sanitize.files import first_fields, replace_surrogates
 from .errors import CatalogError, UnknownNameError
-from .models import Api, Binding, Category, Tool
+from .models import Api, Binding, Category, Param, Tool
 from .naming import FunctionNamer, kept_names, slugify
 
 if TYPE_CHECKING:
@@ -20,6 +25,10 @@ if TYPE_CHECKING:
 
     from .models import Executor
     from .search import CatalogSearcher, CategoryHit, SearchHit, ToolHit
+
+
+log = logging.getLogger(__name__)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _norm(name: str) -> str:
@@ -44,7 +53,7 @@ class Catalog:
         self._tool_names: dict[str, dict[str, Tool]] = {}  # category -> normalised name/key -> tool
         self._apis: dict[str, Api] = {}
         self._namer = FunctionNamer()
-        categories = list(categories)
+        categories = list(map(_repaired_category, categories))
         preferred = {a.id: a.function_name for c in categories for t in c.tools for a in t.apis if a.function_name}
         for api_id, kept in kept_names(preferred).items():  # names loaders prefer (a LangChain tool's own name)
             self._namer.reserve(api_id, kept)
@@ -325,12 +334,13 @@ class Catalog:
         if self._fingerprint is None:
             h = hashlib.sha256()
             for api in self._apis.values():
+                # surrogatepass: never fails (the constructor repairs lone surrogates; this is the last guard)
                 h.update(json.dumps([api.id, api.name, api.tool_name, api.description,
                                      [(p.name, p.description) for p in api.params]],
-                                    ensure_ascii=False).encode("utf-8"))
+                                    ensure_ascii=False).encode("utf-8", "surrogatepass"))
             for cat in self._categories.values():
                 for tool in cat.tools:
-                    h.update(f"{tool.id}\x00{tool.description}".encode())
+                    h.update(f"{tool.id}\x00{tool.description}".encode("utf-8", "surrogatepass"))
             self._fingerprint = h.hexdigest()[:16]
         return self._fingerprint
 
@@ -353,6 +363,78 @@ class Catalog:
 
     def search_categories(self, query: str, k: int = 10) -> list[CategoryHit]:
         return self.searcher().search_categories(query, k)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in `value` (nested lists, tuples and dicts, keys included), depth first, without recursion."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            yield v
+        elif isinstance(v, Mapping):
+            stack.extend(k for k in v if isinstance(k, str))
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+
+
+def _tool_texts(tool: Tool) -> Iterator[str]:
+    yield from (tool.key, tool.name, tool.category, tool.description, tool.base_url, tool.source)
+    data: list[Any] = []
+    for api in tool.apis:
+        yield from (api.id, api.name, api.tool_key, api.tool_name, api.category, api.description, api.method, api.path)
+        for p in api.params:
+            yield from (p.name, p.type, p.description, p.location)
+            data.append((p.default, p.enum))
+        data.append(api.template_response)
+    try:  # one C-speed pass over the data fields (json keeps lone surrogates with ensure_ascii=False)
+        yield json.dumps(data, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError, RecursionError):  # keys json cannot write, a cycle, deep data
+        yield from _strings(data)
+
+
+def _repaired(obj: Any, where: str, fixed: list[str]) -> Any:
+    """A copy of the dataclass `obj` whose string fields (and strings nested in its data fields) have lone
+    surrogates replaced with U+FFFD; `fixed` gains the names of the fields changed."""
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if isinstance(value, tuple) and value and isinstance(value[0], (Tool, Api, Param)):
+            continue  # the caller repairs the parts
+        cleaned, paths = replace_surrogates(value, f"{where}.{f.name}")
+        if paths:
+            changes[f.name] = tuple(cleaned) if isinstance(value, tuple) else cleaned
+            fixed.extend(paths)
+    return dataclasses.replace(obj, **changes) if changes else obj
+
+
+def _repaired_category(cat: Category) -> Category:
+    """`cat`, or a copy whose texts have lone surrogates (invalid code points: no UTF-8 encoding, so the fingerprint,
+    the encoder and every JSON writer would fail on them) replaced with U+FFFD, with a warning naming the tool's
+    source and the fields. Loaders repair their files already (naming the file's fields); this covers catalogs
+    built in code."""
+    texts = itertools.chain((cat.name, cat.description), *(_tool_texts(t) for t in cat.tools))
+    if not _SURROGATE.search("\x00".join(texts)):
+        return cat
+    tools = []
+    for tool in cat.tools:
+        fixed: list[str] = []
+        apis = []
+        for i, api in enumerate(tool.apis):
+            params = tuple(_repaired(p, f"apis[{i}].params[{j}]", fixed) for j, p in enumerate(api.params))
+            apis.append(dataclasses.replace(_repaired(api, f"apis[{i}]", fixed), params=params))
+        tool = dataclasses.replace(_repaired(tool, "tool", fixed), apis=tuple(apis))
+        if fixed:
+            log.warning("%s: invalid code points (lone surrogates) replaced with U+FFFD in %d field(s): %s",
+                        tool.source or f"tool {tool.name!r}", len(fixed), first_fields(fixed))
+        tools.append(tool)
+    fixed = []
+    repaired = _repaired(cat, "category", fixed)
+    if fixed:
+        log.warning("category %r: invalid code points (lone surrogates) replaced with U+FFFD in %s", repaired.name,
+                    first_fields(fixed))
+    return dataclasses.replace(repaired, tools=tuple(tools))
 
 
 def oppo_catalog(root: str | Path, **kwargs: Any) -> Catalog:
