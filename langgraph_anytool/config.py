@@ -41,6 +41,7 @@ authors' value (`PAPER_SETTINGS`):
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -99,6 +100,13 @@ _ZERO_ALLOWED = frozenset({"max_reflections", "model_retries", "max_retries_per_
 
 class ConfigError(ValueError):
     """An invalid configuration value, naming the field."""
+
+
+def unknown_field_message(name: str, known: list[str], what: str) -> str:
+    """"unknown <what> 'x' (did you mean 'y'?); fields are a, b, ..." (the suggestion only when one is close)."""
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown {what} {name!r}{hint}; fields are {', '.join(known)}"
 
 
 @dataclass(frozen=True)
@@ -291,7 +299,7 @@ class AnyToolConfig:
         converted: dict[str, Any] = {}
         for key, raw in values.items():
             if key not in names:
-                raise ConfigError(f"unknown AnyToolConfig field {key!r}; fields are {', '.join(names)}")
+                raise ConfigError(unknown_field_message(key, list(names), "AnyToolConfig field"))
             converted[key] = _convert(key, names[key].type, raw)
         return replace(self, **converted)
 
@@ -363,7 +371,9 @@ def env_note(environ: Mapping[str, str] | None = None) -> str:
 
 
 def _shown(raw: str, limit: int = 60) -> str:
-    return repr(raw if len(raw) <= limit else raw[:limit] + "...")
+    from .text import shorten
+
+    return repr(shorten(raw, limit + 1))
 
 
 def env_model_profiles(environ: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -24,3 +24,4 @@ def print_json(data: Any) -> None:
     from .sanitize import json_safe
 
     print(json.dumps(json_safe(data), indent=2, ensure_ascii=False, default=str, allow_nan=False))
+

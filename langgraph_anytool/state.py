@@ -196,6 +196,8 @@ class AnyToolState(TypedDict):
     error_kind: NotRequired[str]  # status "error": the ModelCallError kind (llm.ERROR_KINDS) or "other"; else ""
     stop_reason: NotRequired[StopReason]  # status budget_exhausted: which budget was spent ("" otherwise)
     usage: Annotated[dict[str, Any], merge_usage]
+    # the run-time context the run started with (its set fields, plain data): a resume without one uses it
+    run_context: NotRequired[dict[str, Any]]
     prompts: NotRequired[dict[str, Any]]  # which prompts ran: {"repo", "path", "files": {path: sha256}} (ours: no files)
 
 

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .text import shorten
+
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
@@ -229,7 +231,7 @@ def _draw_tree(labels: Mapping[Any, str], colors: Mapping[Any, str], parent: Map
 
 
 def _short(text: str, n: int = 26) -> str:
-    return text if len(text) <= n else text[: n - 1] + "…"
+    return shorten(text, n)
 
 
 def draw_agent_tree(out: Mapping[str, Any]) -> Picture:

@@ -777,3 +777,60 @@ def loopback_listener(timeout: float = 4.0) -> Iterator[tuple[int, list[bool]]]:
     finally:
         thread.join(timeout + 1)
         server.close()
+
+
+def free_port() -> int:
+    """A free TCP port on the loopback interface."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def langgraph_dev(config: Any, log_dir: Any, env: Mapping[str, str] | None = None) -> Iterator[str]:
+    """`langgraph dev` (the in-memory LangGraph server) for `config` (a langgraph.json) on a free loopback port, in
+    `env` (default: this process's environment): yields its base URL once it answers, stops its process group on
+    exit. Skips the test without langgraph-cli."""
+    import os
+    import shutil
+    import signal
+    import subprocess
+    import sys
+    import urllib.request
+    from pathlib import Path
+
+    import pytest
+
+    cli = Path(sys.executable).with_name("langgraph")
+    if not cli.exists() and shutil.which("langgraph") is None:
+        pytest.skip("langgraph-cli[inmem] is not installed")
+    port = free_port()
+    env = {**(os.environ if env is None else env), "LANGSMITH_TRACING": "false", "LANGGRAPH_CLI_NO_ANALYTICS": "1"}
+    log_path = Path(log_dir) / "dev.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen([str(cli if cli.exists() else "langgraph"), "dev", "--port", str(port), "--host",
+                                 "127.0.0.1", "--no-browser", "--no-reload", "--config", str(config)],
+                                cwd=Path(config).parent, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        base = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + 90
+            while time.monotonic() < deadline and proc.poll() is None:
+                try:
+                    with urllib.request.urlopen(urllib.request.Request(
+                            f"{base}/assistants/search", data=b"{}", headers={"content-type": "application/json"}),
+                            timeout=60):
+                        break
+                except OSError:
+                    time.sleep(0.5)
+            else:
+                raise AssertionError(f"server did not start: {log_path.read_text()[-2000:]}")
+            yield base
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)

@@ -10,13 +10,14 @@ import logging
 import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..sanitize.files import first_fields, replace_surrogates
 from .errors import CatalogError, UnknownNameError
 from .models import Api, Binding, Category, Param, Tool
-from .naming import FunctionNamer, slugify
+from .naming import FunctionNamer, kept_names, slugify
 
 if TYPE_CHECKING:
     from langchain_core.embeddings import Embeddings
@@ -52,9 +53,14 @@ class Catalog:
         self._tool_names: dict[str, dict[str, Tool]] = {}  # category -> normalised name/key -> tool
         self._apis: dict[str, Api] = {}
         self._namer = FunctionNamer()
-        for cat in map(_repaired_category, categories):
-            if cat.name in self._categories:
-                raise CatalogError(f"duplicate category {cat.name!r}", field="category")
+        categories = list(map(_repaired_category, categories))
+        preferred = {a.id: a.function_name for c in categories for t in c.tools for a in t.apis if a.function_name}
+        for api_id, kept in kept_names(preferred).items():  # names loaders prefer (a LangChain tool's own name)
+            self._namer.reserve(api_id, kept)
+        for given in categories:
+            if given.name in self._categories:
+                raise CatalogError(f"duplicate category {given.name!r}", field="category")
+            cat = self._named(given)
             self._categories[cat.name] = cat
             tools = self._tools.setdefault(cat.name, {})
             names = self._tool_names.setdefault(cat.name, {})
@@ -68,7 +74,6 @@ class Catalog:
                     if api.id in self._apis:
                         raise CatalogError(f"duplicate API id {api.id!r}", source=tool.source)
                     self._apis[api.id] = api
-                    self._namer.add(api.id, api.id.rsplit("/", 1)[1], tool.key, cat.name)
         self._executors: dict[str, Executor] = {}
         for key, ex in (executors or {}).items():
             if key not in self._apis and not self._is_tool_or_category(key):
@@ -80,6 +85,21 @@ class Catalog:
         self._searcher: CatalogSearcher | None = None
         self._lock = threading.Lock()
         self._fingerprint: str | None = None
+
+    def _named(self, cat: Category) -> Category:
+        """`cat` with every API's `function_name` set to the name this catalog gives it. A fresh API (no name yet:
+        no catalog holds it) is named in place; one that another catalog named otherwise is copied."""
+        tools = []
+        for tool in cat.tools:
+            apis = []
+            for api in tool.apis:
+                name = self._namer.add(api.id, api.id.rsplit("/", 1)[1], tool.key, cat.name)
+                if not api.function_name:
+                    object.__setattr__(api, "function_name", name)  # its first name (frozen for everyone after)
+                apis.append(api if api.function_name == name else replace(api, function_name=name))
+            tools.append(tool if all(a is b for a, b in zip(apis, tool.apis, strict=True))
+                         else replace(tool, apis=tuple(apis)))
+        return cat if all(a is b for a, b in zip(tools, cat.tools, strict=True)) else replace(cat, tools=tuple(tools))
 
     def _is_tool_or_category(self, key: str) -> bool:
         if key in self._categories:
@@ -189,7 +209,9 @@ class Catalog:
     @classmethod
     def load(cls, path: str | Path | None, **kwargs: Any) -> Catalog:
         """`None` → builtin; an OPPO `toolset/` folder → `oppo_toolset.oppo_catalog`; a directory → ToolBench
-        layout; a JSON list of queries with `api_list`s (StableToolBench query file) → `from_query_files`; otherwise a `.json/.yaml` OpenAPI spec file."""
+        layout; a JSON list of queries with `api_list`s (StableToolBench query file) → `from_query_files`; a JSON or
+        YAML document with an `openapi` field → `from_openapi`. Anything else is a `CatalogError` saying the path is
+        not a catalog and listing these formats."""
         if path is None:
             return cls.builtin(**kwargs)
         p = Path(path)
@@ -201,10 +223,11 @@ class Catalog:
             if is_oppo_toolset(p):  # OPPO's toolset/ folder (config.yml + {rapidapi,dev_tools}/docs)
                 return oppo_catalog(p, **kwargs)
             return cls.from_toolbench(p, **kwargs)
-        from .loaders import is_query_file
+        from .loaders import check_spec_file, is_query_file
 
         if is_query_file(p):
             return cls.from_query_files([p], **kwargs)
+        check_spec_file(p)  # any other file (a README, a config) is "not a catalog", naming the formats accepted
         return cls.from_openapi([p], **kwargs)
 
     def with_search(self, *, embeddings: Embeddings | str | None = None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..sanitize.files import repair_surrogates
@@ -72,6 +73,9 @@ def load_langchain_tools(tools: Sequence[BaseTool], *, category: str, tool_name:
     doc = repair_surrogates({"tool_name": tool_name, "tool_description": f"{len(seen)} LangChain tools",
                              "api_list": apis}, source=source)
     tool = parse_tool(doc, category=category, source=source)
+    # each API prefers its LangChain tool's own name as its function name (`get_weather`, not
+    # `get_weather_for_langchain_tools`); the catalog keeps it unless another API wants it too (catalog/naming.py)
+    tool = replace(tool, apis=tuple(replace(api, function_name=api.name) for api in tool.apis))
     return [Category(name=category, tools=(tool,))]
 
 

@@ -62,7 +62,7 @@ def load_toolbench_dir(root: str | Path) -> list[Category]:
     if errors:
         raise errors[0] if len(errors) == 1 else CatalogLoadError(errors)
     if not categories:
-        raise CatalogError("no tools found (expected <Category>/<tool>.json files)", source=str(base))
+        raise not_a_catalog(base, "a directory without <Category>/<tool>.json files")
     return categories
 
 
@@ -139,3 +139,40 @@ def is_query_file(path: str | Path) -> bool:
     except DataFileError as exc:
         raise CatalogError.from_data(exc) from None
     return first is not None and isinstance(first[1], dict) and "api_list" in first[1]
+
+
+CATALOG_FORMATS = (
+    "a ToolBench tools directory (<Category>/<tool>.json files), an OPPO toolset folder (config.yml and "
+    "rapidapi/ or dev_tools/ docs), a StableToolBench query file (a JSON list of queries with 'api_list's) or an "
+    "OpenAPI 3 spec (a .json/.yaml document with an 'openapi: 3.x' field)")
+
+
+def not_a_catalog(path: Path, why: str) -> CatalogError:
+    """The error for a path that is no catalog of any accepted format: what it is, and the formats accepted."""
+    return CatalogError(f"not a catalog: {why}. A catalog is {CATALOG_FORMATS}", source=str(path))
+
+
+def check_spec_file(path: Path) -> None:
+    """Raise `not_a_catalog` unless the file is (or tries to be) an OpenAPI/Swagger document: its JSON or YAML
+    holds an `openapi` or `swagger` field. A file that mentions them but does not parse keeps its parse error."""
+    from .openapi import read_spec_file
+
+    try:
+        doc = read_spec_file(path)
+    except CatalogError as exc:
+        with path.open("rb") as fh:
+            head = fh.read(4096).lower()
+        if b"openapi" in head or b"swagger" in head:
+            raise  # a broken spec: its own error (line, column) is the useful one
+        detail = str(exc).removeprefix(f"file {path}: ")
+        raise not_a_catalog(path, f"no JSON or YAML document could be read from it ({detail})") from None
+    if isinstance(doc, dict) and ("openapi" in doc or "swagger" in doc):
+        return
+    if isinstance(doc, dict):
+        keys = ", ".join(map(str, list(doc)[:6])) + (", ..." if len(doc) > 6 else "")
+        why = f"a JSON/YAML object without an 'openapi' field, with keys {keys}" if doc else "an empty object"
+    elif isinstance(doc, list):
+        why = "a list whose items are no queries with an 'api_list'"
+    else:
+        why = f"a single {type(doc).__name__} value, not a document"
+    raise not_a_catalog(path, why)

@@ -83,7 +83,14 @@ class Param:
 
 @dataclass(frozen=True, slots=True)
 class Api:
-    """One callable endpoint of a tool. `id` is `category/tool_key/api_key`."""
+    """One callable endpoint of a tool. `id` is `category/tool_key/api_key`.
+
+    `function_name` is the name a model calls it by in the catalog that holds it (the pool entries' and the
+    retriever's `function_name`; `Catalog.function_name(api.id)`): unique in the catalog, ≤ 64 characters of
+    `[a-zA-Z0-9_-]`, `<api>_for_<tool>` by default. A loader may set it first as the name it prefers (LangChain
+    and MCP tools: their own name); the catalog keeps that name when no other of its APIs wants it (see
+    `catalog/naming.py`). "" for an API outside any catalog.
+    """
 
     id: str
     name: str
@@ -97,6 +104,7 @@ class Api:
     template_response: Any = None
     deterministic: bool = True  # False: clock, randomness, sandboxed code...: the response cache never stores it
     max_argument_chars: int | None = None  # cap on each argument's size; None: validation's documented default
+    function_name: str = field(default="", compare=False)  # the catalog's name for it (see the class docstring)
 
     @property
     def required_params(self) -> tuple[Param, ...]:

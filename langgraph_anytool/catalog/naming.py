@@ -37,14 +37,31 @@ def function_name(api_key: str, tool_key: str) -> str:
     return f"{name[:keep].rstrip('_')}_{digest}"
 
 
+def kept_names(preferred: dict[str, str]) -> dict[str, str]:
+    """Of the names APIs prefer (API id → name, e.g. a LangChain tool's own name), those each API keeps: a valid
+    function name that no other API prefers. The rest get `<api>_for_<tool>` names like any API."""
+    wanted: dict[str, int] = {}
+    for name in preferred.values():
+        wanted[name] = wanted.get(name, 0) + 1
+    return {api_id: name for api_id, name in preferred.items() if wanted[name] == 1 and is_valid_function_name(name)}
+
+
 class FunctionNamer:
-    """Assigns unique function names to API ids and maps them back."""
+    """Assigns unique function names to API ids and maps them back. `reserve` first gives APIs the names they keep
+    (`kept_names`); `add` names every other API `<api>_for_<tool>`, disambiguated when taken."""
 
     def __init__(self) -> None:
         self._by_name: dict[str, str] = {}
         self._by_id: dict[str, str] = {}
 
+    def reserve(self, api_id: str, name: str) -> None:
+        """Name the API `name` (one of `kept_names`: unique among the reserved ones)."""
+        self._by_name[name] = api_id
+        self._by_id[api_id] = name
+
     def add(self, api_id: str, api_key: str, tool_key: str, category: str) -> str:
+        if api_id in self._by_id:
+            return self._by_id[api_id]
         name = function_name(api_key, tool_key)
         if name in self._by_name:
             # same api/tool key in two categories, or a hash clash: disambiguate by category

@@ -339,7 +339,7 @@ class CatalogSearcher:
     def _query_parts(self, query: str) -> tuple[list[list[str]], np.ndarray | None]:
         """BM25 tokens and dense vectors of the query's parts (whole query, then its sentences)."""
         if not query or not query.strip():
-            raise ValueError("empty query")
+            raise ValueError(f"empty query {query!r}: a search needs some text to rank the APIs by")
         self.build()
         parts = [query.strip()]
         sentences = split_query(query)

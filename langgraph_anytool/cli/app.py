@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from ..catalog.search import CatalogSearcher
 
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # Ctrl-C (128 + SIGINT), as shells report it
 _DESC_WIDTH = 90
 
 
@@ -75,8 +76,9 @@ def _searcher(args: argparse.Namespace, catalog: Catalog) -> CatalogSearcher:
 
 
 def _short(text: str, width: int = _DESC_WIDTH) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    from ..text import shorten
+
+    return shorten(" ".join(text.split()), width)
 
 
 def _query(text: str) -> str:
@@ -342,23 +344,26 @@ def set_pairs(settings: list[str]) -> dict[str, str]:
     return values
 
 
-def _run_model(args: argparse.Namespace, catalog: Catalog) -> Any:
-    from ..models.llm import NO_MODEL_HELP
+def _given_fields(args: argparse.Namespace) -> list[str]:
+    """The AnyToolConfig fields the command set: named options, `--set` pairs and `ANYTOOL_<FIELD>` variables."""
+    from ..config import env_settings
 
-    spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip()
-    if spec:
-        return spec
-    if args.offline:
-        from ..offline import OfflinePolicyModel
+    named = [name for name in ("solver", "max_reflections") if getattr(args, name) is not None]
+    return [*named, *budget_values(args), *set_pairs(args.settings), *env_settings()[1]]
 
-        return OfflinePolicyModel(catalog=catalog)
-    raise UsageError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
+
+def _model_spec(args: argparse.Namespace) -> str | None:
+    """The run's model: --model, else $ANYTOOL_MODEL, else "offline" with --offline (None: none given)."""
+    from ..models.llm import OFFLINE
+
+    return args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or (OFFLINE if args.offline else None)
 
 
 def _offline_label(model: Any) -> str:
-    """The offline stand-in's label when `model` is it, else "" (the offline package is imported only when used)."""
-    offline = sys.modules.get("langgraph_anytool.offline")
-    return str(offline.LABEL) if offline is not None and isinstance(model, offline.OfflinePolicyModel) else ""
+    """The offline stand-in's label when `model` is it (an instance, or the name "offline"), else ""."""
+    from .labels import stand_in_label
+
+    return stand_in_label(model)
 
 
 def _result_json(values: dict[str, Any], thread: str) -> dict[str, Any]:
@@ -383,15 +388,24 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     from ..eval.anytool.persistence import compact_thread_sync, sync_checkpointer
     from ..graphs.anytool import create_anytool_graph
+    from ..models.llm import NO_MODEL_HELP
     from ..tools.dbfile import describe_error
     from .interaction import answer_questions, read_line
+    from .labels import first_line, last_line
     from .preflight import build_executor, check_execution
     from .progress import ProgressPrinter, stream_run, usage_table
+    from .resuming import describe_settings, explicit_settings, run_interrupted
 
     query = _query(args.query)
     catalog = _load_catalog(args.catalog)
     config = run_settings(args)
-    model = _run_model(args, catalog)
+    spec = _model_spec(args)
+    # the settings the command line gives travel as the run's context: the run keeps them, and a resume of the
+    # thread without the same flags gets them back from the checkpoint (graphs/compiled.py)
+    profile = args.profile or (os.environ.get("ANYTOOL_PROFILE") or "").strip()
+    context = {**explicit_settings(config, _given_fields(args), profile), **({"model": spec} if spec else {})}
+    if spec is None and not args.thread:  # only the resume of a thread may take its model from the checkpoint
+        raise UsageError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
     log = sys.stderr if args.json else sys.stdout
     warning = check_execution(catalog, config.execution)  # fails fast when no API could be called
     if warning:
@@ -400,40 +414,48 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if env_note():
         log.write(env_note() + "\n")
-    stand_in = _offline_label(model)
-    if stand_in:
-        log.write(f"model: {stand_in}; answers come from heuristics over the catalog search, not from an LLM\n")
-    if catalog.name == "builtin":
-        from ..catalog.builtin._sandbox import announce_code_tool
-
-        announce_code_tool(log.write)
+    thread = args.thread or uuid.uuid4().hex[:12]
     stack = ExitStack()
     checkpointer = stack.enter_context(sync_checkpointer(args.db))
-    executor = build_executor(catalog, config.execution, model=model, virtual_url=args.virtual_url,
+    executor = build_executor(catalog, config.execution, model=spec, virtual_url=args.virtual_url,
                               max_observation_chars=config.max_observation_chars, persistent_cache=not args.no_cache)
+    stand_in = ""
     try:
-        graph = create_anytool_graph(catalog, model, config=config, checkpointer=checkpointer, executor=executor)
-        thread = args.thread or uuid.uuid4().hex[:12]
+        graph = create_anytool_graph(catalog, spec, config=config, checkpointer=checkpointer, executor=executor)
         run_config: Any = {"configurable": {"thread_id": thread}}
         pending = graph.get_state(run_config)
         inputs: Any = {"query": query}
+        stored: dict[str, Any] = {}
         # unfinished: a step is due, or the run never reached finalize (a kill between a node and its checkpoint)
         if pending.next or pending.values.get("status") == "running":
             earlier = pending.values.get("query", "")
             if earlier != query:
                 raise UsageError(f"thread {thread!r} has an interrupted run of another query ({earlier!r}); "
                                  "resume it with that query or use another --thread")
-            log.write(f"resuming the interrupted run on thread {thread}\n")
+            stored = dict(pending.values.get("run_context") or {})
+            kept = {k: v for k, v in stored.items() if k not in context}
+            log.write(f"resuming the interrupted run on thread {thread}"
+                      + (f" with the settings it started with ({describe_settings(kept)})" if kept else "") + "\n")
             inputs = None
+        if not (spec or stored.get("model")):
+            raise UsageError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
+        stand_in = _offline_label(spec or stored.get("model"))
+        if stand_in:
+            log.write(first_line() + "\n")
+        if catalog.name == "builtin":
+            from ..catalog.builtin._sandbox import announce_code_tool
+
+            announce_code_tool(log.write)
         log.write(f"thread {thread} | catalog {catalog!r}\n")
         printer = ProgressPrinter(io.StringIO() if args.quiet else log)
-        stream_run(graph, inputs, run_config, printer.handle)
+        stream_run(graph, inputs, run_config, printer.handle, context)
         after = graph.get_state(run_config)
         if inputs is None and not after.next and after.values.get("status") == "running":
             log.write("the checkpoint holds no step to resume from; the run starts over\n")
-            stream_run(graph, {"query": query}, run_config, printer.handle)
+            stream_run(graph, {"query": query}, run_config, printer.handle, {**stored, **context})
         while (resume := answer_questions(graph, run_config, read_line(sys.stdin, log), log)) is not None:
-            stream_run(graph, resume, run_config, printer.handle)  # ask_user: the user's answer continues the run
+            # ask_user: the user's answer continues the run
+            stream_run(graph, resume, run_config, printer.handle, context)
         final = graph.get_state(run_config)
         values = final.values
         if args.db and not final.next and values.get("status") not in (None, "running"):
@@ -441,8 +463,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     except sqlite3.Error as exc:  # the checkpoint database failed mid-run (full disk, damaged file)
         if not args.db:
             raise
-        hint = f" (thread {thread})" if "thread" in locals() else ""
-        raise UsageError(f"--db {describe_error(args.db, exc)}{hint}") from None
+        raise UsageError(f"--db {describe_error(args.db, exc)} (thread {thread})") from None
+    except KeyboardInterrupt:  # Ctrl-C: say how to resume the run (exit 130, as the shell's convention)
+        sys.stderr.write("\n" + run_interrupted(getattr(args, "argv", []), thread, args.db) + "\n")
+        return EXIT_INTERRUPTED
     finally:
         executor.close()
         stack.close()
@@ -454,7 +478,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         print("API pool: " + (", ".join(e["function_name"] for e in values.get("api_pool") or []) or "(empty)"))
         print(usage_table(values.get("usage") or {}))
         if stand_in:
-            print(f"note: answers and token counts come from {stand_in}; tokens are estimated as characters / 4.")
+            print(last_line())
     return 0 if values.get("status") in ("solved", "planned") else 1
 
 
@@ -512,6 +536,7 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help or a usage error (already printed by argparse)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command as given (the line that resumes a run)
     from ..sanitize import TerminalSafeWriter
 
     saved = sys.stdout, sys.stderr
@@ -526,7 +551,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"anytool: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     finally:
         sys.stdout, sys.stderr = saved
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..models.llm import NO_MODEL_HELP, ModelSet
 from .argtypes import positive_int
+from .labels import first_line, is_stand_in, last_line, resolve_stand_in, stand_in_label, stand_in_roles
 
 
 def _add_model_args(p: argparse.ArgumentParser) -> None:
@@ -48,19 +49,29 @@ def configure_steps(sub: Any) -> None:
     p.set_defaults(eval_handler=cmd_steps)
 
 
-def _models_for(args: argparse.Namespace) -> tuple[Any, str]:
-    """(catalog -> ModelSet, label of the model under test)."""
-    roles = {r: getattr(args, r) for r in ("planner", "caller", "summarizer") if getattr(args, r, None)}
-    spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or None
-    if spec or roles:
-        models = ModelSet.resolve(spec, roles)
-        label = ", ".join([*([spec] if spec else []), *(f"{k}={v}" for k, v in roles.items())])
-        return (lambda _catalog: models), label
-    if args.offline:
-        from ..offline import LABEL, OfflinePolicyModel
+def _model_spec(args: argparse.Namespace) -> str | None:
+    """--model, else $ANYTOOL_MODEL, else "offline" with --offline (None: none given)."""
+    return args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or ("offline" if args.offline else None)
 
-        return (lambda catalog: ModelSet(default=OfflinePolicyModel(catalog=catalog), by_role={})), LABEL
-    raise ValueError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
+
+def _models_for(args: argparse.Namespace) -> tuple[Any, str]:
+    """(catalog -> ModelSet, label of the model under test). The stand-in, by --offline or by the name "offline"
+    for the model or a role, is made over each catalog and named by its label."""
+    roles = {r: getattr(args, r) for r in ("planner", "caller", "summarizer") if getattr(args, r, None)}
+    spec = _model_spec(args)
+    if not (spec or roles):
+        raise ValueError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
+    real = ModelSet(default=None, by_role={}).with_overrides(
+        None if is_stand_in(spec) else spec, {r: m for r, m in roles.items() if not is_stand_in(m)})
+
+    def models_for(catalog: Any) -> ModelSet:
+        offline = {r: resolve_stand_in(m, catalog) for r, m in roles.items() if is_stand_in(m)}
+        default = resolve_stand_in(spec, catalog) if is_stand_in(spec) else None
+        return real.with_overrides(default, offline) if default is not None or offline else real
+
+    label = ", ".join([*([stand_in_label(spec) or str(spec)] if spec else []),
+                       *(f"{k}={stand_in_label(v) or v}" for k, v in roles.items())])
+    return models_for, label
 
 
 def cmd_steps(args: argparse.Namespace) -> int:
@@ -85,6 +96,10 @@ def cmd_steps(args: argparse.Namespace) -> int:
                              "--mode multi")
         book = load_prompts(args.prompts_from, umi_book)
     models_for, label = _models_for(args)
+    offline = stand_in_roles({"model": _model_spec(args), **{r: getattr(args, r) for r in ("planner", "caller",
+                                                                                            "summarizer")}})
+    if offline:
+        print(first_line([] if offline == ["model"] else offline), file=sys.stderr)
     flags: dict[str, Any] = {"solver": "umi" if args.mode == "multi" else "dfsdt"}  # over ANYTOOL_<FIELD>
     if args.text_mode:
         flags["text_mode_roles"] = tuple(args.text_mode)
@@ -99,6 +114,8 @@ def cmd_steps(args: argparse.Namespace) -> int:
         print(report.table())
         if not args.quiet:
             print(f"{len(cases)} steps in {report.seconds:.1f} s", file=sys.stderr)
+    if offline:
+        print(last_line(), file=sys.stderr)
     return 0
 
 
@@ -182,17 +199,17 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     except TaskDataError as exc:
         raise ValueError(str(exc)) from exc
     catalog = Catalog.load(args.catalog)
-    spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or None
-    if spec:
-        model: Any = init_model(spec)
-        label = spec
-    elif args.offline:
-        from ..offline import LABEL, OfflinePolicyModel
-
-        model, label = OfflinePolicyModel(catalog=catalog), LABEL
-    else:
+    spec = _model_spec(args)
+    if spec is None:
         raise ValueError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
+    model: Any = resolve_stand_in(spec, catalog) if is_stand_in(spec) else init_model(spec)
+    label = stand_in_label(spec) or spec
+    if label != spec:
+        print(first_line(), file=sys.stderr)
     evaluator = None
+    if args.evaluator and is_stand_in(args.evaluator):
+        raise ValueError("--evaluator offline: the offline stand-in is not an LLM and cannot judge the OPPO tasks' "
+                         "replies; leave --evaluator out to score without an evaluator (labelled as such)")
     if args.evaluator:
         judge = init_model(args.evaluator)
         evaluator = TaskEvaluator(judge, cache_dir=args.evaluator_cache,
@@ -212,4 +229,6 @@ def cmd_tasks(args: argparse.Namespace) -> int:
         print(json.dumps([r.to_dict() for r in reports], ensure_ascii=False, indent=2, default=str))
     else:
         print("\n\n".join(r.table() for r in reports))
+    if label != spec:
+        print(last_line(), file=sys.stderr)
     return 0

@@ -18,6 +18,7 @@ from ..catalog.builtin._sandbox import announce_code_tool
 from ..config import AnyToolConfig
 from ..models.llm import ModelNotConfiguredError, ModelSpec
 from .interaction import answer_questions, read_line
+from .labels import OFFLINE_NAME, last_line
 from .progress import ProgressPrinter, stream_run, usage_table
 
 # A three-part request the builtin toolset answers locally: a unit conversion, a public holiday, a distance.
@@ -28,15 +29,17 @@ DEFAULT_QUERY = (
 
 def _model_choice(catalog: Catalog, model: str | None) -> tuple[ModelSpec, str, bool]:
     """(model spec, description for the first output line, whether it is the offline policy)."""
-    spec = model or os.environ.get("ANYTOOL_MODEL", "").strip()
-    if spec:
-        source = "the model option" if model else "ANYTOOL_MODEL"
-        return spec, f"model: {spec} (from {source})", False
-    from ..offline import LABEL, OfflinePolicyModel  # only when used: the graph never imports it
+    from .labels import is_stand_in, resolve_stand_in
 
-    return (OfflinePolicyModel(catalog=catalog),
-            f"model: {LABEL}; no ANYTOOL_MODEL set, so every role is played by heuristics over the catalog search",
-            True)
+    spec = model or os.environ.get("ANYTOOL_MODEL", "").strip()
+    source = "the --model option" if model else "ANYTOOL_MODEL"
+    if spec and not is_stand_in(spec):
+        return spec, f"model: {spec} (from {source})", False
+    from ..offline import LABEL  # only when used: the graph never imports it
+
+    why = f"chosen by {source}" if spec else "no ANYTOOL_MODEL set"
+    return (resolve_stand_in(OFFLINE_NAME, catalog),
+            f"model: {LABEL}; {why}, so every role is played by heuristics over the catalog search, not an LLM", True)
 
 
 def _pool_lines(pool: list[dict[str, Any]]) -> list[str]:
@@ -105,8 +108,6 @@ def _run(graph_factory: Any, text: str, out: TextIO, offline: bool) -> int:
     out.write(f"API pool ({len(pool)}):\n" + "\n".join(_pool_lines(pool) or ["  (empty)"]) + "\n\n")
     out.write(usage_table(state.get("usage") or {}) + "\n")
     if offline:
-        from ..offline import LABEL
-
-        out.write(f"note: answers and token counts come from {LABEL}; tokens are estimated as characters / 4.\n")
+        out.write(last_line() + "\n")
     out.flush()
     return 0 if status == "solved" else 1

@@ -16,6 +16,8 @@ from typing import Any
 
 from ..catalog.errors import CatalogError
 from .argtypes import add_budget_args, budget_values, count, positive_float, positive_int
+from .labels import first_line, is_stand_in, last_line, resolve_stand_in, stand_in_roles
+from .resuming import batch_interrupted
 
 
 class EvalUsageError(ValueError):
@@ -127,14 +129,14 @@ def _take(args: argparse.Namespace, catalog: Any, path: str,
 
 
 def _model(args: argparse.Namespace, catalog: Any) -> tuple[Any, str]:
+    """(the model of the batch, its label in the records): --offline, or the name "offline" in --model /
+    $ANYTOOL_MODEL, is the stand-in, labelled as such."""
     from ..eval.anytool.runner import OFFLINE_LABEL
     from ..models.llm import NO_MODEL_HELP
 
     spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip()
-    if args.offline:
-        from ..offline import OfflinePolicyModel
-
-        return OfflinePolicyModel(catalog=catalog), OFFLINE_LABEL
+    if args.offline or is_stand_in(spec):
+        return resolve_stand_in("offline", catalog), OFFLINE_LABEL
     if spec:
         return spec, spec
     raise EvalUsageError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
@@ -166,6 +168,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.server and settings:
         notes.append(f"settings (--set, ANYTOOL_<FIELD>) travel to {args.server} as the run context ({', '.join(sorted(settings))}); "
                      "the served graph applies those its context schema declares")
+    # the stand-in for every role, or for some (--set 'models={"judge": "offline"}'): labelled either way
+    offline_roles = [] if args.server else stand_in_roles(dict(settings.get("models") or {}))
+    stand_in = not args.server and (is_stand_in(model) or bool(offline_roles))
+    if stand_in:
+        log.write(first_line([] if is_stand_in(model) else offline_roles) + "\n")
+    if offline_roles and not is_stand_in(model):
+        from ..eval.anytool.runner import OFFLINE_LABEL
+
+        label += f" ({', '.join(offline_roles)}: {OFFLINE_LABEL})"
     for n in notes:
         log.write(f"note: {n}\n")
     log.write(f"{len(queries)} queries | catalog {catalog.name} ({len(catalog)} APIs) | mode {args.mode} | "
@@ -178,10 +189,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_db(args.db)  # before the first query: a damaged or foreign file is refused, not recorded N times
     # one writer per results file; PostgreSQL workers share the file (their claims keep queries from running twice)
     with ResultsWriter(args.out, shared=is_postgres(args.db)) as writer:
-        tally = asyncio.run(_run_async(args, queries, catalog, model, writer, options, config))
+        try:
+            tally = asyncio.run(_run_async(args, queries, catalog, model, writer, options, config))
+        except KeyboardInterrupt:  # Ctrl-C: the same command resumes the batch
+            sys.stderr.write("\n" + batch_interrupted(getattr(args, "argv", []), args.out, writer.written, args.db)
+                             + "\n")
+            raise
     print(f"\n{tally.done} queries run now, {tally.skipped} already in {args.out}"
           + (f"; {tally.rerun} of those run now were run again after an error" if tally.rerun else "")
-          + (f"; policy model: {label}" if args.offline else ""))
+          + (f"; policy model: {label}" if stand_in else ""))
     wanted = {(q.group, q.query_id) for q in queries}
     whole = BatchTally()  # the summary covers every selected query on file, not only this session's
     for rec in read_results(args.out):
@@ -189,6 +205,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             whole.add(rec)
     if whole.by_group:
         print(summary_table(whole))
+    if stand_in:
+        print(last_line())
     return 0
 
 
@@ -355,12 +373,12 @@ def cmd_passrate(args: argparse.Namespace) -> int:
     if not records:
         raise EvalUsageError(f"no results in {', '.join(args.results)}")
     spec = args.evaluator or os.environ.get("ANYTOOL_EVALUATOR", "").strip()
-    if args.offline:
+    offline = args.offline or is_stand_in(spec)  # --offline, or the evaluator named "offline"
+    if offline:
         from ..catalog.catalog import Catalog
         from ..eval.anytool.runner import OFFLINE_LABEL
-        from ..offline import OfflinePolicyModel
 
-        evaluator: Any = OfflinePolicyModel(catalog=Catalog.load(args.catalog))
+        evaluator: Any = resolve_stand_in("offline", Catalog.load(args.catalog))
         evaluator_id = OFFLINE_LABEL
     elif spec:
         evaluator, evaluator_id = init_model(spec), spec
@@ -369,11 +387,11 @@ def cmd_passrate(args: argparse.Namespace) -> int:
                              "or --offline for the rule-based stand-in")
     # The cache key names the evaluator fully (class, model, endpoint, sampling settings; never a key), so the same
     # model name served elsewhere or sampled otherwise never reuses these verdicts.
-    identity = evaluator_identity(evaluator_id if args.offline else evaluator)
+    identity = evaluator_identity(evaluator_id if offline else evaluator)
     exclusion = args.protocol == "anytool" and not args.no_exclusion
     cache = None if args.no_cache else EvaluatorCache(args.cache or _default_cache())
     try:
-        verdicts = evaluate_records(records, evaluator, evaluator_key(evaluator_id if args.offline else evaluator),
+        verdicts = evaluate_records(records, evaluator, evaluator_key(evaluator_id if offline else evaluator),
                                     samples=args.samples, protocol=args.protocol, cache=cache,
                                     concurrency=args.concurrency, exclusion=exclusion, prompts=book)
     finally:

@@ -69,9 +69,9 @@ def build_executor(catalog: Catalog, kind: str, *, model: Any = None, virtual_ur
         options["url"] = url
     elif kind == "llm":
         from ..models.llm import init_model
-        from ..offline import OfflinePolicyModel
+        from .labels import is_stand_in
 
-        if model is None or isinstance(model, OfflinePolicyModel):
+        if model is None or is_stand_in(model):
             raise ExecutionError("--execution llm needs a real chat model to play the APIs: pass --model "
                                  "provider:model or set ANYTOOL_MODEL (the offline stand-in cannot)")
         options["model"] = model if not isinstance(model, str) else init_model(model)

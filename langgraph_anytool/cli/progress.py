@@ -11,11 +11,12 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.types import Overwrite
 
 from ..models.llm import total_tokens
+from ..text import shorten
 
 
 def _short(value: Any, limit: int = 80) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit)
 
 
 def _calls(messages: Iterable[Any]) -> list[str]:
@@ -117,8 +118,11 @@ def usage_table(usage: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def stream_run(graph: Any, inputs: Any, config: Mapping[str, Any], on_event: Callable[[tuple[str, ...], str, Any], None]) -> None:
-    """Stream a run (or its resumption when `inputs` is None), calling `on_event(namespace, node, update)`."""
-    for namespace, chunk in graph.stream(inputs, config, stream_mode="updates", subgraphs=True):
+def stream_run(graph: Any, inputs: Any, config: Mapping[str, Any], on_event: Callable[[tuple[str, ...], str, Any], None],
+               context: Mapping[str, Any] | None = None) -> None:
+    """Stream a run (or its resumption when `inputs` is None), calling `on_event(namespace, node, update)`;
+    `context`: the run-time context of the call."""
+    for namespace, chunk in graph.stream(inputs, config, context=dict(context) if context else None,
+                                         stream_mode="updates", subgraphs=True):
         for node, update in (chunk or {}).items():
             on_event(tuple(namespace), node, update)

@@ -27,6 +27,7 @@ from ..runtime import Deps, RunSignals, per_run, resolve_models
 from ..state import AnyToolInput, AnyToolOutput, AnyToolState
 from ..tools.pipeline import ApiExecutor
 from ..viz import offline_display
+from .compiled import AnyToolGraph
 from .retriever import add_retriever
 from .solver import build_solver_graph
 
@@ -64,7 +65,8 @@ def create_anytool_graph(
     its runs fail with `ModelNotConfiguredError` saying how to configure one.
 
     Run time: `graph.invoke(input, config, context={...})` overrides any setting for one run (`AnyToolContext`:
-    every `AnyToolConfig` field but `execution`, plus `model`, `models` and `profile`).
+    every `AnyToolConfig` field but `execution`, plus `model`, `models` and `profile`); the run keeps that context
+    when it is resumed without one (`Command(resume=...)`: see `graphs/compiled.py`).
 
     An executor made here belongs to the graph: it is closed when the graph is garbage-collected.
     Pass your own (`with ApiExecutor.for_catalog(...) as ex:`) to close it at a moment of your choosing.
@@ -98,7 +100,9 @@ def create_anytool_graph(
     builder.add_edge("outline", "finalize")
     builder.add_edge("finalize", END)
     # LangGraph's thread pool defaults to min(32, cores + 4) workers: size it to the agent steps per superstep
-    graph = offline_display(builder.compile(checkpointer=checkpointer, name=name).with_config(
+    compiled = builder.compile(checkpointer=checkpointer, name=name)
+    compiled.__class__ = AnyToolGraph  # a run keeps its context on resume (graphs/compiled.py)
+    graph = offline_display(compiled.with_config(
         max_concurrency=max(cfg.max_concurrency, 1)))  # displays in a notebook without a web service
     if owned:  # closed with the graph; at interpreter exit the process takes its sockets and threads with it
         weakref.finalize(graph, api_executor.close).atexit = False

@@ -26,6 +26,7 @@ from ..config import AnyToolConfig
 from ..models.llm import ModelNotConfiguredError, ModelSpec, total_tokens
 from ..runtime import Deps, RunSignals, resolve_models
 from ..state import merge_usage
+from ..text import shorten
 
 log = logging.getLogger(__name__)
 
@@ -161,5 +162,5 @@ class PoolSelection:
     @staticmethod
     def _failure(query: str, exc: Exception, start: float) -> PoolRetrieval:
         return PoolRetrieval(query=query, api_ids=(), function_names=(), usage={},
-                             errors=(f"{type(exc).__name__}: {exc}"[:500],),
+                             errors=(shorten(f"{type(exc).__name__}: {exc}", 500),),
                              seconds=round(time.perf_counter() - start, 3))

@@ -68,7 +68,8 @@ class AnyToolRetriever(BaseRetriever):
     docs = retriever.invoke("convert 10 miles to kilometres")
     docs[0].metadata["function_name"], docs[0].metadata["parameters"]
     ```
-    `min_relevance` drops hits below a 0–1 relevance. Async calls run the search in a worker thread.
+    `min_relevance` drops hits below a 0–1 relevance. Async calls run the search in a worker thread. An empty or
+    blank query raises `ValueError`, as `Catalog.search` does (a search needs some text: nothing is ranked by it).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -78,9 +79,7 @@ class AnyToolRetriever(BaseRetriever):
     min_relevance: float = Field(default=0.0, ge=0.0, le=1.0)
 
     def _search(self, query: str) -> list[Document]:
-        if not query.strip():
-            return []
-        searcher = self.catalog.searcher()
+        searcher = self.catalog.searcher()  # a blank query raises ValueError, as `Catalog.search` does
         docs = [api_document(self.catalog, hit, rank, searcher)
                 for rank, hit in enumerate(searcher.search_apis(query, self.k), 1)]
         return [d for d in docs if d.metadata["relevance"] >= self.min_relevance]

@@ -31,6 +31,7 @@ from collections.abc import Iterable
 from langchain_core.messages import AIMessage
 
 from ..protocol import action_message, parse_action, text_of
+from ..text import shorten
 
 FAULT_TEXT = {
     "bad_json": "arguments that are not a JSON object",
@@ -112,7 +113,7 @@ def bound_reason(streak: int, limit: int, last: str, detail: str = "") -> str:
     """Why the bound ended an attempt / activation, naming the last fault."""
     what = FAULT_TEXT.get(last, last)
     return (f"{streak} malformed model turns in a row (max_malformed_turns={limit}); last: {what}"
-            + (f" ({detail[:200]})" if detail else ""))
+            + (f" ({shorten(detail, 200)})" if detail else ""))
 
 
 def no_calls_reason(streak: int, limit: int) -> str:

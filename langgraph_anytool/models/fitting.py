@@ -42,6 +42,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
+from ..text import shorten
 from .profiles import ModelProfile, unwrap
 
 CHARS_PER_TOKEN = 4
@@ -295,7 +296,7 @@ def shorten_tools(tools: Sequence[Any]) -> list[Any]:
             continue
         desc = str(fn.get("description") or "")
         first = desc.split(". ", 1)[0].strip()
-        short = first if len(first) <= MAX_TOOL_DESCRIPTION else first[: MAX_TOOL_DESCRIPTION - 3] + "..."
+        short = shorten(first, MAX_TOOL_DESCRIPTION)
         params = fn.get("parameters")
         if isinstance(params, dict) and isinstance(params.get("properties"), dict):
             props = {k: {kk: vv for kk, vv in v.items() if kk != "description"} if isinstance(v, dict) else v

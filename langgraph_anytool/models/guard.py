@@ -35,6 +35,7 @@ from typing import Any
 from langchain_core import exceptions as lc_errors
 
 from ..config import AnyToolConfig
+from ..text import shorten
 from ..tools.executors.http import parse_retry_after
 from ..tools.executors.secret_masking import mask_values
 from .endpoint import Endpoint, Endpoints
@@ -218,7 +219,7 @@ def describe_error(exc: BaseException, secrets: tuple[str, ...] = (), limit: int
     text = " ".join(str(exc).split()) or type(exc).__name__
     head = f"HTTP {status}: " if status is not None and str(status) not in text[:20] else ""
     line = mask_secrets(f"{head}{text}", secrets)
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return shorten(line, limit)
 
 
 class RetryBudget:

@@ -140,6 +140,9 @@ def init_model(spec: ModelSpec, catalog: Any = None, *,
     except ImportError as exc:
         raise ModelNotConfiguredError(f"cannot load model {spec!r}: {exc}") from exc
     except Exception as exc:  # missing API key, unknown provider, ...
+        unknown = unknown_provider(spec.strip()) if "model provider" in str(exc) or "model_provider" in str(exc) else ""
+        if unknown:  # a typo ("offlne", "opnai:gpt-4o"): say what was meant, not LangChain's provider list
+            raise ModelNotConfiguredError(f"cannot initialise model {spec!r}: {unknown}") from None
         raise ModelNotConfiguredError(f"cannot initialise model {spec!r}: {exc}") from exc
     redact_secrets_in_logs(model_secrets(model))  # an endpoint may echo the key into httpx's log records
     endpoint = endpoint_of(model)
@@ -152,6 +155,38 @@ def init_model(spec: ModelSpec, catalog: Any = None, *,
         return cast(BaseChatModel, init_chat_model(spec.strip(), **options))
     except Exception:  # the provider refuses an option after all: its defaults, as before
         return model
+
+
+def model_providers() -> list[str]:
+    """The provider prefixes `init_chat_model` knows ("openai", "groq", "ollama", ...)."""
+    try:
+        from langchain.chat_models.base import _BUILTIN_PROVIDERS
+
+        return sorted(_BUILTIN_PROVIDERS)
+    except ImportError:  # pragma: no cover - an older langchain
+        return ["anthropic", "google_genai", "groq", "mistralai", "ollama", "openai", "together"]
+
+
+def unknown_provider(spec: str) -> str:
+    """Why `spec` names no model, with the nearest name we or LangChain know ("did you mean 'offline'?"), when
+    its provider is neither given among the known ones nor inferable; "" when the provider is known."""
+    import difflib
+
+    providers = model_providers()
+    prefix, sep, name = spec.partition(":")
+    if sep and prefix in providers:
+        return ""
+    if sep:
+        close = difflib.get_close_matches(prefix, providers, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0] + ':' + name!r}? " if close else ""
+        return f"unknown provider {prefix!r}; {hint}providers are {', '.join(providers)}"
+    close = difflib.get_close_matches(spec, [OFFLINE, *providers], n=1, cutoff=0.6)
+    if close and close[0] == OFFLINE:
+        hint = f"did you mean {OFFLINE!r} (the heuristic stand-in, not an LLM)? "
+    else:
+        hint = f"did you mean {close[0] + ':<model>'!r}? " if close else ""
+    return (f"no provider given and none can be inferred from the name; {hint}write 'provider:model' (providers: "
+            f"{', '.join(providers)}) or {OFFLINE!r}")
 
 
 def client_options(model_class: type, request_timeout: float | None) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from langgraph.types import Command, Overwrite, Send
 from ..catalog import Catalog
 from ..chat import outcome_message, resolve_request, stand_in_label
 from ..config import ConfigError
+from ..context import context_values, storable_context
 from ..models.fitting import MAX_QUERY_CHARS
 from ..models.llm import (
     BUDGET_KIND,
@@ -102,6 +103,7 @@ def make_init(base: Deps) -> Any:
             "solvable_round": Overwrite(-1), "solver_attempts": Overwrite([]), "usage": Overwrite({}),
             "pool_at_last_solve": [], "verdict": {}, "answer": "", "status": "running", "reason": "", "error_kind": "",
             "reflect_request": "", "reflect_level": "",
+            "run_context": storable_context(context_values(runtime.context)),  # a resume without context uses it
         }
 
     return init

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..catalog import Api, Param
-from .mentions import MONTHS, Mention, Mentions, mentions_of, overlaps, zone_of_place
+from .mentions import MONTHS, Mention, Mentions, code_of, mentions_of, overlaps, zone_of_place
 
 _TARGET_BEFORE = re.compile(r"\b(?:to|into|in|as|how many)\s+(?:the\s+)?$", re.IGNORECASE)
 _SOURCE_BEFORE = re.compile(r"\b(?:from)\s+(?:the\s+)?$", re.IGNORECASE)
@@ -97,10 +97,26 @@ def _has(name: str, *words: str) -> bool:
     return any(p.startswith(w) or p.endswith(w) for p in parts for w in words)
 
 
+_CODE_PARAMS = frozenset(("code", "source", "source_code", "python_code", "script", "snippet", "program",
+                          "expression", "expr", "statement"))
+
+
+def _code_param(param: Param) -> str:
+    """"eval" for a parameter taking one Python expression, "exec" for one taking code, "" otherwise."""
+    name, desc = param.name.lower(), param.description.lower()
+    if param.type != "string" or not (name in _CODE_PARAMS or re.search(r"\bpython (?:source|code|expression)", desc)):
+        return ""
+    return "eval" if "expr" in name or "expression" in desc.split(".")[0] else "exec"
+
+
 def _value_for(param: Param, ex: _Extraction) -> Any:
     """The argument for one parameter, or None when the text gives nothing for it."""
     me, name, desc = ex.me, param.name.lower(), param.description.lower()
     direction = _direction(param.name)
+    if mode := _code_param(param):  # the request's code; the numbers in it belong to no other parameter
+        code = code_of(me.text, mode)
+        taken = ex.take([code] if code is not None else [])
+        return taken.value if taken else None
     if param.enum:
         m = ex.take(_enum_mentions(param, me), direction)
         return m.value if m else None
@@ -184,6 +200,8 @@ def extract(api: Api, text: str) -> Extraction:
     from_text: list[str] = []
     for param in sorted(api.params, key=lambda p: not p.required):
         value = _value_for(param, ex)
+        if value is not None and not param.required and param.name in ex.weak:
+            value = None  # a capitalised word is too weak a reason to set an optional parameter ("stdin: Python")
         given += int(value is not None and param.required)
         if value is not None:
             from_text.append(param.name)

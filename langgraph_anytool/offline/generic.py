@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from ..catalog import Api, Param
 from ..catalog.errors import UnknownNameError
 from ..protocol import FINISH_NAME
+from ..text import shorten
 from .call import RoleCall
 from .relevance import Heuristics
 from .solving import Answer, CallApi, decide, finish_call
@@ -90,7 +91,7 @@ def generic_reply(h: Heuristics, call: RoleCall, schemas: Sequence[Mapping[str, 
     query = call.query
     if not schemas:
         return AIMessage(content=f"[{label}] I play the AnyTool graph's roles (given as call metadata) or call "
-                                 "bound tools; this call has neither, so I have nothing to do for: " + repr(query[:200]))
+                                 "bound tools; this call has neither, so I have nothing to do for: " + repr(shorten(query, 200)))
     apis = bound_apis(h, schemas)
     delegate = delegate_tool(apis)
     if delegate is not None and query:

@@ -1,5 +1,7 @@
 """The in-loop judge's role: Solved when the answer addresses every request part and rests on a successful API
-call, else Unsolved (a JSON verdict `{"label", "reason"}`, the judge's output contract)."""
+call, else Unsolved (a JSON verdict `{"label", "reason"}`, the judge's output contract). A call whose observation
+has an error status, or whose output reports a failure (`calls[].error`), is no success; an answer that is an error
+message (a traceback, `ok: no`, a non-zero exit code) is never Solved."""
 
 from __future__ import annotations
 
@@ -9,12 +11,17 @@ from collections.abc import Mapping
 
 from langchain_core.messages import AIMessage
 
+from ..text import shorten
 from .call import RoleCall
 from .mentions import mentions_of, topic_words
 from .text import shares_topic, split_clauses
 
 _GAVE_UP = re.compile(r"\bcould not answer\b|\bno suitable api\b|\bnext:\s*give up\b|\bnone of the available functions\b",
                       re.IGNORECASE)
+# an answer that reports an error instead of a result: a traceback, an exception, a failed status field
+_ERROR_ANSWER = re.compile(
+    r"Traceback \(most recent call last\)|\b[A-Z]\w*(?:Error|Exception): |\bok: (?:no|false)\b|\bsuccess: (?:no|false)\b"
+    r"|\bexit code: -?[1-9]|\btimed out: yes\b|^\W*error\b", re.IGNORECASE | re.MULTILINE)
 
 
 def addresses(answer: str, clause: str) -> bool:
@@ -38,7 +45,12 @@ def judge_reply(call: RoleCall) -> AIMessage:
     if not answer:
         verdict = {"label": "Unsolved", "reason": "The final answer is empty."}
     elif "calls" in call.inputs and not ok:
-        verdict = {"label": "Unsolved", "reason": "No API call succeeded, so the answer rests on no observation."}
+        failed = "; ".join(f"{c.get('function')}: {c.get('error')}" for c in calls if c.get("error"))
+        verdict = {"label": "Unsolved", "reason": "No API call succeeded, so the answer rests on no observation"
+                   + (f" ({shorten(failed, 300)})." if failed else ".")}
+    elif (error := _ERROR_ANSWER.search(answer)) is not None:
+        verdict = {"label": "Unsolved", "reason": f"The answer is an error message ({error.group(0).strip()!r}), "
+                                                  "not a result."}
     elif _GAVE_UP.search(answer):
         verdict = {"label": "Unsolved", "reason": "The answer says part of the query could not be answered."}
     elif missed:
@@ -51,4 +63,5 @@ def judge_reply(call: RoleCall) -> AIMessage:
 
 
 def _is_ok(record: Mapping[str, object]) -> bool:
-    return str(record.get("status", "")).lower() in ("ok", "success")
+    """A call whose observation has an ok status and whose output reports no failure of its own (`error`)."""
+    return str(record.get("status", "")).lower() in ("ok", "success") and not record.get("error")

@@ -302,3 +302,68 @@ def topic_words(text: str) -> set[str]:
         pos = end
     kept.append(text[pos:])
     return content_words(" ".join(kept))
+
+
+# ------------------------------------------------------------------------------------------ code snippets
+_FENCED = re.compile(r"```[a-zA-Z]*[ \t]*\n?(.*?)```|`([^`\n]+)`", re.DOTALL)
+_CODE_INTRO = re.compile(r"\b(?:code|script|program|snippet|expression|statement|python)s?\s*:\s*", re.IGNORECASE)
+_CODE_MARK = re.compile(r"[()\[\]{}*/%=<>+\-]")  # an operator, a call, an index: prose has none of these
+_MAX_CODE_WORDS = 60
+
+
+def _parses(code: str, mode: str) -> bool:
+    """Whether `code` is Python (`mode` "eval": one expression; "exec": statements). Parsed, never run."""
+    import ast
+
+    try:
+        ast.parse(code, mode=mode)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+def _trimmed(text: str, start: int, end: int, mode: str) -> Mention | None:
+    """The span as code, with the sentence's closing punctuation dropped when the code needs that."""
+    for stop in (end, end - 1):
+        code = text[start:stop].strip()
+        if code and _parses(code, mode):
+            return Mention(start, stop, code, code)
+        if stop <= start or text[stop - 1] not in ".?!;,":
+            break
+    return None
+
+
+def code_of(text: str, mode: str = "exec") -> Mention | None:
+    """The Python code a request carries, for a code or expression parameter (`mode` "exec" or "eval"): a fenced
+    or backticked snippet; else what follows "code:" / "expression:" ("Run this Python code: print(sum(range(10)))");
+    else the longest run of words that parses as Python and holds an operator, a call or an index ("Evaluate the
+    Python expression 2**10"). Parsed with `ast`, never run."""
+    for m in _FENCED.finditer(text):
+        group = 1 if m.group(1) is not None else 2
+        found = _trimmed(text, m.start(group), m.end(group), mode)
+        if found is not None:
+            return found
+    intro = _CODE_INTRO.search(text)
+    if intro is not None:
+        found = _trimmed(text, intro.end(), len(text.rstrip()), mode)
+        if found is not None and _CODE_MARK.search(found.value):
+            return found
+    words = [(m.start(), m.end()) for m in re.finditer(r"\S+", text)][:_MAX_CODE_WORDS]
+    # a run starts and ends with a word holding a digit or an operator: "What is 3 + 4" parses (an `is` test) but
+    # "What" is prose
+    codey = [bool(_CODE_MARK.search(text, s, e) or re.search(r"\d", text[s:e])) for s, e in words]
+    best: Mention | None = None
+    for i in range(len(words)):
+        if not codey[i]:
+            continue
+        for j in range(len(words), i, -1):
+            start, end = words[i][0], words[j - 1][1]
+            if best is not None and end - start <= best.end - best.start:
+                break
+            if not codey[j - 1] or not _CODE_MARK.search(text, start, end):
+                continue
+            found = _trimmed(text, start, end, mode)
+            if found is not None:
+                best = found
+                break
+    return best

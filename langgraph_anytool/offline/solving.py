@@ -18,6 +18,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from ..catalog import Api
 from ..catalog.errors import UnknownNameError
 from ..protocol import ASK_USER_NAME, DIVERSITY, FINISH_NAME, render_action
+from ..text import shorten
 from .abilities import catalog_functions, missing_params, question_for, user_answers, user_answers_in, with_answers
 from .arguments import extract_arguments
 from .call import RoleCall
@@ -74,7 +75,7 @@ def decide(h: Heuristics, query: str, apis: Mapping[str, Api], steps: Sequence[S
         unanswered.append((clause, tried))
     failed = list(dict.fromkeys(s.function for s in steps if not s.ok))
     if not answered:
-        detail = "; ".join(f"{s.function}: {s.error[:120] or 'failed'}" for s in steps if not s.ok)
+        detail = "; ".join(f"{s.function}: {shorten(s.error, 120) or 'failed'}" for s in steps if not s.ok)
         why = f"No API call succeeded ({detail})." if detail else "None of the available functions fits the query."
         return GiveUp(why, failed)
     parts = [_sentence(apis.get(s.function), s) for _, s in answered]

@@ -12,6 +12,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from ..protocol import FINISH_NAME
+from ..text import shorten
+from ..tools.observation import reported_error
 from .text import message_text
 
 
@@ -30,7 +32,15 @@ _RAW_CHARS = 300  # of a response that is not valid JSON (e.g. truncated), quote
 
 
 def parse_observation(text: str) -> tuple[bool, Any, str]:
-    """(ok, response, error) of an observation text (`{"status": ..., "response": ..., "error": ...}`)."""
+    """(ok, response, error) of an observation text (`{"status": ..., "response": ..., "error": ...}`); a response
+    that reports a failure of its own (`tools.observation.reported_error`: a script's traceback, `ok: false`) is
+    not ok."""
+    ok, response, error = _parse_observation(text)
+    failure = reported_error(response) if ok else ""
+    return (False, response, failure) if failure else (ok, response, error)
+
+
+def _parse_observation(text: str) -> tuple[bool, Any, str]:
     try:
         data = json.loads(text)
     except ValueError:
@@ -43,10 +53,10 @@ def parse_observation(text: str) -> tuple[bool, Any, str]:
         return ok, data.get("response", data if not status else None), str(data.get("error", ""))
     ok = bool(re.search(r'"status"\s*:\s*"ok"', text))
     if not ok:
-        return False, None, text[:300]
+        return False, None, shorten(text, 300)
     body = re.sub(r'^\{"status"\s*:\s*"ok"\s*,\s*"response"\s*:\s*', "", text.strip())  # truncated JSON
     body = re.sub(r"\.\.\. \[truncated \d+ of \d+ characters\]$", "", body)
-    return True, body if len(body) <= _RAW_CHARS else body[:_RAW_CHARS] + "…", ""
+    return True, shorten(body, _RAW_CHARS), ""
 
 
 def _plain_result(text: str) -> tuple[bool, Any, str] | None:

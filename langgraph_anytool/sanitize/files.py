@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ..text import shorten
 from . import MAX_NESTING, NestingTooDeep, check_nesting
 
 if TYPE_CHECKING:
@@ -664,8 +665,7 @@ def _shown(value: Any, limit: int = 40) -> str:
     """A short rendering of a faulty value for a one-line message (never a whole document)."""
     if isinstance(value, (dict, list)):
         return f"a JSON {'object' if isinstance(value, dict) else 'list'}"
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
+    return shorten(repr(value), limit)
 
 
 def check_model(model: type[M], data: Any, *, source: str, line: int | None = None, prefix: str = "") -> M:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.tools import StructuredTool
 
 from ..catalog.models import Api, Param
+from ..text import shorten
 from .validation import coerce_value
 
 if TYPE_CHECKING:
@@ -29,13 +30,7 @@ _FORMAT_HINTS = {
 
 def _shorten(text: str, limit: int) -> str:
     """Whitespace collapsed; cut at a word boundary with an ellipsis when longer than `limit`."""
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    if " " in cut[limit // 2:]:
-        cut = cut[: cut.rfind(" ")]
-    return cut.rstrip(" ,;:.") + "…"
+    return shorten(" ".join(text.split()), limit)
 
 
 def _json_type_of(value: Any) -> str | None:

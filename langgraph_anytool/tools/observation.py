@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from typing import Any
+
+from ..text import shorten
 
 
 class Status(StrEnum):
@@ -71,5 +75,53 @@ class Observation:
         if len(text) <= max_chars:
             return text
         marker = f"... [truncated {{cut}} of {len(text)} characters]"
-        keep = max(0, max_chars - len(marker.format(cut=len(text))))
-        return text[:keep] + marker.format(cut=len(text) - keep)
+        head = shorten(text, max(0, max_chars - len(marker.format(cut=len(text)))), ellipsis="")  # at a word's end
+        return head + marker.format(cut=len(text) - len(head))
+
+
+_TRACEBACK = "Traceback (most recent call last)"
+_TEXT_FAILURE = re.compile(r'"(?:ok|success)"\s*:\s*false|"timed_out"\s*:\s*true|"exit_code"\s*:\s*-?[1-9]')
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def reported_error(response: Any) -> str:
+    """The failure an API's response reports although the call went through ("" when it reports none): `ok` or
+    `success` false, a non-zero `exit_code`, `timed_out` true, a non-empty `error`, or a Python traceback — e.g. the
+    code sandbox running a script that raised. Such an output answers nothing: the solver treats it as a failed
+    call and the judge does not count it as a success."""
+    if isinstance(response, Mapping):
+        error = response.get("error")
+        detail = error.strip() if isinstance(error, str) and error.strip() else ""
+        stderr = response.get("stderr")
+        if isinstance(stderr, str) and _TRACEBACK in stderr:
+            detail = detail or _last_line(stderr)
+        if response.get("timed_out") is True:
+            return detail or "timed out"
+        for key in ("ok", "success"):
+            if response.get(key) is False:
+                return detail or f"{key}: false"
+        code = response.get("exit_code")
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+            return detail or f"exit code {code}"
+        return detail
+    if isinstance(response, str) and _TRACEBACK in response:
+        return _last_line(response) or "a Python traceback"
+    return ""
+
+
+def reported_error_in_text(text: str) -> str:
+    """`reported_error` of an observation as the model saw it (`Observation.for_model` JSON, possibly cut)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    if isinstance(data, Mapping):
+        return reported_error(data.get("response"))
+    found = _TEXT_FAILURE.search(text)
+    if found:
+        return found.group(0)
+    return reported_error(text)

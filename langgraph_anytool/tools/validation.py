@@ -28,6 +28,7 @@ from typing import Any
 
 from ..catalog.models import Api, Param
 from ..sanitize import nesting_depth
+from ..text import shorten
 from .observation import Observation, Status
 
 _INT_RE = re.compile(r"[+-]?\d+")
@@ -159,7 +160,7 @@ def _to_bool(value: Any) -> bool | int | str:
 
 def _short(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shorten(text, 60)
 
 
 def _decode_json(value: str, want: type, label: str) -> Any:

@@ -340,7 +340,7 @@ def test_load_missing_path(tmp_path: Path) -> None:
         Catalog.from_toolbench(missing)
     empty = tmp_path / "empty"
     empty.mkdir()
-    with pytest.raises(CatalogError, match="no tools found"):
+    with pytest.raises(CatalogError, match="not a catalog: a directory without"):
         Catalog.load(empty)
 
 

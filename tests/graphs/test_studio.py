@@ -4,25 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.servers import free_port, langgraph_dev  # noqa: F401  (free_port: imported from here too)
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def request(url: str, body: Any = None) -> Any:
@@ -34,27 +24,10 @@ def request(url: str, body: Any = None) -> Any:
 
 @pytest.mark.slow
 def test_langgraph_dev_serves_the_anytool_graph(tmp_path: Path) -> None:
-    cli = Path(sys.executable).with_name("langgraph")
-    if not cli.exists() and shutil.which("langgraph") is None:
-        pytest.skip("langgraph-cli[inmem] is not installed")
-    port = free_port()
     env = {k: v for k, v in os.environ.items() if k != "ANYTOOL_MODEL"}  # Studio must load without a model
-    env.update({"ANYTOOL_EMBEDDINGS": "none", "LANGSMITH_TRACING": "false", "LANGGRAPH_CLI_NO_ANALYTICS": "1"})
-    log = (tmp_path / "dev.log").open("w")
-    proc = subprocess.Popen([str(cli if cli.exists() else "langgraph"), "dev", "--port", str(port), "--host",
-                             "127.0.0.1", "--no-browser", "--no-reload", "--config", str(ROOT / "langgraph.json")],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        assistants = None
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                assistants = request(f"{base}/assistants/search", {})
-                break
-            except OSError:
-                time.sleep(0.5)
-        assert assistants is not None, f"server did not start: {(tmp_path / 'dev.log').read_text()[-2000:]}"
+    env.update({"ANYTOOL_EMBEDDINGS": "none"})
+    with langgraph_dev(ROOT / "langgraph.json", tmp_path, env) as base:
+        assistants = request(f"{base}/assistants/search", {})
         assert [a["graph_id"] for a in assistants] == ["anytool"]
         graph = request(f"{base}/assistants/{assistants[0]['assistant_id']}/graph")
         nodes = {n["id"] for n in graph["nodes"]}
@@ -94,10 +67,3 @@ def test_langgraph_dev_serves_the_anytool_graph(tmp_path: Path) -> None:
         # the thread keeps the conversation: the next human message is the next request
         state = request(f"{base}/threads/{thread}/state")
         assert [m["type"] for m in state["values"]["messages"]] == ["human", "ai"]
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()

@@ -33,7 +33,10 @@ def test_retriever_documents_sync_and_async() -> None:
     assert "city_a" in docs[0].page_content and docs[0].id == top["api_id"]
     adocs = asyncio.run(retriever.ainvoke("What is the distance between Paris and Berlin?"))
     assert [d.metadata["api_id"] for d in adocs] == [d.metadata["api_id"] for d in docs]
-    assert AnyToolRetriever(catalog=BUILTIN).invoke("   ") == []
+    # a blank query: the same ValueError as Catalog.search (issue 29 §10: one behaviour)
+    for search in (AnyToolRetriever(catalog=BUILTIN).invoke, BUILTIN.search):
+        with pytest.raises(ValueError, match="empty query '   ': a search needs some text"):
+            search("   ")
     strict = AnyToolRetriever(catalog=BUILTIN, k=10, min_relevance=0.99)
     assert all(d.metadata["relevance"] >= 0.99 for d in strict.invoke("distance between cities"))
 

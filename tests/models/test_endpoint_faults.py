@@ -562,8 +562,8 @@ def test_the_request_timeout_cannot_be_set_per_run() -> None:
     from langgraph_anytool.context import resolve_settings
 
     graph = create_anytool_graph(Catalog.builtin(), "offline")
-    with pytest.raises(TypeError, match="request_timeout"):
-        graph.invoke({"query": "What is 17 * 23?"}, context={"request_timeout": 5.0})
+    with pytest.raises(ConfigError, match="context: request_timeout cannot change per run"):
+        graph.invoke({"query": "What is 17 * 23?"}, context={"request_timeout": 5.0})  # before the run starts
     with pytest.raises(ConfigError, match="request_timeout cannot change per run"):
         resolve_settings(AnyToolConfig(), {"request_timeout": 5.0})
 

@@ -172,4 +172,4 @@ def test_long_enums_are_shortened_with_a_count_and_booleans_stay_strict() -> Non
     for bad in (2, -1, "yes", 0.5):
         assert not validate_arguments(flag, {"on": bad}).ok, bad
     long = validate_arguments(flag, {"on": "x" * 100})
-    assert not long.ok and "..." in long.problems[0] and "x" * 58 not in long.problems[0]
+    assert not long.ok and "…" in long.problems[0] and "x" * 59 not in long.problems[0]

@@ -8,6 +8,8 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from ...text import shorten
+
 _NS = uuid.UUID("5b0d6f4e-6a55-4c52-9a1e-7d3c0e8f2a11")
 
 
@@ -47,5 +49,5 @@ class RemoteSolver:
             raise RuntimeError(f"server run failed: {err.get('error', '')}: {err.get('message', err)}"
                                if isinstance(err, Mapping) else f"server run failed: {err}")
         if not isinstance(out, Mapping):
-            raise RuntimeError(f"unexpected server reply: {str(out)[:200]}")
+            raise RuntimeError(f"unexpected server reply: {shorten(str(out), 200)}")
         return dict(out)

@@ -166,6 +166,7 @@ class ResultsWriter:
             self._fh.close()
             raise
         self._lock = threading.Lock()
+        self.written = 0  # records appended by this writer
 
     def _take_lock(self, shared: bool) -> bool:
         """Lock the file for this writer; True when the lock is (or was first) exclusive."""
@@ -234,6 +235,7 @@ class ResultsWriter:
             except OSError as exc:
                 raise StorageError(f"results file {describe_error(self.path, exc)}") from None
             self.latest[record_key(record)] = _brief(record)
+            self.written += 1
 
     def close(self) -> None:
         with self._lock:

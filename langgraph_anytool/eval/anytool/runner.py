@@ -32,6 +32,7 @@ from ...config import AnyToolConfig, ConfigError
 from ...models.faults import USAGE_KEYS
 from ...models.llm import CALL_USAGE_KEYS, TRANSPORT_KINDS, ModelCallError, error_kind_of
 from ...paper_prompts import prompts_record
+from ...text import shorten
 from ...tools.dbfile import StorageError, describe_error, is_storage_fault
 from ..datasets import BenchQuery, api_ids
 from .results import ResultsWriter
@@ -107,7 +108,7 @@ def _message(m: BaseMessage | Mapping[str, Any], limit: int = 4000) -> dict[str,
     get: Callable[[str], Any] = m.get if isinstance(m, Mapping) else (lambda a: getattr(m, a, None))
     raw = get("content")
     content = raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)
-    out: dict[str, Any] = {"role": get("type") or get("role"), "content": content[:limit]}
+    out: dict[str, Any] = {"role": get("type") or get("role"), "content": shorten(content, limit)}
     for attr in ("tool_calls", "tool_call_id", "name"):
         value = get(attr)
         if value:
@@ -372,7 +373,7 @@ async def run_batch(
                     raise StorageError(f"checkpoint database {describe_error(options.db or '--db', exc)}") from None
                 kind = exception_kind(exc)
                 text = str(exc) if isinstance(exc, ModelCallError) else f"{type(exc).__name__}: {exc}"
-                rec = failure_record(q, "error", text[:1000], relevant=relevant, missing=missing,
+                rec = failure_record(q, "error", shorten(text, 1000), relevant=relevant, missing=missing,
                                      run_info=run_info, seconds=time.perf_counter() - started, error_kind=kind,
                                      retries=int(getattr(exc, "retries", 0) or 0))
             rec["attempt"] = int((earlier or {}).get("attempt") or 1) + 1 if earlier is not None else 1

@@ -28,6 +28,7 @@ from pydantic import BaseModel
 from ...catalog.index_store import atomic_write
 from ...models.llm import call_role
 from ...sanitize.files import DataFileError, check_model, load_json_file
+from ...text import shorten
 from ..identity import evaluator_identity as shared_identity
 from ..identity import evaluator_key
 
@@ -148,7 +149,7 @@ class TaskEvaluator:
         text = ai.content if isinstance(ai.content, str) else json.dumps(ai.content)
         verdict = read_verdict(task, text, json_verdicts=self.json_verdicts)
         if verdict is None:  # not cached: a retry may get a usable reply
-            return Verdict(False, f"unusable evaluator reply: {text[:200]!r}")
+            return Verdict(False, f"unusable evaluator reply: {shorten(text, 200)!r}")
         if path is not None:
             entry = json.dumps({"reply": text, "passed": verdict.passed, "reason": verdict.reason, "task": task,
                                 "evaluator": self.identity}).encode("utf-8")

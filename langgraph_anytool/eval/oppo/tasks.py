@@ -26,6 +26,7 @@ from langchain_core.language_models import BaseChatModel
 from ...catalog import Catalog
 from ...models.llm import ModelNotConfiguredError
 from ...paper_prompts import PromptBook, ours_provenance
+from ...text import shorten
 from ...tools.pipeline import ApiExecutor
 from . import agent, score, wire
 from . import prompts as P
@@ -242,7 +243,7 @@ class TaskRunner:
             except agent.FunctionsRefused as exc:
                 if self.functions_api != "auto":
                     raise
-                self._legacy, self._refused = False, str(exc)[:200]
+                self._legacy, self._refused = False, shorten(str(exc), 200)
 
     # ------------------------------------------------------------------------------------------ tasks
     def _task1(self, item: TaskItem, extra: dict[str, Any]) -> ItemResult:

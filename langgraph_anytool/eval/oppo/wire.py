@@ -208,6 +208,9 @@ class WireChatOpenAI(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         inner = self.inner
+        # sent with stream=False as the authors send it: the streaming options a local server's call gets
+        # (models.llm.transport_options) are no request fields here (the client refuses `stream_usage`)
+        kwargs.pop("stream_usage", None)
         payload = inner._get_request_payload(messages, stop=stop, **kwargs)
         sent = payload.get("messages")
         if not isinstance(sent, list) or len(sent) != len(messages):  # the Responses API: LangChain's own call

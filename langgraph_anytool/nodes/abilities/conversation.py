@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.messages.utils import convert_to_messages
 
 from ...config import ConfigError
+from ...text import shorten_counted
 from . import prompts
 
 TOOL_RESULT_CHARS = 2000  # per tool result shown as context
@@ -88,7 +89,7 @@ def render_conversation(messages: Sequence[BaseMessage], max_tool_chars: int = T
                 lines.append(f"Assistant called {tc['name']}({json.dumps(tc['args'], ensure_ascii=False)})")
         elif isinstance(m, ToolMessage):
             if len(text) > max_tool_chars:
-                text = text[:max_tool_chars] + f"... [{len(text) - max_tool_chars} more characters]"
+                text = shorten_counted(text, max_tool_chars)
             lines.append(f"Tool result{f' of {m.name}' if m.name else ''}: {text}")
         else:
             lines.append(f"{m.type.capitalize()}: {text}")

@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 from ...models.llm import ModelCallError, ModelNotConfiguredError
 from ...protocol import SUBMIT_PLAN
 from ...state import AnyToolState, PlanStep
+from ...text import shorten
 from ..solver.functions import describe_functions, pool_functions
 from ..solver.textmode import call_role_tools
 from . import prompts
@@ -90,7 +91,7 @@ def make_outline(base: Deps) -> Any:
             raise
         except Exception as exc:  # a provider error: no plan, and why
             spent = exc.usage() if isinstance(exc, ModelCallError) else {}  # e.g. a reply cut at the budget's cap
-            return {"plan": [], "reason": f"outline model call failed: {type(exc).__name__}: {exc}"[:500],
+            return {"plan": [], "reason": shorten(f"outline model call failed: {type(exc).__name__}: {exc}", 500),
                     **({"usage": spent} if spent else {})}
         steps, outside, why = parse_plan(ai, functions, deps)
         reason = why or f"a plan of {len(steps)} step(s) over the pool; no API was called"

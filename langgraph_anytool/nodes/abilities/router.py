@@ -19,6 +19,7 @@ from langgraph.types import Command
 from ...models.llm import ModelCallError, ModelNotConfiguredError
 from ...protocol import ANSWER_DIRECTLY, USE_TOOLS
 from ...state import AnyToolState, SolverAttempt
+from ...text import shorten
 from ..solver.textmode import call_role_tools
 from . import prompts
 from .conversation import conversation_messages, prior_turns, render_conversation, request_of
@@ -91,7 +92,7 @@ def make_route(base: Deps) -> Any:
         except Exception as exc:  # a provider error: retrieve, as without the router
             why = f"router model call failed ({type(exc).__name__}: {exc}); retrieving tools"
             spent = exc.usage() if isinstance(exc, ModelCallError) else {}  # e.g. a reply cut at the budget's cap
-            return Command(update={"reason": why[:500], **({"usage": spent} if spent else {})}, goto="dispatch")
+            return Command(update={"reason": shorten(why, 500), **({"usage": spent} if spent else {})}, goto="dispatch")
         usage = {"router": dict(used)}
         decision, text = parse_route(ai)
         if decision == "tools":

@@ -52,6 +52,7 @@ from ...models.llm import (
 )
 from ...runtime import total_cost
 from ...state import AgentRecord, PoolUpdate, RunTally, merge_agents, merge_usage
+from ...text import shorten
 from ..solver.textmode import bind_role_tools, call_with_text_fallback
 from . import prompts
 from .context import CallContext, FunctionResult, Role, role_inputs
@@ -124,7 +125,7 @@ def _count_faults(deps: Deps, rec: AgentRecord, level: str, faults: list[str], a
     rec["malformed_streak"] = streak
     if faults and streak >= deps.config.max_malformed_turns:
         reason = bound_reason(streak, deps.config.max_malformed_turns, faults[-1], detail)
-        _end(rec, "stopped", f"{MALFORMED_END}: {reason}"[:500])
+        _end(rec, "stopped", shorten(f"{MALFORMED_END}: {reason}", 500))
         return True
     return False
 
@@ -171,10 +172,10 @@ def make_call_model(role: Role, base: Deps) -> Any:
                 return out
             log.warning("agent %s: model call failed: %s", rec["id"], exc)
             if isinstance(exc, ModelCallError):  # "error: rate_limited: meta model: ... after 6 retries"
-                _end(rec, "stopped", f"error: {exc}"[:500])
+                _end(rec, "stopped", shorten(f"error: {exc}", 500))
                 out["usage"] = exc.usage()
                 return out
-            _end(rec, "stopped", f"error: model call failed: {type(exc).__name__}: {exc}"[:500])
+            _end(rec, "stopped", shorten(f"error: model call failed: {type(exc).__name__}: {exc}", 500))
             return out
         reply, noted = review_reply(reply, id_prefix=f"{rec['id']}:{rec['steps']}:text")
         reply = with_call_ids(reply, f"{rec['id']}:{rec['steps']}")  # some servers omit ids: a ToolMessage needs one
@@ -231,7 +232,7 @@ def _run_one(role: Role, ctx: CallContext, name: str, args: Any) -> tuple[Functi
                                   end_reason="budget"), None
         log.warning("agent %s: %s: model call failed: %s", ctx.record["id"], name, exc)
         ctx.usage = merge_usage(ctx.usage, exc.usage())  # its retries count (a resumed run rebuilds them from usage)
-        return FunctionResult(f"Error: {name} failed: {exc}", end="stopped", end_reason=f"error: {exc}"[:500]), None
+        return FunctionResult(f"Error: {name} failed: {exc}", end="stopped", end_reason=shorten(f"error: {exc}", 500)), None
     except Exception as exc:  # a handler bug or a catalog error: answered, not raised
         log.warning("agent %s: %s failed: %s", ctx.record["id"], name, exc)
         return FunctionResult(f"Error: {name} failed: {exc}"), None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 
 from ...catalog import Catalog, Category, Tool, UnknownNameError
+from ...text import shorten
 from ...tools.agent_functions import CategoryArgs, ToolNamesArgs, ToolsDescriptionArgs
 from ..agents.context import CallContext, FunctionResult, to_json
 from ..agents.records import new_agent_record
@@ -84,7 +85,7 @@ def describe_tools(catalog: Catalog, category_name: str, tool_names: list[str]) 
             out[name] = f"Error: no such tool in {cat.name!r}" + (f"; close matches: {', '.join(near)}" if near else "")
         else:
             desc = tools[0].description or "(no description)"
-            out[tools[0].name] = desc if len(desc) <= DESCRIPTION_CHARS else desc[: DESCRIPTION_CHARS - 1] + "…"
+            out[tools[0].name] = shorten(desc, DESCRIPTION_CHARS)
     return to_json(out)
 
 

@@ -26,7 +26,8 @@ from typing_extensions import TypedDict
 
 from ...models.llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError
 from ...state import AnyToolState, SolverAttempt
-from ...tools.observation import Status
+from ...text import shorten, shorten_counted
+from ...tools.observation import Status, reported_error_in_text
 from ..abilities.router import DIRECT_MODE
 from ..draws import seeded_index
 from ..reflection import can_reflect
@@ -125,8 +126,7 @@ def process_text(attempt: SolverAttempt, max_chars: int = PROCESS_OUTPUT_CHARS,
     attempts first) with its status and (truncated) output."""
     lines = []
     for call, text in _judged_calls(attempt, earlier):
-        if len(text) > max_chars:
-            text = text[:max_chars] + f"... [{len(text) - max_chars} more characters]"
+        text = shorten_counted(text, max_chars)
         args = json.dumps(call.get("arguments"), ensure_ascii=False, default=str)
         lines.append(f"- {call.get('function', '?')} → {call.get('status')}\n  arguments: {args}\n  output: {text}")
     return "\n".join(lines) or "(no API was called)"
@@ -134,9 +134,11 @@ def process_text(attempt: SolverAttempt, max_chars: int = PROCESS_OUTPUT_CHARS,
 
 def observed_calls(attempt: SolverAttempt, earlier: Sequence[SolverAttempt] = ()) -> list[dict[str, str]]:
     """The API calls of a solve that reached the executor, those carried over from `earlier` attempts included:
-    function and status (structured judge input)."""
-    return [{"function": str(c.get("function")), "status": str(c.get("status"))}
-            for c, _ in _judged_calls(attempt, earlier)]
+    function, status and, when the output reports a failure of its own (a script's traceback, `ok: false`), that
+    `error` (structured judge input)."""
+    return [{"function": str(c.get("function")), "status": str(c.get("status")),
+             **({"error": shorten(failure, 200)} if (failure := reported_error_in_text(text)) else {})}
+            for c, text in _judged_calls(attempt, earlier)]
 
 
 def make_judge(base: Deps) -> Any:
@@ -176,11 +178,13 @@ def make_judge(base: Deps) -> Any:
             except (ModelNotConfiguredError, GraphBubbleUp):
                 raise
             except ModelCallError as exc:  # the provider failed for good: the run ends as an error of that kind
-                verdict = ({"label": "Unsure", "reason": f"not judged: {str(exc).split(': ', 1)[1]}"[:500], "by": "rule"}
-                           if exc.kind == BUDGET_KIND else {"label": "Unsure", "reason": str(exc)[:500], "by": "error"})
+                verdict = ({"label": "Unsure", "reason": shorten(f"not judged: {str(exc).split(': ', 1)[1]}", 500),
+                            "by": "rule"}
+                           if exc.kind == BUDGET_KIND else {"label": "Unsure", "reason": shorten(str(exc), 500),
+                                                            "by": "error"})
                 usage = exc.usage()
             except Exception as exc:  # a provider error must not discard the solver's answer
-                verdict = {"label": "Unsure", "reason": f"judge model call failed: {type(exc).__name__}: {exc}"[:500],
+                verdict = {"label": "Unsure", "reason": shorten(f"judge model call failed: {type(exc).__name__}: {exc}", 500),
                            "by": "rule"}
             if result is not None:
                 used: dict[str, Any] = {k: v for k, v in result.usage.items() if isinstance(v, int | float)}
@@ -193,7 +197,7 @@ def make_judge(base: Deps) -> Any:
         if attempt["mode"] == DIRECT_MODE and verdict["label"] != "Solved" and not deps.over_budget(run_key):
             # the router's "no tool" was wrong: retrieve tools after all (not a reflection)
             why = f"the answer without tools was not accepted ({verdict['label']}: {verdict['reason']})"
-            return Command(update={**update, "reason": why[:500]}, goto="dispatch")
+            return Command(update={**update, "reason": shorten(why, 500)}, goto="dispatch")
         if (verdict["label"] == "Solved" or attempt["finish_type"] == "error" or verdict["by"] == "error"
                 or not can_reflect(state, deps)):
             return Command(update=update, goto="finalize")

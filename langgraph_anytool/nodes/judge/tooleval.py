@@ -35,6 +35,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 
 from ...models.llm import RoleUsage, call_role
 from ...paper_prompts import PromptBook
+from ...text import shorten
 from .tooleval_prompts import (
     ANSWER_STATUS_SYSTEM,
     ANSWER_STATUS_USER,
@@ -151,12 +152,12 @@ def parse_label(reply: AIMessage | str, labels: Sequence[str] = ANSWER_LABELS) -
     alternation = "|".join(re.escape(x) for x in labels)
     keyed = re.search(rf"(?:{'|'.join(_LABEL_KEYS)})\W{{0,4}}({alternation})\b", text, re.IGNORECASE)
     if keyed:
-        return _canonical(keyed.group(1), labels), stripped[:500]
+        return _canonical(keyed.group(1), labels), shorten(stripped, 500)
     hits = {m.group(1).lower(): m for m in re.finditer(rf"\b({alternation})\b", text, re.IGNORECASE)}
     if len(hits) == 1:
         (m,) = hits.values()
         if not re.search(r"\bnot\s+$", text[max(0, m.start() - 8):m.start()], re.IGNORECASE):
-            return _canonical(m.group(1), labels), stripped[:500]
+            return _canonical(m.group(1), labels), shorten(stripped, 500)
     return None, stripped
 
 
@@ -187,7 +188,7 @@ def _ask(model: ModelLike, system: str, user: str, config: RunnableConfig | None
                             on_usage=on_usage)
     label, reason = parse_label(reply, labels)
     if label is None:
-        return JudgeResult("Unsure", f"unparseable judge reply: {reason[:300]!r}", stage, used)
+        return JudgeResult("Unsure", f"unparseable judge reply: {shorten(reason, 300)!r}", stage, used)
     return JudgeResult(label, reason, stage, used)
 
 

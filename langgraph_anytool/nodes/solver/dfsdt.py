@@ -41,6 +41,7 @@ from ...models.llm import BUDGET_KIND, FUNCTIONS_DROPPED, ModelCallError, ModelN
 from ...paper_prompts import PromptBook
 from ...protocol import DIVERSITY, FINISH_NAME, text_of
 from ...state import SolverAttempt, merge_usage
+from ...text import shorten
 from ...tools.observation import Status
 from ..abilities import ask_user as asking
 from ..abilities.conversation import conversation_messages
@@ -498,7 +499,7 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
         streak = next_streak(int(state.get("malformed_streak") or 0), faults, accepted)
         note = None
         if empty == "refusal" and ai is not None:
-            note = f"refusal: {text_of(ai)[:300]}"
+            note = f"refusal: {shorten(text_of(ai), 300)}"
         if finish is None and faults and streak >= deps.config.max_malformed_turns:
             reason = bound_reason(streak, deps.config.max_malformed_turns, faults[-1],
                                   text_of(ai) if faults[-1] == "refusal" and ai is not None else "")

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ...state import PoolEntry
+from ...text import shorten
 from ...tools.lc import api_json_schema
 
 if TYPE_CHECKING:
@@ -34,8 +35,7 @@ def describe_functions(deps: Deps, functions: dict[str, str], *, with_params: bo
     for i, (name, api_id) in enumerate(functions.items(), 1):
         api = deps.catalog.api(api_id)
         desc = " ".join((api.description or api.name).split())
-        if len(desc) > _DESCRIPTION_CHARS:
-            desc = desc[:_DESCRIPTION_CHARS] + "..."
+        desc = shorten(desc, _DESCRIPTION_CHARS + 1)
         line = f"{i}. {name} (tool {api.tool_name!r}, API {api.name!r}): {desc}"
         if with_params:
             req = ", ".join(f"{p.name} ({p.type})" for p in api.required_params) or "none"

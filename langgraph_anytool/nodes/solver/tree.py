@@ -16,6 +16,7 @@ from typing_extensions import TypedDict
 
 from ...protocol import DIVERSITY, FINISH_NAME
 from ...state import PoolEntry, SolverAttempt
+from ...text import shorten
 from ...tools.observation import Status
 
 NodeStatus = Literal["open", "dead", "answer", "given_up"]
@@ -194,13 +195,13 @@ def sibling_actions(nodes: Sequence[TreeNode], node_id: int, max_result_chars: i
         calls = list(ai.tool_calls) if ai is not None else []
         if not calls:
             text = str(ai.content) if ai is not None else ""
-            actions.append({"function": None, "thought": text[:max_result_chars]})
+            actions.append({"function": None, "thought": shorten(text, max_result_chars)})
             continue
         for tc in calls:
             entry: dict[str, Any] = {"function": tc["name"], "arguments": tc["args"]}
             result = results.get(tc.get("id") or "")
             if result is not None:
-                entry["result"] = result[:max_result_chars] + ("..." if len(result) > max_result_chars else "")
+                entry["result"] = shorten(result, max_result_chars)
             actions.append(entry)
     return actions
 

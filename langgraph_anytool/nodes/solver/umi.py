@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from ...protocol import DIVERSITY
+from ...text import shorten
 from ..abilities import ask_user as asking
 from ..abilities.conversation import conversation_messages
 from ..abilities.prompts import ASK_USER_NOTE, PLANNER_ASK_USER_NOTE
@@ -93,8 +94,7 @@ def render_history(messages: Sequence[BaseMessage]) -> str:
                 lines.append(f"Action: {bad.get('name')}\nAction Input: {bad.get('args')}")
         elif isinstance(m, ToolMessage):
             text = text_of(m)
-            if len(text) > _OBS_CHARS:
-                text = text[:_OBS_CHARS] + "..."
+            text = shorten(text, _OBS_CHARS + 1)
             lines.append(f"Observation ({m.name or 'function'}): {text}")
         elif isinstance(m, HumanMessage):
             if m.name in (DIVERSITY,):

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...catalog import UnknownNameError
 from ...state import AgentRecord
+from ...text import shorten
 from .handlers import parse_solvable
 from .prompts import BOOTSTRAP_PROMPT, FIRST_MESSAGE, REACTIVATE_PROMPT
 
@@ -27,8 +28,7 @@ def system_prompt(record: AgentRecord, deps: Deps) -> str:
             desc = deps.catalog.tool(record["category"] or "", name).description or "(no description)"
         except UnknownNameError:
             desc = "(not in the catalog)"
-        if len(desc) > TOOL_DESCRIPTION_CHARS:
-            desc = desc[: TOOL_DESCRIPTION_CHARS - 1] + "…"
+        desc = shorten(desc, TOOL_DESCRIPTION_CHARS)
         lines.append(f"- {name}: {desc}")
     return BOOTSTRAP_PROMPT.format(tools=", ".join(record["tools"]), category=record["category"],
                                    descriptions="\n".join(lines))

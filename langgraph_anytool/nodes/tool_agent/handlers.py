@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 
 from ...catalog import Api, Tool, UnknownNameError
 from ...state import PoolEntry
+from ...text import shorten
 from ...tools.agent_functions import AddApisArgs, ApiDetailArgs, NoArgs, ToolArgs
 from ..agents.context import CallContext, FunctionResult, to_json
 from .prompts import SOLVABLE_HUMAN, SOLVABLE_SYSTEM
@@ -29,7 +30,7 @@ _JSON_LABEL = re.compile(r'"(?:label|answer_status|task_status|status)"\s*:\s*"(
 
 
 def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(text, limit)
 
 
 def own_tool(ctx: CallContext, name: str) -> Tool | str:

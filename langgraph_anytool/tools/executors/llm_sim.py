@@ -18,6 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from ...catalog.models import Api
+from ...text import shorten_counted
 from ..observation import Observation, Status
 from .virtual import parse_maybe_json, status_for_message
 
@@ -90,7 +91,7 @@ def message_text(message: BaseMessage) -> str:
 
 def _clip(value: Any, limit: int) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+    return shorten_counted(text, limit)
 
 
 class LLMSimulatedExecutor:
