@@ -14,7 +14,6 @@ Unknown models get `UNKNOWN` (assumed: 32k window, tool calling, one call per tu
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -101,6 +100,7 @@ KNOWN_MODELS: Mapping[str, Mapping[str, Any]] = {
 }
 
 _FIELDS = {f.name: f for f in fields(ModelProfile) if f.name != "pattern"}
+MAX_PROFILES_BYTES = 10_000_000  # a model-profiles JSON file (a table of a few hundred models is ~50 KB)
 
 
 def normalise(name: str) -> str:
@@ -174,13 +174,13 @@ def _check_max_tokens(value: Any, where: str) -> int | dict[str, int] | None:
 
 def load_overrides(path: str | Path) -> dict[str, dict[str, Any]]:
     """Overrides from a JSON file (pattern → fields); errors name the file."""
+    from ..sanitize.files import DataFileError, load_json_file
+
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ProfileError(f"{p}: cannot read model profiles: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise ProfileError(f"{p}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
+        data = load_json_file(p, max_bytes=MAX_PROFILES_BYTES, what="model profiles file")
+    except DataFileError as exc:  # missing, no regular file, too large, not JSON, too deep
+        raise ProfileError(str(exc)) from None
     if not isinstance(data, Mapping):
         raise ProfileError(f"{p}: model profiles must be a JSON object of pattern → fields")
     return check_overrides(data, where=str(p))

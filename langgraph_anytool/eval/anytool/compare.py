@@ -14,7 +14,7 @@ evaluator, protocol and cache, so a query passes exactly when `eval passrate` sa
 - Tokens, model calls and cost per query: both medians and the median of the paired differences with its
   bootstrap interval. Cost only when both sides carry prices (`usage.roles.*.cost_usd`).
 - The queries that flipped, each direction (SoPR: whose score fell / rose), with their report pages
-  (`sanitize.names.query_page_name`) under `--report DIR`.
+  (`sanitize.files.query_page_name`) under `--report DIR`.
 - Refused (one line, unless `allow_mismatch`): sides scored by different evaluators (identity, or prompt files) or
   protocols (protocol, samples, exclusion rule), or run on different catalogs (fingerprint; name and size for
   records written before the fingerprint was recorded).
@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ...catalog.errors import CatalogError
-from ...sanitize.names import query_page_name
+from ...sanitize.files import query_page_name
 from ..intervals import (
     LEVEL,
     RESAMPLES,
