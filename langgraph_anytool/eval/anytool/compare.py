@@ -23,14 +23,18 @@ evaluator, protocol and cache, so a query passes exactly when `eval passrate` sa
 from __future__ import annotations
 
 import json
+import stat
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field as PydanticField
 
 from ...catalog.errors import CatalogError
-from ...sanitize.files import query_page_name
+from ...sanitize.files import DataFileError, check_model, loads_json, query_page_name, read_text
+from ...sanitize.schema import Count, FileModel, Fraction
 from ..intervals import (
     LEVEL,
     RESAMPLES,
@@ -41,7 +45,7 @@ from ..intervals import (
     paired_bootstrap_mean_diff,
     paired_bootstrap_median_diff,
 )
-from .passrate import PROTOCOLS, Protocol, QueryOutcome
+from .passrate import Protocol, QueryOutcome
 from .results import read_results, record_key
 
 Key = tuple[str, str]
@@ -130,51 +134,85 @@ def query_entries(records: Sequence[Mapping[str, Any]], outcomes: Sequence[Query
     return out
 
 
+MAX_REPORT_BYTES = 256 << 20  # a pass-rate report: ~250 bytes per query, so a million queries fit
+_SNIFF_BYTES = 64 << 10
+
+
+class _ReportQuery(FileModel):
+    """One entry of a pass-rate report's `queries` (`query_entries`)."""
+
+    group: str | int
+    query_id: str | int
+    value: Fraction
+    coin_flips: Annotated[int, PydanticField(ge=0)] = 0
+    tokens: Count | None = None
+    model_calls: Count | None = None
+    cost_usd: Count | None = None
+    catalog: str | None = None
+
+
+class _PassRateReport(FileModel):
+    """The fields of `eval passrate --json` that `eval compare` reads back."""
+
+    protocol: Protocol
+    samples: Annotated[int, PydanticField(ge=1)]
+    exclusion_rule: str | None = None
+    evaluator: str = ""
+    evaluator_identity: dict[str, Any] | None = None
+    prompts: dict[str, Any] | None = None
+    queries: list[_ReportQuery]
+
+
 def is_passrate_report(path: str | Path) -> bool:
-    """Whether the file is the `--json` output of `eval passrate` (one JSON object with `protocol` and `queries`)
-    rather than a results file (JSON lines)."""
+    """Whether the file is the `--json` output of `eval passrate` (one JSON object with `protocol` and `overall` or
+    `queries`)
+    rather than a results file (JSON lines). Anything but a regular file is no report (the results reader then
+    refuses it in one line); a first line that is a whole record with a `query_id` is a results file, unread
+    further."""
     p = Path(path)
     try:
+        if not stat.S_ISREG(p.stat().st_mode):
+            return False
         with p.open("rb") as f:
-            head = f.read(4096).lstrip()
+            head = f.read(_SNIFF_BYTES).lstrip()
     except OSError:
         return False
     if not head.startswith(b"{"):
         return False
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError, OSError):
+        first = json.loads(head.split(b"\n", 1)[0])
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        first = None  # an indented report's first line is `{`; or a line longer than the sniff
+    if isinstance(first, dict) and "query_id" in first:
         return False
-    return isinstance(data, dict) and "queries" in data and "protocol" in data
+    try:
+        data = loads_json(read_text(p, max_bytes=MAX_REPORT_BYTES, what="pass-rate report"), source=str(p))
+    except DataFileError:
+        return False
+    return isinstance(data, dict) and "protocol" in data and ("queries" in data or "overall" in data)
 
 
 def side_from_report(path: str | Path) -> Side:
-    """A side from an `eval passrate --json` report (made by a version that lists its queries)."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    entries = data.get("queries")
-    if not isinstance(entries, list):
-        raise CompareError(f"{path}: a pass-rate report without its per-query list (`queries`); score it again with "
-                           "`eval passrate --json`, or compare the results files")
+    """A side from an `eval passrate --json` report (made by a version that lists its queries); read bounded and
+    checked field by field (`_PassRateReport`), a fault one line naming the file and the field."""
+    source = str(path)
+    try:
+        data = loads_json(read_text(path, max_bytes=MAX_REPORT_BYTES, what="pass-rate report"), source=source)
+        if isinstance(data, Mapping) and "queries" not in data:
+            raise CompareError(f"{path}: a pass-rate report without its per-query list (`queries`); score it again "
+                               "with `eval passrate --json`, or compare the results files")
+        report = check_model(_PassRateReport, data, source=source)
+    except DataFileError as exc:
+        raise CompareError(str(exc)) from None
     outcomes: dict[Key, QueryOutcome] = {}
     usage: dict[Key, QueryUsage] = {}
-    for n, e in enumerate(entries, 1):
-        if not isinstance(e, Mapping):
-            raise CompareError(f"{path}: queries[{n - 1}]: not a query entry (a JSON object)")
-        try:
-            key = (str(e["group"]), str(e["query_id"]))
-            outcomes[key] = QueryOutcome(key[0], key[1], float(e["value"]), int(e.get("coin_flips") or 0))
-            cost = e.get("cost_usd")
-            usage[key] = QueryUsage(float(e.get("tokens") or 0), float(e.get("model_calls") or 0),
-                                    None if cost is None else float(cost))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise CompareError(f"{path}: queries[{n - 1}]: not a query entry ({type(exc).__name__}: {exc})") from None
-    if data.get("protocol") not in PROTOCOLS:
-        raise CompareError(f"{path}: protocol {data.get('protocol')!r} is not one of {', '.join(PROTOCOLS)}")
-    exclusion = data.get("exclusion_rule") is not None
-    evaluation = evaluation_record(data["protocol"], int(data.get("samples") or 0), exclusion,
-                                   str(data.get("evaluator", "")), data.get("evaluator_identity") or {},
-                                   data.get("prompts") or {})
-    return Side(str(path), list(outcomes), usage, evaluation, sorted({e.get("catalog") for e in entries}, key=str),
+    for e in report.queries:
+        key = (str(e.group), str(e.query_id))
+        outcomes[key] = QueryOutcome(key[0], key[1], e.value, e.coin_flips)
+        usage[key] = QueryUsage(e.tokens or 0.0, e.model_calls or 0.0, e.cost_usd)
+    evaluation = evaluation_record(report.protocol, report.samples, report.exclusion_rule is not None,
+                                   report.evaluator, report.evaluator_identity or {}, report.prompts or {})
+    return Side(source, list(outcomes), usage, evaluation, sorted({e.catalog for e in report.queries}, key=str),
                 outcomes)
 
 

@@ -364,3 +364,29 @@ def test_refused_bad_report_folders_and_files(tmp_path: Path, evaluator: OpenAIC
     copy = shutil.copy(DATA / "a.jsonl", tmp_path / "a.jsonl")
     assert "no evaluator" in refused(capsys, str(copy), str(DATA / "b.jsonl"))
     assert evaluator.chat_requests == []
+
+
+def test_refused_bad_passrate_reports(tmp_path: Path, evaluator: OpenAIChatServer,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """A pass-rate report is read bounded and checked field by field: a bad one is one line naming file and field;
+    a FIFO given as a side is refused, never waited on."""
+    import os
+
+    good = {"protocol": "anytool", "samples": 1, "overall": {}, "queries": [{"group": "G1", "query_id": "101", "value": 1.0}]}
+    no_list = write_json(tmp_path / "old.json", {k: v for k, v in good.items() if k != "queries"})
+    line = refused(capsys, str(no_list), str(DATA / "b.jsonl"), "--offline")
+    assert "old.json" in line and "without its per-query list" in line
+    bad_value = write_json(tmp_path / "bad.json", {**good, "queries": [{**good["queries"][0], "value": 7}]})
+    line = refused(capsys, str(bad_value), str(DATA / "b.jsonl"), "--offline")
+    assert "bad.json" in line and "queries[0].value" in line
+    bad_protocol = write_json(tmp_path / "proto.json", {**good, "protocol": "winrate"})
+    assert "protocol" in refused(capsys, str(bad_protocol), str(DATA / "b.jsonl"), "--offline")
+    fifo = tmp_path / "a.fifo"
+    os.mkfifo(fifo)
+    assert "not a regular file" in refused(capsys, str(fifo), str(DATA / "b.jsonl"), "--offline")
+    assert evaluator.chat_requests == []
+
+
+def write_json(path: Path, data: dict[str, Any]) -> Path:
+    path.write_text(json.dumps(data, indent=2))
+    return path
