@@ -23,7 +23,9 @@ Every JSON or YAML file the package reads from a user, a release or a model fold
   types, ranges, finiteness); the first fault is one line naming the file, the line and the field path.
 - `safe_file_name` / `path_inside` / `check_plain_name`: names that come from data (a group, a query id, a tool
   name in a config) become file names, never paths; a path built from them is checked to resolve inside its
-  folder (symlinks followed), or refused.
+  folder (symlinks followed), or refused. `query_page_name(group, query_id)` is the file name of one query's page
+  in a run report (`<group>+<query_id>.html`); `anytool report` writes it and `eval compare --report DIR` links
+  to it, so both go through this one function.
 
 The faults are `DataFileError`s; a caller in a higher layer turns them into its own error (e.g. `CatalogError`)
 with `source` and `field`.
@@ -57,6 +59,7 @@ MAX_YAML_ALIASES = 100  # YAML aliases (`*name`) allowed in one document
 MAX_VALUES = 1_000_000  # values (scalars, lists, maps) in a loaded YAML document, aliases counted as expanded
 MAX_INT_DIGITS = 100  # an integer literal longer than this is no count, id or size any file of ours needs
 MAX_FILE_NAME_CHARS = 120  # a file name made from data (before its suffix and digest)
+PAGE_SUFFIX = ".html"  # a query's page in a run report
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # how a surrogate is written in JSON text
 _log = logging.getLogger(__name__)
@@ -703,10 +706,15 @@ def safe_file_name(name: object, *, fallback: str = "item", max_chars: int = MAX
     cleaned = _UNSAFE_NAME_CHARS.sub("_", text).lstrip(".")[:max_chars] or fallback
     if cleaned == text:
         return cleaned
-    import hashlib
-
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"{cleaned}-{digest}"
+
+
+def query_page_name(group: object, query_id: object) -> str:
+    """The file name (in the report's folder, no subfolder) of one query's page: `<group>+<query_id>.html`, each
+    part through `safe_file_name`. A query is known by (group, query_id) (`results.record_key`); `+` never occurs
+    in a safe name, so the split is unambiguous and two keys never share a page."""
+    return f"{safe_file_name(group, fallback='group')}+{safe_file_name(query_id, fallback='query')}{PAGE_SUFFIX}"
 
 
 def path_inside(root: str | os.PathLike[str], *parts: str, what: str = "file") -> Path:
