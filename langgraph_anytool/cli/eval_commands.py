@@ -1,4 +1,4 @@
-"""`anytool eval run | passrate | stats | convert`: argument set-up and handlers (registered in `cli.py`)."""
+"""`anytool eval run | passrate | compare | stats | convert`: argument set-up and handlers (registered in `cli.py`)."""
 
 from __future__ import annotations
 
@@ -298,16 +298,20 @@ def _default_cache() -> Path:
     return Path(base) / "langgraph-anytool" / "evaluator.sqlite"
 
 
-def configure_passrate(p: argparse.ArgumentParser) -> None:
-    p.add_argument("results", nargs="+", metavar="RESULTS.jsonl", help="results of `anytool eval run`")
+def add_evaluator_args(p: argparse.ArgumentParser, *, protocol: str | None = "anytool",
+                       samples: int | None = 3) -> None:
+    """The evaluator options `eval passrate` and `eval compare` share (None default: decided by the command)."""
     p.add_argument("--evaluator", metavar="M", default=None,
                    help="'provider:model' of the evaluator (separate from the in-loop judge; default $ANYTOOL_EVALUATOR)")
     p.add_argument("--offline", action="store_true",
                    help="the offline policy model's judge as evaluator (a rule-based stand-in, NOT an LLM; labelled)")
     p.add_argument("--catalog", metavar="PATH", default=None, help="catalog for --offline (default: builtin)")
-    p.add_argument("--protocol", choices=("anytool", "toolllm", "sopr"), default="anytool",
-                   help="anytool: Eq. 2 of the AnyTool paper; toolllm: Eq. 1; sopr: StableToolBench's solvable pass rate")
-    p.add_argument("--samples", type=positive_int, default=3, help="evaluator samples per query (default 3)")
+    p.add_argument("--protocol", choices=("anytool", "toolllm", "sopr"), default=protocol,
+                   help="anytool: Eq. 2 of the AnyTool paper; toolllm: Eq. 1; sopr: StableToolBench's solvable pass "
+                        "rate" + (" (default: a pass-rate report's, else anytool)" if protocol is None else ""))
+    p.add_argument("--samples", type=positive_int, default=samples,
+                   help="evaluator samples per query (default " + ("3)" if samples is not None else
+                                                                   "a pass-rate report's, else 3)"))
     p.add_argument("--no-exclusion", action="store_true",
                    help="anytool: ask the evaluator even when the answer holds one of AnyTool's exclusion words "
                         "(not the paper's protocol)")
@@ -318,7 +322,13 @@ def configure_passrate(p: argparse.ArgumentParser) -> None:
                    help="your clone of StableToolBench (or ToolBench): the evaluator gets ToolEval's own templates "
                         "(toolbench/tooleval/evaluators/tooleval_gpt-3.5-turbo_default), read from it as data, "
                         "instead of ours")
-    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def configure_passrate(p: argparse.ArgumentParser) -> None:
+    p.add_argument("results", nargs="+", metavar="RESULTS.jsonl", help="results of `anytool eval run`")
+    add_evaluator_args(p)
+    p.add_argument("--json", action="store_true",
+                   help="print JSON (with every query's outcome and usage: `eval compare` reads it back)")
 
 
 def load_prompts(path: str | None, load: Callable[[str], Any]) -> Any:
@@ -333,69 +343,95 @@ def load_prompts(path: str | None, load: Callable[[str], Any]) -> Any:
         raise EvalUsageError(f"--prompts-from: {exc}") from None
 
 
+class Evaluator:
+    """The evaluator the options name: the model, its label, its identity (what the cache key and a comparison
+    check: class, model, endpoint, sampling; never a key) and the authors' prompts when `--prompts-from` is given."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        from ..eval.identity import evaluator_identity, evaluator_key
+        from ..models.llm import init_model
+        from ..paper_prompts import ours_provenance, tooleval_book
+
+        self.book = load_prompts(args.prompts_from, tooleval_book)
+        spec = args.evaluator or os.environ.get("ANYTOOL_EVALUATOR", "").strip()
+        if args.offline:
+            from ..catalog.catalog import Catalog
+            from ..eval.anytool.runner import OFFLINE_LABEL
+            from ..offline import OfflinePolicyModel
+
+            self.model: Any = OfflinePolicyModel(catalog=Catalog.load(args.catalog))
+            self.label = OFFLINE_LABEL
+        elif spec:
+            self.model, self.label = init_model(spec), spec
+        else:
+            raise EvalUsageError("no evaluator: pass --evaluator 'provider:model' (or set ANYTOOL_EVALUATOR), "
+                                 "or --offline for the rule-based stand-in")
+        # The cache key names the evaluator fully (class, model, endpoint, sampling settings; never a key), so the
+        # same model name served elsewhere or sampled otherwise never reuses these verdicts.
+        named = self.label if args.offline else self.model
+        self.identity = evaluator_identity(named)
+        self.key = evaluator_key(named)
+        self.prompts = self.book.provenance() if self.book is not None else ours_provenance()
+
+    def evaluate(self, records: list[dict[str, Any]], args: argparse.Namespace, protocol: Any, samples: int,
+                 exclusion: bool) -> tuple[list[Any], Any]:
+        """Per-record verdicts (`passrate.evaluate_records`) through the cache of the options; and the cache."""
+        from ..eval.anytool.passrate import EvaluatorCache, evaluate_records
+
+        cache = None if args.no_cache else EvaluatorCache(args.cache or _default_cache())
+        try:
+            verdicts = evaluate_records(records, self.model, self.key, samples=samples, protocol=protocol,
+                                        cache=cache, concurrency=args.concurrency, exclusion=exclusion,
+                                        prompts=self.book)
+        finally:
+            if cache is not None:
+                cache.close()
+        return verdicts, cache
+
+
 def cmd_passrate(args: argparse.Namespace) -> int:
     """`anytool eval passrate`."""
+    from ..eval.anytool.compare import catalog_of, query_entries
     from ..eval.anytool.passrate import (
         EXCLUSION_RULE,
+        INTERVAL_NOTE,
         UNSURE_RULE,
-        EvaluatorCache,
-        evaluate_records,
         passrate_table,
+        query_outcomes,
         report_dict,
         score,
     )
     from ..eval.anytool.results import read_results
-    from ..eval.identity import evaluator_identity, evaluator_key
-    from ..models.llm import init_model
-    from ..paper_prompts import ours_provenance, tooleval_book
     from ..render import print_json as _print_json
 
-    book = load_prompts(args.prompts_from, tooleval_book)
     records = [r for f in args.results for r in read_results(f)]
     if not records:
         raise EvalUsageError(f"no results in {', '.join(args.results)}")
-    spec = args.evaluator or os.environ.get("ANYTOOL_EVALUATOR", "").strip()
-    if args.offline:
-        from ..catalog.catalog import Catalog
-        from ..eval.anytool.runner import OFFLINE_LABEL
-        from ..offline import OfflinePolicyModel
-
-        evaluator: Any = OfflinePolicyModel(catalog=Catalog.load(args.catalog))
-        evaluator_id = OFFLINE_LABEL
-    elif spec:
-        evaluator, evaluator_id = init_model(spec), spec
-    else:
-        raise EvalUsageError("no evaluator: pass --evaluator 'provider:model' (or set ANYTOOL_EVALUATOR), "
-                             "or --offline for the rule-based stand-in")
-    # The cache key names the evaluator fully (class, model, endpoint, sampling settings; never a key), so the same
-    # model name served elsewhere or sampled otherwise never reuses these verdicts.
-    identity = evaluator_identity(evaluator_id if args.offline else evaluator)
+    evaluator = Evaluator(args)
     exclusion = args.protocol == "anytool" and not args.no_exclusion
-    cache = None if args.no_cache else EvaluatorCache(args.cache or _default_cache())
-    try:
-        verdicts = evaluate_records(records, evaluator, evaluator_key(evaluator_id if args.offline else evaluator),
-                                    samples=args.samples, protocol=args.protocol, cache=cache,
-                                    concurrency=args.concurrency, exclusion=exclusion, prompts=book)
-    finally:
-        if cache is not None:
-            cache.close()
+    verdicts, cache = evaluator.evaluate(records, args, args.protocol, args.samples, exclusion)
     groups, overall = score(verdicts, args.protocol, args.samples)
     in_loop = sorted({str(r.get("model", "")) for r in records})
-    meta = {"protocol": args.protocol, "evaluator": evaluator_id, "evaluator_identity": identity,
+    meta = {"protocol": args.protocol, "evaluator": evaluator.label, "evaluator_identity": evaluator.identity,
             "samples": args.samples,
             "unsure_rule": UNSURE_RULE if args.protocol != "sopr" else "Unsure scores 0.5 (StableToolBench SoPR)",
             "exclusion_rule": EXCLUSION_RULE if exclusion else None,
+            "interval": INTERVAL_NOTE,
             "runs_made_by": in_loop,
-            "prompts": book.provenance() if book is not None else ours_provenance(),
+            "catalogs": sorted({catalog_of(r) for r in records}, key=str),
+            "prompts": evaluator.prompts,
             "cache": None if cache is None else {"path": str(cache.path), "hits": cache.hits, "calls": cache.misses}}
     if args.json:
-        _print_json(report_dict(groups, overall, **meta))
+        queries = query_entries(records, query_outcomes(verdicts, args.protocol, args.samples))
+        _print_json({**report_dict(groups, overall, **meta), "queries": queries})
         return 0
     title = {"anytool": "AnyTool Eq. 2: Solved / (Solved + Unsolved)",
              "toolllm": "ToolLLM Eq. 1: (Non-solvable + Solved) / all (inflated when the APIs offered are unrelated)",
              "sopr": "StableToolBench SoPR: Solved 1, Unsure 0.5, Unsolved 0; mean over samples"}[args.protocol]
+    identity = evaluator.identity
     print(f"pass rate — {title}")
-    print(f"evaluator: {evaluator_id} (separate from the in-loop judge), {args.samples} samples per query, majority vote")
+    print(f"evaluator: {evaluator.label} (separate from the in-loop judge), {args.samples} samples per query, "
+          "majority vote")
     if identity["base_url"] or identity["sampling"]:
         print(f"evaluator endpoint: {identity['base_url'] or '-'}; sampling: {identity['sampling'] or 'defaults'}")
     if args.protocol != "sopr":
@@ -404,10 +440,102 @@ def cmd_passrate(args: argparse.Namespace) -> int:
         print(f"exclusion: {EXCLUSION_RULE}")
     if cache is not None:
         print(f"evaluator cache: {cache.hits} hits, {cache.misses} new checks ({cache.path})")
-    if book is not None:
-        print(f"evaluator prompts: ToolEval's, from {book.root} ({', '.join(book.files)})")
+    if evaluator.book is not None:
+        print(f"evaluator prompts: ToolEval's, from {evaluator.book.root} ({', '.join(evaluator.book.files)})")
+    print(INTERVAL_NOTE + ("; std: over the evaluator samples (StableToolBench)" if args.protocol == "sopr" else ""))
     print()
     print(passrate_table(groups, overall, args.protocol))
+    return 0
+
+
+# ------------------------------------------------------------------------------------------------ compare
+def configure_compare(p: argparse.ArgumentParser) -> None:
+    for name, which in (("a", "run A (the baseline)"), ("b", "run B (the change)")):
+        p.add_argument(name, metavar=name.upper(),
+                       help=f"{which}: a results file of `eval run` (scored here, as `eval passrate` scores it), "
+                            "or the --json output of `eval passrate`")
+    add_evaluator_args(p, protocol=None, samples=None)
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print JSON")
+    fmt.add_argument("--markdown", action="store_true", help="print Markdown tables (for a paper or a pull request)")
+    p.add_argument("--report", nargs="+", metavar="DIR", default=[],
+                   help="link the changed queries to their pages in `anytool report` folders: one DIR (both runs' "
+                        "pages), or A's DIR then B's DIR")
+    p.add_argument("--allow-mismatch", action="store_true",
+                   help="compare files whose evaluator, protocol or catalog differ (refused otherwise)")
+    p.add_argument("--seed", type=count, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--resamples", type=positive_int, default=10_000, help="bootstrap resamples (default 10000)")
+    p.add_argument("--level", type=_level, default=0.95, help="confidence level of the intervals (default 0.95)")
+
+
+def _level(text: str) -> float:
+    value = positive_float(text)
+    if not value < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (e.g. 0.95): {value}")
+    return value
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """`anytool eval compare A B`: the two runs' pass rates per group, paired by query, with intervals."""
+    from ..eval.anytool.compare import (
+        check_comparable,
+        common_keys,
+        compare_sides,
+        comparison_dict,
+        comparison_markdown,
+        comparison_table,
+        evaluation_record,
+        is_passrate_report,
+        read_side_records,
+        side_from_records,
+        side_from_report,
+    )
+    from ..eval.anytool.passrate import query_outcomes
+    from ..eval.anytool.results import record_key
+    from ..render import print_json as _print_json
+
+    if len(args.report) > 2:
+        raise EvalUsageError("--report takes one folder (both runs' pages) or two (A's, then B's)")
+    for d in args.report:
+        if not Path(d).is_dir():
+            raise EvalUsageError(f"--report {d}: not a folder (the --out of `anytool report`)")
+    reports = {path: side_from_report(path) for path in (args.a, args.b) if is_passrate_report(path)}
+    for side in reports.values():  # a report's outcomes are final: its protocol cannot be changed here
+        for opt, given, got in (("--protocol", args.protocol, side.evaluation["protocol"]),
+                                ("--samples", args.samples, side.evaluation["samples"])):
+            if given is not None and given != got:
+                raise EvalUsageError(f"{side.path}: a pass-rate report scored with {opt.lstrip('-')} {got}; "
+                                     f"{opt} {given} cannot re-score it (compare the results files instead)")
+    first = next(iter(reports.values()), None)
+    protocol: Any = args.protocol or (first.evaluation["protocol"] if first else "anytool")
+    samples = args.samples or (int(first.evaluation["samples"]) if first else 3)
+    exclusion = protocol == "anytool" and not args.no_exclusion
+    records = {path: read_side_records(path) for path in (args.a, args.b) if path not in reports}
+    evaluator = Evaluator(args) if records else None
+    sides = []
+    for path in (args.a, args.b):
+        if path in reports:
+            sides.append(reports[path])
+            continue
+        assert evaluator is not None
+        sides.append(side_from_records(path, records[path], evaluation_record(
+            protocol, samples, exclusion, evaluator.label, evaluator.identity, evaluator.prompts)))
+    a, b = sides
+    check_comparable(a, b, allow_mismatch=args.allow_mismatch)  # refusals before any evaluator call
+    paired = set(common_keys(a, b))
+    for side in sides:
+        if side.path in records and evaluator is not None:
+            todo = [r for r in records[side.path] if record_key(r) in paired]
+            verdicts, _ = evaluator.evaluate(todo, args, protocol, samples, exclusion)
+            side.add_outcomes(query_outcomes(verdicts, protocol, samples))
+    result = compare_sides(a, b, report=args.report, allow_mismatch=args.allow_mismatch, level=args.level,
+                           resamples=args.resamples, seed=args.seed)
+    if args.json:
+        _print_json(comparison_dict(result))
+    elif args.markdown:
+        print(comparison_markdown(result))
+    else:
+        print(comparison_table(result))
     return 0
 
 
@@ -484,6 +612,8 @@ EVAL_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], C
     "run": ("run benchmark queries through AnyTool (resumable JSON lines)", configure_run, cmd_run),
     "passrate": ("pass rate of results by a separate evaluator (anytool Eq. 2 | toolllm Eq. 1 | sopr)",
                  configure_passrate, cmd_passrate),
+    "compare": ("two runs of the same queries, paired: pass rates with a bootstrap interval, McNemar, usage, "
+                "flipped queries", configure_compare, cmd_compare),
     "stats": ("consumption statistics per group (AnyTool Table 12) and pool recall", configure_stats, cmd_stats),
     "convert": ("convert results to ToolEval's answer format, or ToolBench answers to ours", configure_convert,
                 cmd_convert),

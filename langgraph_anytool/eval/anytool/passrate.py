@@ -46,6 +46,7 @@ from ...nodes.judge.tooleval import JudgeResult, Stage, check_is_solved, check_t
 from ...paper_prompts import PromptBook
 from ...sanitize.files import DataFileError, check_model, loads_json
 from ...sanitize.schema import Count
+from ..intervals import Interval, bootstrap_mean
 
 log = logging.getLogger(__name__)
 Protocol = Literal["anytool", "toolllm", "sopr"]
@@ -239,6 +240,45 @@ def sample_pass(answer: str, task: str | None) -> bool | None:
     return None  # Unsolved + Unsure task, Unsure + Solvable, Unsure + Unsure
 
 
+@dataclass(frozen=True)
+class QueryOutcome:
+    """One query's result under a protocol. `value`: 1.0 passed / 0.0 failed (`anytool`, `toolllm`), or (`sopr`) the
+    query's mean score over the samples (Solved 1, Unsure 0.5, Unsolved 0; a missing sample scores 0). The mean of
+    `value` over a group's queries is its pass rate (× 100): for `sopr` that equals StableToolBench's mean over
+    samples of the per-sample mean over queries. `coin_flips`: Unsure samples a seeded coin settled (`toolllm`)."""
+
+    group: str
+    query_id: str
+    value: float
+    coin_flips: int = 0
+
+
+SOPR_WEIGHT: dict[str, float] = {"Solved": 1.0, "Unsure": 0.5, "Unsolved": 0.0}
+
+
+def query_outcome(v: QueryVerdicts, protocol: Protocol, samples: int) -> QueryOutcome:
+    """The query's outcome from its per-sample verdicts (the rules in the module docstring)."""
+    if protocol == "sopr":  # StableToolBench eval_pass_rate.py, the `scores` loop
+        total = sum(SOPR_WEIGHT[v.answer_labels[i]] for i in range(samples) if i < len(v.answer_labels))
+        return QueryOutcome(v.group, v.query_id, total / samples if samples else 0.0)
+    votes = {True: 0, False: 0}
+    flips = 0
+    for i, label in enumerate(v.answer_labels):
+        ok = sample_pass(label, v.task_labels[i] if protocol == "toolllm" else None)
+        if ok is None:
+            ok = seeded_coin(v.group, v.query_id, i)
+            flips += 1
+        votes[ok] += 1
+    # StableToolBench eval_pass_rate.py: `failed <= passed` passes (a tie passes, no coin); AnyTool
+    # anytool/verifier.py check_solved_toolbench: `passed >= failed` → Solved
+    return QueryOutcome(v.group, v.query_id, 1.0 if votes[False] <= votes[True] else 0.0, flips)
+
+
+def query_outcomes(verdicts: Sequence[QueryVerdicts], protocol: Protocol, samples: int) -> list[QueryOutcome]:
+    """`query_outcome` of every query, in order (what `eval compare` pairs by query)."""
+    return [query_outcome(v, protocol, samples) for v in verdicts]
+
+
 @dataclass
 class GroupScore:
     group: str
@@ -254,6 +294,8 @@ class GroupScore:
     rate: float = 0.0  # percent
     std: float | None = None  # sopr: standard deviation over samples (percent)
     per_sample: list[float] = field(default_factory=list)
+    # percent: percentile bootstrap over the group's queries (`eval/intervals.py`; None with `interval=False`)
+    interval: Interval | None = None
 
 
 def _majority(labels: Sequence[str], order: Sequence[str]) -> str:
@@ -263,17 +305,20 @@ def _majority(labels: Sequence[str], order: Sequence[str]) -> str:
     return tops[0] if len(tops) == 1 else "Unsure"
 
 
-def score(verdicts: Sequence[QueryVerdicts], protocol: Protocol, samples: int) -> tuple[list[GroupScore], GroupScore]:
-    """Per-group and overall scores of `protocol` from the per-sample verdicts."""
+def score(verdicts: Sequence[QueryVerdicts], protocol: Protocol, samples: int, *,
+          interval: bool = True) -> tuple[list[GroupScore], GroupScore]:
+    """Per-group and overall scores of `protocol` from the per-sample verdicts; with `interval`, each with the
+    95 % percentile bootstrap interval of its rate over queries (10,000 resamples, seed 0)."""
     groups: dict[str, list[QueryVerdicts]] = {}
     for v in verdicts:
         groups.setdefault(v.group, []).append(v)
-    out = [_score_group(name, vs, protocol, samples) for name, vs in groups.items()]
-    overall = _score_group("overall", list(verdicts), protocol, samples)
+    out = [_score_group(name, vs, protocol, samples, interval) for name, vs in groups.items()]
+    overall = _score_group("overall", list(verdicts), protocol, samples, interval)
     return out, overall
 
 
-def _score_group(name: str, vs: Sequence[QueryVerdicts], protocol: Protocol, samples: int) -> GroupScore:
+def _score_group(name: str, vs: Sequence[QueryVerdicts], protocol: Protocol, samples: int,
+                 interval: bool = True) -> GroupScore:
     g = GroupScore(name, queries=len(vs))
     for v in vs:
         m = _majority(v.answer_labels, ("Solved", "Unsolved", "Unsure"))
@@ -283,45 +328,45 @@ def _score_group(name: str, vs: Sequence[QueryVerdicts], protocol: Protocol, sam
         g.excluded += v.excluded is not None
         if v.task_labels:
             g.non_solvable += _majority(v.task_labels, ("Solvable", "Unsolvable", "Unsure")) == "Unsolvable"
+    outcomes = query_outcomes(vs, protocol, samples)
+    if interval and outcomes:
+        g.interval = bootstrap_mean([o.value for o in outcomes]).scaled(100)
     if protocol == "sopr":  # StableToolBench: mean over samples of the mean score over queries
-        weight = {"Solved": 1.0, "Unsure": 0.5, "Unsolved": 0.0}
         for i in range(samples):
-            total = sum(weight[v.answer_labels[i]] for v in vs if i < len(v.answer_labels))
+            total = sum(SOPR_WEIGHT[v.answer_labels[i]] for v in vs if i < len(v.answer_labels))
             g.per_sample.append(100 * total / len(vs) if vs else 0.0)
         g.rate = statistics.fmean(g.per_sample) if g.per_sample else 0.0
         g.std = statistics.pstdev(g.per_sample) if len(g.per_sample) > 1 else 0.0
         return g
-    for v in vs:
-        votes = {True: 0, False: 0}
-        for i, label in enumerate(v.answer_labels):
-            ok = sample_pass(label, v.task_labels[i] if protocol == "toolllm" else None)
-            if ok is None:
-                ok = seeded_coin(v.group, v.query_id, i)
-                g.coin_flips += 1
-            votes[ok] += 1
-        # StableToolBench eval_pass_rate.py: `failed <= passed` passes (a tie passes, no coin); AnyTool
-        # anytool/verifier.py check_solved_toolbench: `passed >= failed` → Solved
-        passed = votes[False] <= votes[True]
-        g.passed += passed
-        g.failed += not passed
+    g.passed = sum(o.value == 1.0 for o in outcomes)
+    g.failed = len(outcomes) - g.passed
+    g.coin_flips = sum(o.coin_flips for o in outcomes)
     g.rate = 100 * g.passed / g.queries if g.queries else 0.0
     return g
+
+
+INTERVAL_NOTE = ("95% CI: percentile bootstrap over the queries (10,000 resamples, seed 0); with few queries "
+                 "(under ~20) it is too narrow")
+
+
+def _ci(g: GroupScore) -> str:
+    return g.interval.text() if g.interval is not None else "-"
 
 
 def passrate_table(groups: Sequence[GroupScore], overall: GroupScore, protocol: Protocol) -> str:
     from ...render import table as _table
 
     if protocol == "sopr":
-        head = ["group", "queries", "Solved", "Unsure", "Unsolved", "SoPR %", "std"]
+        head = ["group", "queries", "Solved", "Unsure", "Unsolved", "SoPR %", "std", "95% CI"]
         rows = [[g.group, str(g.queries), str(g.solved), str(g.unsure), str(g.unsolved), f"{g.rate:.1f}",
-                 f"{g.std or 0:.1f}"] for g in [*groups, overall]]
+                 f"{g.std or 0:.1f}", _ci(g)] for g in [*groups, overall]]
     else:
         head = ["group", "queries", "passed", "failed", "Solved", "Unsolved", "Unsure",
                 *(["Non-solvable"] if protocol == "toolllm" else []), *(["excluded"] if protocol == "anytool" else []),
-                "coin flips", "pass rate %"]
+                "coin flips", "pass rate %", "95% CI"]
         rows = [[g.group, str(g.queries), str(g.passed), str(g.failed), str(g.solved), str(g.unsolved), str(g.unsure),
                  *([str(g.non_solvable)] if protocol == "toolllm" else []),
-                 *([str(g.excluded)] if protocol == "anytool" else []), str(g.coin_flips), f"{g.rate:.1f}"]
+                 *([str(g.excluded)] if protocol == "anytool" else []), str(g.coin_flips), f"{g.rate:.1f}", _ci(g)]
                 for g in [*groups, overall]]
     return _table(head, rows, right=range(1, len(head)))
 

@@ -356,7 +356,8 @@ async def run_batch(
         resolve_models(model, None, config, catalog)  # raises naming a model without a known price
     run_info = {"mode": options.mode, "model": options.model_label, "config": config.to_dict(),
                 "prompts": prompts_record(config.prompts_from),
-                "catalog": getattr(catalog, "name", "?"), "catalog_apis": len(catalog)}
+                "catalog": getattr(catalog, "name", "?"), "catalog_apis": len(catalog),
+                "catalog_fingerprint": catalog.fingerprint() if hasattr(catalog, "fingerprint") else None}
     tally = BatchTally()
     todo: list[tuple[BenchQuery, Mapping[str, Any] | None]] = []  # (query, the record it retries)
     for q in queries:

@@ -407,7 +407,7 @@ def test_quiet_eval_commands_print_nothing_on_stderr(tmp_path: Path, capsys: pyt
 
     eval_parser = build_parser()._subparsers._group_actions[0].choices["eval"]  # type: ignore[union-attr]
     subcommands = eval_parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert set(subcommands) == {"retrieval", "run", "passrate", "stats", "convert", "steps", "tasks"}
+    assert set(subcommands) == {"retrieval", "run", "passrate", "compare", "stats", "convert", "steps", "tasks"}
     for name, p in subcommands.items():
         assert any("--quiet" in a.option_strings for a in p._actions), name
 
@@ -419,6 +419,8 @@ def test_quiet_eval_commands_print_nothing_on_stderr(tmp_path: Path, capsys: pyt
     assert main([*args, str(out), "--quiet"]) == 0
     got = capsys.readouterr()
     assert got.err == "" and "1 queries run now" in got.out and "overall" in got.out  # results still printed
+    # each record names its catalog by fingerprint (what `eval compare` checks)
+    assert read_results(out)[0]["catalog_fingerprint"] == Catalog.load(None).fingerprint()
     assert main(["eval", "stats", str(out), "--quiet"]) == 0
     assert main(["eval", "retrieval", "--queries", str(q), "--quiet"]) == 0
     got = capsys.readouterr()

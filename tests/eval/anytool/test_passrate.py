@@ -308,3 +308,41 @@ def test_a_solve_without_finish_fails_eq1_without_a_solvability_check() -> None:
     assert len(model.calls) == 2
     _, overall = score(out, "toolllm", 2)
     assert (overall.passed, overall.failed) == (1, 2) and overall.rate == pytest.approx(100 / 3)
+
+
+# ------------------------------------------------------------------------------------------------ the interval
+def test_the_interval_over_queries_by_hand() -> None:
+    """anytool on HAND: per query pass = [1, 0, 1, 0, 1]. A bootstrap resample's rate is K/5, K ~ Bin(5, 3/5):
+    P(K = 0) = 0.4^5 = 0.0102 < 0.025 <= P(K <= 1) = 0.0870 → low 1/5; P(K = 5) = 0.6^5 = 0.0778 > 0.025 → high 1.
+    So [20.0, 100.0] %. SoPR: per-query mean scores [2/3, 1/3, 1, 0, 5/6] (their mean is the 56.67 % above); its
+    interval is that of a straightforward numpy bootstrap of those scores (seed 0, 10,000 resamples)."""
+    import numpy as np
+
+    groups, overall = score(verdicts(False), "anytool", 3)
+    assert overall.interval is not None and (overall.interval.low, overall.interval.high) == (20.0, 100.0)
+    assert groups[0].interval == overall.interval
+    _, sopr = score(verdicts(False), "sopr", 3)
+    scores = np.array([2 / 3, 1 / 3, 1.0, 0.0, 5 / 6])
+    low, high = np.percentile(scores[np.random.default_rng(0).integers(0, 5, size=(10_000, 5))].mean(axis=1),
+                              [2.5, 97.5])
+    assert sopr.interval is not None
+    assert (sopr.interval.low, sopr.interval.high) == pytest.approx((100 * low, 100 * high))
+    assert sopr.std == pytest.approx(4.7140, abs=1e-3)  # beside the std over samples, unchanged
+    assert score(verdicts(False), "anytool", 3, interval=False)[1].interval is None
+
+
+def test_passrate_cli_prints_the_interval_and_lists_queries(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from langgraph_anytool.cli.app import main
+
+    res = tmp_path / "r.jsonl"
+    res.write_text("".join(json.dumps({**record(q, "", []), "model": "x"}) + "\n" for q in ("q1", "q2")))
+    args = ["eval", "passrate", str(res), "--offline", "--no-cache"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "95% CI" in out and "percentile bootstrap over the queries (10,000 resamples, seed 0)" in out
+    assert "[0.0, 0.0]" in out  # both failed without an evaluator call: every resample's rate is 0
+    assert main([*args, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["overall"]["interval"] == {"low": 0.0, "high": 0.0, "level": 0.95, "resamples": 10_000, "seed": 0,
+                                           "method": "percentile bootstrap"}
+    assert [(q["query_id"], q["value"]) for q in data["queries"]] == [("q1", 0.0), ("q2", 0.0)]
