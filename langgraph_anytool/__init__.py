@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .integrations.retriever import AnyToolRetriever
     from .integrations.selector import AnyToolSelectorMiddleware
     from .tools.lc import api_tools
+    from .eval.report import render_run
     from .tools.pipeline import ApiExecutor
 
 # public name → the module that defines it (imported when the name is first used)
@@ -30,6 +31,7 @@ _LAZY = {
     "AnyToolSelectorMiddleware": ".integrations.selector",
     "api_tools": ".tools.lc",
     "ApiExecutor": ".tools.pipeline",
+    "render_run": ".eval.report",
 }
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "create_anytool_graph",
     "create_anytool_tool",
     "create_retriever_graph",
+    "render_run",
     "viz",
 ]
 
