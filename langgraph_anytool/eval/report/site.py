@@ -15,7 +15,7 @@ from typing import Any
 from ...sanitize.files import path_inside
 from .index import index_page, page_name
 from .page import query_page
-from .redact import env_secrets, scrub
+from .redact import Scrubber, env_secrets, scrub
 
 INDEX = "index.html"
 
@@ -37,7 +37,8 @@ def write_site(records: Sequence[Mapping[str, Any]], out: str | os.PathLike[str]
     known = tuple(env_secrets() if secrets is None else secrets)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    clean = [scrub(dict(r), known) for r in records]
+    scrub = Scrubber(known)
+    clean = [scrub(dict(r)) for r in records]
     pages, sizes = [], []
     for r in clean:
         target = path_inside(folder, page_name(r), what="report page")
