@@ -128,6 +128,13 @@ def agent_calls(messages: Sequence[Any]) -> str:
     return f'<ol class="steps">{"".join(steps)}</ol>' if steps else '<p class="muted">(no function call)</p>'
 
 
+def agent_label(agent: Mapping[str, Any]) -> str:
+    """What an agent searches: its tools (tool agent), its category, or the last part of its id."""
+    tools = ", ".join(text(t) for t in items(agent.get("tools")))
+    ident = text(agent.get("id"))
+    return tools or text(agent.get("category")) or ident.rsplit("/", 1)[-1] or ident
+
+
 def agents_section(record: Mapping[str, Any]) -> str:
     agents = [a for a in items(record.get("agents")) if isinstance(a, dict)]
     if record.get("agents") is None:
@@ -142,7 +149,7 @@ def agents_section(record: Mapping[str, Any]) -> str:
         n_added = len(added.get(ident, []))
         again = f" · ×{a.get('activations')}" if (a.get("activations") or 1) > 1 else ""
         boxes.append(svg.TreeBox(ident, text(a.get("parent")) or None,
-                                 [ident.rsplit("/", 1)[-1] or ident, f"{a.get('level', '')} · {a.get('status', '')}",
+                                 [agent_label(a), f"{a.get('level', '')} · {a.get('status', '')}",
                                   f"{a.get('steps', 0)} steps · +{n_added} APIs{again}"],
                                  f"n-{a.get('level', '')}", href="#" + anchor("agent", ident), tip=ident))
     chart = svg.tree_chart(boxes, title="Agents (meta → category → tool); click a box for its calls")
@@ -193,6 +200,14 @@ def _verdict_rows(record: Mapping[str, Any]) -> list[tuple[Any, str]]:
     return out
 
 
+def round_of(value: Any) -> int:
+    """A round number from the record (0 when absent or damaged)."""
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
 def pool_section(record: Mapping[str, Any]) -> str:
     if record.get("pool_entries") is None:
         pool = items(record.get("pool"))
@@ -205,20 +220,22 @@ def pool_section(record: Mapping[str, Any]) -> str:
     history = pool_history(record)
     verdicts = _verdict_rows(record)
     solves = events_of(record, "solve")
-    rounds = sorted({int(e.get("round") or 0) for e in history} | {int(r or 0) for r, _ in verdicts}
-                    | {int(e.get("round") or 0) for e in solves} | {0})
+    rounds = sorted({round_of(e.get("round")) for e in history} | {round_of(r) for r, _ in verdicts}
+                    | {round_of(e.get("round")) for e in solves}
+                    | {round_of(e.get("round")) for e in events_of(record, "reflect")} | {0})
     rows = []
     for r in rounds:
-        added = [e for e in history if int(e.get("round") or 0) == r]
+        added = [e for e in history if round_of(e.get("round")) == r]
         pruned = [e for e in history if e.get("pruned_round") == r]
-        solved = [e for e in solves if int(e.get("round") or 0) == r]
+        solved = [e for e in solves if round_of(e.get("round")) == r]
         rows.append([
             esc(r), ", ".join(f"<code>{esc(e.get('function_name') or e.get('api_id'))}</code>" for e in added) or "-",
             ", ".join(f"<code>{esc(e.get('function_name') or e.get('api_id'))}</code>" for e in pruned) or "-",
-            "<br>".join(h for rr, h in verdicts if int(rr or 0) == r) or "-",
+            "<br>".join(h for rr, h in verdicts if round_of(rr) == r) or "-",
             "<br>".join(f"attempt {esc(e.get('attempt'))} over {len(items(e.get('pool')))} APIs" for e in solved) or "-",
         ])
-    body = table(["round", "added", "pruned before this round", "solvability verdicts", "solved"], rows)
+    body = table(["round", "added", "pruned before this round", "solvability verdicts", "solved"], rows,
+                 tid="pool-rounds")
     detail = [[f"<code>{esc(e.get('function_name', ''))}</code><br><span class=\"muted\">{esc(e.get('api_id', ''))}"
                "</span>", esc(e.get("tool", "")), esc(e.get("category", "")),
                f'<a href="#{esc(anchor("agent", e.get("added_by", "")))}">{esc(e.get("added_by", ""))}</a>',
