@@ -130,7 +130,7 @@ def agent_calls(messages: Sequence[Any]) -> str:
 
 def agent_label(agent: Mapping[str, Any]) -> str:
     """What an agent searches: its tools (tool agent), its category, or the last part of its id."""
-    tools = ", ".join(text(t) for t in items(agent.get("tools")))
+    tools = "" if agent.get("level") == "category" else ", ".join(text(t) for t in items(agent.get("tools")))
     ident = text(agent.get("id"))
     return tools or text(agent.get("category")) or ident.rsplit("/", 1)[-1] or ident
 
@@ -152,7 +152,7 @@ def agents_section(record: Mapping[str, Any]) -> str:
                                  [agent_label(a), f"{a.get('level', '')} · {a.get('status', '')}",
                                   f"{a.get('steps', 0)} steps · +{n_added} APIs{again}"],
                                  f"n-{a.get('level', '')}", href="#" + anchor("agent", ident), tip=ident))
-    chart = svg.tree_chart(boxes, title="Agents (meta → category → tool); click a box for its calls")
+    chart = svg.tree_chart(boxes, title="Agents (meta → category → tool); click a box for its calls", box_w=170)
     details = []
     for a in agents:
         ident = text(a.get("id"))
@@ -232,7 +232,8 @@ def pool_section(record: Mapping[str, Any]) -> str:
             esc(r), ", ".join(f"<code>{esc(e.get('function_name') or e.get('api_id'))}</code>" for e in added) or "-",
             ", ".join(f"<code>{esc(e.get('function_name') or e.get('api_id'))}</code>" for e in pruned) or "-",
             "<br>".join(h for rr, h in verdicts if round_of(rr) == r) or "-",
-            "<br>".join(f"attempt {esc(e.get('attempt'))} over {len(items(e.get('pool')))} APIs" for e in solved) or "-",
+            "<br>".join(f"attempt {esc(e.get('attempt'))} over {len(items(e.get('pool')))} APIs" for e in solved)
+            or "no solve in this round",
         ])
     body = table(["round", "added", "pruned before this round", "solvability verdicts", "solved"], rows,
                  tid="pool-rounds")

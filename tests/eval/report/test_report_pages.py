@@ -211,3 +211,15 @@ def test_cli_report_and_its_one_line_errors(tmp_path: Path, capsys: pytest.Captu
     assert "--thread and --db go together" in capsys.readouterr().err
     assert main(["report", str(tmp_path / "nope.jsonl"), "--out", str(tmp_path / "x")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_cli_report_of_one_checkpointed_thread(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = str(tmp_path / "runs.sqlite")
+    assert main(["run", "Convert 26.2 miles to kilometers.", "--offline", "--db", db, "--thread", "t/1",
+                 "--quiet", "--no-cache"]) == 0
+    assert main(["report", "--thread", "t/1", "--db", db, "--out", str(tmp_path / "one")]) == 0
+    page = (tmp_path / "one" / query_page_name("thread", "t/1")).read_text()
+    assert "Convert 26.2 miles" in page and 'class="node n-meta"' in page and "not recorded" not in page
+    capsys.readouterr()
+    assert main(["report", "--thread", "other", "--db", db, "--out", str(tmp_path / "x")]) == 2
+    assert "no checkpoint of thread 'other'" in capsys.readouterr().err
