@@ -13,13 +13,13 @@ from .config import AnyToolConfig
 
 if TYPE_CHECKING:
     from . import viz
+    from .eval.report import render_run
     from .graphs.anytool import create_anytool_graph
     from .graphs.retriever import create_retriever_graph
     from .integrations.agent_tool import create_anytool_tool
     from .integrations.retriever import AnyToolRetriever
     from .integrations.selector import AnyToolSelectorMiddleware
     from .tools.lc import api_tools
-    from .eval.report import render_run
     from .tools.pipeline import ApiExecutor
 
 # public name → the module that defines it (imported when the name is first used)

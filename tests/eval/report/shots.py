@@ -16,9 +16,9 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: the checkout's root on the path, for `tests.browser`
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from langgraph_anytool.cli.app import main  # noqa: E402
-from langgraph_anytool.sanitize.names import query_page_name  # noqa: E402
-from tests.browser import Chromium  # noqa: E402
+from langgraph_anytool.cli.app import main
+from langgraph_anytool.sanitize.names import query_page_name
+from tests.browser import Chromium
 
 DEMO = ["Convert 26.2 miles to kilometers.", "Is 2025-07-14 a public holiday in France?",
         "What is the capital of Australia and its population?",
