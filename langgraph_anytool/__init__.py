@@ -13,6 +13,7 @@ from .config import AnyToolConfig
 
 if TYPE_CHECKING:
     from . import viz
+    from .eval.report import render_run
     from .graphs.anytool import create_anytool_graph
     from .graphs.retriever import create_retriever_graph
     from .integrations.agent_tool import create_anytool_tool
@@ -30,6 +31,7 @@ _LAZY = {
     "AnyToolSelectorMiddleware": ".integrations.selector",
     "api_tools": ".tools.lc",
     "ApiExecutor": ".tools.pipeline",
+    "render_run": ".eval.report",
 }
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "create_anytool_graph",
     "create_anytool_tool",
     "create_retriever_graph",
+    "render_run",
     "viz",
 ]
 

@@ -6,6 +6,7 @@ A new query on a thread that already ran one starts from empty accumulators: `in
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NotRequired
 
@@ -73,6 +74,7 @@ class PoolEntry(TypedDict):
     api: str
     function_name: str
     added_by: str
+    round: NotRequired[int]  # the retrieval round in which it was added (absent in runs of older versions)
 
 
 class PoolUpdate(TypedDict, total=False):
@@ -122,6 +124,29 @@ def add_unique(left: list[str] | None, right: Sequence[str] | None) -> list[str]
 def extend(left: list[Any] | None, right: Sequence[Any] | None) -> list[Any]:
     """Reducer: concatenate."""
     return [*(left or []), *(right or [])]
+
+
+# A run's event log (`events`): what happened when, for `anytool report` and `render_run`. Each event is a plain dict
+# with `kind` and `t` (seconds since the run started; absent when the start is unknown), and by kind:
+#   start; agent_step (agent, level, round, tick, t0, functions, added, solvable, status, end_reason);
+#   solvable (by "gate": round, label, reason); solve (round, attempt, pool); judge (attempt, round, label, reason,
+#   by, t0); reflect (request "new" | "climb", round, level, reactivated, reason, pruned: the pool entries removed);
+#   end (status).
+RunEvent = dict[str, Any]
+
+
+def run_event(kind: str, started_at: float | None, **fields: Any) -> RunEvent:
+    """One event of the run's log, stamped with the seconds since `started_at` (the run's start)."""
+    out: RunEvent = {"kind": kind}
+    if started_at is not None:
+        out["t"] = round(max(0.0, time.time() - float(started_at)), 3)
+    out.update(fields)
+    return out
+
+
+def since(started_at: float | None, moment: float) -> float | None:
+    """`moment` (epoch seconds) as seconds since the run's start, or None when the start is unknown."""
+    return None if started_at is None else round(max(0.0, moment - float(started_at)), 3)
 
 
 def latest_round(left: int | None, right: int | None) -> int:
@@ -198,6 +223,7 @@ class AnyToolState(TypedDict):
     usage: Annotated[dict[str, Any], merge_usage]
     # the run-time context the run started with (its set fields, plain data): a resume without one uses it
     run_context: NotRequired[dict[str, Any]]
+    events: Annotated[list[RunEvent], extend]  # the run's event log (`run_event`): the report's timeline and rounds
     prompts: NotRequired[dict[str, Any]]  # which prompts ran: {"repo", "path", "files": {path: sha256}} (ours: no files)
 
 
@@ -213,6 +239,7 @@ class AnyToolOutput(TypedDict):
     agents: dict[str, AgentRecord]
     solver_attempts: list[SolverAttempt]
     usage: dict[str, Any]
+    events: list[RunEvent]  # the run's event log: agent steps, solves, verdicts, reflections, with their times
     plan: list[PlanStep]
     prompts: dict[str, Any]  # which prompts ran (AnyToolConfig.prompts_from's files and their sha256, or ours)
 
@@ -247,6 +274,7 @@ class AgentOutput(TypedDict, total=False):
     api_pool: PoolUpdate
     solvable_round: int
     usage: dict[str, Any]
+    events: list[RunEvent]
 
 
 class SolverInput(TypedDict):

@@ -18,6 +18,7 @@ from ..catalog.errors import CatalogError, UnknownNameError
 from ..render import print_json as _print_json
 from ..render import table as _table
 from .argtypes import add_budget_args, budget_values, count, positive_int
+from .report_commands import cmd_report, configure_report
 
 if TYPE_CHECKING:
     from ..catalog.catalog import Catalog
@@ -509,6 +510,8 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("index", "build a catalog's search indexes ahead of time", _configure_index, cmd_index),
     Subcommand("eval", "evaluate: retrieval, batch runs, pass rate, statistics, format conversion, step metrics, "
                        "OPPO tasks", _configure_eval, cmd_eval),
+    Subcommand("report", "write a static, offline HTML report of runs (a results file, or one checkpointed run)",
+               configure_report, cmd_report),
 )
 
 

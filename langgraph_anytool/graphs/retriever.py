@@ -29,7 +29,7 @@ from ..nodes.agents.records import NODE_FOR_LEVEL, new_agent_record
 from ..nodes.dispatch import make_dispatch
 from ..nodes.lifecycle import META_AGENT_ID
 from ..runtime import Deps, RunSignals, resolve_models
-from ..state import AgentRecord, PoolEntry, latest_round, merge_agents, merge_usage, update_pool
+from ..state import AgentRecord, PoolEntry, RunEvent, extend, latest_round, merge_agents, merge_usage, update_pool
 from .agent_step import build_agent_step
 
 
@@ -49,6 +49,7 @@ class RetrieverState(TypedDict):
     api_pool: Annotated[list[PoolEntry], update_pool]
     solvable_round: Annotated[int, latest_round]
     usage: Annotated[dict[str, Any], merge_usage]
+    events: Annotated[list[RunEvent], extend]  # the agent steps' entries of the run's event log
 
 
 class RetrieverOutput(TypedDict):
@@ -95,7 +96,8 @@ def create_retriever_graph(
         run_deps.signals.seed_start(run_key, started_at)
         return {"run_key": run_key, "started_at": started_at, "round": 0, "tick": 0,
                 "agents": Overwrite({META_AGENT_ID: new_agent_record(META_AGENT_ID, "meta")}),
-                "api_pool": Overwrite([]), "solvable_round": Overwrite(-1), "usage": Overwrite({})}
+                "api_pool": Overwrite([]), "solvable_round": Overwrite(-1), "usage": Overwrite({}),
+                "events": Overwrite([])}
 
     def finish(state: RetrieverState, runtime: Runtime[Any]) -> dict[str, Any]:
         run_deps.signals.forget(state.get("run_key", ""))  # the run's tallies

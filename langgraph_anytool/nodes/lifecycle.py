@@ -32,7 +32,7 @@ from ..models.llm import (
     total_tokens,
 )
 from ..paper_prompts import prompts_record
-from ..state import AnyToolState, PoolEntry, RunStatus, SolverInput
+from ..state import AnyToolState, PoolEntry, RunStatus, SolverInput, run_event
 from .abilities import prior_turns, render_plan, request_of
 from .agents.records import new_agent_record
 from .reflection import can_reflect, pool_ids
@@ -45,10 +45,10 @@ META_AGENT_ID = "meta"
 FLAT_AGENT_ID = "flat"
 
 
-def pool_entry(catalog: Catalog, api_id: str, added_by: str) -> PoolEntry:
+def pool_entry(catalog: Catalog, api_id: str, added_by: str, round: int = 0) -> PoolEntry:
     api = catalog.api(api_id)
     return {"api_id": api.id, "category": api.category, "tool": api.tool_name, "api": api.name,
-            "function_name": catalog.function_name(api.id), "added_by": added_by}
+            "function_name": catalog.function_name(api.id), "added_by": added_by, "round": round}
 
 
 def initial_pool(deps: Deps, state: Mapping[str, Any]) -> list[PoolEntry]:
@@ -102,7 +102,7 @@ def make_init(base: Deps) -> Any:
             "agents": Overwrite(agents), "api_pool": Overwrite(pool), "removed_apis": Overwrite([]),
             "solvable_round": Overwrite(-1), "solver_attempts": Overwrite([]), "usage": Overwrite({}),
             "pool_at_last_solve": [], "verdict": {}, "answer": "", "status": "running", "reason": "", "error_kind": "",
-            "reflect_request": "", "reflect_level": "",
+            "reflect_request": "", "reflect_level": "", "events": Overwrite([run_event("start", started_at)]),
             "run_context": storable_context(context_values(runtime.context)),  # a resume without context uses it
         }
 
@@ -145,7 +145,9 @@ def make_gate(base: Deps) -> Any:
 def to_solver(deps: Deps, state: AnyToolState, current: list[str], update: dict[str, Any] | None = None
               ) -> Command[Any]:
     """Send the pool to the solver (or, in outline mode, to the planner of calls), recording it as solved."""
-    update = {**(update or {}), "pool_at_last_solve": current}
+    event = run_event("solve", state.get("started_at"), round=state.get("round", 0),
+                      attempt=len(state.get("solver_attempts") or []) + 1, pool=list(current))
+    update = {**(update or {}), "pool_at_last_solve": current, "events": [*(update or {}).get("events", []), event]}
     if deps.config.plan_only:  # outline mode: a plan over the pool, no API call
         return Command(update=update, goto="outline")
     payload: SolverInput = {"query": state["query"], "run_key": state.get("run_key", ""),
@@ -196,6 +198,8 @@ def checked_round(deps: Deps, state: AnyToolState, config: RunnableConfig | None
                 label = None  # no verdict: their verifier's "Unsure" (the solve meets a failing provider itself)
             except Exception:  # an unrecognised provider error: no verdict either
                 label = None
+        update["events"] = [run_event("solvable", state.get("started_at"), by="gate", round=state.get("round", 0),
+                                      label=label or "Unsure", reason=reason if label == "Unsolvable" else "")]
         if label == "Unsolvable":
             return Command(update={**update, "reflect_request": "climb",
                                    "reason": NOT_SOLVABLE.format(reason=reason)[:2000]}, goto="reflect")
@@ -294,7 +298,7 @@ def make_finalize(base: Deps) -> Any:
         answer = answers[-1] if answers else render_plan(state.get("plan") or [])
         kind = (error_kind_of(reason) or "other") if status == "error" else ""
         return {"answer": answer, "status": status, "reason": reason, "error_kind": kind,
-                "stop_reason": stop_kind,
+                "stop_reason": stop_kind, "events": [run_event("end", state.get("started_at"), status=status)],
                 "usage": {"total_tokens": total_tokens(state.get("usage", {}))},
                 "prompts": prompts_record(deps.config.prompts_from),
                 "messages": [outcome_message(status, answer, reason, stand_in_label(deps.models))]}

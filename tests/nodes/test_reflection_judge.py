@@ -185,7 +185,7 @@ def test_reflect_climbs_a_level_without_spending_a_reflection() -> None:
               "meta/A/t2": agent("meta/A/t2", "tool", "stopped")}
     state = _reflect_state(agents, reflect_request="climb", reflect_level="tool", round=1, reflections=1)
     out = make_reflect(deps_for())(state, RUNTIME)
-    assert out.goto == "dispatch" and set(out.update) == {"agents", "reflect_level"}
+    assert out.goto == "dispatch" and set(out.update) == {"agents", "reflect_level", "events"}
     assert out.update["reflect_level"] == "category" and list(out.update["agents"]) == ["meta/A"]
     out = make_reflect(deps_for(reflection_scope="tool"))(state, RUNTIME)  # Table 4's tool-only scope
     assert out.goto == "finalize"

@@ -71,7 +71,7 @@ class _Attempt(FileModel):
 
 
 class ResultsRecord(FileModel):
-    """The fields of a results record that pass rate, stats, convert and a resumed batch read."""
+    """The fields of a results record that pass rate, stats, convert, the report and a resumed batch read."""
 
     query_id: str | int
     group: str | int = ""
@@ -90,6 +90,12 @@ class ResultsRecord(FileModel):
     trajectory: list[_Attempt] | None = None
     config: dict[str, Any] | None = None
     model: str | None = None
+    # read by `anytool report` (absent in records of older versions: the report says "not recorded")
+    verdict: dict[str, Any] | None = None
+    agents: list[dict[str, Any]] | None = None
+    pool_entries: list[dict[str, Any]] | None = None
+    removed_apis: list[str] | None = None
+    events: list[dict[str, Any]] | None = None
 
 
 class ResultsInUse(StorageError):

@@ -193,21 +193,49 @@ def exception_kind(exc: BaseException) -> str:
     return exc.kind if isinstance(exc, ModelCallError) else "other"
 
 
-def make_record(q: BenchQuery, values: Mapping[str, Any], *, relevant: list[str], missing: list[Any],
-                run_info: Mapping[str, Any], seconds: float) -> dict[str, Any]:
-    pool = [e["api_id"] for e in values.get("api_pool") or []]
+AGENT_MESSAGE_CHARS = 2000  # per message of an agent's history in a results record
+
+
+def agents_record(agents: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The retriever's agents as plain JSON data, in creation order: scope, status, steps, end reason, and the
+    history (the function calls in order with their results, re-activation messages; each cut at
+    `AGENT_MESSAGE_CHARS`)."""
+    out = []
+    for agent_id, a in (agents or {}).items():
+        out.append({"id": a.get("id", agent_id), **{k: a.get(k) for k in (
+            "level", "parent", "category", "tools", "status", "steps", "activations", "end_reason", "tokens",
+            "invalid_calls", "children")},
+            "messages": [_message(m, AGENT_MESSAGE_CHARS) for m in a.get("messages") or []]})
+    return out
+
+
+def run_record(values: Mapping[str, Any]) -> dict[str, Any]:
+    """What a run's final state holds, as plain JSON data (the part of a results record that does not depend on
+    the batch): the outcome, the pool (ids, and the entries: who added each and in which round), the APIs pruned,
+    Table 12 usage, the solver trajectory, the agents and the run's event log. `anytool report` and `render_run`
+    read this form."""
+    entries = [dict(e) for e in values.get("api_pool") or []]
     status = values.get("status") or "unknown"
     return {
-        "query_id": q.query_id, "group": q.group, "query": q.query,
-        "status": status, "answer": values.get("answer") or "",
+        "query": values.get("query") or "", "status": status, "answer": values.get("answer") or "",
         "reason": values.get("reason") or "", "verdict": values.get("verdict") or {},
         "stop_reason": values.get("stop_reason") or "",
         "error_kind": run_error_kind(values) if status == "error" else None,
-        "retries": run_retries(values),
-        "pool": pool, "relevant": relevant, "relevant_missing": [list(m) for m in missing],
-        "pool_recall": pool_recall(pool, relevant), "usage": usage_summary(values),
-        "wall_time": round(seconds, 3), "error": None,
-        "trajectory": trajectory(values.get("solver_attempts") or []), **run_info,
+        "retries": run_retries(values), "pool": [e["api_id"] for e in entries], "usage": usage_summary(values),
+        "trajectory": trajectory(values.get("solver_attempts") or []),
+        "pool_entries": entries, "removed_apis": list(values.get("removed_apis") or []),
+        "agents": agents_record(values.get("agents")), "events": list(values.get("events") or []),
+    }
+
+
+def make_record(q: BenchQuery, values: Mapping[str, Any], *, relevant: list[str], missing: list[Any],
+                run_info: Mapping[str, Any], seconds: float) -> dict[str, Any]:
+    run = run_record(values)
+    return {
+        "query_id": q.query_id, "group": q.group, **run, "query": q.query,
+        "relevant": relevant, "relevant_missing": [list(m) for m in missing],
+        "pool_recall": pool_recall(run["pool"], relevant), "wall_time": round(seconds, 3), "error": None,
+        **run_info,
     }
 
 

@@ -56,6 +56,7 @@ class CallContext:
     children: dict[str, AgentRecord] = field(default_factory=dict)  # records created in this step
     usage: dict[str, Any] = field(default_factory=dict)  # model usage of handlers (e.g. solvable checks)
     solvable: bool = False
+    verdicts: list[dict[str, Any]] = field(default_factory=list)  # this step's solvability checks (label, reason)
     removed: list[str] = field(default_factory=list)  # API ids pruned by reflection (may not be added again)
     tally: RunTally | None = None  # the run's budget tallies at dispatch plus this step's model call (None: live)
 

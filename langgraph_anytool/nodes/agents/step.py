@@ -21,6 +21,7 @@ endpoint that refuses `tools`) works in text mode (`Action:` / `Action Input:`),
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
@@ -51,7 +52,7 @@ from ...models.llm import (
     total_tokens,
 )
 from ...runtime import total_cost
-from ...state import AgentRecord, PoolUpdate, RunTally, merge_agents, merge_usage
+from ...state import AgentRecord, PoolEntry, PoolUpdate, RunEvent, RunTally, extend, merge_agents, merge_usage, since
 from ...text import shorten
 from ..solver.textmode import bind_role_tools, call_with_text_fallback
 from . import prompts
@@ -80,7 +81,25 @@ class AgentStepState(TypedDict):
     api_pool: NotRequired[PoolUpdate]
     solvable_round: NotRequired[int]
     usage: Annotated[dict[str, Any], merge_usage]
+    events: Annotated[list[RunEvent], extend]
     ended: NotRequired[bool]
+    step_t0: NotRequired[float]  # epoch seconds when the step's model call started (for its event)
+
+
+def step_event(state: AgentStepState, rec: AgentRecord, *, functions: list[str] | None = None,
+               added: list[PoolEntry] | None = None, verdicts: list[dict[str, Any]] | None = None) -> RunEvent:
+    """The step's entry in the run's event log: who, when, which functions it called, what it added, its checks."""
+    started = state.get("started_at")
+    event: RunEvent = {"kind": "agent_step", "agent": rec["id"], "level": rec["level"], "round": state["round"],
+                       "tick": state["tick"], "functions": list(functions or []),
+                       "added": [e["api_id"] for e in added or []], "status": rec["status"],
+                       "end_reason": rec["end_reason"]}
+    t0, t1 = since(started, state.get("step_t0") or time.time()), since(started, time.time())
+    if t0 is not None and t1 is not None:
+        event["t0"], event["t"] = t0, t1
+    if verdicts:
+        event["solvable"] = list(verdicts)
+    return event
 
 
 def _end(record: AgentRecord, status: Literal["finished", "stopped"], reason: str) -> None:
@@ -205,7 +224,17 @@ def make_call_model(role: Role, base: Deps) -> Any:
         rec["status"], rec["ready"] = "pending", state["tick"] + 1
         return out
 
-    return call_model
+    def timed_call_model(state: AgentStepState, config: RunnableConfig, runtime: Runtime[Any]) -> dict[str, Any]:
+        """`call_model`, with the step's start kept for its event (logged here when the step ends here)."""
+        started = time.time()
+        out = call_model(state, config, runtime)
+        if out.get("ended"):
+            out["events"] = [step_event({**state, "step_t0": started}, out["agent"])]
+        else:
+            out["step_t0"] = started
+        return out
+
+    return timed_call_model
 
 
 def _run_one(role: Role, ctx: CallContext, name: str, args: Any) -> tuple[FunctionResult, str | None]:
@@ -288,6 +317,8 @@ def make_run_functions(role: Role, base: Deps) -> Any:
             out["api_pool"] = {"add": ctx.adds, "cap": deps.config.max_api_pool}
         if ctx.solvable:
             out["solvable_round"] = state["round"]
+        out["events"] = [step_event(state, rec, functions=[tc.get("name") or "" for tc in last.tool_calls],
+                                    added=ctx.adds, verdicts=ctx.verdicts)]
         return out
 
     return run_functions

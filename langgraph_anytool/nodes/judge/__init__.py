@@ -16,6 +16,7 @@ sample, passed or failed), which `failure_reason_form="verbatim"` gives the re-a
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, NotRequired
 
@@ -25,7 +26,7 @@ from langgraph.types import Command
 from typing_extensions import TypedDict
 
 from ...models.llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError
-from ...state import AnyToolState, SolverAttempt
+from ...state import AnyToolState, SolverAttempt, run_event, since
 from ...text import shorten, shorten_counted
 from ...tools.observation import Status, reported_error_in_text
 from ..abilities.router import DIRECT_MODE
@@ -152,6 +153,7 @@ def make_judge(base: Deps) -> Any:
         deps = base.for_run(runtime.context)
         run_key = state.get("run_key", "")
         attempt = state["solver_attempts"][-1]
+        t0 = since(state.get("started_at"), time.time())
         authors = deps.config.judge == "anytool"
         verdict = rule_verdict(attempt)
         if verdict is None and authors:
@@ -193,7 +195,11 @@ def make_judge(base: Deps) -> Any:
                     "Unsolved" if result.label == "Unsolved" else "Unsure")
                 verdict = {"label": label, "reason": result.reason, "by": result.stage}
         assert verdict is not None
-        update = {"verdict": dict(verdict), "usage": usage}
+        event = run_event("judge", state.get("started_at"), attempt=attempt["attempt"], round=attempt["round"],
+                          **{k: verdict.get(k, "") for k in ("label", "reason", "by")})
+        if t0 is not None:
+            event["t0"] = t0
+        update = {"verdict": dict(verdict), "usage": usage, "events": [event]}
         if attempt["mode"] == DIRECT_MODE and verdict["label"] != "Solved" and not deps.over_budget(run_key):
             # the router's "no tool" was wrong: retrieve tools after all (not a reflection)
             why = f"the answer without tools was not accepted ({verdict['label']}: {verdict['reason']})"

@@ -40,7 +40,7 @@ from langgraph.types import Command
 
 from ...config import PruneMatch, ReflectionScope
 from ...paper_prompts import PromptBook
-from ...state import AgentRecord, AnyToolState, PoolEntry, SolverAttempt
+from ...state import AgentRecord, AnyToolState, PoolEntry, SolverAttempt, run_event
 from ..category_agent.prompts import REACTIVATE_PROMPT as CATEGORY_REACTIVATE
 from ..draws import seeded_index
 from ..flat_agent.prompts import REACTIVATE_PROMPT as FLAT_REACTIVATE
@@ -221,11 +221,14 @@ def make_reflect(base: Deps) -> Any:
             if not ids:
                 return Command(goto="finalize")
             climbing = dict(agents)
+            told = ""
             if only_reactivated or checked:  # they have not read the reason (the gate's solvability status) yet
-                climbing.update(with_reason(agents, ids, state.get("reason") or failure_reason(state),
-                                            deps.paper_prompts))
-            return Command(update={"agents": reactivated(climbing, ids, tick), "reflect_level": level},
-                           goto="dispatch")
+                told = state.get("reason") or failure_reason(state)
+                climbing.update(with_reason(agents, ids, told, deps.paper_prompts))
+            event = run_event("reflect", state.get("started_at"), request="climb", round=state.get("round", 0),
+                              level=level, reactivated=list(ids), reason=told, pruned=[])
+            return Command(update={"agents": reactivated(climbing, ids, tick), "reflect_level": level,
+                                   "events": [event]}, goto="dispatch")
         if not can_reflect(state, deps):
             return Command(goto="finalize")
         reason = verbatim_reason(state) if deps.config.failure_reason_form == "verbatim" else failure_reason(state)
@@ -237,10 +240,14 @@ def make_reflect(base: Deps) -> Any:
         readers = ids if only_reactivated else [a["id"] for a in agents.values() if a["status"] != "finished"]
         updated = with_reason(agents, readers, reason, deps.paper_prompts)
         updated.update(reactivated(updated, ids, tick))
+        gone = set(failed)
+        event = run_event("reflect", state.get("started_at"), request="new", round=state.get("round", 0) + 1,
+                          level=level or "", reactivated=list(ids), readers=list(readers), reason=reason,
+                          pruned=[dict(e) for e in state.get("api_pool") or [] if e["api_id"] in gone])
         update: dict[str, Any] = {
             "agents": updated, "api_pool": {"remove": failed}, "removed_apis": failed,
             "round": state.get("round", 0) + 1, "reflections": state.get("reflections", 0) + 1, "reason": reason,
-            "reflect_level": level or "", "usage": {"reflections": 1},
+            "reflect_level": level or "", "usage": {"reflections": 1}, "events": [event],
         }
         if ids:
             return Command(update=update, goto="dispatch")

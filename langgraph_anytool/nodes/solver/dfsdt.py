@@ -354,9 +354,13 @@ def route_after_model(state: SolverState) -> Literal["execute", "finalize"]:
 
 
 # ------------------------------------------------------------------------------------------ execute
-def _record(tc_id: str, function: str, api_id: str, arguments: Any, status: str, cached: bool = False) -> CallRecord:
-    return CallRecord(tool_call_id=tc_id, function=function, api_id=api_id, arguments=arguments, status=status,
-                      cached=cached)
+def _record(tc_id: str, function: str, api_id: str, arguments: Any, status: str, cached: bool = False,
+            simulated: bool = False) -> CallRecord:
+    record = CallRecord(tool_call_id=tc_id, function=function, api_id=api_id, arguments=arguments, status=status,
+                        cached=cached)
+    if simulated:
+        record["simulated"] = True
+    return record
 
 
 def _error(text: str, tc_id: str, name: str) -> ToolMessage:
@@ -482,7 +486,7 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
                 accepted = True
             msgs.append(ToolMessage(content=deps.executor.render(obs), tool_call_id=tc_id, name=name,
                                     status="success" if obs.ok else "error"))
-            records.append(_record(tc_id, name, api_id, args, str(obs.status.value), obs.cached))
+            records.append(_record(tc_id, name, api_id, args, str(obs.status.value), obs.cached, obs.simulated))
         for bad in invalid:
             tc_id, name = str(bad.get("id")), str(bad.get("name") or "")
             detail = bad.get("error") or "the arguments are not a valid JSON object"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from typing_extensions import TypedDict
@@ -38,6 +38,7 @@ class CallRecord(TypedDict):
     # unknown_function | finish | finish_rejected | ...
     status: str
     cached: bool
+    simulated: NotRequired[bool]  # the observation came from a simulator (template, LLM), not the real API
 
 
 class TreeNode(TypedDict):

@@ -108,7 +108,8 @@ def add_to_pool(ctx: CallContext, args: AddApisArgs) -> dict[str, Any] | str:
             refused.append({"api": label, "reason": "this API failed the solver before and was removed; pick another"})
         else:
             entry: PoolEntry = {"api_id": api.id, "category": api.category, "tool": api.tool_name, "api": api.name,
-                                "function_name": catalog.function_name(api.id), "added_by": ctx.record["id"]}
+                                "function_name": catalog.function_name(api.id), "added_by": ctx.record["id"],
+                                "round": ctx.round}
             ctx.adds.append(entry)
             view.append(api.id)
             added.append(f"{api.tool_name}: {api.name}")
@@ -239,6 +240,7 @@ def judge_pool(ctx: CallContext) -> tuple[str | None, str, int]:
     label as `solvable_label` reads it (`solvable_request`, `read_solvable`)."""
     prompt, model, inputs, count = solvable_request(ctx.deps, ctx.query, ctx.pool_ids())
     label, reason = read_solvable(ctx.deps, ctx.call_model("solvable", model, prompt, inputs))
+    ctx.verdicts.append({"label": label or "none", "reason": reason, "apis": count})
     return label, reason, count
 
 

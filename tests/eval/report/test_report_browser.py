@@ -1,0 +1,97 @@
+"""`anytool report` in a real browser: a batch of the offline stand-in over the builtin catalog, reported, then the
+index and a query page opened in headless Chromium from the file system, with every host name unresolvable. Checked
+from the DOM: the agent tree, the pool rounds, the search tree and the usage plots are there, the filters and the
+sorting work, no request leaves the machine, no console error; a screenshot of each page is taken."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from langgraph_anytool.cli.app import main
+from langgraph_anytool.sanitize.files import query_page_name
+from tests.browser import Chromium
+
+QUERIES = [
+    ("Convert 26.2 miles to kilometers.", "Universal Unit Converter", "Convert Units"),
+    ("Is 2025-07-14 a public holiday in France?", "Public Holidays", "Is Public Holiday"),
+    ("What is the capital of Australia and its population?", "", ""),  # unsolved: a reflection round
+    ("Book me a flight to Mars <script>alert(1)</script> next week.", "", ""),
+]
+
+
+def batch(tmp_path: Path) -> Path:
+    q = tmp_path / "queries.json"
+    q.write_text(json.dumps([{"query": text, "query_id": i, "api_list": [{"tool_name": t, "api_name": a}] if t else [],
+                              "relevant APIs": [[t, a]] if t else []} for i, (text, t, a) in enumerate(QUERIES)]))
+    out = tmp_path / "results.jsonl"
+    assert main(["eval", "run", "--queries", str(q), "--offline", "--out", str(out), "--no-progress", "--quiet"]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("report")
+    results = batch(tmp)
+    assert main(["report", str(results), "--out", str(tmp / "site")]) == 0
+    return tmp / "site"
+
+
+def requests_leaving(browser: Chromium) -> list[str]:
+    return [u for u in browser.requests() if not u.startswith(("file:", "data:", "about:"))]
+
+
+def test_index_page_in_chromium(site: Path, tmp_path: Path) -> None:
+    with Chromium.start() as browser:
+        browser.open((site / "index.html").as_uri())
+        assert browser.evaluate("document.querySelectorAll('#queries tbody tr').length") == len(QUERIES)
+        assert browser.evaluate("document.querySelectorAll('#rates svg circle').length") == 2  # the group, overall
+        assert browser.evaluate("document.querySelectorAll('#usage svg rect').length") > 5
+        # a failure-taxonomy count filters the table to its queries
+        link = "document.querySelector('a[href=\"#queries?status=unsolved\"]')"
+        unsolved = int(browser.evaluate(f"{link}.textContent"))
+        browser.evaluate(f"{link}.click()")
+        browser.open((site / "index.html").as_uri() + "#queries?status=unsolved",
+                     until="document.querySelectorAll('#queries tbody tr:not(.hidden)').length > 0")
+        shown = browser.evaluate("Array.from(document.querySelectorAll('#queries tbody tr:not(.hidden)'))"
+                                 ".map(r => r.getAttribute('data-status'))")
+        assert shown == ["unsolved"] * unsolved
+        # sorting by tokens, twice: ascending then descending
+        browser.evaluate("location.hash = ''; document.querySelectorAll('select[data-field]')"
+                         ".forEach(s => { s.value = ''; s.dispatchEvent(new Event('change')); })")
+        browser.evaluate("document.querySelectorAll('#queries th')[5].click()")
+        up = browser.evaluate("Array.from(document.querySelectorAll('#queries tbody tr'))"
+                              ".map(r => Number(r.cells[5].dataset.v))")
+        assert up == sorted(up)
+        browser.evaluate("document.querySelectorAll('#queries th')[5].click()")
+        down = browser.evaluate("Array.from(document.querySelectorAll('#queries tbody tr'))"
+                                ".map(r => Number(r.cells[5].dataset.v))")
+        assert down == sorted(up, reverse=True)
+        browser.screenshot(tmp_path / "index.png")
+        assert (tmp_path / "index.png").stat().st_size > 10_000
+        assert requests_leaving(browser) == []
+        assert browser.console_errors() == []
+
+
+def test_query_page_in_chromium(site: Path, tmp_path: Path) -> None:
+    page = site / query_page_name("queries", 2)  # the unsolved query: two rounds, a reflection
+    with Chromium.start() as browser:
+        browser.open(page.as_uri())
+        has = {name: browser.evaluate(f"document.querySelectorAll({json.dumps(sel)}).length") for name, sel in {
+            "agent tree": "#agents svg .node.n-meta", "tool agents": "#agents svg .node.n-tool",
+            "pool rounds": "#pool-rounds tbody tr", "search tree": "#search svg .node",
+            "usage plot": "#usage svg rect", "timeline": "#timeline svg rect", "reflection": "#reflections tbody tr",
+            "calls": "#search .call"}.items()}
+        assert all(n > 0 for n in has.values()), has
+        assert has["pool rounds"] == 2  # round 0 and the round after the reflection
+        assert browser.evaluate("document.querySelector('#search .call.finish code').textContent") == "Finish"
+        # folding: everything opens and closes
+        browser.evaluate("document.querySelector('[data-fold=open]').click()")
+        assert browser.evaluate("Array.from(document.querySelectorAll('details.box')).every(d => d.open)")
+        browser.screenshot(tmp_path / "query.png")
+        assert requests_leaving(browser) == []
+        assert browser.console_errors() == []
+    hostile = (site / query_page_name("queries", 3)).read_text()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in hostile and hostile.count("<script>") == 1
