@@ -1,4 +1,4 @@
-"""On-disk search indexes: BM25 (bm25s arrays) and faiss indexes, written atomically, read memory-mapped.
+"""On-disk search indexes: BM25 (bm25s arrays, read by `bm25_arrays`) and faiss indexes, written atomically, read memory-mapped.
 
 A folder holds one index per level plus a `meta.json` written last (its presence marks a complete folder) with
 the level sizes; a folder whose sizes disagree, or any file that fails to read, counts as absent (rebuilt by the
@@ -46,7 +46,9 @@ def _read_meta(path: Path, counts: Mapping[str, int], model: str | None = None) 
 # ---------------------------------------------------------------------- faiss
 def save_faiss(path: Path, indexes: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
     """Each index as `<level>.faiss`, then `meta.json` with the level sizes."""
-    import faiss
+    from .dense_index import import_faiss
+
+    faiss = import_faiss()
 
     try:
         path.mkdir(parents=True, exist_ok=True)
@@ -59,7 +61,9 @@ def save_faiss(path: Path, indexes: Mapping[str, Any], meta: Mapping[str, Any]) 
 
 
 def _read_index(file: Path) -> Any:
-    import faiss
+    from .dense_index import import_faiss
+
+    faiss = import_faiss()
 
     for flag_name in ("IO_FLAG_MMAP_IFC", "IO_FLAG_MMAP"):
         flag = getattr(faiss, flag_name, None)
@@ -111,15 +115,20 @@ def save_bm25(path: Path, models: Mapping[str, Any], meta: Mapping[str, Any]) ->
 
 
 def load_bm25(path: Path, counts: Mapping[str, int]) -> dict[str, Any] | None:
-    """The persisted bm25s models (arrays memory-mapped) when complete and of the expected sizes."""
-    import bm25s
+    """The persisted BM25 indexes (arrays memory-mapped) when complete and of the expected sizes: `Bm25Arrays`
+    (numpy only), or a bm25s model for a method that needs more than the saved weights."""
+    from .bm25_arrays import Bm25Arrays
 
     if _read_meta(path, counts) is None:
         return None
     out: dict[str, Any] = {}
     try:
         for name, n in counts.items():
-            model = bm25s.BM25.load(str(path / name), mmap=True, show_progress=False, verbosity=0)
+            model: Any = Bm25Arrays.load(path / name)
+            if model is None:
+                import bm25s
+
+                model = bm25s.BM25.load(str(path / name), mmap=True, show_progress=False, verbosity=0)
             if int(model.scores["num_docs"]) != n:
                 return None
             out[name] = model

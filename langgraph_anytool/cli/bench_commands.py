@@ -8,7 +8,6 @@ import os
 import sys
 from typing import Any
 
-from ..models.llm import NO_MODEL_HELP, ModelSet
 from .argtypes import positive_int
 
 
@@ -45,6 +44,8 @@ def configure_steps(sub: Any) -> None:
 
 def _models_for(args: argparse.Namespace) -> tuple[Any, str]:
     """(catalog -> ModelSet, label of the model under test)."""
+    from ..models.llm import NO_MODEL_HELP, ModelSet  # here, not at the top: `anytool --help` never loads LangChain
+
     roles = {r: getattr(args, r) for r in ("planner", "caller", "summarizer") if getattr(args, r, None)}
     spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or None
     if spec or roles:
@@ -147,7 +148,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     from ..eval.oppo.data import TaskDataError, load_task
     from ..eval.oppo.judge import TaskEvaluator, evaluator_identity
     from ..eval.oppo.tasks import TaskRunner
-    from ..models.llm import init_model
+    from ..models.llm import NO_MODEL_HELP, init_model
     from ..tools.executors import make_executor
     from ..tools.pipeline import ApiExecutor
 
