@@ -17,7 +17,7 @@ $(BIN)/python:
 # What `make demo` needs: the package without extras (the offline demo uses no torch, no embedding model, no
 # docs or test tools). --no-compile: Python compiles only the modules the demo imports, when it first imports them.
 $(VENV)/.installed-core: pyproject.toml | $(BIN)/python
-	@echo ">> installing langgraph-anytool without extras into $(VENV) (first run only, about a minute): pip install -e ."
+	@echo ">> installing langgraph-anytool without extras into $(VENV) (first run only, about a minute)"
 	@$(STEP) --pip --label "pip install -e ." -- $(BIN)/pip install --no-compile -e .
 	@touch $@
 

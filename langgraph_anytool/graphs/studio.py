@@ -1,4 +1,4 @@
-"""Graph factory for LangGraph Studio / `langgraph dev` (see langgraph.json).
+"""Graph factory for LangGraph Studio / `langgraph dev` (see langgraph.json), built once per process.
 
 Compiled without a checkpointer (the server brings its own) and without needing a model: Studio lists and draws
 the graph and shows its input, output and context schemas; a run without a model ends with the one-line
@@ -8,6 +8,10 @@ stand-in, NOT an LLM), `ANYTOOL_CATALOG` (a ToolBench-layout directory; default:
 `ANYTOOL_PROFILE` (default | paper) and `ANYTOOL_<FIELD>` for any `AnyToolConfig` field (e.g.
 ANYTOOL_EXECUTION=template). Each run can override settings and models in Studio's context panel. API responses are cached on
 disk (`ANYTOOL_CACHE_DIR`, default ~/.cache/langgraph-anytool/responses; `ANYTOOL_CACHE=off` to turn off).
+
+The server calls the factory on every request; the first call builds the graph, its catalog and the catalog's search
+index, later calls return the same graph at once. `studio_app.app` (langgraph.json's "http" app) makes that first
+call when the server starts, so no request waits for the build.
 """
 
 from __future__ import annotations
@@ -66,14 +70,18 @@ class Once:
 # with its own checkpointer and store, and per-run settings come from the run's context.
 @functools.lru_cache(maxsize=4)
 def graph_once(settings: Settings) -> Once:
-    """The holder of the AnyTool graph for these `ANYTOOL_*` settings (see `build_graph`)."""
-    return Once(functools.partial(build_graph, dict(settings)))
+    """The holder of the AnyTool graph for these `ANYTOOL_*` settings (see `build_graph`; the search index too)."""
+    return Once(functools.partial(build_graph, dict(settings), build_index=True))
 
 
-def build_graph(environ: dict[str, str] | None = None) -> Graph:
-    """The AnyTool graph as configured by the environment (`environ`, default: `os.environ`); a new one per call."""
+def build_graph(environ: dict[str, str] | None = None, *, build_index: bool = False) -> Graph:
+    """The AnyTool graph as configured by the environment (`environ`, default: `os.environ`); a new one per call.
+
+    `build_index`: build (or load from disk) the catalog's search index now rather than on the first search."""
     env = os.environ if environ is None else environ
     catalog = Catalog.load(env.get("ANYTOOL_CATALOG") or None)
+    if build_index:
+        catalog.searcher().build()
     config = AnyToolConfig.from_env(env)
     executor = default_executor(catalog, config, persistent_cache=True)  # ANYTOOL_CACHE=off turns it off
     return create_anytool_graph(catalog=catalog, model=env.get("ANYTOOL_MODEL") or None, config=config,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -11,10 +12,14 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from langgraph_anytool.graphs.studio import make_graph
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,29 +37,52 @@ def request(url: str, body: Any = None) -> Any:
         return json.loads(resp.read())
 
 
-@pytest.mark.slow
-def test_langgraph_dev_serves_the_anytool_graph(tmp_path: Path) -> None:
+@contextmanager
+def langgraph_dev(tmp_path: Path, env: dict[str, str]) -> Iterator[tuple[str, Path]]:
+    """`langgraph dev` on this project's langgraph.json and a free loopback port: (base URL, its log file)."""
     cli = Path(sys.executable).with_name("langgraph")
     if not cli.exists() and shutil.which("langgraph") is None:
         pytest.skip("langgraph-cli[inmem] is not installed")
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if k != "ANYTOOL_MODEL"}  # Studio must load without a model
-    env.update({"ANYTOOL_EMBEDDINGS": "none", "LANGSMITH_TRACING": "false", "LANGGRAPH_CLI_NO_ANALYTICS": "1"})
-    log = (tmp_path / "dev.log").open("w")
+    path = tmp_path / "dev.log"
+    log = path.open("w")
     proc = subprocess.Popen([str(cli if cli.exists() else "langgraph"), "dev", "--port", str(port), "--host",
                              "127.0.0.1", "--no-browser", "--no-reload", "--config", str(ROOT / "langgraph.json")],
                             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
-        assistants = None
-        deadline = time.monotonic() + 90
+        up = False
+        deadline = time.monotonic() + 180  # the server builds the graph and its search index before it answers
         while time.monotonic() < deadline and proc.poll() is None:
             try:
-                assistants = request(f"{base}/assistants/search", {})
+                request(f"{base}/assistants/search", {})
+                up = True
                 break
             except OSError:
                 time.sleep(0.5)
-        assert assistants is not None, f"server did not start: {(tmp_path / 'dev.log').read_text()[-2000:]}"
+        assert up, f"server did not start: {path.read_text()[-2000:]}"
+        yield base, path
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+        log.close()
+
+
+def _server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "ANYTOOL_MODEL"}  # Studio must load without a model
+    env.update({"LANGSMITH_TRACING": "false", "LANGGRAPH_CLI_NO_ANALYTICS": "1",
+                "ANYTOOL_INDEX_DIR": str(tmp_path / "index"), "ANYTOOL_CACHE_DIR": str(tmp_path / "responses"),
+                **extra})
+    return env
+
+
+@pytest.mark.slow
+def test_langgraph_dev_serves_the_anytool_graph(tmp_path: Path) -> None:
+    with langgraph_dev(tmp_path, _server_env(tmp_path, ANYTOOL_EMBEDDINGS="none")) as (base, _log):
+        assistants = request(f"{base}/assistants/search", {})
         assert [a["graph_id"] for a in assistants] == ["anytool"]
         graph = request(f"{base}/assistants/{assistants[0]['assistant_id']}/graph")
         nodes = {n["id"] for n in graph["nodes"]}
@@ -94,10 +122,37 @@ def test_langgraph_dev_serves_the_anytool_graph(tmp_path: Path) -> None:
         # the thread keeps the conversation: the next human message is the next request
         state = request(f"{base}/threads/{thread}/state")
         assert [m["type"] for m in state["values"]["messages"]] == ["human", "ai"]
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-        log.close()
+
+
+def test_factory_builds_the_graph_once_per_process_and_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    monkeypatch.setenv("ANYTOOL_EMBEDDINGS", "none")
+    monkeypatch.setenv("ANYTOOL_INDEX_DIR", str(tmp_path / "index"))
+    monkeypatch.setenv("ANYTOOL_CACHE_DIR", str(tmp_path / "responses"))
+    monkeypatch.delenv("ANYTOOL_MODEL", raising=False)
+    first = asyncio.run(make_graph())
+    assert asyncio.run(make_graph()) is first  # `langgraph dev` calls the factory on every request
+    assert list((tmp_path / "index").iterdir()), "the catalog's search index is built with the graph"
+    monkeypatch.setenv("ANYTOOL_MAX_API_POOL", "8")  # another setting: another graph
+    other = asyncio.run(make_graph())
+    assert other is not first and asyncio.run(make_graph()) is other
+
+
+@pytest.mark.slow
+def test_studio_requests_log_no_slow_graph_load_and_no_faiss_probe(tmp_path: Path) -> None:
+    # default embeddings (MiniLM when installed): the search index loads faiss, whose loader probes for builds the
+    # wheel lacks; the server logs at INFO
+    with langgraph_dev(tmp_path, _server_env(tmp_path)) as (base, log):
+        for _ in range(3):
+            assistant = request(f"{base}/assistants/search", {})[0]["assistant_id"]
+            request(f"{base}/assistants/{assistant}/graph?xray=true")
+            request(f"{base}/assistants/{assistant}/schemas")
+        thread = request(f"{base}/threads", {})["thread_id"]
+        out = request(f"{base}/threads/{thread}/runs/wait",
+                      {"assistant_id": assistant, "input": {"query": "Convert 26.2 miles to kilometers"},
+                       "context": {"model": "offline"}})
+        assert "42.16" in out["answer"], out
+        request(f"{base}/threads/{thread}/state")
+        text = log.read_text()
+    assert "Slow graph load" not in text, [line for line in text.splitlines() if "Slow graph load" in line]
+    assert "ModuleNotFoundError" not in text and "No module named" not in text, text[-3000:]
