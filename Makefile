@@ -34,7 +34,7 @@ install: $(VENV)/.installed
 
 demo: $(VENV)/.installed-core
 	@echo ">> anytool demo: one AnyTool run on the builtin catalog, offline"
-	$(BIN)/anytool demo
+	@$(STEP) --label "anytool demo" -- $(BIN)/anytool demo
 
 lint: install
 	@echo ">> ruff check ."
