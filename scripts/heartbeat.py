@@ -35,6 +35,10 @@ def duration(seconds: float) -> str:
     return f"{s} s" if s < 60 else f"{s // 60} min {s % 60:02d} s"
 
 
+def plural(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 @dataclass
 class PipSummary:
     """Condenses pip's output into phase lines (at most one per `interval` seconds while it resolves)."""
@@ -55,15 +59,15 @@ class PipSummary:
             name = re.split(r"[<>=!~\[; ]", m.group(1), maxsplit=1)[0]
             if name not in self.collected:
                 self.collected.append(name)
-            self._enter("resolve", f"resolving the dependencies ({len(self.collected)} packages so far, "
+            self._enter("resolve", f"resolving the dependencies ({plural(len(self.collected), 'package')} so far, "
                                    f"latest: {name})", now, repeat=True)
-        elif m := re.match(r"Building wheels? for (\S+)", text):
-            self._enter("build", f"building {m.group(1)}", now)
+        elif m := re.match(r"Building (?:wheels for collected packages:|wheels? for|editable for) (.+)", text):
+            self._enter("build", f"building {m.group(1).split(' (')[0].strip()}", now)
         elif text.startswith("Installing collected packages:"):
             count = len(text.split(":", 1)[1].split(","))
-            self._enter("install", f"installing {count} packages (unpacking and byte-compiling)", now)
+            self._enter("install", f"installing {plural(count, 'package')} (unpacking the wheels)", now)
         elif text.startswith("Successfully installed"):
-            self._enter("done", f"installed {len(text.split()) - 2} packages", now)
+            self._enter("done", f"installed {plural(len(text.split()) - 2, 'package')}", now)
 
     def _enter(self, phase: str, message: str, now: float, repeat: bool = False) -> None:
         if phase != self.phase or (repeat and now - self.last_said >= self.interval):
