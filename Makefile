@@ -3,19 +3,19 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
-# Runs a long step and prints a line at least every 20 s (pip's output condensed with --pip; mypy's silence and
-# pytest's slow tests get a "still running" line). Standard library only: it runs before the venv exists.
-STEP := $(PY) scripts/heartbeat.py
+# Runs a long step and prints a line at least every 20 s: pip's output condensed (--pip), and a "still running" line
+# after 15 s of silence (mypy, a slow test). Standard library only: it runs before the venv exists.
+STEP := $(PY) scripts/heartbeat.py --every 15
 
 .PHONY: venv install demo test lint docs bench mutation clean
 
 $(BIN)/python:
 	@echo ">> creating the virtual environment $(VENV) (first run only)"
 	@$(STEP) --label "$(PY) -m venv $(VENV)" -- $(PY) -m venv $(VENV)
+	@$(STEP) --pip --label "pip install --upgrade pip" -- $(BIN)/pip install --upgrade pip
 
 # What `make demo` needs: the package without extras (the offline demo uses no torch, no embedding model, no
-# docs or test tools), with the venv's own pip. --no-compile: Python compiles only the modules the demo imports,
-# when it first imports them.
+# docs or test tools). --no-compile: Python compiles only the modules the demo imports, when it first imports them.
 $(VENV)/.installed-core: pyproject.toml | $(BIN)/python
 	@echo ">> installing langgraph-anytool without extras into $(VENV) (first run only, about a minute)"
 	@$(STEP) --pip --label "pip install -e ." -- $(BIN)/pip install --no-compile -e .
@@ -23,7 +23,6 @@ $(VENV)/.installed-core: pyproject.toml | $(BIN)/python
 
 # Everything `make test` needs: CPU torch first (pinned: an unpinned torch pulls CUDA), then the package with extras.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	@$(STEP) --pip --label "pip install --upgrade pip" -- $(BIN)/pip install --upgrade pip
 	@echo ">> installing $(TORCH) for the CPU (first run only: the largest download, it takes a while)"
 	@$(STEP) --pip --label "pip install $(TORCH)" -- $(BIN)/pip install $(TORCH)
 	@echo ">> installing langgraph-anytool and its extras into $(VENV) (first run only, several minutes)"

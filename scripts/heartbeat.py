@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import subprocess
 import sys
 import threading
@@ -132,7 +133,9 @@ def run(command: list[str], label: str, every: float, pip: bool, out: Callable[[
     code = proc.returncode
     if code != 0 and summary is not None:
         out("".join(f"   | {t}\n" for t in summary.tail))
-    say(f"{'done' if code == 0 else f'failed (exit status {code})'} in {duration(time.monotonic() - start)}")
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    say(f"{'done' if code == 0 else f'failed (exit status {code})'} in {duration(time.monotonic() - start)} "
+        f"({usage.ru_utime + usage.ru_stime:.1f} s of CPU)")
     return code
 
 
