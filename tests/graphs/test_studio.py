@@ -38,8 +38,10 @@ def request(url: str, body: Any = None) -> Any:
 
 
 @contextmanager
-def langgraph_dev(tmp_path: Path, env: dict[str, str]) -> Iterator[tuple[str, Path]]:
-    """`langgraph dev` on this project's langgraph.json and a free loopback port: (base URL, its log file)."""
+def langgraph_dev(tmp_path: Path, env: dict[str, str], config: Path = ROOT / "langgraph.json"
+                  ) -> Iterator[tuple[str, Path]]:
+    """`langgraph dev` on `config` (default: this project's langgraph.json) and a free loopback port: (base URL,
+    its log file)."""
     cli = Path(sys.executable).with_name("langgraph")
     if not cli.exists() and shutil.which("langgraph") is None:
         pytest.skip("langgraph-cli[inmem] is not installed")
@@ -47,7 +49,7 @@ def langgraph_dev(tmp_path: Path, env: dict[str, str]) -> Iterator[tuple[str, Pa
     path = tmp_path / "dev.log"
     log = path.open("w")
     proc = subprocess.Popen([str(cli if cli.exists() else "langgraph"), "dev", "--port", str(port), "--host",
-                             "127.0.0.1", "--no-browser", "--no-reload", "--config", str(ROOT / "langgraph.json")],
+                             "127.0.0.1", "--no-browser", "--no-reload", "--config", str(config)],
                             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
     try:
