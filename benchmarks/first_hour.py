@@ -116,7 +116,7 @@ marks = [("start", time.perf_counter(), cpu())]
 def mark(name): marks.append((name, time.perf_counter(), cpu()))
 from langgraph_anytool.catalog import Catalog
 from langgraph_anytool.catalog.search import CatalogSearcher
-mark("import catalog and search")
+mark("import catalog and search (numpy, LangChain's Embeddings base)")
 catalog = Catalog.load(None)
 mark("load the builtin catalog")
 searcher = CatalogSearcher(catalog)
@@ -128,7 +128,7 @@ if emb is not None:
 mark("load the encoder (first query embedding)")
 searcher.search_apis(sys.argv[1], 10)
 mark("search the query")
-from langgraph_anytool.integrations.retriever import relevance
+from langgraph_anytool.catalog.search import relevance
 mark("import the relevance score (`anytool search` prints it)")
 for (_, w0, c0), (name, w1, c1) in zip(marks, marks[1:]):
     print(f"  {name:<58} {w1 - w0:6.2f} s wall {c1 - c0:6.2f} s CPU")
