@@ -158,3 +158,28 @@ def test_studio_requests_log_no_slow_graph_load_and_no_faiss_probe(tmp_path: Pat
         text = log.read_text()
     assert "Slow graph load" not in text, [line for line in text.splitlines() if "Slow graph load" in line]
     assert "ModuleNotFoundError" not in text and "No module named" not in text, text[-3000:]
+
+
+def test_server_start_builds_the_graph_and_survives_a_bad_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    from langgraph_anytool.graphs.studio import graph_once, studio_settings
+    from langgraph_anytool.graphs.studio_app import app, build_at_start
+
+    monkeypatch.setenv("ANYTOOL_EMBEDDINGS", "none")
+    monkeypatch.setenv("ANYTOOL_INDEX_DIR", str(tmp_path / "index"))
+    monkeypatch.setenv("ANYTOOL_CACHE_DIR", str(tmp_path / "responses"))
+    monkeypatch.setenv("ANYTOOL_MAX_REFLECTIONS", "7")  # a setting no other test builds
+
+    async def start() -> None:
+        async with build_at_start(app):
+            pass
+
+    asyncio.run(start())
+    assert graph_once(studio_settings()).value is not None  # built before any request
+    monkeypatch.setenv("ANYTOOL_CATALOG", str(tmp_path / "missing"))
+    asyncio.run(start())  # logged, not raised: the server starts and each request reports the error
+    failures = [r for r in caplog.records if r.name.endswith("studio_app")]
+    assert len(failures) == 1 and "could not be built" in failures[0].getMessage()
+    assert str(tmp_path / "missing") in failures[0].getMessage()
+    with pytest.raises(Exception, match="missing"):
+        asyncio.run(make_graph())
