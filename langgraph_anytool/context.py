@@ -2,7 +2,8 @@
 
 `graph.invoke(input, config, context={"max_api_pool": 16, "model": "openai:gpt-4o-mini"})` overrides, for that
 run only, what the graph was built with; a field left unset (None) keeps the build-time value. The fields are
-every `AnyToolConfig` field except those fixed when the graph is built (`execution`, `request_timeout`), plus `model` (the
+every `AnyToolConfig` field except those fixed when the graph is built (`execution`, `request_timeout`,
+`prompts_from`), plus `model` (the
 default chat model, "provider:model" or "offline"), `models` (per-role overrides) and `profile` ("paper":
 `AnyToolConfig.paper()` under the other fields). The class is generated from `AnyToolConfig`, so the two cannot
 drift apart; LangGraph Studio shows its fields.
@@ -16,7 +17,8 @@ from typing import Any, get_type_hints
 from .config import PAPER_SETTINGS, AnyToolConfig, ConfigError, Profile
 
 # fixed when the graph is built: the executor kind, and the request timeout its models' clients are made with
-BUILD_TIME_FIELDS = frozenset({"execution", "request_timeout"})
+# and the authors' prompts (a checkout on the machine that builds the graph)
+BUILD_TIME_FIELDS = frozenset({"execution", "request_timeout", "prompts_from"})
 
 
 def _context_class() -> type:

@@ -4,21 +4,24 @@ When bm25s indexes, it computes every (token, document) BM25 weight and saves th
 matrix (`data`, `indices`, `indptr`: one column per token) beside its vocabulary (token → column) and parameters.
 For the "lucene" method (the one search indexes with: no non-occurrence term), a query's score for a document is the
 sum of its tokens' weights, repeats counted and unknown tokens ignored: `Bm25Arrays.get_scores` adds them token by
-token as `bm25s.BM25.get_scores` does, so the scores are the same floats. Loading this way spares a search the import
-of bm25s and SciPy (about 0.3 s of CPU, a third of a warm `anytool search`); building an index still uses bm25s.
+token as `bm25s.BM25.get_scores` does, so the scores are the same floats. Loading this way (`index_store.load_bm25`,
+after its checks) spares a search the import of bm25s and SciPy (about 0.3 s of CPU, a third of a warm
+`anytool search`); building an index still uses bm25s, with `BUILD_PARAMS`.
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from collections.abc import Mapping
+from types import MappingProxyType
 
 import numpy as np
 
-# file names of `bm25s.BM25.save`
-_DATA, _INDICES, _INDPTR = "data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy"
-_VOCAB, _PARAMS = "vocab.index.json", "params.index.json"
-_METHODS = ("lucene", "robertson", "atire")  # the methods without a non-occurrence term (bm25l and bm25+ have one)
+# The parameters search builds every index with (`bm25s.BM25(**BUILD_PARAMS)`), as `params.index.json` records
+# them; a saved index with any other value is not one of ours (and might need more than the saved weights).
+BUILD_PARAMS: Mapping[str, object] = MappingProxyType({
+    "k1": 1.5, "b": 0.75, "delta": 0.5, "method": "lucene", "idf_method": "lucene", "dtype": "float32",
+    "int_dtype": "int32", "backend": "numpy",
+})
 
 
 class Bm25Arrays:
@@ -31,20 +34,6 @@ class Bm25Arrays:
         self.vocab = vocab
         self.num_docs = num_docs
         self.scores = {"num_docs": num_docs}  # as bm25s.BM25.scores reports it
-
-    @classmethod
-    def load(cls, folder: Path) -> Bm25Arrays | None:
-        """The index bm25s saved in `folder`; None when its method needs more than the weights (the caller then
-        loads it with bm25s). `OSError` / `ValueError` / `KeyError` when a file is missing or damaged."""
-        params = json.loads((folder / _PARAMS).read_text(encoding="utf-8"))
-        if params.get("method") not in _METHODS or params.get("idf_method", params.get("method")) not in _METHODS:
-            return None
-        vocab = json.loads((folder / _VOCAB).read_text(encoding="utf-8"))
-        arrays = [np.load(folder / name, mmap_mode="r", allow_pickle=False) for name in (_DATA, _INDICES, _INDPTR)]
-        data, indices, indptr = arrays
-        if not isinstance(vocab, dict) or not 0 < len(indptr) <= len(vocab) + 1 or len(data) != len(indices):
-            raise ValueError(f"{folder}: BM25 arrays do not match their vocabulary")
-        return cls(data, indices, indptr, vocab, int(params["num_docs"]), str(params.get("dtype", "float32")))
 
     def get_scores(self, tokens: list[str]) -> np.ndarray:
         """The BM25 score of every document for the query `tokens` (shape (num_docs,))."""

@@ -35,8 +35,13 @@ def configure_steps(sub: Any) -> None:
         p.add_argument(f"--{role}", metavar="M", default=None, help=f"model of the {role} (multi mode)")
     p.add_argument("--text-mode", nargs="+", default=(), choices=("solver", "caller"), metavar="ROLE",
                    help="roles whose model has no native function calling (Action: / Action Input: text)")
-    p.add_argument("--prompts", default="default", choices=("default", "alpha_umi"),
-                   help="α-UMi role prompts: ours, or the profile following α-UMi's formats")
+    p.add_argument("--prompts", default=None, choices=("default", "alpha_umi"),
+                   help="α-UMi role prompts: ours, or the profile following α-UMi's formats (default: "
+                        "$ANYTOOL_UMI_PROMPTS, else default)")
+    p.add_argument("--prompts-from", metavar="PATH", default=None,
+                   help="your clone of X-PLUG/Multi-LLM-Agent: the planner, caller and summarizer get α-UMi's own "
+                        "prompts (GLPFT/utils/prompt_lib.py, read as data), as its infer_pipeline.py fills them "
+                        "(--mode multi)")
     p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="evaluate the first N steps only")
     p.add_argument("--json", action="store_true", help="print JSON (scores and every step)")
     p.set_defaults(eval_handler=cmd_steps)
@@ -65,16 +70,30 @@ def cmd_steps(args: argparse.Namespace) -> int:
     from ..eval.umi.steps import evaluate_steps
 
     try:
-        loaded = load_step_cases(args.paths, args.format, args.group_by)
+        loaded = load_step_cases(args.paths, args.format, args.group_by, limit=args.limit)
     except StepDataError as exc:
         raise ValueError(str(exc)) from exc
     cases = loaded.cases[: args.limit] if args.limit else loaded.cases
     if not cases:
         raise ValueError("no step to evaluate in " + ", ".join(args.paths))
+    book = None
+    if args.prompts_from:
+        from ..paper_prompts import umi_book
+        from .eval_commands import load_prompts
+
+        if args.mode != "multi":
+            raise ValueError("--prompts-from gives α-UMi's planner, caller and summarizer prompts: use it with "
+                             "--mode multi")
+        book = load_prompts(args.prompts_from, umi_book)
     models_for, label = _models_for(args)
-    config = AnyToolConfig(solver="umi" if args.mode == "multi" else "dfsdt", text_mode_roles=tuple(args.text_mode),
-                           umi_prompts=args.prompts)
-    report = evaluate_steps(cases, models_for, mode=args.mode, config=config, model_label=label, loaded=loaded)
+    flags: dict[str, Any] = {"solver": "umi" if args.mode == "multi" else "dfsdt"}  # over ANYTOOL_<FIELD>
+    if args.text_mode:
+        flags["text_mode_roles"] = tuple(args.text_mode)
+    if args.prompts:
+        flags["umi_prompts"] = args.prompts
+    config = AnyToolConfig.layered(flags)
+    report = evaluate_steps(cases, models_for, mode=args.mode, config=config, model_label=label, loaded=loaded,
+                            prompts=book)
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2, default=str))
     else:
@@ -119,6 +138,9 @@ def configure_tasks(sub: Any) -> None:
     p.add_argument("--json-verdicts", action="store_true",
                    help="also read our JSON verdict form {\"label\": \"pass\"|\"fail\"} from the evaluator (ours; the "
                         "authors only count a reply that starts with yes)")
+    p.add_argument("--prompts-from", metavar="PATH", default=None,
+                   help="your clone of OPPO-Mente-Lab/agent_eval: the evaluator's prompts and task 8's message are "
+                        "the authors' own (eval_scripts/eval_func.py, agent_interface.py, read as data)")
     p.add_argument("--execution", choices=("auto", "template", "http"), default="auto",
                    help="how tasks 4 and 7 call APIs that have no executor of their own (auto: the builtin toolset "
                         "locally, others over HTTP; template: offline simulation); the OPPO toolset's dev tools "
@@ -149,10 +171,17 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     from ..eval.oppo.judge import TaskEvaluator, evaluator_identity
     from ..eval.oppo.tasks import TaskRunner
     from ..models.llm import NO_MODEL_HELP, init_model
+    from ..paper_prompts import oppo_book
     from ..tools.executors import make_executor
     from ..tools.pipeline import ApiExecutor
+    from .eval_commands import load_prompts
 
     tasks = task_numbers(args.task)
+    book = load_prompts(args.prompts_from, oppo_book)
+    try:  # every task file read (and checked) before the first model call; streamed, stopping after --limit items
+        items_of = {task: load_task(task, args.data, limit=args.limit) for task in tasks}
+    except TaskDataError as exc:
+        raise ValueError(str(exc)) from exc
     catalog = Catalog.load(args.catalog)
     spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or None
     if spec:
@@ -175,13 +204,9 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     try:
         runner = TaskRunner(catalog, model, evaluator=evaluator, executor=executor, model_label=label,
                             protocol=args.protocol, ask_user=args.ask_user, functions_api=args.functions_api,
-                            rename_duplicates=args.rename_duplicates)
+                            rename_duplicates=args.rename_duplicates, prompts=book)
         for task in tasks:
-            try:
-                items = load_task(task, args.data)
-            except TaskDataError as exc:
-                raise ValueError(str(exc)) from exc
-            reports.append(runner.run(task, items[: args.limit] if args.limit else items))
+            reports.append(runner.run(task, items_of[task]))
     finally:
         executor.close()
     if args.json:

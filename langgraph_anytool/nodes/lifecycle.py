@@ -30,11 +30,12 @@ from ..models.llm import (
     error_kind_of,
     total_tokens,
 )
+from ..paper_prompts import prompts_record
 from ..state import AnyToolState, PoolEntry, RunStatus, SolverInput
 from .abilities import prior_turns, render_plan, request_of
 from .agents.records import new_agent_record
 from .reflection import can_reflect, pool_ids
-from .tool_agent.handlers import solvable_label, solvable_prompt
+from .tool_agent.handlers import read_solvable, solvable_request
 
 if TYPE_CHECKING:
     from ..runtime import Deps
@@ -203,10 +204,10 @@ def checked_round(deps: Deps, state: AnyToolState, config: RunnableConfig | None
 def pool_check(deps: Deps, state: AnyToolState, config: RunnableConfig | None, current: list[str]
                ) -> tuple[str | None, str, dict[str, Any]]:
     """One call of the `solvable` model on the pool: (label as `solvable_label` reads it, reason, usage)."""
-    prompt, inputs, _ = solvable_prompt(deps.catalog, state["query"], current)
-    reply, used = call_role(deps.models.for_role("solvable"), "solvable", prompt, config, inputs=inputs,
+    prompt, model, inputs, _ = solvable_request(deps, state["query"], current)
+    reply, used = call_role(model, "solvable", prompt, config, inputs=inputs,
                             on_usage=deps.meter(state.get("run_key", "")), profiles=deps.config.model_profiles)
-    label, reason = solvable_label(reply.text)
+    label, reason = read_solvable(deps, reply)
     return label, reason, {k: v for k, v in used.items() if isinstance(v, int | float)}
 
 
@@ -234,6 +235,9 @@ def outcome(state: Mapping[str, Any], deps: Deps) -> tuple[RunStatus, str]:
         return "planned", state.get("reason", "")
     if last is not None and verdict.get("label") == "Solved":
         return "solved", verdict.get("reason", "")
+    limit = deps.time_limit(state.get("run_key", ""))  # the run's hard wall-clock limit passed: whatever it cut
+    if limit is not None:
+        return "time_limit", limit.reason
     # a model that failed for good ends the run as an error of its kind (a resumed batch may retry it), even when
     # a budget ran out meanwhile (e.g. the wall time during the retries)
     if last is not None and last["finish_type"] in ("error", "context_length"):  # context_length: the prompt of
@@ -290,6 +294,7 @@ def make_finalize(base: Deps) -> Any:
         return {"answer": answer, "status": status, "reason": reason, "error_kind": kind,
                 "stop_reason": stop_kind,
                 "usage": {"total_tokens": total_tokens(state.get("usage", {}))},
+                "prompts": prompts_record(deps.config.prompts_from),
                 "messages": [outcome_message(status, answer, reason, stand_in_label(deps.models))]}
 
     return finalize

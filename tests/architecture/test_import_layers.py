@@ -30,9 +30,10 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("tools", ("tools",)),
     ("catalog", ("catalog",)),
     # bottom modules; models/profiles is a table of model facts that config.py validates overrides against,
-    # so it sits here although it lives in models/ (it imports nothing of the package)
+    # so it sits here although it lives in models/ (it imports nothing of the package); paper_prompts reads the
+    # authors' prompts from a checkout, which config.py validates `prompts_from` with
     ("bottom", ("config", "context", "state", "protocol", "sanitize", "render", "chat", "viz", "_compat",
-                "models.profiles")),
+                "models.profiles", "paper_prompts")),
 )
 
 

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from langgraph_anytool.catalog import Catalog
-from langgraph_anytool.catalog.bm25_arrays import Bm25Arrays
 from langgraph_anytool.catalog.dense_index import AnnParams, build_dense_index, describe
 from langgraph_anytool.catalog.embeddings import MiniLMEmbeddings, onnx_minilm_available
+from langgraph_anytool.catalog.index_store import load_bm25
 from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEmbeddings
 from langgraph_anytool.catalog.search import CatalogSearcher
 from langgraph_anytool.cli.app import main
@@ -120,7 +120,10 @@ def test_a_loaded_bm25_index_scores_as_bm25s_without_importing_it(tb_dir: Path, 
     built = CatalogSearcher(Catalog.from_toolbench(tb_dir), embeddings="none", index_dir=tmp_path)
     built.build()
     folder = built.bm25_path() / "apis"
-    arrays = Bm25Arrays.load(folder)
+    counts = json.loads((built.bm25_path() / "meta.json").read_text(encoding="utf-8"))["counts"]
+    loaded = load_bm25(built.bm25_path(), counts)
+    assert loaded is not None
+    arrays = loaded["apis"]
     reference = bm25s.BM25.load(str(folder), mmap=True, show_progress=False, verbosity=0)
     assert arrays is not None and arrays.num_docs == len(built.catalog)
     vocab = [t for t in arrays.vocab if t]

@@ -16,7 +16,8 @@ A comment on the line before a fence marks the block: `<!-- docs-test: slow -->`
 `<!-- docs-test: needs-shared -->` (needs ../shared/toolbench; skipped when absent), `<!-- docs-test:
 needs-network REASON -->` (a network service or a key; not run, and the page says so beside the block),
 `<!-- docs-test: manual REASON -->` (a set-up command this suite cannot run inside itself, e.g. `make test`),
-`<!-- docs-test: xfail REASON -->` (a known bug makes the block fail; strict: the test fails once it passes).
+`<!-- docs-test: xfail REASON -->` (a known bug makes the block fail; strict: the test fails once it passes),
+`<!-- docs-test: real-model -->` (needs a real model: run by tests/real_model/ against llama-server, not here).
 
 Run as a script (`python tests/docs/test_docs_blocks.py ARGS`), this file is the `anytool` command with the offline
 stand-in in place of provider models: the bash blocks call it so.
@@ -39,7 +40,7 @@ REPO = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("ANYTOOL_TEST_SHARED") or REPO.parent / "shared")
 RUN = ("python", "bash")
 NOT_RUN = ("text", "mermaid")
-MARKS = ("slow", "needs-shared", "needs-network", "manual", "xfail")
+MARKS = ("slow", "needs-shared", "needs-network", "manual", "xfail", "real-model")
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<body>.*?)\s*-->\s*$")
 EXPECTED_EXIT = re.compile(r"#.*\bexits? (?:code )?(?P<code>\d+)\b")
@@ -193,10 +194,12 @@ def work_dir(root: Path) -> Path:
     return work
 
 
-def bash_script(code: str) -> str:
+def bash_script(code: str, offline: bool = True) -> str:
     """The block as a bash script that stops at the first command whose exit code is not the one expected
-    (0, or the `# exits N` of its trailing comment)."""
-    shim = f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve()))}"
+    (0, or the `# exits N` of its trailing comment). `offline`: `anytool` resolves provider models to the offline
+    stand-in (else it is the installed command, for the real-model tier)."""
+    shim = (f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve()))}" if offline
+            else shlex.quote(str(Path(sys.executable).with_name("anytool"))))
     out = [f'anytool() {{ {shim} "$@"; }}', f'python() {{ {shlex.quote(sys.executable)} "$@"; }}']
     logical: list[tuple[int, str]] = []
     pending, first, heredoc = "", 0, ""
@@ -252,6 +255,8 @@ def skip_reason(block: Block) -> str | None:
         return f"needs a network service: {block.marks['needs-network']}"
     if "manual" in block.marks:
         return f"manual: {block.marks['manual']}"
+    if "real-model" in block.marks:
+        return "needs a real model: runs against llama-server in tests/real_model/test_docs_blocks.py"
     if "needs-shared" in block.marks and not (SHARED / "toolbench").is_dir():
         return f"needs {SHARED / 'toolbench'}"
     return None

@@ -16,15 +16,22 @@ from pathlib import Path
 HEAVY = ("langgraph", "langchain", "langchain_core", "langchain_openai", "langsmith", "torch", "onnxruntime",
          "transformers", "sentence_transformers", "faiss", "numpy", "openai", "httpx", "pydantic")
 
-# every parser the user can reach: `--help` of the command and of each (nested) subcommand, then usage errors
+# every parser the user can reach: `--help` of the command and of each (nested) subcommand, found by walking the
+# parser (a subcommand added later is covered), then usage errors
 _CHILD = """
-import contextlib, io, json, sys
-from langgraph_anytool.cli.app import SUBCOMMANDS, main
+import argparse, contextlib, io, json, sys
+from langgraph_anytool.cli.app import build_parser, main
 
-argvs = [["--help"], *[[c.name, "--help"] for c in SUBCOMMANDS],
-         ["index", "build", "--help"], ["index", "train", "--help"],
-         *[["eval", e, "--help"] for e in ("retrieval", "run", "passrate", "stats", "convert", "steps", "tasks")],
-         [], ["search"], ["run", "q", "--k", "3"], ["search", "q", "--k", "zero"], ["nope"]]
+def paths(parser, prefix):
+    yield prefix
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield from paths(child, [*prefix, name])
+
+helps = [[*p, "--help"] for p in paths(build_parser(), [])]
+assert len(helps) > 15, helps
+argvs = [*helps, [], ["search"], ["run", "q", "--k", "3"], ["search", "q", "--k", "zero"], ["nope"]]
 codes = []
 for argv in argvs:
     out, err = io.StringIO(), io.StringIO()

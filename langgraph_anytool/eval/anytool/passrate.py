@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import statistics
 import threading
@@ -37,10 +38,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel
+
 from ...models.llm import RoleUsage
 from ...nodes.judge.anytool import EXCLUSION_WORDS, excluded_word, sample_passed, seeded_coin
-from ...nodes.judge.tooleval import JudgeResult, check_is_solved, check_task_solvable
+from ...nodes.judge.tooleval import JudgeResult, Stage, check_is_solved, check_task_solvable
+from ...paper_prompts import PromptBook
+from ...sanitize.files import DataFileError, check_model, loads_json
+from ...sanitize.schema import Count
 
+log = logging.getLogger(__name__)
 Protocol = Literal["anytool", "toolllm", "sopr"]
 PROTOCOLS: tuple[str, ...] = ("anytool", "toolllm", "sopr")
 
@@ -73,10 +80,10 @@ class EvaluatorCache:
     def get_or_call(self, key: str, call: Callable[[], JudgeResult]) -> JudgeResult:
         with self._lock:
             row = self._db.execute("SELECT value FROM verdicts WHERE key = ?", (key,)).fetchone()
-        if row is not None:
+        cached = self._decoded(key, row[0]) if row is not None else None
+        if cached is not None:
             self.hits += 1
-            d = json.loads(row[0])
-            return JudgeResult(d["label"], d["reason"], d["stage"], RoleUsage(**(d.get("usage") or {})))
+            return cached
         self.misses += 1
         result = call()
         with self._lock:
@@ -84,8 +91,28 @@ class EvaluatorCache:
             self._db.commit()
         return result
 
+    def _decoded(self, key: str, value: Any) -> JudgeResult | None:
+        """A cached verdict, or None when the row is damaged or foreign (recomputed; a warning names the row)."""
+        source = f"{self.path} (verdict {key[:12]})"
+        try:
+            if not isinstance(value, str):
+                raise DataFileError(f"the value is {type(value).__name__}, not JSON text", source=source)
+            entry = check_model(_CachedJudgement, loads_json(value, source=source), source=source)
+        except DataFileError as exc:
+            log.warning("%s; recomputed", exc)
+            return None
+        usage = {k: (v if k == "cost_usd" else int(v)) for k, v in entry.usage.items()}
+        return JudgeResult(entry.label, entry.reason, entry.stage, RoleUsage(**usage))  # type: ignore[typeddict-item]
+
     def close(self) -> None:
         self._db.close()
+
+
+class _CachedJudgement(BaseModel):
+    label: Literal["Solved", "Unsolved", "Unsure", "Solvable", "Unsolvable"]
+    reason: str
+    stage: Stage
+    usage: dict[str, Count] = {}
 
 
 # ------------------------------------------------------------------------------------------------ record → inputs
@@ -121,7 +148,7 @@ class QueryVerdicts:
 
 
 # the finish types of our solver that are not a Finish call (a budget, an error, ...): `state.SolverAttempt`
-NO_FINISH_TYPES = frozenset({"call_budget", "no_apis", "budget", "error", "malformed", "context_length"})
+NO_FINISH_TYPES = frozenset({"call_budget", "no_apis", "budget", "error", "malformed", "context_length", "no_calls"})
 
 
 def called_finish(record: Mapping[str, Any]) -> bool:
@@ -142,13 +169,18 @@ def called_finish(record: Mapping[str, Any]) -> bool:
 
 def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evaluator_id: str, *,
                      samples: int = 3, protocol: Protocol = "anytool", cache: EvaluatorCache | None = None,
-                     concurrency: int = 4, exclusion: bool | None = None) -> list[QueryVerdicts]:
+                     concurrency: int = 4, exclusion: bool | None = None,
+                     prompts: PromptBook | None = None) -> list[QueryVerdicts]:
     """Per record, `samples` two-stage verdicts (and, for `toolllm`, solvability verdicts) from the evaluator.
 
     `evaluator_id` is the evaluator's part of the cache key: it must name the evaluator fully (model, endpoint,
     sampling settings — `identity.evaluator_key`). `exclusion` (default: on for `anytool` only) applies AnyTool's
-    exclusion-word rule before any evaluator call."""
+    exclusion-word rule before any evaluator call. `prompts`: ToolEval's own templates read from a checkout
+    (`paper_prompts.tooleval_book`) instead of ours; their files' hashes join the cache key, so a verdict given
+    with our prompts is never reused for theirs (nor one of another version of their files)."""
     use_exclusion = protocol == "anytool" if exclusion is None else exclusion
+    # our prompts keep the key they always had; the authors' add their files' fingerprint
+    theirs: tuple[str, ...] = (f"prompts:{prompts.key}",) if prompts is not None else ()
 
     def one(rec: Mapping[str, Any]) -> QueryVerdicts:
         qv = QueryVerdicts(str(rec.get("group", "")), str(rec.get("query_id", "")))
@@ -169,9 +201,9 @@ def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evalu
             config: Any = {"metadata": {"anytool_eval_sample": i}}
 
             def solved(i: int = i, config: Any = config) -> JudgeResult:
-                return check_is_solved(evaluator, query, answer, process, config=config)
+                return check_is_solved(evaluator, query, answer, process, config=config, book=prompts)
 
-            key = EvaluatorCache.key("check_is_solved", evaluator_id, i, query, answer, process)
+            key = EvaluatorCache.key("check_is_solved", evaluator_id, *theirs, i, query, answer, process)
             res = cache.get_or_call(key, solved) if cache else solved()
             qv.answer_labels.append(res.label)
             qv.reasons.append(res.reason)
@@ -180,9 +212,10 @@ def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evalu
                 done = res.label == "Solved"
 
                 def solvable(config: Any = config, done: bool = done, tools: list[str] = tools) -> JudgeResult:
-                    return check_task_solvable(evaluator, query, tools, config=config, has_been_solved=done)
+                    return check_task_solvable(evaluator, query, tools, config=config, has_been_solved=done,
+                                               book=prompts)
 
-                tkey = EvaluatorCache.key("check_task_solvable", evaluator_id, i, query, tools, done)
+                tkey = EvaluatorCache.key("check_task_solvable", evaluator_id, *theirs, i, query, tools, done)
                 qv.task_labels.append((cache.get_or_call(tkey, solvable) if cache else solvable()).label)
         return qv
 

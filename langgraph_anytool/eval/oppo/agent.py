@@ -31,6 +31,7 @@ from ...catalog import Catalog
 from ...catalog.models import Api
 from ...catalog.naming import is_valid_function_name
 from ...models.llm import ModelCallError, call_role
+from ...paper_prompts import PromptBook
 from ...tools.lc import api_json_schema
 from ...tools.pipeline import ApiExecutor
 from . import prompts as P
@@ -74,8 +75,13 @@ def authors_schema(api: Api, name: str) -> dict[str, Any]:
 def _doc_file(path: str, stamp: tuple[int, int]) -> dict[str, dict[str, Any]]:
     """The function objects of one OPPO doc file by name (`get_docs`: `api_docs[tool][api["function"]["name"]]`);
     `stamp` (mtime, size) makes an edited file read again."""
-    doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    return {str(a["function"]["name"]): a["function"] for a in doc.get("APIs") or []
+    from ...catalog.oppo_toolset import MAX_DOC_BYTES
+    from ...sanitize.files import load_json_file, repair_surrogates
+
+    # bounded like the loader's read (the file may have changed since): a fault is a DataFileError (a ValueError)
+    doc = repair_surrogates(load_json_file(path, max_bytes=MAX_DOC_BYTES, what="OPPO tool document"), source=path)
+    apis = doc.get("APIs") if isinstance(doc, Mapping) else None
+    return {str(a["function"]["name"]): a["function"] for a in (apis if isinstance(apis, list) else [])
             if isinstance(a, Mapping) and isinstance(a.get("function"), Mapping) and "name" in a["function"]}
 
 
@@ -360,12 +366,14 @@ class PlanResult:
 
 
 def plan_outline(model: BaseChatModel, catalog: Catalog, instruction: str, api_ids: Sequence[str], *,
-                 paper: bool = True, config: RunnableConfig | None = None) -> PlanResult:
+                 paper: bool = True, config: RunnableConfig | None = None,
+                 book: PromptBook | None = None) -> PlanResult:
     """Task 8 (`perform_task8`): a plan for a high-level request with the tools' documents in the message (paper:
     the release's documents as `convert_doc_to_openai_format` gives them, one numbered line of JSON each, in `comb`
-    order); nothing is called. Paper: the plan as the authors' evaluator reads it (unstripped)."""
+    order); nothing is called. Paper: the plan as the authors' evaluator reads it (unstripped). `book`: the
+    authors' message (`perform_task8`'s prompt, read from a clone of agent_eval)."""
     offer = make_offer(catalog, api_ids, paper=paper)
-    text = P.plan_request(instruction, offer.functions)
+    text = P.plan_request(instruction, offer.functions, book)
     ai = _call(_model(model, paper), "oppo_task8", _prompt(8, paper, text), config, query=instruction,
                functions=offer.names)
     return PlanResult(text, wire.reply_content(ai) if paper else _text(ai).strip())

@@ -7,6 +7,10 @@ message per item carrying the authors' criterion and inputs (`eval_scripts/eval_
 is asked to answer yes or no first, which is how the authors read it.
 
 `--protocol ours`: our system prompts below, and task 3 also offers an `ask_user` function.
+
+`--prompts-from PATH` (`book`, the authors' prompts read from a clone of OPPO-Mente-Lab/agent_eval,
+`paper_prompts/oppo.py`): the evaluator's prompts and task 8's message are the authors' f-strings, filled with the
+values each builder below computes for them (the same values our wording gets).
 """
 
 from __future__ import annotations
@@ -15,13 +19,17 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from ...paper_prompts import PromptBook
+
 
 # ------------------------------------------------------------------------------ model under test, task 8 (paper)
-def plan_request(instruction: str, tool_docs: Sequence[dict[str, Any]]) -> str:
+def plan_request(instruction: str, tool_docs: Sequence[dict[str, Any]], book: PromptBook | None = None) -> str:
     """Task 8's user message (`agent_interface.py` `perform_task8`: the problem, then the numbered tool documents
     as one-line JSON)."""
     docs = "\n".join(f"{i + 1}. " + json.dumps(d, ensure_ascii=False).replace("\n", " ")
                      for i, d in enumerate(tool_docs))
+    if book is not None:
+        return book.fill("task8_request", instruction=instruction, tools=docs)
     return (f"Think about how the problem below can be solved with the help of the tools provided.\n\n"
             f"Problem: {instruction}\n\nTools:\n{docs}")
 
@@ -69,50 +77,65 @@ def _one_line(value: Any) -> str:
     return text.replace("\n", " ")
 
 
-def clarification_prompt(reply: str) -> str:
+def clarification_prompt(reply: str, book: PromptBook | None = None) -> str:
     """Task 3 (`_check_clarification`): does the assistant's reply ask the user for more information?"""
+    if book is not None:
+        return book.fill("task3_check", reply=reply)
     return ("An assistant received a question or request from a user and replied with the message below. Is this "
             "message asking the user to provide more information?\n\n"
             f"Message:\n{reply}\n\nAnswer only Yes or No, with no explanation.")
 
 
-def call_check_prompt(instruction: str, api_doc: dict[str, Any], call: dict[str, Any]) -> str:
+def call_check_prompt(instruction: str, api_doc: dict[str, Any], call: dict[str, Any],
+                      book: PromptBook | None = None) -> str:
     """Task 4 (`_check_params_with_gpt4`): is the function call right for the instruction and the API document?"""
+    if book is not None:
+        return book.fill("task4_check", instruction=instruction, api_doc=_one_line(api_doc), call=_one_line(call))
     return ("Decide whether the function call below is correct for the user's instruction and the API "
             "specification.\n\n"
             f"Instruction: {instruction}\n\nAPI specification: {_one_line(api_doc)}\n\nFunction call: "
             f"{_one_line(call)}\n\nAnswer YES or NO first; if NO, explain briefly.")
 
 
-def direct_answer_prompt(instruction: str, reply: str) -> str:
+def direct_answer_prompt(instruction: str, reply: str, book: PromptBook | None = None) -> str:
     """Task 5 (`_check_direct_response`): has the assistant answered the user properly?"""
+    if book is not None:
+        return book.fill("task5_check", instruction=instruction, reply=reply)
     return ("Here is a dialogue between a user and an assistant. Decide whether the assistant has responded "
             f"properly.\n\nUSER: {instruction}\nASSISTANT: {reply}\n\nAnswer YES or NO first, then give the reason "
             "if NO.")
 
 
-def tool_answer_prompt(instruction: str, call: Any, tool_result: str, reply: str) -> str:
+def tool_answer_prompt(instruction: str, call: Any, tool_result: str, reply: str,
+                       book: PromptBook | None = None) -> str:
     """Task 6 (`_check_response_w_tool`): is the assistant's last reply proper given what the tool returned? `call`
     as text goes in as it is (the paper protocol's `json.dumps(function_call)` or "None"); another value as
     one-line JSON."""
     call_text = call if isinstance(call, str) else _one_line(call)
+    if book is not None:
+        return book.fill("task6_check", instruction=instruction, call=call_text, tool_result=tool_result,
+                         reply=reply)
     return ("Here is a dialogue between a user and an assistant that used a tool. Decide whether the assistant's "
             "last response is proper given the result the tool returned.\n"
             f"USER: {instruction}\nASSISTANT: {call_text}\nFUNCTION: {tool_result}\nASSISTANT: {reply}\n\n"
             "Answer YES or NO first, then give the reason if NO.")
 
 
-def solved_prompt(conversation: Sequence[dict[str, Any]]) -> str:
+def solved_prompt(conversation: Sequence[dict[str, Any]], book: PromptBook | None = None) -> str:
     """Task 7 (`_check_answer`): did the assistant solve the problem, chiefly by getting useful information from the
     tools in the end? (The conversation without its system message, as indented JSON.)"""
     conv = json.dumps([m for m in conversation if m.get("role") != "system"], ensure_ascii=False, indent=2)
+    if book is not None:
+        return book.fill("task7_check", conversation=conv)
     return ("Below is a conversation between a user and an assistant that can use tools. Decide whether the "
             "assistant solved the user's problem successfully; above all, whether it used the tools to obtain "
             f"useful information in the end.\n\n{conv}\n\nAnswer Yes or No first, then explain your reason.")
 
 
-def plan_check_prompt(task_text: str, plan: str) -> str:
+def plan_check_prompt(task_text: str, plan: str, book: PromptBook | None = None) -> str:
     """Task 8 (`_check_plan`): is the plan the assistant made for the task (using the provided tools) sound?"""
+    if book is not None:
+        return book.fill("task8_check", task=task_text, plan=plan)
     return ("An assistant was given a task: use a few provided tools to help solve a user's question. Decide "
             f"whether the plan the assistant made is sound.\n\nTask:\n{task_text}\n\nPlan:\n{plan}\n\n"
             "Answer Yes or No first, then give the reason if No.")

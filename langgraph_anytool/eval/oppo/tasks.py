@@ -25,11 +25,12 @@ from langchain_core.language_models import BaseChatModel
 
 from ...catalog import Catalog
 from ...models.llm import ModelNotConfiguredError
+from ...paper_prompts import PromptBook, ours_provenance
 from ...tools.pipeline import ApiExecutor
 from . import agent, score, wire
 from . import prompts as P
 from .data import TASKS, TaskDataError, TaskItem, parse_label, resolve_api
-from .judge import TaskEvaluator
+from .judge import TaskEvaluator, Verdict
 
 PROTOCOLS = ("paper", "ours")
 JUDGED = frozenset({3, 4, 5, 6, 7, 8})  # tasks whose paper figure needs the evaluator (task 4: recorded only)
@@ -61,9 +62,11 @@ class TaskReport:
     evaluator_calls: int = 0
     evaluator_cache_hits: int = 0
     notes: list[str] = field(default_factory=list)
+    prompts: dict[str, Any] = field(default_factory=ours_provenance)  # which prompts ran (files and sha256)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"task": self.task, "name": self.name, "protocol": self.protocol, "metrics": self.metrics,
+        return {"task": self.task, "name": self.name, "protocol": self.protocol, "prompts": self.prompts,
+                "metrics": self.metrics,
                 "scoring": self.scoring, "notes": self.notes, "model": self.model_label, "types": self.types,
                 "errors": self.errors,
                 "seconds": round(self.seconds, 3), "evaluator_calls": self.evaluator_calls,
@@ -73,6 +76,8 @@ class TaskReport:
         head = f"task {self.task} ({self.name}): {len(self.items)} items, types " + \
             ", ".join(f"{k}={v}" for k, v in sorted(self.types.items()))
         lines = [head, f"model: {self.model_label}; protocol: {self.protocol}; scoring: {self.scoring}"]
+        if self.prompts.get("files"):
+            lines.append(f"prompts: the authors', from {self.prompts['path']} ({', '.join(self.prompts['files'])})")
         lines += [f"  {k:<20} {100 * v:6.1f}" for k, v in self.metrics.items()]
         if self.errors:
             lines.append(f"  items whose model or evaluator call failed (scored 0): {self.errors}")
@@ -89,6 +94,8 @@ class TaskRunner:
     """Runs one task's items against a model. `protocol="paper"` (default) sends what the authors send
     (`oppo.agent`, `oppo.wire`); "ours" adds our system prompts and shuffles task 2's candidates. `ask_user` (ours,
     off by default) also offers an `ask_user` function in task 3. `executor` runs the API calls of tasks 4 and 7.
+    `prompts`: the authors' prompts read from a clone of their repository (`paper_prompts.oppo_book`): the
+    evaluator's prompts and task 8's message are theirs (and their files' hashes join the evaluator's cache key).
 
     Paper protocol only: `functions_api` says how tasks 1-3 offer their functions — "functions" (the authors'
     legacy `functions=`, `agent_interface.py` `perform_task1`-`3`), "tools" (`tools=`, only the first call read, as
@@ -98,7 +105,8 @@ class TaskRunner:
 
     def __init__(self, catalog: Catalog, model: BaseChatModel, *, evaluator: TaskEvaluator | None = None,
                  executor: ApiExecutor | None = None, model_label: str = "", protocol: str = "paper",
-                 ask_user: bool = False, functions_api: str = "auto", rename_duplicates: bool = False) -> None:
+                 ask_user: bool = False, functions_api: str = "auto", rename_duplicates: bool = False,
+                 prompts: PromptBook | None = None) -> None:
         if protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {protocol!r}; expected one of: {', '.join(PROTOCOLS)}")
         if functions_api not in agent.FUNCTIONS_APIS:
@@ -116,6 +124,12 @@ class TaskRunner:
         self.rename_duplicates = rename_duplicates
         self._legacy: bool | None = None  # tasks 1-3 send functions= (resolved on first use)
         self._refused = ""  # the provider's refusal of functions= (auto: tools= from then on)
+        self.prompts = prompts
+
+    def _judge(self, task: int, prompt: str) -> Verdict:
+        """The evaluator's verdict (its cache key holds the authors' prompt files' fingerprint when they are used)."""
+        assert self.evaluator is not None
+        return self.evaluator.judge(task, prompt, prompts_key=self.prompts.key if self.prompts is not None else "")
 
     def _api(self, item: TaskItem) -> str:
         tool, api = item.api_ref()
@@ -157,7 +171,8 @@ class TaskRunner:
                           types=dict(Counter(i.type for i in items)), errors=errors,
                           seconds=time.perf_counter() - start,
                           evaluator_calls=(self.evaluator.calls - calls0) if self.evaluator else 0,
-                          evaluator_cache_hits=(self.evaluator.hits - hits0) if self.evaluator else 0)
+                          evaluator_cache_hits=(self.evaluator.hits - hits0) if self.evaluator else 0,
+                          prompts=self.prompts.provenance() if self.prompts is not None else ours_provenance())
 
     @staticmethod
     def _failed(task: int, item: TaskItem, extra: dict[str, list[Any]]) -> None:
@@ -273,7 +288,7 @@ class TaskRunner:
         if calls:
             return ItemResult(item.id, item.type, 0.0, pred, "misuse tools")
         if self.evaluator is not None:
-            v = self.evaluator.judge(3, P.clarification_prompt(first.content if self.paper else first.text))
+            v = self._judge(3, P.clarification_prompt(first.content if self.paper else first.text, self.prompts))
             return ItemResult(item.id, item.type, float(v.passed), pred,
                               "" if v.passed else "the response is not to request for clarification")
         asked = "?" in first.text  # ours, without an evaluator
@@ -300,8 +315,9 @@ class TaskRunner:
             strict, why = score.check_raw_call(api, call.api_id == api_id and call.parsed, call.args)
             if strict and self.evaluator is not None:
                 try:
-                    v = self.evaluator.judge(4, P.call_check_prompt(
-                        item.instruction, fill.offer.functions[0], {"name": call.function, "arguments": call.args}))
+                    v = self._judge(4, P.call_check_prompt(
+                        item.instruction, fill.offer.functions[0], {"name": call.function, "arguments": call.args},
+                        self.prompts))
                     strict, why = v.passed, v.reason
                 except Exception as exc:  # _check_params_with_gpt4: a failed check costs only the verdict
                     strict, why = False, f"WARNING: evaluator failed: {type(exc).__name__}: {exc}"
@@ -315,7 +331,7 @@ class TaskRunner:
         """`perform_task5` / `evaluate_task5`: the evaluator's verdict on the direct answer."""
         answer = agent.answer_directly(self.model, item.instruction, paper=self.paper)
         if self.evaluator is not None:
-            v = self.evaluator.judge(5, P.direct_answer_prompt(item.instruction, answer))
+            v = self._judge(5, P.direct_answer_prompt(item.instruction, answer, self.prompts))
             return ItemResult(item.id, item.type, float(v.passed), {"answer": answer}, v.reason)
         ok, why = score.has_facts(answer, item.facts())
         return ItemResult(item.id, item.type, float(ok), {"answer": answer}, why)
@@ -341,12 +357,13 @@ class TaskRunner:
                 fc = conv[start + 1].get("function_call")
                 prompt = P.tool_answer_prompt(f"{conv[start].get('content')}",
                                               json.dumps(fc, ensure_ascii=False) if isinstance(fc, dict) else f"{fc}",
-                                              f"{conv[start + 2].get('content')}", answer)
+                                              f"{conv[start + 2].get('content')}", answer, self.prompts)
             else:
                 call = conv[start + 1].get("function_call") or conv[start + 1].get("tool_calls")
-                prompt = P.tool_answer_prompt(str(conv[start].get("content") or ""), call, tool_text, answer)
+                prompt = P.tool_answer_prompt(str(conv[start].get("content") or ""), call, tool_text, answer,
+                                              self.prompts)
             try:
-                v = self.evaluator.judge(6, prompt)
+                v = self._judge(6, prompt)
             except Exception as exc:
                 return ItemResult(item.id, item.type, 0.0, pred,
                                   f"WARNING: fail to check. Exception: {type(exc).__name__}: {exc}")
@@ -375,7 +392,7 @@ class TaskRunner:
                               status="excluded")
         if self.evaluator is not None:
             try:
-                v = self.evaluator.judge(7, P.solved_prompt(chain.messages))
+                v = self._judge(7, P.solved_prompt(chain.messages, self.prompts))
             except Exception as exc:  # evaluate_task7: a failed evaluation scores 0 and stays in the average
                 return ItemResult(item.id, item.type, 0.0, pred,
                                   f"WARNING: to double check. failed to evaluate: {type(exc).__name__}: {exc}")
@@ -389,12 +406,13 @@ class TaskRunner:
         ids = [resolve_api(self.catalog, t, a, item.where("comb")) for t, a in item.comb()]
         if not ids:
             raise LookupError("column 'comb' lists no API")
-        plan = agent.plan_outline(self.model, self.catalog, item.instruction, ids, paper=self.paper)
+        plan = agent.plan_outline(self.model, self.catalog, item.instruction, ids, paper=self.paper,
+                                  book=self.prompts)
         names = [self.catalog.api(a).name for a in ids]
         coverage = score.outline_coverage(plan.outline, names)
         pred = {"outline": plan.outline, "coverage": coverage}
         if self.evaluator is not None:
-            v = self.evaluator.judge(8, P.plan_check_prompt(plan.task_text, plan.outline))
+            v = self._judge(8, P.plan_check_prompt(plan.task_text, plan.outline, self.prompts))
             extra["coverage"].append(coverage)
             return ItemResult(item.id, item.type, float(v.passed), pred, v.reason)
         extra["coverage"].append(coverage)

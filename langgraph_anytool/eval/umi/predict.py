@@ -31,6 +31,7 @@ output clean-up of their inference scripts (`step_metrics.authors_candidate`):
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -50,9 +51,10 @@ from ...nodes.solver.finish import finish_schema
 from ...nodes.solver.textmode import TextToolRunnable, bind_role_tools, format_inputs, umi_template
 from ...nodes.solver.tree import message_to_dict
 from ...nodes.solver.umi import parse_next, render_history, umi_inputs
-from ...protocol import FINISH_NAME
+from ...paper_prompts import PromptBook
+from ...protocol import FINISH_NAME, render_action
 from ...runtime import Deps
-from .data import FunctionSpec, StepCase
+from .data import UMI_TEXT, FunctionSpec, StepCase
 from .metrics import NO_ACTION, Plan, authors_candidate, parse_backbone_reply, parse_multi_agent_reply
 
 Mode = Literal["single", "multi"]
@@ -234,16 +236,76 @@ def authors_planner_decision(text: str) -> tuple[str, str]:
     return "caller", text + "Next: caller."
 
 
-def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: AnyToolConfig) -> Prediction:
-    """Multi-model mode: the planner decides; the caller or the summarizer completes the step."""
+# ------------------------------------------------------------------------------------------ the authors' prompts
+def authors_doc(case: StepCase) -> str:
+    """`{doc}` as infer_pipeline.py builds it: one `json.dumps(tool)` line per tool (α-UMi test files: the tool as
+    recorded; ToolBench answer files: name, description and parameters)."""
+    return "".join(json.dumps(f.raw if f.raw is not None else
+                              {"name": f.name, "description": f.description, "parameters": f.parameters}) + "\n"
+                   for f in case.functions)
+
+
+def authors_dispatch(case: StepCase) -> str:
+    """`{history}` as infer_pipeline.py `build_infer_samples` builds `dispatch`: each turn as "<from>: <value>"
+    followed by "</s>" (no "</s>" after an observation), the user's query first. A caller turn is the text the
+    test file recorded (`Action: ...` / `Action Input: ...`), a ToolBench call written that way."""
+    out = f"user: {case.query}</s>"
+    for m in case.history:
+        if isinstance(m, ToolMessage):
+            out += f"observation: {text_of(m)}"
+        elif isinstance(m, HumanMessage):
+            out += f"user: {text_of(m)}</s>"
+        elif isinstance(m, AIMessage):
+            recorded = m.additional_kwargs.get(UMI_TEXT)
+            if m.name == "caller" and isinstance(recorded, str):
+                out += f"caller: {recorded}</s>"
+                continue
+            text = text_of(m).strip()
+            if text:
+                out += f"{'conclusion' if m.name == 'summarizer' else 'assistant'}: {text}</s>"
+            for tc in m.tool_calls:
+                out += f"caller: {render_action(tc['name'], tc['args'])}</s>"
+            for bad in m.invalid_tool_calls:
+                out += f"caller: Action: {bad.get('name')}\nAction Input: {bad.get('args') or ''}</s>"
+    return out
+
+
+def _authors_input(book: PromptBook, role: str, case: StepCase, thought: str = "") -> str:
+    """A role's whole input as infer_pipeline.py makes it: the prompt filled by `.replace`, then the turn's cue
+    (" assistant: ", " caller: ", " conclusion: "); the caller and the summarizer see the planner's prediction
+    appended to the history ("planner: <prediction></s>")."""
+    dispatch = authors_dispatch(case)
+    if role == "planner":
+        return book.fill("planner", doc=authors_doc(case), history=dispatch) + " assistant: "
+    dispatch += f"planner: {thought}</s>"
+    if role == "caller":
+        return book.fill("caller", doc=authors_doc(case), history=dispatch, thought=thought,
+                         tool_names=", ".join(case.function_names)) + " caller: "
+    return book.fill("summarizer", history=dispatch) + " conclusion: "
+
+
+def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: AnyToolConfig,
+                  book: PromptBook | None = None) -> Prediction:
+    """Multi-model mode: the planner decides; the caller or the summarizer completes the step. With α-UMi's own
+    prompts (`book`, `paper_prompts.umi_book`), each role's whole input is one user message built as the authors'
+    infer_pipeline.py builds it (`_authors_input`), and the replies are read in α-UMi's format (the prompt profile
+    "alpha_umi", which the offline stand-in also writes)."""
+    if book is not None:
+        config = replace(config, umi_prompts="alpha_umi")
     deps = _deps(tools, models, config)
     history = _renamed(case.history, tools.to_shown)
     doc = describe_functions(deps, tools.functions, with_params=True)
-    planner_system = umi_template(config, "planner").format(doc=doc, history=render_history(history), diversity="")
-    ai, _ = call_role(models.for_role("planner"), "planner",
-                      [SystemMessage(content=planner_system), HumanMessage(content=case.query)], None,
-                      inputs={**umi_inputs(history, tools.functions), **format_inputs(config, "planner")})
-    if config.umi_prompts == "alpha_umi":  # the planner writes the authors' format: read it their way
+    if book is not None:
+        planner_prompt: list[BaseMessage] = [HumanMessage(content=_authors_input(book, "planner", case))]
+    else:
+        planner_system = umi_template(config, "planner").format(doc=doc, history=render_history(history),
+                                                                diversity="")
+        planner_prompt = [SystemMessage(content=planner_system), HumanMessage(content=case.query)]
+    ai, _ = call_role(models.for_role("planner"), "planner", planner_prompt, None,
+                      inputs={"query": case.query, **umi_inputs(history, tools.functions),
+                              **format_inputs(config, "planner")})
+    umi_format = config.umi_prompts == "alpha_umi"
+    if umi_format:  # the planner writes the authors' format: read it their way
         decision, thought = authors_planner_decision(authors_candidate(text_of(ai)))
     else:  # our prompts ("Next: summarizer", ...): our solver's reading
         thought = text_of(ai).strip()
@@ -251,25 +313,32 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
     if decision == "give_up":
         return Prediction(plan="give_up", thought=thought)
     if decision == "summarizer":
-        system = umi_template(config, "summarizer").format(history=render_history(history), thought=thought)
-        reply, _ = call_role(models.for_role("summarizer"), "summarizer",
-                             [SystemMessage(content=system), HumanMessage(content=case.query)], None,
-                             inputs={**umi_inputs(history, tools.functions, thought),
+        if book is not None:
+            prompt: list[BaseMessage] = [HumanMessage(content=_authors_input(book, "summarizer", case, thought))]
+        else:
+            system = umi_template(config, "summarizer").format(history=render_history(history), thought=thought)
+            prompt = [SystemMessage(content=system), HumanMessage(content=case.query)]
+        reply, _ = call_role(models.for_role("summarizer"), "summarizer", prompt, None,
+                             inputs={"query": case.query, **umi_inputs(history, tools.functions, thought),
                                      **format_inputs(config, "summarizer")})
         # infer_pipeline.py writes "asssitant: <planner prediction></s>conclusion: <summarizer output>";
         # evaluate-multi_agent.py parse_output reads that whole string (usually the text after the last
         # "conclusion: ")
-        return _authors_reading(f"{_planner_part(config, thought, 'Next: conclusion.')}</s>conclusion: "
+        return _authors_reading(f"{_planner_part(umi_format, thought, 'Next: conclusion.')}</s>conclusion: "
                                 f"{authors_candidate(text_of(reply))}", thought, tools)
-    system = umi_template(config, "caller").format(doc=doc, history=render_history(history), thought=thought,
-                                                   tool_names=", ".join(tools.functions))
+    if book is not None:
+        caller_prompt: list[BaseMessage] = [HumanMessage(content=_authors_input(book, "caller", case, thought))]
+    else:
+        system = umi_template(config, "caller").format(doc=doc, history=render_history(history), thought=thought,
+                                                       tool_names=", ".join(tools.functions))
+        caller_prompt = [SystemMessage(content=system), HumanMessage(content=case.query)]
     runnable, raw = _keep_raw(bind_role_tools(models.for_role("caller"), config, "caller",
                                               tool_schemas(deps, tools.functions)))
-    reply, _ = call_role(runnable, "caller", [SystemMessage(content=system), HumanMessage(content=case.query)], None,
-                         inputs={**umi_inputs(history, tools.functions, thought),
+    reply, _ = call_role(runnable, "caller", caller_prompt, None,
+                         inputs={"query": case.query, **umi_inputs(history, tools.functions, thought),
                                  **format_inputs(config, "caller", text=isinstance(runnable, TextToolRunnable))})
     call = _first_call(reply)
-    head = f"{_planner_part(config, thought, 'Next: caller.')}</s>caller: "
+    head = f"{_planner_part(umi_format, thought, 'Next: caller.')}</s>caller: "
     if call is not None and raw is None:  # a native function call, unless the planner part decides otherwise
         planned = _authors_reading(head, thought, tools)
         return _call_prediction("call", thought, tools, *call) if planned.plan == "call" else planned
@@ -281,11 +350,11 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
     return pred if call is not None or pred.plan != "call" else replace(pred, error="the caller made no function call")
 
 
-def _planner_part(config: AnyToolConfig, thought: str, marker: str) -> str:
+def _planner_part(umi_format: bool, thought: str, marker: str) -> str:
     """The planner's part of infer_pipeline.py's prediction string: "asssitant: " (sic) and the planner
-    prediction as cut by `authors_planner_decision` (alpha_umi prompts); with our own prompts ("Next: summarizer",
-    ...) the authors' marker of the decision our parser read stands in for it."""
-    return f"asssitant: {thought}" if config.umi_prompts == "alpha_umi" else marker
+    prediction as cut by `authors_planner_decision` (alpha_umi prompts, or α-UMi's own); with our own prompts
+    ("Next: summarizer", ...) the authors' marker of the decision our parser read stands in for it."""
+    return f"asssitant: {thought}" if umi_format else marker
 
 
 def _authors_reading(text: str, thought: str, tools: StepTools) -> Prediction:
@@ -296,12 +365,14 @@ def _authors_reading(text: str, thought: str, tools: StepTools) -> Prediction:
     return _call_prediction("call", thought, tools, _action(parsed.action), parsed.action_input)
 
 
-def predict_step(case: StepCase, tools: StepTools, models: ModelSet, config: AnyToolConfig, mode: Mode) -> Prediction:
-    """A prediction, or one carrying the error when a model call fails (the step then counts as missed)."""
+def predict_step(case: StepCase, tools: StepTools, models: ModelSet, config: AnyToolConfig, mode: Mode,
+                 book: PromptBook | None = None) -> Prediction:
+    """A prediction, or one carrying the error when a model call fails (the step then counts as missed).
+    `book`: α-UMi's own role prompts (multi mode)."""
     try:
         if mode == "single":
             return predict_single(case, tools, models, config)
-        return predict_multi(case, tools, models, config)
+        return predict_multi(case, tools, models, config, book)
     except ModelNotConfiguredError:
         raise
     except Exception as exc:  # a provider error costs this step, not the run

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ...config import AnyToolConfig
+from ...paper_prompts import PromptBook, ours_provenance
 from .data import LoadReport, StepCase
 from .metrics import METRIC_LABELS, METRICS, StepOutcome, StepScores, score_steps
 from .predict import Mode, ModelsFor, Prediction, StepTools, predict_step, step_tools
@@ -38,9 +39,10 @@ class StepsReport:
     skipped_turns: int = 0
     errors: int = 0
     seconds: float = 0.0
+    prompts: dict[str, Any] = field(default_factory=ours_provenance)  # which role prompts ran (files and sha256)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"mode": self.mode, "model": self.model_label, "files": self.files,
+        return {"mode": self.mode, "model": self.model_label, "prompts": self.prompts, "files": self.files,
                 "skipped_files": self.skipped_files, "skipped_turns": self.skipped_turns, "errors": self.errors,
                 "seconds": round(self.seconds, 3), "metrics": list(METRICS),
                 "groups": {k: asdict(v) for k, v in self.groups.items()}, "overall": asdict(self.overall),
@@ -58,6 +60,8 @@ class StepsReport:
                  for r in [head, *rows]]
         lines.insert(1, "  ".join("-" * w for w in widths))
         notes = [f"model: {self.model_label}; mode: {self.mode}; files: {self.files}"]
+        if self.prompts.get("files"):
+            notes.append(f"role prompts: α-UMi's, from {self.prompts['path']} ({', '.join(self.prompts['files'])})")
         if self.skipped_files:
             notes.append(f"skipped files: {len(self.skipped_files)} (no train_messages)")
         if self.skipped_turns:
@@ -82,8 +86,10 @@ def _outcome(case: StepCase, pred: Prediction) -> StepOutcome:
 
 def evaluate_steps(cases: Sequence[StepCase], models_for: ModelsFor, *, mode: Mode = "single",
                    config: AnyToolConfig | None = None, model_label: str = "",
-                   loaded: LoadReport | None = None, progress: Any = None) -> StepsReport:
-    """Predict every step (teacher forcing) and score the set per source group and overall."""
+                   loaded: LoadReport | None = None, progress: Any = None,
+                   prompts: PromptBook | None = None) -> StepsReport:
+    """Predict every step (teacher forcing) and score the set per source group and overall. `prompts`: α-UMi's own
+    role prompts read from a clone of X-PLUG/Multi-LLM-Agent (`paper_prompts.umi_book`; multi mode)."""
     cfg = config or AnyToolConfig()
     start = time.perf_counter()
     tools_cache: dict[tuple[Any, ...], tuple[StepTools, Any]] = {}
@@ -96,7 +102,7 @@ def evaluate_steps(cases: Sequence[StepCase], models_for: ModelsFor, *, mode: Mo
             tools = step_tools(case.functions)
             tools_cache[key] = (tools, models_for(tools.catalog))
         tools, models = tools_cache[key]
-        pred = predict_step(case, tools, models, cfg, mode)
+        pred = predict_step(case, tools, models, cfg, mode, prompts)
         errors += int(bool(pred.error) and pred.plan is None)
         outcomes.setdefault(case.source, []).append(_outcome(case, pred))
         records.append(StepRecord(case.source, case.case_id, case.step, asdict(case.reference), asdict(pred)))
@@ -105,7 +111,8 @@ def evaluate_steps(cases: Sequence[StepCase], models_for: ModelsFor, *, mode: Mo
     groups = {k: score_steps(v) for k, v in outcomes.items()}
     overall = score_steps(o for v in outcomes.values() for o in v)
     rep = StepsReport(groups=groups, overall=overall, records=records, mode=mode, model_label=model_label,
-                      errors=errors, seconds=time.perf_counter() - start)
+                      errors=errors, seconds=time.perf_counter() - start,
+                      prompts=prompts.provenance() if prompts is not None else ours_provenance())
     if loaded is not None:
         rep.files, rep.skipped_files, rep.skipped_turns = loaded.files, loaded.skipped_files, loaded.skipped_turns
     return rep

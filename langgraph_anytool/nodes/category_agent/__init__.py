@@ -14,9 +14,15 @@ __all__ = ["REACTIVATE_PROMPT", "first_message", "system_prompt"]
 
 
 def system_prompt(record: AgentRecord, deps: Deps) -> str:
+    book = deps.paper_prompts
+    if book is not None:  # main.py Category_Agent.category_search; `{leaf_tool_number}` replaced in prompt_template.py
+        return book.fill("category_system", category=record["category"], max_tools=deps.config.max_tools_per_agent)
     return BOOTSTRAP_PROMPT.format(category=record["category"], max_tools=deps.config.max_tools_per_agent)
 
 
 def first_message(query: str, record: AgentRecord, deps: Deps) -> str:
-    n_tools = len(deps.catalog.tools(record["category"] or ""))
-    return FIRST_MESSAGE.format(query=query, category=record["category"], n_tools=n_tools)
+    tools = deps.catalog.tools(record["category"] or "")
+    book = deps.paper_prompts
+    if book is not None:  # main.py: `self.tools = get_tools_in_category(category)`, the tool names as a list
+        return book.fill("category_first", query=query, tools=str([t.name for t in tools]))
+    return FIRST_MESSAGE.format(query=query, category=record["category"], n_tools=len(tools))

@@ -14,6 +14,9 @@ __all__ = ["REACTIVATE_PROMPT", "first_message", "system_prompt"]
 
 
 def system_prompt(record: AgentRecord, deps: Deps) -> str:
+    book = deps.paper_prompts
+    if book is not None:  # the authors' no-hierarchy prompt (prompt_template.py FIND_API_NO_HIER_PROMPT)
+        return book.fill("flat_system", categories=str(list(deps.catalog.categories)))
     return BOOTSTRAP_PROMPT.format(categories=", ".join(deps.catalog.categories))
 
 

@@ -165,7 +165,7 @@ def make_judge(base: Deps) -> Any:
                 samples = [check_is_solved(deps.models.for_role("judge"), state["query"], attempt["answer"],
                                            process_text(attempt, earlier=earlier),
                                            inputs={"calls": observed_calls(attempt, earlier), "sample": i},
-                                           on_usage=deps.meter(run_key))
+                                           on_usage=deps.meter(run_key), book=deps.paper_prompts)
                            for i in range(deps.config.judge_samples if authors else 1)]
                 if authors:
                     verdict, used_all = authors_verdict(samples, state["query"], attempt["answer"])

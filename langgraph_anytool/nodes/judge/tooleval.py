@@ -10,10 +10,19 @@ ToolLLM's pass rate (AnyTool Eq. 1).
 
 Every model call goes through `call_role(model, "judge", ...)` with inputs {"query", "answer", "stage"}. A reply that
 cannot be parsed gives Unsure with the reply in the reason; provider errors propagate (the caller decides).
+
+With the authors' prompts (`book`: a ToolEval evaluator read from a checkout, `paper_prompts`), each check is sent
+as ToolEval sends it (`registered_cls/tooleval.py OpenAINormalizedEvaluator.function_call`): the template section
+filled with `.format(...)` as the only (user) message, and the check's function from the evaluator's
+`config.yaml`, with the `reason` property added, bound and forced (`tool_choice`). The values are the ones
+`registered_cls/rtl.py` passes: the query and the final answer; for the second stage `json.dumps(answer)` of the
+answer as a whole (`{"final_answer", "answer_details"}`); for the solvability check `json.dumps({"query",
+"available_tools"})`.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +34,7 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from ...models.llm import RoleUsage, call_role
+from ...paper_prompts import PromptBook
 from .tooleval_prompts import (
     ANSWER_STATUS_SYSTEM,
     ANSWER_STATUS_USER,
@@ -181,31 +191,62 @@ def _ask(model: ModelLike, system: str, user: str, config: RunnableConfig | None
     return JudgeResult(label, reason, stage, used)
 
 
+def _ask_authors(model: ModelLike, book: PromptBook, slot: str, function: str, values: Mapping[str, Any],
+                 config: RunnableConfig | None, inputs: dict[str, Any], labels: Sequence[str], stage: Stage,
+                 on_usage: Meter | None = None) -> JudgeResult:
+    """One check as ToolEval's `function_call(func_name, func_args, return_reason=True)` makes it (module docstring)."""
+    schema = copy.deepcopy(dict(book.data[f"function:{function}"]))
+    params = schema.setdefault("parameters", {"type": "object", "properties": {}})
+    params.setdefault("properties", {})["reason"] = dict(book.data["reason_property"])
+    params["required"] = [*params.get("required", []), "reason"]
+    bind = getattr(model, "bind_tools", None)
+    bound = bind([{"type": "function", "function": schema}], tool_choice=function) if callable(bind) else model
+    reply, used = call_role(bound, JUDGE_ROLE, [HumanMessage(book.fill(slot, **values))], config, inputs=inputs,
+                            on_usage=on_usage)
+    label, reason = parse_label(reply, labels)
+    if label is None:
+        return JudgeResult("Unsure", f"unparseable judge reply: {reason[:300]!r}", stage, used)
+    return JudgeResult(label, reason, stage, used)
+
+
+def answer_json(final_answer: str, process: Any) -> str:
+    """`json.dumps(answer)` of ToolEval's second stage: the answer as a whole (final answer and its details)."""
+    details = process if not isinstance(process, str) else process.strip()
+    return _clip(json.dumps({"final_answer": final_answer, "answer_details": details}, default=str),
+                 MAX_PROCESS_CHARS)
+
+
 def check_answer_status(model: ModelLike, query: str, final_answer: str, *,
                         config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None,
-                        on_usage: Meter | None = None) -> JudgeResult:
+                        on_usage: Meter | None = None, book: PromptBook | None = None) -> JudgeResult:
     """Stage 1 (ToolEval `check_answer_status`): Solved / Unsolved / Unsure from the query and final answer."""
     answer = _clip(final_answer.strip(), MAX_ANSWER_CHARS)
+    meta = {**(inputs or {}), "query": query, "answer": final_answer, "stage": "answer"}
+    if book is not None:
+        return _ask_authors(model, book, "judge_answer", "check_answer_status", {"query": query, "answer": answer},
+                            config, meta, ANSWER_LABELS, "answer", on_usage)
     return _ask(model, ANSWER_STATUS_SYSTEM, ANSWER_STATUS_USER.format(query=query, answer=answer), config,
-                {**(inputs or {}), "query": query, "answer": final_answer, "stage": "answer"}, ANSWER_LABELS, "answer",
-                on_usage)
+                meta, ANSWER_LABELS, "answer", on_usage)
 
 
 def parse_answer_status(model: ModelLike, query: str, final_answer: str, process: Any, *,
                         config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None,
-                        on_usage: Meter | None = None) -> JudgeResult:
+                        on_usage: Meter | None = None, book: PromptBook | None = None) -> JudgeResult:
     """Stage 2 (ToolEval `parse_answer_status`): Solved / Unsolved / Unsure from the whole answer process
     (API calls with their results, as text or JSON-able data)."""
     answer = _clip(final_answer.strip(), MAX_ANSWER_CHARS)
+    meta = {**(inputs or {}), "query": query, "answer": final_answer, "stage": "process"}
+    if book is not None:
+        return _ask_authors(model, book, "judge_process", "parse_answer_status",
+                            {"query": query, "answer_json": answer_json(answer, process)}, config, meta,
+                            ANSWER_LABELS, "process", on_usage)
     user = PROCESS_STATUS_USER.format(query=query, process=render_process(process), answer=answer)
-    return _ask(model, PROCESS_STATUS_SYSTEM, user, config,
-                {**(inputs or {}), "query": query, "answer": final_answer, "stage": "process"}, ANSWER_LABELS,
-                "process", on_usage)
+    return _ask(model, PROCESS_STATUS_SYSTEM, user, config, meta, ANSWER_LABELS, "process", on_usage)
 
 
 def check_is_solved(model: ModelLike, query: str, final_answer: str, process: Any, *,
                     config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None,
-                    on_usage: Meter | None = None) -> JudgeResult:
+                    on_usage: Meter | None = None, book: PromptBook | None = None) -> JudgeResult:
     """ToolEval's two-stage check: the empty-answer rule, stage 1, and stage 2 on an Unsure of stage 1.
 
     The returned usage covers both stages; the reason and stage are those of the deciding check. `inputs` adds
@@ -214,10 +255,11 @@ def check_is_solved(model: ModelLike, query: str, final_answer: str, process: An
     for good still leaves the first one counted."""
     if is_empty_answer(final_answer):
         return JudgeResult("Unsolved", "the final answer is empty (or a give_up_and_restart)", "rule", RoleUsage())
-    first = check_answer_status(model, query, final_answer, config=config, inputs=inputs, on_usage=on_usage)
+    first = check_answer_status(model, query, final_answer, config=config, inputs=inputs, on_usage=on_usage, book=book)
     if first.label != "Unsure":
         return first
-    second = parse_answer_status(model, query, final_answer, process, config=config, inputs=inputs, on_usage=on_usage)
+    second = parse_answer_status(model, query, final_answer, process, config=config, inputs=inputs, on_usage=on_usage,
+                                 book=book)
     return JudgeResult(second.label, second.reason, "process", add_usage(first.usage, second.usage))
 
 
@@ -228,10 +270,15 @@ def _tools_text(tools: Any) -> str:
 
 
 def check_task_solvable(model: ModelLike, query: str, tools: Any, *, config: RunnableConfig | None = None,
-                        has_been_solved: bool = False) -> JudgeResult:
+                        has_been_solved: bool = False, book: PromptBook | None = None) -> JudgeResult:
     """ToolEval `check_task_solvable`: Solvable / Unsolvable / Unsure for the query with these tools (a list of
     tool or API descriptions, or text). As in ToolEval, a query already judged solved is Solvable without a call."""
     if has_been_solved:
         return JudgeResult("Solvable", "the task has been solved", "rule", RoleUsage())
+    meta = {"query": query, "answer": "", "stage": "task"}
+    if book is not None:  # rtl.py check_task_solvable: {'task': json.dumps(task_description)}
+        task = _clip(json.dumps({"query": query, "available_tools": tools}, default=str), MAX_PROCESS_CHARS)
+        return _ask_authors(model, book, "judge_task", "check_task_solvable", {"task_json": task}, config, meta,
+                            TASK_LABELS, "task")
     return _ask(model, TASK_SOLVABLE_SYSTEM, TASK_SOLVABLE_USER.format(query=query, tools=_tools_text(tools)), config,
-                {"query": query, "answer": "", "stage": "task"}, TASK_LABELS, "task")
+                meta, TASK_LABELS, "task")

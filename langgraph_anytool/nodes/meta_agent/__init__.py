@@ -15,11 +15,15 @@ __all__ = ["REACTIVATE_PROMPT", "first_message", "seed_categories", "system_prom
 
 
 def system_prompt(record: AgentRecord, deps: Deps) -> str:
+    book = deps.paper_prompts
+    if book is not None:  # main.py Main_Search_Agent: `str(query_all_categories())`, a list of the names
+        return book.fill("meta_system", categories=str(list(deps.catalog.categories)))
     return BOOTSTRAP_PROMPT.format(categories=", ".join(deps.catalog.categories))
 
 
 def first_message(query: str, record: AgentRecord, deps: Deps) -> str:
-    text = FIRST_MESSAGE.format(query=query)
+    book = deps.paper_prompts
+    text = book.fill("meta_first", query=query) if book is not None else FIRST_MESSAGE.format(query=query)
     if deps.config.seed_with_search:
         hints = seed_categories(deps, query)
         if hints:

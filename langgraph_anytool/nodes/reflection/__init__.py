@@ -39,6 +39,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from ...config import PruneMatch, ReflectionScope
+from ...paper_prompts import PromptBook
 from ...state import AgentRecord, AnyToolState, PoolEntry, SolverAttempt
 from ..category_agent.prompts import REACTIVATE_PROMPT as CATEGORY_REACTIVATE
 from ..draws import seeded_index
@@ -58,8 +59,15 @@ SCOPE_LEVELS: Mapping[str, tuple[str, ...]] = {
 ReflectRequest = Literal["new", "climb"]
 
 
-def reactivation_prompt(level: str, reason: str) -> str:
-    """The re-activation message for an agent of `level` (Tables 18-20's contract, kept beside each role)."""
+def reactivation_prompt(level: str, reason: str, book: PromptBook | None = None) -> str:
+    """The re-activation message for an agent of `level` (Tables 18-20's contract, kept beside each role); with
+    the authors' prompts (`book`), main.py's `REFIND_*_PROMPT.replace('{failed_reason}', str(failed_reason))`
+    (`resume_search` of each agent: REFIND_CATEGORY for the meta-agent, REFIND_TOOL for a category agent,
+    REFIND_API for a tool agent)."""
+    if book is not None:
+        slot = {"tool": "tool_reactivate", "category": "category_reactivate", "flat": "flat_reactivate"}.get(
+            level, "meta_reactivate")
+        return book.fill(slot, reason=reason)
     template = {"tool": TOOL_REACTIVATE, "category": CATEGORY_REACTIVATE, "flat": FLAT_REACTIVATE}.get(
         level, META_REACTIVATE)
     return template.format(reason=reason)
@@ -170,7 +178,8 @@ def reactivated(agents: Mapping[str, AgentRecord], ids: Iterable[str], ready: in
             for i in ids}
 
 
-def with_reason(agents: Mapping[str, AgentRecord], ids: Iterable[str], reason: str) -> dict[str, AgentRecord]:
+def with_reason(agents: Mapping[str, AgentRecord], ids: Iterable[str], reason: str,
+                book: PromptBook | None = None) -> dict[str, AgentRecord]:
     """The records of `ids` with the failure reason appended to their histories (its re-activation prompt),
     unless the same prompt is already their last message (no turn since). A small category's agent left
     unfinished reads nothing (main.py `Category_Agent.resume_search` ends before its prompt)."""
@@ -180,7 +189,7 @@ def with_reason(agents: Mapping[str, AgentRecord], ids: Iterable[str], reason: s
         if agent.get("small_category"):
             out[i] = agent
             continue
-        message = HumanMessage(reactivation_prompt(agent["level"], reason))
+        message = HumanMessage(reactivation_prompt(agent["level"], reason, book))
         last = agent["messages"][-1] if agent["messages"] else None
         repeated = isinstance(last, HumanMessage) and last.content == message.content
         out[i] = {**agent, "messages": [*agent["messages"], *([] if repeated else [message])]}
@@ -213,7 +222,8 @@ def make_reflect(base: Deps) -> Any:
                 return Command(goto="finalize")
             climbing = dict(agents)
             if only_reactivated or checked:  # they have not read the reason (the gate's solvability status) yet
-                climbing.update(with_reason(agents, ids, state.get("reason") or failure_reason(state)))
+                climbing.update(with_reason(agents, ids, state.get("reason") or failure_reason(state),
+                                            deps.paper_prompts))
             return Command(update={"agents": reactivated(climbing, ids, tick), "reflect_level": level},
                            goto="dispatch")
         if not can_reflect(state, deps):
@@ -225,7 +235,7 @@ def make_reflect(base: Deps) -> Any:
             return Command(update={"reason": reason}, goto="finalize")  # the authors' loop: no reflection then
         level, ids = plan_reactivation(agents, scope)
         readers = ids if only_reactivated else [a["id"] for a in agents.values() if a["status"] != "finished"]
-        updated = with_reason(agents, readers, reason)
+        updated = with_reason(agents, readers, reason, deps.paper_prompts)
         updated.update(reactivated(updated, ids, tick))
         update: dict[str, Any] = {
             "agents": updated, "api_pool": {"remove": failed}, "removed_apis": failed,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ...catalog import UnknownNameError
 from ...state import AgentRecord
@@ -18,6 +18,9 @@ TOOL_DESCRIPTION_CHARS = 300
 
 
 def system_prompt(record: AgentRecord, deps: Deps) -> str:
+    book = deps.paper_prompts
+    if book is not None:  # main.py Tool_Agent.__init__: `str(category)`, `str(tools)` (a list of the tool names)
+        return book.fill("tool_system", category=str(record["category"]), tools=str(list(record["tools"])))
     lines = []
     for name in record["tools"]:
         try:
@@ -32,4 +35,27 @@ def system_prompt(record: AgentRecord, deps: Deps) -> str:
 
 
 def first_message(query: str, record: AgentRecord, deps: Deps) -> str:
+    book = deps.paper_prompts
+    if book is not None:
+        return book.fill("tool_first", query=query, tools_info=str(tools_info(record, deps)))
     return FIRST_MESSAGE.format(query=query)
+
+
+AUTHORS_API_DESCRIPTION_CHARS = 100  # AnyTool preprocess/extract_api_details.py: `description[:100]`
+
+
+def tools_info(record: AgentRecord, deps: Deps) -> dict[str, Any]:
+    """The tools as main.py's `query_all_tool_info(category, tools)` gives them to a tool agent: per tool name its
+    `api_list` (name, description cut at 100 characters, required and optional parameter names, as
+    `preprocess/extract_api_details.py` stores them) and its `description`."""
+    out: dict[str, Any] = {}
+    for name in record["tools"]:
+        try:
+            tool = deps.catalog.tool(record["category"] or "", name)
+        except UnknownNameError:
+            continue
+        apis = [{"name": a.name, "description": (a.description or "")[:AUTHORS_API_DESCRIPTION_CHARS],
+                 "required_parameters": [p.name for p in a.required_params],
+                 "optional_parameters": [p.name for p in a.optional_params]} for a in tool.apis]
+        out[name] = {"api_list": apis, "description": tool.description}
+    return out

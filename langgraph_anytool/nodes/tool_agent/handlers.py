@@ -5,15 +5,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
-from ...catalog import Api, Catalog, Tool, UnknownNameError
+from ...catalog import Api, Tool, UnknownNameError
 from ...state import PoolEntry
 from ...tools.agent_functions import AddApisArgs, ApiDetailArgs, NoArgs, ToolArgs
 from ..agents.context import CallContext, FunctionResult, to_json
 from .prompts import SOLVABLE_HUMAN, SOLVABLE_SYSTEM
+
+if TYPE_CHECKING:
+    from ...runtime import Deps
 
 API_DESCRIPTION_CHARS = 160  # per API in get_apis_in_tool
 CHECK_DESCRIPTION_CHARS = 300  # per API in the solvable check's prompt
@@ -183,22 +186,58 @@ def _api_summary(api: Api) -> dict[str, Any]:
             "optional_parameters": [p.name for p in api.optional_params]}
 
 
-def solvable_prompt(catalog: Catalog, query: str, api_ids: Sequence[str]
-                    ) -> tuple[list[BaseMessage], dict[str, Any], int]:
-    """The `solvable` model's prompt on these pooled APIs, its structured inputs and the number of APIs listed."""
-    apis = [catalog.api(i) for i in api_ids if i in catalog]
-    listing = "\n".join(to_json(_api_summary(a)) for a in apis)
-    prompt: list[BaseMessage] = [SystemMessage(SOLVABLE_SYSTEM),
-                                 HumanMessage(SOLVABLE_HUMAN.format(query=query, apis=listing))]
-    return prompt, {"query": query, "api_ids": [a.id for a in apis]}, len(apis)
+def authors_pool_listing(apis: list[Api]) -> list[dict[str, str]]:
+    """The pool as main.py's `global_api_list_detailed` holds it for `check_task_solvable_by_function`: category,
+    tool and API names, the tool description and the API description (cut at 100 characters, as the authors'
+    `api_details.json` stores it). The tool description is always '' there: `add_apis_into_api_pool` reads
+    `tool_details['tool_description'] if isinstance(tool_details, dict) else ''`, and `get_tool_description`
+    returns the description string, not a dict."""
+    return [{"category_name": a.category, "tool_name": a.tool_name, "api_name": a.name, "tool_description": "",
+             "api_description": (a.description or "")[:100]} for a in apis]
+
+
+def authors_verdict(reply: AIMessage) -> tuple[str | None, str]:
+    """(answer, reason) of the authors' `Finish(answer, reason)` call (verifier.py `check_task_solvable_by_function`:
+    the answer string as given; only exactly "Unsolvable" goes on), else the reply's text as `solvable_label` reads
+    it (the authors ask again up to five times and then answer "Unsure")."""
+    for tc in reply.tool_calls:
+        if str(tc.get("name", "")).lower() == "finish" and isinstance(tc.get("args"), dict):
+            args = tc["args"]
+            if "answer" in args:
+                return str(args["answer"]), str(args.get("reason") or "")
+    return solvable_label(reply.text)
+
+
+def solvable_request(deps: Deps, query: str, api_ids: Sequence[str]
+                     ) -> tuple[list[BaseMessage], Any, dict[str, Any], int]:
+    """The `solvable` model's prompt on these pooled APIs, the model to call, its structured inputs and the number
+    of APIs listed. With the authors' prompts (`prompts_from`): their system and user messages and their `Finish`
+    function bound (verifier.py `check_task_solvable_by_function`)."""
+    apis = [deps.catalog.api(i) for i in api_ids if i in deps.catalog]
+    inputs = {"query": query, "api_ids": [a.id for a in apis]}
+    model: Any = deps.models.for_role("solvable")
+    book = deps.paper_prompts
+    if book is not None:
+        prompt: list[BaseMessage] = [
+            SystemMessage(book.fill("solvable_system")),
+            HumanMessage(book.fill("solvable_user", query=query, apis=str(authors_pool_listing(apis))))]
+        model = model.bind_tools([{"type": "function", "function": dict(book.data["solvable_finish"])}])
+    else:
+        listing = "\n".join(to_json(_api_summary(a)) for a in apis)
+        prompt = [SystemMessage(SOLVABLE_SYSTEM), HumanMessage(SOLVABLE_HUMAN.format(query=query, apis=listing))]
+    return prompt, model, inputs, len(apis)
+
+
+def read_solvable(deps: Deps, reply: AIMessage) -> tuple[str | None, str]:
+    """(label, reason) of a `solvable` reply: the authors' `Finish` call with their prompts, else our text form."""
+    return authors_verdict(reply) if deps.paper_prompts is not None else solvable_label(reply.text)
 
 
 def judge_pool(ctx: CallContext) -> tuple[str | None, str, int]:
     """One call of the `solvable` model on the pool as this step sees it: (label, reason, number of APIs), the
-    label as `solvable_label` reads it."""
-    prompt, inputs, count = solvable_prompt(ctx.deps.catalog, ctx.query, ctx.pool_ids())
-    reply = ctx.call_model("solvable", ctx.deps.models.for_role("solvable"), prompt, inputs)
-    label, reason = solvable_label(reply.text)
+    label as `solvable_label` reads it (`solvable_request`, `read_solvable`)."""
+    prompt, model, inputs, count = solvable_request(ctx.deps, ctx.query, ctx.pool_ids())
+    label, reason = read_solvable(ctx.deps, ctx.call_model("solvable", model, prompt, inputs))
     return label, reason, count
 
 

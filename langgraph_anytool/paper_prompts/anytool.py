@@ -1,0 +1,96 @@
+"""dyabel/AnyTool's prompts (`AnyToolConfig.paper(prompts_from=...)`): which constant feeds which of our prompts.
+
+Each slot sits where the authors' code puts it (cited beside it), and its placeholders are filled with the values
+their code uses (`nodes/` fills them; docs/configuration.md has the table):
+- the retriever agents: system prompts from `anytool/prompt_template.py`, the first user messages, the
+  re-activation messages and the reply to a turn without a function call from `scripts/main.py`;
+- the solvability check (`anytool/verifier.py check_task_solvable_by_function`): its system prompt, user message and
+  the `Finish` function it offers (`solvable_finish_function`);
+- the solver (`toolbench/inference/Algorithms/DFS.py`, AnyTool's default `use_original_prompt=False`): the system
+  prompt, the user message and the diversity prompt from `toolbench/inference/Prompts/`, the task description from
+  `anytool/rapidapi.py` (`rapidapi_wrapper.__init__`; the tool list after it is built as there), and the note after
+  `max_query_count` model queries (`DFS_tree_search.DFS`);
+- the judge (`anytool/verifier.py check_solved_toolbench` → `anytool/check_solved.py`): the ToolEval evaluator
+  `tooleval_gpt-3.5-turbo_default` of the checkout's own `toolbench/tooleval` (template and function schemas).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .book import BookSpec, PromptBook, Slot, load_book, ours_provenance
+from .tooleval import CHECK_SLOTS, REASON_LITERAL
+
+REPO = "dyabel/AnyTool"
+TEMPLATES = "anytool/prompt_template.py"
+MAIN = "scripts/main.py"
+VERIFIER = "anytool/verifier.py"
+REACT = "toolbench/inference/Prompts/ReAct_prompts.py"
+TREE = "toolbench/inference/Prompts/Tree_search_prompts.py"
+RAPIDAPI = "anytool/rapidapi.py"
+DFS = "toolbench/inference/Algorithms/DFS.py"
+
+SPEC = BookSpec(
+    repo=REPO,
+    marker=TEMPLATES,
+    slots=(
+        # the retriever agents (main.py Main_Search_Agent / Category_Agent / Tool_Agent)
+        ("meta_system", Slot(TEMPLATES, "META_AGENT_PROMPT", "replace", (("categories", "categories"),),
+                             "meta-agent system message")),
+        ("meta_first", Slot(MAIN, "Main_Search_Agent.__init__:user[0]", "literal", (("query", "query"),),
+                            "meta-agent first user message")),
+        ("category_system", Slot(TEMPLATES, "CATEGORY_AGENT_PROMPT", "replace",
+                                 (("category", "category"), ("leaf_tool_number", "max_tools")),
+                                 "category-agent system message")),
+        ("category_first", Slot(MAIN, "Category_Agent.category_search:user[0]", "literal",
+                                (("self.query", "query"), ("self.tools", "tools")),
+                                "category-agent first user message")),
+        ("tool_system", Slot(TEMPLATES, "TOOL_AGENT_PROMPT", "replace", (("category", "category"), ("tools", "tools")),
+                             "tool-agent system message")),
+        ("tool_first", Slot(MAIN, "Tool_Agent.__init__:user[0]", "literal",
+                            (("self.query", "query"), ("tools_info", "tools_info")), "tool-agent first user message")),
+        ("meta_reactivate", Slot(TEMPLATES, "REFIND_CATEGORY_PROMPT", "replace", (("failed_reason", "reason"),),
+                                 "meta-agent re-activation (user message)")),
+        ("category_reactivate", Slot(TEMPLATES, "REFIND_TOOL_PROMPT", "replace", (("failed_reason", "reason"),),
+                                     "category-agent re-activation (user message)")),
+        ("tool_reactivate", Slot(TEMPLATES, "REFIND_API_PROMPT", "replace", (("failed_reason", "reason"),),
+                                 "tool-agent re-activation (user message)")),
+        ("flat_system", Slot(TEMPLATES, "FIND_API_NO_HIER_PROMPT", "replace", (("categories", "categories"),),
+                             "flat agent (retriever=\"flat\", the -hierarchy ablation) system message")),
+        ("flat_reactivate", Slot(TEMPLATES, "REFIND_API_NO_HIER_PROMPT", "replace", (("failed_reason", "reason"),),
+                                 "flat agent re-activation (user message)")),
+        ("agent_nudge", Slot(MAIN, "Main_Search_Agent.assign_main:user[0]", "literal", (),
+                             "reply to an agent turn without a function call (user message)")),
+        # the solvability check (verifier.py check_task_solvable_by_function)
+        ("solvable_system", Slot(TEMPLATES, "CHECK_SOLVABLE_BY_FUNCTION_PROMPT", "replace", (),
+                                 "solvability check system message")),
+        ("solvable_user", Slot(VERIFIER, "check_task_solvable_by_function:user[0]", "literal",
+                               (("query", "query"), ("functions", "apis")), "solvability check user message")),
+        # the solver (DFS.py DFS_tree_search.start / DFS, rapidapi.py rapidapi_wrapper.__init__)
+        ("solver_system", Slot(REACT, "FORMAT_INSTRUCTIONS_SYSTEM_FUNCTION_ADAPTED", "replace",
+                               (("task_description", "task_description"),), "solver system message")),
+        ("solver_task", Slot(RAPIDAPI, "rapidapi_wrapper.__init__:self.task_description", "literal", (),
+                             "solver task description (before the tool list)")),
+        ("solver_user", Slot(REACT, "FORMAT_INSTRUCTIONS_USER_FUNCTION", "replace",
+                             (("input_description", "query"),), "solver first user message")),
+        ("solver_diversity", Slot(TREE, "DIVERSITY_PROMPT", "replace", (("previous_candidate", "actions"),),
+                                  "solver diversity prompt (user message)")),
+        ("solver_query_limit", Slot(DFS, "DFS_tree_search.DFS:user[1]", "literal", (),
+                                    "solver note after max_solver_queries (user message)")),
+        # the judge (check_solved.py compute_pass_rate → ToolEval's check_is_solved on the clone's own tooleval,
+        # evaluator tooleval_gpt-3.5-turbo_default: check_solved.py parse_args default)
+        *CHECK_SLOTS,
+    ),
+    literals=(("solvable_finish", VERIFIER, "solvable_finish_function"), REASON_LITERAL),
+)
+
+
+def anytool_book(root: str | Path) -> PromptBook:
+    """The AnyTool prompts of the checkout at `root` (refused in one line when something is missing or differs)."""
+    return load_book(SPEC, root)
+
+
+def prompts_record(prompts_from: str | None) -> dict[str, Any]:
+    """Which prompts a run with `AnyToolConfig.prompts_from` uses: the checkout's files and their sha256, or ours."""
+    return anytool_book(prompts_from).provenance() if prompts_from else ours_provenance()

@@ -1,0 +1,147 @@
+"""Fake checkouts for tests and examples: the files a `BookSpec` reads, laid out as in the authors' repository, each
+constant holding a short text written here (never the authors') with exactly the placeholders the spec expects.
+
+    root = write_fake_checkout(tmp_path / "AnyTool", "anytool")
+    AnyToolConfig.paper(prompts_from=str(root))
+
+Every text starts with `FAKE <slot>` and shows each placeholder as `name=<value>`, so a test can check that the text
+reached the model and how its placeholders were filled, e.g. "FAKE meta_system categories=['Weather']".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .anytool import SPEC as ANYTOOL
+from .book import BookSpec, Slot
+from .oppo import SPEC as OPPO
+from .tooleval import SPEC as TOOLEVAL
+from .umi import SPEC as UMI
+
+SPECS: Mapping[str, BookSpec] = {"anytool": ANYTOOL, "oppo": OPPO, "tooleval": TOOLEVAL, "umi": UMI}
+_USER = re.compile(r"^user\[(\d+)\]$")
+_SUBSCRIPT = re.compile(r"^([A-Za-z_]\w*)\[(['\"])(.*)\2\]$")
+
+
+def fake_text(slot_name: str, slot: Slot) -> str:
+    """The fake text of a slot: `FAKE <slot>` and `name={name}` per placeholder (the spec's form for its mode)."""
+    words = [f"FAKE {slot_name}"]
+    for authors, _ours in slot.names:
+        words.append(f"{authors}={{{authors}}}")
+    return " ".join(words)
+
+
+def _py_string(text: str, fstring: bool) -> str:
+    """Python source of `text`; an f-string keeps `{expr}` as expressions."""
+    if not fstring:
+        return repr(text)
+    return "f" + repr(text)
+
+
+class _Module:
+    """Python source being put together: module-level assignments and functions/methods with their bodies."""
+
+    def __init__(self) -> None:
+        self.top: list[str] = []
+        self.dicts: dict[str, dict[str, str]] = {}
+        self.scopes: dict[str, list[str]] = {}  # "Class.method" / "function" -> body lines
+
+    def scope(self, name: str) -> list[str]:
+        return self.scopes.setdefault(name, [])
+
+    def source(self) -> str:
+        lines = ["# a fake checkout file written by langgraph_anytool.paper_prompts.testing (not the authors' text)"]
+        lines += self.top
+        for name, items in self.dicts.items():
+            lines.append(f"{name} = {{" + ", ".join(f"{k!r}: {v}" for k, v in items.items()) + "}")
+        classes: dict[str, list[tuple[str, list[str]]]] = {}
+        for scope, body in self.scopes.items():
+            cls, _, method = scope.rpartition(".")
+            classes.setdefault(cls, []).append((method, body))
+        for cls, methods in classes.items():
+            indent = "    " if cls else ""
+            if cls:
+                lines.append(f"class {cls}:")
+            for method, body in methods:
+                lines.append(f"{indent}def {method}({'self, ' if cls else ''}*args, **kwargs):")
+                lines += [f"{indent}    {b}" for b in body] or [f"{indent}    pass"]
+        return "\n".join(lines) + "\n"
+
+
+def _place(module: _Module, locator: str, value_src: str) -> None:
+    scope, sep, what = locator.partition(":")
+    if not sep:
+        sub = _SUBSCRIPT.match(locator)
+        if sub:
+            module.dicts.setdefault(sub.group(1), {})[sub.group(3)] = value_src
+        else:
+            module.top.append(f"{locator} = {value_src}")
+        return
+    body = module.scope(scope)
+    user = _USER.match(what)
+    if user:
+        have = sum(1 for b in body if b.startswith("messages.append({'role': 'user'"))
+        for _ in range(have, int(user.group(1))):
+            body.append("messages.append({'role': 'user', 'content': other})")
+        body.append(f"messages.append({{'role': 'user', 'content': {value_src}}})")
+        return
+    body.append(f"{what} = {value_src}")
+
+
+def write_fake_checkout(root: str | Path, repo: str, *, texts: Mapping[str, str] | None = None) -> Path:
+    """Write a fake checkout of `repo` ("anytool", "oppo", "tooleval" or "umi") under `root` and return `root`.
+
+    `texts` replaces the fake text of some slots (by slot name), e.g. to test a constant whose placeholders
+    differ from the expected ones."""
+    spec = SPECS[repo]
+    base = Path(root)
+    modules: dict[str, _Module] = {}
+    evaluators: dict[str, dict[str, str]] = {}
+    for slot_name, slot in spec.slots:
+        text = (texts or {}).get(slot_name, fake_text(slot_name, slot))
+        if slot.kind == "tooleval":
+            evaluators.setdefault(slot.file, {})[slot.locator] = text
+            continue
+        fstring = slot.mode == "literal" and ":" in slot.locator
+        module = modules.setdefault(slot.file, _Module())
+        _place(module, slot.locator, _py_string(text, fstring))
+    for name, rel, locator in spec.literals:
+        value: Any = ({"type": "string", "description": "FAKE reason property"} if name == "reason_property" else
+                      {"name": "Finish", "description": "FAKE finish function",
+                       "parameters": {"type": "object", "properties": {"answer": {"type": "string"},
+                                                                       "reason": {"type": "string"}},
+                                      "required": ["answer"]}})
+        _place(modules.setdefault(rel, _Module()), locator, repr(value))
+    for rel, module in modules.items():
+        path = base / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(module.source(), encoding="utf-8")
+    for directory, sections in evaluators.items():
+        folder = base / directory
+        folder.mkdir(parents=True, exist_ok=True)
+        template = "\n".join(f"<function>\n<name>{name}</name>\n<description>\n{text}\n</description>\n</function>"
+                             for name, text in sections.items())
+        (folder / "template.txt").write_text(template + "\n", encoding="utf-8")
+        labels = {"check_task_solvable": ("task_status", ["Unsure", "Unsolvable", "Solvable"])}
+        functions = []
+        for name in sections:
+            key, enum = labels.get(name, ("answer_status", ["Unsure", "Unsolved", "Solved"]))
+            functions.append({"name": name, "description": f"FAKE {name} function",
+                              "parameters": {"type": "object", "properties": {key: {"type": "string", "enum": enum}},
+                                             "required": [key]}})
+        config = {"evaluator_name": folder.name, "registered_cls_name": "ReinforceToolLearningEvaluator",
+                  "prompt_template": "template.txt", "completions_kwargs": {"model": "fake", "functions": functions}}
+        (folder / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    marker = base / spec.marker
+    if not marker.exists():
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text("# marker of a fake checkout\n", encoding="utf-8")
+    return base
+
+
+__all__ = ["SPECS", "fake_text", "write_fake_checkout"]
