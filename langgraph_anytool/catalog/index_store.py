@@ -284,7 +284,7 @@ def _check_bm25_level(folder: Path, name: str, n: int) -> Bm25Arrays:
                                  for part in ("data", "indices", "indptr"))
     except (OSError, ValueError) as exc:
         raise IndexFault(f"{name}: an array does not load ({str(exc).splitlines()[0][:120]})") from None
-    want = {"data": (data, BUILD_PARAMS["dtype"]), "indices": (indices, BUILD_PARAMS["int_dtype"]),
+    want = {"data": (data, str(BUILD_PARAMS["dtype"])), "indices": (indices, str(BUILD_PARAMS["int_dtype"])),
             "indptr": (indptr, "int64")}
     for part, (arr, dtype) in want.items():
         if arr.ndim != 1 or arr.dtype != np.dtype(dtype):
