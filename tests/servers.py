@@ -816,7 +816,7 @@ def langgraph_dev(config: Any, log_dir: Any, env: Mapping[str, str] | None = Non
                                 start_new_session=True)
         base = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.monotonic() + 90
+            deadline = time.monotonic() + 180  # the Studio server builds its graph and index before it answers
             while time.monotonic() < deadline and proc.poll() is None:
                 try:
                     with urllib.request.urlopen(urllib.request.Request(

@@ -9,6 +9,7 @@ prints the overlap next to the latency).
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,23 @@ from typing import Any
 import numpy as np
 
 ANN_THRESHOLD = 50_000  # APIs; below it exact search costs < 7 ms for a 4-part query on 2 cores (see the benchmark)
+
+
+def import_faiss() -> Any:
+    """The faiss module, imported without its loader's probe lines.
+
+    faiss's loader first tries the AVX512 / AVX2 builds of its library and logs each one the wheel lacks at INFO,
+    as `ModuleNotFoundError("No module named 'faiss.swigfaiss_avx2'")`, before it loads the generic build. The
+    miss is harmless, but a server that shows INFO lines (`langgraph dev`) prints it as if something were broken:
+    the `faiss.loader` logger is held at WARNING while the module loads (a real failure still raises)."""
+    loader = logging.getLogger("faiss.loader")
+    level = loader.level
+    loader.setLevel(logging.WARNING)
+    try:
+        import faiss
+    finally:
+        loader.setLevel(level)
+    return faiss
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +52,7 @@ class AnnParams:
 
 def build_dense_index(vectors: np.ndarray, *, ann_threshold: int = ANN_THRESHOLD, seed: int = 1234) -> Any:
     """An exact or IVF-SQ8 faiss index holding `vectors` (float32, rows L2-normalised)."""
-    import faiss
+    faiss = import_faiss()
 
     n, dim = (vectors.shape[0], vectors.shape[1]) if vectors.ndim == 2 and len(vectors) else (0, 1)
     if n <= ann_threshold:
@@ -59,7 +77,7 @@ def build_dense_index(vectors: np.ndarray, *, ann_threshold: int = ANN_THRESHOLD
 
 def describe(index: Any) -> str:
     """"flat" or "ivf<nlist>,sq8,nprobe=<p>" for reports."""
-    import faiss
+    faiss = import_faiss()
 
     ivf = faiss.try_extract_index_ivf(index) if not isinstance(index, faiss.IndexFlat) else None
     if ivf is None:

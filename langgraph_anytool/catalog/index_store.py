@@ -1,4 +1,5 @@
-"""On-disk search indexes: BM25 (bm25s arrays) and faiss indexes, written atomically, checked, read memory-mapped.
+"""On-disk search indexes: BM25 (bm25s arrays, scored by `bm25_arrays` with numpy alone) and faiss indexes,
+written atomically, checked, read memory-mapped.
 
 A folder holds one index per level plus a `meta.json` (the level sizes, the encoder, and the sha256 of every
 file). It is written as a whole: into a temporary folder beside it, renamed into place at the end, so a reader
@@ -33,6 +34,8 @@ from typing import Any
 import numpy as np
 
 from ..sanitize.files import DataFileError, Field, check_object, file_digest, load_json_file
+from .bm25_arrays import BUILD_PARAMS, Bm25Arrays
+from .dense_index import import_faiss
 
 logger = logging.getLogger(__name__)
 
@@ -180,7 +183,7 @@ def _warn_rebuild(kind: str, path: Path, exc: Exception) -> None:
 # ---------------------------------------------------------------------- faiss
 def save_faiss(path: Path, indexes: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
     """Each index as `<level>.faiss`, then `meta.json` with the level sizes and checksums, as one folder."""
-    import faiss
+    faiss = import_faiss()
 
     def fill(tmp: Path) -> None:
         for name, index in indexes.items():
@@ -194,7 +197,7 @@ def save_faiss(path: Path, indexes: Mapping[str, Any], meta: Mapping[str, Any]) 
 
 
 def _read_index(file: Path) -> Any:
-    import faiss
+    faiss = import_faiss()
 
     for flag_name in ("IO_FLAG_MMAP_IFC", "IO_FLAG_MMAP"):
         flag = getattr(faiss, flag_name, None)
@@ -208,7 +211,7 @@ def _read_index(file: Path) -> Any:
 
 
 def _check_faiss(index: Any, name: str, n: int, dimension: int | None) -> None:
-    import faiss
+    faiss = import_faiss()
 
     if index.metric_type != faiss.METRIC_INNER_PRODUCT:
         raise IndexFault(f"{name}.faiss ranks by another metric than inner product")
@@ -258,10 +261,8 @@ def save_bm25(path: Path, models: Mapping[str, Any], meta: Mapping[str, Any]) ->
         logger.warning("could not persist the BM25 index under %s: %s", path, exc)
 
 
-def _check_bm25_level(folder: Path, name: str, n: int) -> None:
-    """One level's parameters, vocabulary and CSC arrays (see the module docstring)."""
-    import bm25s
-
+def _check_bm25_level(folder: Path, name: str, n: int) -> Bm25Arrays:
+    """One level's parameters, vocabulary and CSC arrays (see the module docstring), as `Bm25Arrays`."""
     level = folder / name
     try:
         params = load_json_file(level / "params.index.json", max_bytes=MAX_PARAMS_BYTES, what="BM25 parameters")
@@ -270,9 +271,8 @@ def _check_bm25_level(folder: Path, name: str, n: int) -> None:
         raise IndexFault(str(exc)) from None
     if not isinstance(params, dict) or params.get("num_docs") != n:
         raise IndexFault(f"{name}/params.index.json does not record {n} documents")
-    built = bm25s.BM25()  # the parameters every index of ours is built with
-    for key, value in params.items():
-        if key not in ("num_docs", "version") and getattr(built, key, object()) != value:
+    for key, value in params.items():  # the parameters every index of ours is built with
+        if key not in ("num_docs", "version") and BUILD_PARAMS.get(key, object()) != value:
             raise IndexFault(f"{name}/params.index.json: {key} is {str(value)[:40]!r}, not what search builds")
     if not isinstance(vocab, dict) or not all(type(v) is int for v in vocab.values()):
         raise IndexFault(f"{name}/vocab.index.json is not a map of words to integer ids")
@@ -284,7 +284,8 @@ def _check_bm25_level(folder: Path, name: str, n: int) -> None:
                                  for part in ("data", "indices", "indptr"))
     except (OSError, ValueError) as exc:
         raise IndexFault(f"{name}: an array does not load ({str(exc).splitlines()[0][:120]})") from None
-    want = {"data": (data, built.dtype), "indices": (indices, built.int_dtype), "indptr": (indptr, "int64")}
+    want = {"data": (data, str(BUILD_PARAMS["dtype"])), "indices": (indices, str(BUILD_PARAMS["int_dtype"])),
+            "indptr": (indptr, "int64")}
     for part, (arr, dtype) in want.items():
         if arr.ndim != 1 or arr.dtype != np.dtype(dtype):
             raise IndexFault(f"{name}/{part}.csc.index.npy is {arr.dtype} of {arr.ndim} dimension(s), not {dtype}")
@@ -305,27 +306,19 @@ def _check_bm25_level(folder: Path, name: str, n: int) -> None:
         raise IndexFault(f"{name}/indices.csc.index.npy: document ids do not ascend within a term")
     if nnz and (not np.isfinite(data).all() or data.min() < 0):
         raise IndexFault(f"{name}/data.csc.index.npy holds negative or non-finite scores")
+    return Bm25Arrays(data, indices, indptr, vocab, n, str(BUILD_PARAMS["dtype"]))
 
 
 def load_bm25(path: Path, counts: Mapping[str, int]) -> dict[str, Any] | None:
-    """The persisted bm25s models (arrays memory-mapped) when complete and checked (see the module docstring);
-    None otherwise (one warning when damaged)."""
-    import bm25s
-
+    """The persisted BM25 indexes as `Bm25Arrays` (memory-mapped; numpy alone, no bm25s or SciPy import) when
+    complete and checked (see the module docstring); None otherwise (one warning when damaged)."""
     files = {f"{name}/{f}" for name in counts for f in BM25_FILES}
     out: dict[str, Any] = {}
     try:
         if _checked_meta(path, counts, files, None) is None:
             return None
         for name, n in counts.items():
-            _check_bm25_level(path, name, n)
-            try:
-                model = bm25s.BM25.load(str(path / name), mmap=True, show_progress=False, verbosity=0)
-            except Exception as exc:  # checked files; any library error is a damaged folder
-                raise IndexFault(f"{name} does not load ({str(exc).splitlines()[0][:120]})") from None
-            if int(model.scores["num_docs"]) != n:
-                raise IndexFault(f"{name} holds {model.scores['num_docs']} documents, not {n}")
-            out[name] = model
+            out[name] = _check_bm25_level(path, name, n)
     except IndexFault as exc:
         _warn_rebuild("BM25", path, exc)
         return None

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import struct
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from ..sanitize.files import (
     DataFileError,
@@ -36,6 +35,9 @@ from ..sanitize.files import (
     load_json_file,
     loads_json,
 )
+
+if TYPE_CHECKING:  # numpy is imported where weights are read: `anytool --help` builds its parser from this package
+    import numpy as np
 
 MAX_CONFIG_BYTES = 1 << 20  # config.json, modules.json, fusion.json and the like: a few hundred bytes each
 MAX_TOKENIZER_BYTES = 32 << 20  # all-MiniLM-L6-v2's tokenizer.json is 466 KB
@@ -129,7 +131,7 @@ def _safetensors_header(path: Path) -> dict[str, tuple[str, list[int]]]:
             continue
         spec = check_value(spec, entry, source=source, field=f"header.{name}")
         offsets = spec["data_offsets"]
-        nbytes = int(np.prod(spec["shape"], dtype=np.float64)) * _ALL_DTYPES[spec["dtype"]]
+        nbytes = math.prod(spec["shape"]) * _ALL_DTYPES[spec["dtype"]]
         if len(offsets) != 2 or not offsets[0] <= offsets[1] or offsets[1] - offsets[0] != nbytes:
             raise DataFileError(f"tensor {name[:80]!r}: data offsets do not match its shape and type", source=source)
         out[name] = (spec["dtype"], spec["shape"])
@@ -190,6 +192,8 @@ def load_weights_header(root: Path, cfg: Mapping[str, Any]) -> int:
 
 def load_weights(root: Path, cfg: Mapping[str, Any]) -> dict[str, np.ndarray]:
     """The encoder's tensors of ``model.safetensors`` (``bert.`` prefix dropped), as float32, each checked."""
+    import numpy as np
+
     path, needed, _ = _weights_plan(root, cfg)
     source = str(path)
     try:

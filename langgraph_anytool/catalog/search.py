@@ -119,14 +119,16 @@ class _Level:
     def __init__(self, name: str, size: int, bm25: Any = None) -> None:
         self.name = name
         self.size = size
-        self.bm25 = bm25  # bm25s.BM25 (None when the level is empty)
+        self.bm25 = bm25  # bm25s.BM25 when built, Bm25Arrays when loaded (None when the level is empty)
         self.dense: Any = None  # faiss.Index
 
     @staticmethod
     def index_bm25(tokens: list[list[str]]) -> Any:
         import bm25s
 
-        model = bm25s.BM25()
+        from .bm25_arrays import BUILD_PARAMS
+
+        model = bm25s.BM25(**BUILD_PARAMS)
         model.index([t or [_NO_MATCH_TOKEN] for t in tokens], show_progress=False)
         return model
 
@@ -462,6 +464,30 @@ class CatalogSearcher:
         """The k best categories."""
         _, _, cat_s = self._scores(query)
         return [CategoryHit(category=self._categories[i].name, score=float(cat_s[i])) for i in self._top(cat_s, k)]
+
+
+def max_api_score(searcher: CatalogSearcher) -> float:
+    """The highest fused score an API can get: first for every retriever, in every query part, with its tool
+    first too (weighted reciprocal-rank fusion, above)."""
+    w = searcher.weights
+    per_rank1 = (w.bm25 + (w.dense if searcher.embeddings is not None else 0.0)) / (w.rrf_k + 1)
+    return (1.0 + w.whole) * (1.0 + w.tool) * per_rank1
+
+
+def relevance(score: float, searcher: CatalogSearcher) -> float:
+    """A fused score as a 0–1 relevance: 1 / the API's effective rank.
+
+    Reciprocal-rank fusion gives rank r a weight 1/(rrf_k + r), so the scores of ranks 1, 2, 3 differ by ~2 % and
+    mean little to a reader. Inverting that curve turns the fused score back into the rank a single retriever would
+    have given: effective rank = (rrf_k + 1) · max / score − rrf_k. Relevance 1.0 = first for every retriever (and
+    its tool first too); 0.5 ≈ second; 0.1 ≈ tenth; a hit one retriever missed drops further.
+    """
+    top = max_api_score(searcher)
+    if top <= 0 or score <= 0:
+        return 0.0
+    k = searcher.weights.rrf_k
+    effective_rank = max((k + 1) * top / score - k, 1.0)
+    return round(1.0 / effective_rank, 3)
 
 
 def _fitted_weights(embeddings: Embeddings | None) -> FusionWeights | None:

@@ -174,7 +174,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     """Ranked APIs for a query."""
     query = _query(args.query)
     catalog = _load_catalog(args.catalog)
-    from ..integrations.retriever import relevance
+    from ..catalog.search import relevance
 
     searcher = _searcher(args, catalog)
     hits = searcher.search_apis(query, args.k)

@@ -8,7 +8,6 @@ import os
 import sys
 from typing import Any
 
-from ..models.llm import NO_MODEL_HELP, ModelSet
 from .argtypes import positive_int
 from .labels import first_line, is_stand_in, last_line, resolve_stand_in, stand_in_label, stand_in_roles
 
@@ -57,6 +56,8 @@ def _model_spec(args: argparse.Namespace) -> str | None:
 def _models_for(args: argparse.Namespace) -> tuple[Any, str]:
     """(catalog -> ModelSet, label of the model under test). The stand-in, by --offline or by the name "offline"
     for the model or a role, is made over each catalog and named by its label."""
+    from ..models.llm import NO_MODEL_HELP, ModelSet  # here, not at the top: `anytool --help` never loads LangChain
+
     roles = {r: getattr(args, r) for r in ("planner", "caller", "summarizer") if getattr(args, r, None)}
     spec = _model_spec(args)
     if not (spec or roles):
@@ -186,7 +187,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     from ..eval.oppo.data import TaskDataError, load_task
     from ..eval.oppo.judge import TaskEvaluator, evaluator_identity
     from ..eval.oppo.tasks import TaskRunner
-    from ..models.llm import init_model
+    from ..models.llm import NO_MODEL_HELP, init_model
     from ..paper_prompts import oppo_book
     from ..tools.executors import make_executor
     from ..tools.pipeline import ApiExecutor

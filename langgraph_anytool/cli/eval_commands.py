@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import json
 import logging
 import os
-import socket
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -183,6 +181,8 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"model {label} | out {args.out}\n")
     options = BatchOptions(mode=args.mode, settings=settings, concurrency=args.concurrency, timeout=args.timeout,
                            model_label=label, retry_errors=args.retry_errors, db=args.db)
+    import asyncio  # here, not at the top: `anytool --help` stays light
+
     from ..eval.anytool.persistence import check_db, is_postgres
 
     if not args.server:
@@ -212,6 +212,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 async def _run_async(args: argparse.Namespace, queries: list[Any], catalog: Any, model: Any, writer: Any,
                      options: Any, config: Any) -> Any:
+    import socket
     from contextlib import AsyncExitStack
 
     from ..eval.anytool.persistence import PostgresClaims, async_checkpointer, is_postgres

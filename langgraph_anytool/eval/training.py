@@ -39,13 +39,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-import numpy as np
-
 from ..catalog.documents import DOCUMENT_VERSION, api_dense_text
 from ..catalog.trained_model import FUSION, MANIFEST, MANIFEST_FORMAT, onnx_file, query_hash
 from ..sanitize.files import Field, check_value, file_digest
 
 if TYPE_CHECKING:
+    import numpy as np  # imported where used: `anytool index train --help` reads TrainSettings only
+
     from ..catalog.catalog import Catalog
     from ..catalog.search import CatalogSearcher, FusionWeights
     from .retrieval import EvalQuery
@@ -195,7 +195,7 @@ def best_sentences(bm25: CatalogSearcher, query: str, api_ids: Sequence[str],
     for api_id in api_ids:
         scores = api_s[:, column[api_id]]
         if float(scores.max()) > 0.0:
-            out[api_id] = sentences[int(np.argmax(scores))]
+            out[api_id] = sentences[int(scores.argmax())]
     return out
 
 
@@ -251,6 +251,7 @@ def make_batches(examples: Sequence[Example], batch_size: int, rng: random.Rando
 
 # ---------------------------------------------------------------------- training
 def _seed_everything(seed: int) -> None:
+    import numpy as np
     import torch
 
     random.seed(seed)

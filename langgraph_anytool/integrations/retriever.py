@@ -16,33 +16,12 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field
 
 from ..catalog import Catalog
+from ..catalog.search import max_api_score, relevance
 
 if TYPE_CHECKING:
     from ..catalog.search import CatalogSearcher, SearchHit
 
-
-def max_api_score(searcher: CatalogSearcher) -> float:
-    """The highest fused score an API can get: first for every retriever, in every query part, with its tool
-    first too (weighted reciprocal-rank fusion, `catalog.search`)."""
-    w = searcher.weights
-    per_rank1 = (w.bm25 + (w.dense if searcher.embeddings is not None else 0.0)) / (w.rrf_k + 1)
-    return (1.0 + w.whole) * (1.0 + w.tool) * per_rank1
-
-
-def relevance(score: float, searcher: CatalogSearcher) -> float:
-    """A fused score as a 0–1 relevance: 1 / the API's effective rank.
-
-    Reciprocal-rank fusion gives rank r a weight 1/(rrf_k + r), so the scores of ranks 1, 2, 3 differ by ~2 % and
-    mean little to a reader. Inverting that curve turns the fused score back into the rank a single retriever would
-    have given: effective rank = (rrf_k + 1) · max / score − rrf_k. Relevance 1.0 = first for every retriever (and
-    its tool first too); 0.5 ≈ second; 0.1 ≈ tenth; a hit one retriever missed drops further.
-    """
-    top = max_api_score(searcher)
-    if top <= 0 or score <= 0:
-        return 0.0
-    k = searcher.weights.rrf_k
-    effective_rank = max((k + 1) * top / score - k, 1.0)
-    return round(1.0 / effective_rank, 3)
+__all__ = ["AnyToolRetriever", "api_document", "max_api_score", "relevance"]
 
 
 def api_document(catalog: Catalog, hit: SearchHit, rank: int, searcher: CatalogSearcher) -> Document:

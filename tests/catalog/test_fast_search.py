@@ -4,6 +4,8 @@ ANN threshold, `anytool index build`, the eval progress bar and quiet model load
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +14,7 @@ import pytest
 from langgraph_anytool.catalog import Catalog
 from langgraph_anytool.catalog.dense_index import AnnParams, build_dense_index, describe
 from langgraph_anytool.catalog.embeddings import MiniLMEmbeddings, onnx_minilm_available
+from langgraph_anytool.catalog.index_store import load_bm25
 from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEmbeddings
 from langgraph_anytool.catalog.search import CatalogSearcher
 from langgraph_anytool.cli.app import main
@@ -109,6 +112,55 @@ def test_bm25_index_persists_and_reloads(tb_dir: Path, tmp_path: Path) -> None:
     s3 = CatalogSearcher(Catalog.from_toolbench(tb_dir), embeddings="none", index_dir=tmp_path)
     assert not s3.build().bm25_loaded
     assert s3.search_apis("convert currency", 5) == s1.search_apis("convert currency", 5)
+
+
+def test_a_loaded_bm25_index_scores_as_bm25s_without_importing_it(tb_dir: Path, tmp_path: Path) -> None:
+    import bm25s
+
+    built = CatalogSearcher(Catalog.from_toolbench(tb_dir), embeddings="none", index_dir=tmp_path)
+    built.build()
+    folder = built.bm25_path() / "apis"
+    counts = json.loads((built.bm25_path() / "meta.json").read_text(encoding="utf-8"))["counts"]
+    loaded = load_bm25(built.bm25_path(), counts)
+    assert loaded is not None
+    arrays = loaded["apis"]
+    reference = bm25s.BM25.load(str(folder), mmap=True, show_progress=False, verbosity=0)
+    assert arrays is not None and arrays.num_docs == len(built.catalog)
+    vocab = [t for t in arrays.vocab if t]
+    rng = np.random.default_rng(0)
+    for _ in range(200):  # random queries: repeated and unknown tokens too; the same float32 sums
+        tokens = [vocab[i] for i in rng.integers(0, len(vocab), size=int(rng.integers(1, 9)))]
+        tokens += [*tokens[:2], "zz-unknown"]
+        assert np.array_equal(arrays.get_scores(tokens), reference.get_scores(tokens)), tokens
+    # a search that loads the index from disk (a child: a fresh interpreter) ranks as the one that built it, and
+    # imports neither bm25s nor SciPy
+    queries = ["convert currency", "weather forecast for a city. Then football transfers.", "podcast episodes"]
+    code = ("import json, sys\n"
+            "from langgraph_anytool.catalog import Catalog\n"
+            "from langgraph_anytool.catalog.search import CatalogSearcher\n"
+            "s = CatalogSearcher(Catalog.from_toolbench(sys.argv[1]), embeddings='none', index_dir=sys.argv[2])\n"
+            "assert s.build().bm25_loaded\n"
+            "hits = [[h.api_id for h in s.search_apis(q, 5)] for q in json.loads(sys.argv[3])]\n"
+            "print(json.dumps({'hits': hits, 'loaded': sorted({m.split('.')[0] for m in sys.modules} & "
+            "{'bm25s', 'scipy'})}))")
+    proc = subprocess.run([sys.executable, "-I", "-c", code, str(tb_dir), str(tmp_path), json.dumps(queries)],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    child = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert child["loaded"] == []
+    assert child["hits"] == [[h.api_id for h in built.search_apis(q, 5)] for q in queries]
+
+
+def test_faiss_loads_without_its_probe_lines() -> None:
+    # faiss's loader logs at INFO each CPU-specific build the wheel lacks (`ModuleNotFoundError(...)`); a server
+    # that shows INFO lines (`langgraph dev`) printed them as if something were broken
+    code = ("import logging, numpy as np\nlogging.basicConfig(level=logging.INFO)\n"
+            "from langgraph_anytool.catalog.dense_index import build_dense_index\n"
+            "print(build_dense_index(np.eye(4, dtype=np.float32)).ntotal)")
+    proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=300,
+                          check=False)
+    assert proc.returncode == 0 and proc.stdout.strip() == "4", proc.stderr[-3000:]
+    assert "faiss" not in proc.stderr and "ModuleNotFoundError" not in proc.stderr, proc.stderr
 
 
 def test_bm25_index_of_a_changed_catalog_is_not_reused(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import urllib.request
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from langgraph_anytool.graphs.studio import make_graph
 from tests.servers import free_port, langgraph_dev  # noqa: F401  (free_port: imported from here too)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,11 +24,16 @@ def request(url: str, body: Any = None) -> Any:
         return json.loads(resp.read())
 
 
+def _server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "ANYTOOL_MODEL"}  # Studio must load without a model
+    env.update({"ANYTOOL_INDEX_DIR": str(tmp_path / "index"), "ANYTOOL_CACHE_DIR": str(tmp_path / "responses"),
+                **extra})
+    return env
+
+
 @pytest.mark.slow
 def test_langgraph_dev_serves_the_anytool_graph(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "ANYTOOL_MODEL"}  # Studio must load without a model
-    env.update({"ANYTOOL_EMBEDDINGS": "none"})
-    with langgraph_dev(ROOT / "langgraph.json", tmp_path, env) as base:
+    with langgraph_dev(ROOT / "langgraph.json", tmp_path, _server_env(tmp_path, ANYTOOL_EMBEDDINGS="none")) as base:
         assistants = request(f"{base}/assistants/search", {})
         assert [a["graph_id"] for a in assistants] == ["anytool"]
         graph = request(f"{base}/assistants/{assistants[0]['assistant_id']}/graph")
@@ -67,3 +74,63 @@ def test_langgraph_dev_serves_the_anytool_graph(tmp_path: Path) -> None:
         # the thread keeps the conversation: the next human message is the next request
         state = request(f"{base}/threads/{thread}/state")
         assert [m["type"] for m in state["values"]["messages"]] == ["human", "ai"]
+
+
+def test_factory_builds_the_graph_once_per_process_and_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                               ) -> None:
+    monkeypatch.setenv("ANYTOOL_EMBEDDINGS", "none")
+    monkeypatch.setenv("ANYTOOL_INDEX_DIR", str(tmp_path / "index"))
+    monkeypatch.setenv("ANYTOOL_CACHE_DIR", str(tmp_path / "responses"))
+    monkeypatch.delenv("ANYTOOL_MODEL", raising=False)
+    first = asyncio.run(make_graph())
+    assert asyncio.run(make_graph()) is first  # `langgraph dev` calls the factory on every request
+    assert list((tmp_path / "index").iterdir()), "the catalog's search index is built with the graph"
+    monkeypatch.setenv("ANYTOOL_MAX_API_POOL", "8")  # another setting: another graph
+    other = asyncio.run(make_graph())
+    assert other is not first and asyncio.run(make_graph()) is other
+
+
+@pytest.mark.slow
+def test_studio_requests_log_no_slow_graph_load_and_no_faiss_probe(tmp_path: Path) -> None:
+    # default embeddings (MiniLM when installed): the search index loads faiss, whose loader probes for builds the
+    # wheel lacks; the server logs at INFO
+    log = tmp_path / "dev.log"  # where langgraph_dev writes the server's log
+    with langgraph_dev(ROOT / "langgraph.json", tmp_path, _server_env(tmp_path)) as base:
+        for _ in range(3):
+            assistant = request(f"{base}/assistants/search", {})[0]["assistant_id"]
+            request(f"{base}/assistants/{assistant}/graph?xray=true")
+            request(f"{base}/assistants/{assistant}/schemas")
+        thread = request(f"{base}/threads", {})["thread_id"]
+        out = request(f"{base}/threads/{thread}/runs/wait",
+                      {"assistant_id": assistant, "input": {"query": "Convert 26.2 miles to kilometers"},
+                       "context": {"model": "offline"}})
+        assert "42.16" in out["answer"], out
+        request(f"{base}/threads/{thread}/state")
+        text = log.read_text()
+    assert "Slow graph load" not in text, [line for line in text.splitlines() if "Slow graph load" in line]
+    assert "ModuleNotFoundError" not in text and "No module named" not in text, text[-3000:]
+
+
+def test_server_start_builds_the_graph_and_survives_a_bad_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  caplog: pytest.LogCaptureFixture) -> None:
+    from langgraph_anytool.graphs.studio import graph_once, studio_settings
+    from langgraph_anytool.graphs.studio_app import app, build_at_start
+
+    monkeypatch.setenv("ANYTOOL_EMBEDDINGS", "none")
+    monkeypatch.setenv("ANYTOOL_INDEX_DIR", str(tmp_path / "index"))
+    monkeypatch.setenv("ANYTOOL_CACHE_DIR", str(tmp_path / "responses"))
+    monkeypatch.setenv("ANYTOOL_MAX_REFLECTIONS", "7")  # a setting no other test builds
+
+    async def start() -> None:
+        async with build_at_start(app):
+            pass
+
+    asyncio.run(start())
+    assert graph_once(studio_settings()).value is not None  # built before any request
+    monkeypatch.setenv("ANYTOOL_CATALOG", str(tmp_path / "missing"))
+    asyncio.run(start())  # logged, not raised: the server starts and each request reports the error
+    failures = [r for r in caplog.records if r.name.endswith("studio_app")]
+    assert len(failures) == 1 and "could not be built" in failures[0].getMessage()
+    assert str(tmp_path / "missing") in failures[0].getMessage()
+    with pytest.raises(Exception, match="missing"):
+        asyncio.run(make_graph())

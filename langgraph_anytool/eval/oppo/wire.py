@@ -217,8 +217,9 @@ class WireChatOpenAI(BaseChatModel):
             result: ChatResult = inner._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
             return result
         payload["messages"] = [_as_sent(m, d) for m, d in zip(messages, sent, strict=True)]
-        payload["stream"] = False
+        payload["stream"] = False  # as the authors send it: a local endpoint's streamed-call options do not apply
         payload.pop("stream_options", None)
+        payload.pop("stream_usage", None)
         if getattr(inner, "client", None) is None and hasattr(inner, "_ensure_sync_client_available"):
             inner._ensure_sync_client_available()
         response = inner.client.create(**payload)

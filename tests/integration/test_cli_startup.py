@@ -1,0 +1,82 @@
+"""`anytool --help` and argument errors start fast: parsing the command line imports no heavy library.
+
+Timings live in benchmarks/first_hour.py (`cli` section); this test keeps the cause away: LangGraph, LangChain,
+torch, ONNX Runtime, faiss and numpy are imported by the subcommands that run, never to build the parser.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+# top-level packages that cost seconds of CPU to import (or hundreds of milliseconds, for numpy and faiss)
+HEAVY = ("langgraph", "langchain", "langchain_core", "langchain_openai", "langsmith", "torch", "onnxruntime",
+         "transformers", "sentence_transformers", "faiss", "numpy", "openai", "httpx", "pydantic")
+
+# every parser the user can reach: `--help` of the command and of each (nested) subcommand, found by walking the
+# parser (a subcommand added later is covered), then usage errors
+_CHILD = """
+import argparse, contextlib, io, json, sys
+from langgraph_anytool.cli.app import build_parser, main
+
+def paths(parser, prefix):
+    yield prefix
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                yield from paths(child, [*prefix, name])
+
+helps = [[*p, "--help"] for p in paths(build_parser(), [])]
+assert len(helps) > 15, helps
+argvs = [*helps, [], ["search"], ["run", "q", "--k", "3"], ["search", "q", "--k", "zero"], ["nope"]]
+codes = []
+for argv in argvs:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        codes.append(main(argv))
+    assert out.getvalue() or err.getvalue(), argv
+heavy = sorted({m.split(".")[0] for m in sys.modules} & set(sys.argv[1].split(",")))
+print(json.dumps({"codes": codes, "heavy": heavy}))
+"""
+
+
+def test_help_and_usage_errors_import_no_heavy_library() -> None:
+    # -I: an isolated child (no PYTHON* variables, no current directory on the path), as a user's shell runs it
+    proc = subprocess.run([sys.executable, "-I", "-c", _CHILD, ",".join(HEAVY)], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["heavy"] == [], f"imported while parsing the command line: {result['heavy']}"
+    helps, errors = result["codes"][:-5], result["codes"][-5:]
+    assert set(helps) == {0} and set(errors) == {2}, result["codes"]
+
+
+_SEARCH = """
+import contextlib, io, json, sys
+from langgraph_anytool.cli.app import main
+
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main(["search", "convert 26.2 miles to kilometers", "--k", "3"])
+print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted({m.split(".")[0] for m in sys.modules})}))
+"""
+
+
+def test_a_warm_search_imports_no_graph_and_no_index_builder(tmp_path: Path) -> None:
+    # `anytool search` needs the catalog, the saved indexes and the query encoder: not LangGraph (the relevance
+    # column came from the LangChain retriever's module), nor bm25s / SciPy (they build the BM25 index; a saved one
+    # is read with numpy), nor torch
+    env = {**os.environ, "ANYTOOL_INDEX_DIR": str(tmp_path / "index")}
+    runs = []
+    for _ in range(2):  # the first run builds the indexes, the second loads them
+        proc = subprocess.run([sys.executable, "-I", "-c", _SEARCH], capture_output=True, text=True, timeout=600,
+                              check=False, env=env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    warm = runs[1]
+    assert warm["code"] == 0 and "Convert" in warm["out"] and warm["out"] == runs[0]["out"]
+    assert set(warm["modules"]) & {"langgraph", "bm25s", "scipy", "torch", "transformers", "sentence_transformers",
+                                   "langchain_openai"} == set()
