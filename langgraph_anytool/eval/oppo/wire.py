@@ -208,16 +208,15 @@ class WireChatOpenAI(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         inner = self.inner
-        # sent with stream=False as the authors send it: the streaming options a local server's call gets
-        # (models.llm.transport_options) are no request fields here (the client refuses `stream_usage`)
-        kwargs.pop("stream_usage", None)
         payload = inner._get_request_payload(messages, stop=stop, **kwargs)
         sent = payload.get("messages")
         if not isinstance(sent, list) or len(sent) != len(messages):  # the Responses API: LangChain's own call
             result: ChatResult = inner._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
             return result
         payload["messages"] = [_as_sent(m, d) for m, d in zip(messages, sent, strict=True)]
-        payload["stream"] = False  # as the authors send it: a local endpoint's streamed-call options do not apply
+        # sent with stream=False as the authors send it: the streaming options a local server's call gets
+        # (models.llm.transport_options) are no request fields here (the client refuses `stream_usage`)
+        payload["stream"] = False
         payload.pop("stream_options", None)
         payload.pop("stream_usage", None)
         if getattr(inner, "client", None) is None and hasattr(inner, "_ensure_sync_client_available"):
