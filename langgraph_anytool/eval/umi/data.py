@@ -26,8 +26,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from ...protocol import parse_action
-from ...sanitize.files import DataFileError, check_model, load_json_file, loads_json
-from ...sanitize.schema import FileModel
+from ...sanitize.files import DataFileError, load_json_file, loads_json
+from ...sanitize.schema import FileModel, check_model
 from .metrics import NO_INPUT, Plan, parse_multi_agent_reply
 
 
