@@ -10,6 +10,7 @@ Every JSON or YAML file the package reads from a user, a release or a model fold
 - `loads_yaml`: PyYAML's safe loader, with at most `MAX_YAML_ALIASES` aliases and `MAX_VALUES` values after
   expanding them (a "billion laughs" document of a few hundred bytes expands to gigabytes), keys as strings and
   dates as ISO strings (JSON-compatible data).
+- `read_head`: the start of a file (its format told from its first character, without reading it whole).
 - `load_data_file`: JSON or YAML by the file's suffix (other suffixes try JSON, then YAML).
 - `file_digest`: sha256 of a file's bytes, memoised per (path, device, inode, size, mtime, ctime).
 - `replace_surrogates`: lone surrogates (`"\\ud800"`, valid in JSON escapes, not encodable as UTF-8) replaced by
@@ -97,6 +98,17 @@ def read_bytes(path: str | os.PathLike[str], *, max_bytes: int, what: str = "fil
     if len(raw) > max_bytes:
         raise DataFileError(f"the {what} is over {max_bytes:,} bytes, the limit", source=str(path))
     return raw
+
+
+def read_head(path: str | os.PathLike[str], *, max_bytes: int = 4096, what: str = "file") -> bytes:
+    """The first `max_bytes` bytes of the regular file `path`, a UTF-8 byte-order mark and leading whitespace dropped:
+    enough to tell a file's format from its first character without reading it whole."""
+    with _open_regular(path, what) as fh:
+        try:
+            raw: bytes = fh.read(max_bytes)
+        except OSError as exc:
+            raise DataFileError(f"cannot read the {what}: {exc.strerror or exc}", source=str(path)) from None
+    return raw.removeprefix(b"\xef\xbb\xbf").lstrip()
 
 
 def read_text(path: str | os.PathLike[str], *, max_bytes: int, what: str = "file") -> str:

@@ -148,3 +148,16 @@ def test_path_inside_refuses_symlinks_and_dot_dots(tmp_path: Path) -> None:
     for bad in ("../x", "/abs", "..", "a\\b", "~root", ""):
         with pytest.raises(DataFileError, match="not a tool name"):
             check_plain_name(bad, source="config.yml", field="RAPIDAPI_TOOLS[0]", what="tool name")
+
+
+def test_a_files_format_is_told_from_its_head_without_reading_it_whole(tmp_path: Path) -> None:
+    from langgraph_anytool.sanitize.files import read_head
+
+    listed = tmp_path / "queries.json"
+    listed.write_bytes(b"\xef\xbb\xbf \n\t[" + b" " * 10_000 + b"]")
+    assert read_head(listed) == b"[" + b" " * 4089  # the mark and the leading whitespace dropped, 4,096 bytes read
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    with pytest.raises(DataFileError) as info:
+        read_head(fifo, what="query file")
+    _one_line(info, fifo, "not a regular file", "query file")
