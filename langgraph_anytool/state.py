@@ -136,7 +136,8 @@ class SolverAttempt(TypedDict):
     attempt: int
     round: int
     mode: str
-    finish_type: str  # give_answer | give_up | call_budget | no_apis | budget | error | malformed | context_length
+    finish_type: str  # give_answer | give_up | call_budget | no_apis | budget | error | malformed | context_length |
+    # no_calls
     answer: str
     reason: str
     failed_functions: list[str]

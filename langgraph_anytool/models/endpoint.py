@@ -31,7 +31,7 @@ from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import httpx
 from langchain_core.messages import BaseMessage, convert_to_openai_messages
@@ -253,7 +253,10 @@ class Endpoints:
         try:
             with httpx.Client(timeout=self.timeout) as client:
                 if endpoint.client == "openai":
-                    window = llama_cpp_window(self._ask(lambda: self._get(client, f"{endpoint.root}/props")))
+                    # `?model=` and `"model"` below: a llama-server in router mode (several models on one address)
+                    # answers for the model named, a single-model one ignores them
+                    window = llama_cpp_window(self._ask(lambda: self._get(
+                        client, f"{endpoint.root}/props?model={quote(endpoint.model, safe='')}")))
                     if window:
                         return ServerFacts("llama.cpp", window, "llama.cpp GET /props: n_ctx", True)
                     models = self._ask(lambda: self._get(client, f"{endpoint.root}/v1/models"))
@@ -311,12 +314,13 @@ class Endpoints:
         with httpx.Client(timeout=self.timeout) as client:
             if facts.server == "llama.cpp":
                 self.count_requests += 2
-                rendered = self._post(client, f"{endpoint.root}/apply-template", body)
+                rendered = self._post(client, f"{endpoint.root}/apply-template", {"model": endpoint.model, **body})
                 prompt = rendered.get("prompt") if isinstance(rendered, Mapping) else None
                 if not isinstance(prompt, str):
                     return None
                 tokens = self._post(client, f"{endpoint.root}/tokenize",
-                                    {"content": prompt, "add_special": True, "parse_special": True})
+                                    {"model": endpoint.model, "content": prompt, "add_special": True,
+                                     "parse_special": True})
                 listed = tokens.get("tokens") if isinstance(tokens, Mapping) else None
                 return len(listed) if isinstance(listed, list) else None
             if facts.server == "vllm":

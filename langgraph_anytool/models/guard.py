@@ -108,8 +108,15 @@ def status_code_of(exc: BaseException) -> int | None:
     return None
 
 
+# llama-server's cache of all its slots is full (its slots share `-c` tokens: another request's cache took the room
+# this one needed): nothing to do with this prompt's size, and gone once the other requests end
+_SERVER_CACHE_FULL = "context size has been exceeded"
+
+
 def _message_kind(text: str) -> str | None:
     low = text.lower()
+    if _SERVER_CACHE_FULL in low:
+        return "server_error"
     if any(p in low for p in _CONTEXT_PHRASES):
         return "context_length"
     if _NO_TOOLS.search(text):
@@ -312,8 +319,6 @@ class CallGuard:
     endpoints: Endpoints | None = field(default=None, compare=False)  # None: no server is asked (estimates)
     stream_local: bool = AnyToolConfig.stream_local  # stream the calls to a loopback OpenAI-compatible server
     stall_timeout: float = AnyToolConfig.stall_timeout  # seconds a streamed call may receive nothing
-    # seconds per non-streamed request when the model's client sets none (None: the client's default)
-    request_timeout: float | None = None
     deadline: Callable[[], float | None] = _no_deadline  # epoch seconds the run must end by (None: no limit)
     timeout_gate: RetryGate = _no_cap  # grants one retry of a timed-out call (the run's `max_timeout_retries`)
     is_local: Callable[[Endpoint], bool] = field(default=lambda e: e.loopback, compare=False)

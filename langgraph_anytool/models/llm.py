@@ -217,6 +217,18 @@ class ModelSet:
         return role in self.by_role
 
 
+# usage keys (per role) of how calls were fitted and sent (issue 26), kept in each eval record beside the counts:
+# `fit_counted` / `fit_estimated` (calls whose prompt the server's tokenizer counted / that were fitted on our
+# estimate), `overflows` (overflow replies met by fitting again), `timeouts` (timed-out requests),
+# `cut_at_max_tokens` (replies that stopped at the call's max_tokens), `trimmed` (prompts cut to fit),
+# `functions_dropped` (pooled functions a solver call left out to fit), `no_call_ends` (agent activations ended by
+# `max_turns_without_call`)
+FUNCTIONS_DROPPED = "functions_dropped"
+NO_CALL_ENDS = "no_call_ends"
+CALL_USAGE_KEYS = ("fit_counted", "fit_estimated", "overflows", "timeouts", "cut_at_max_tokens", "trimmed",
+                   FUNCTIONS_DROPPED, NO_CALL_ENDS)
+
+
 class RoleUsage(TypedDict, total=False):
     model_calls: int
     input_tokens: int
@@ -498,7 +510,7 @@ def transport_options(model: Any, endpoint: Endpoint | None, guard: CallGuard, l
     """Per-call options for an OpenAI-compatible client (ChatOpenAI and its kin; other classes get none): a local
     server's call is streamed with its usage (`stream_local`; not when the model was made with `streaming=False` or
     `disable_streaming`), so that it is waited for while it sends and cut when it stays silent `stall_timeout`
-    seconds (the model's own timeout, when it sets one, wins); any call's
+    seconds (the model's own timeout, when it sets one, wins; other calls keep the client's own); any call's
     timeout is cut to the time the run has left. Returns the options and the stream's watch (None: not
     streamed)."""
     chat = _chat_layer(model)
@@ -516,7 +528,7 @@ def transport_options(model: Any, endpoint: Endpoint | None, guard: CallGuard, l
         options["stream"] = True
         if not ("stream_usage" in getattr(chat, "model_fields_set", ()) and chat.stream_usage is False):
             options["stream_usage"] = True  # the server's counts (a user's explicit stream_usage=False is kept)
-    timeout = own if own is not None else (guard.stall_timeout if streamed else guard.request_timeout)
+    timeout = own if own is not None else (guard.stall_timeout if streamed else None)
     if left is not None:
         timeout = max(0.5, min(timeout if timeout is not None else left, left))
     if timeout is not None:

@@ -17,7 +17,7 @@ from langgraph_anytool import AnyToolConfig, create_anytool_graph
 from langgraph_anytool.catalog import Catalog
 from langgraph_anytool.cli.app import main
 from langgraph_anytool.models import llm
-from langgraph_anytool.models.fitting import ROLE_REPLY_TOKENS, bound_tools, estimate_tokens
+from langgraph_anytool.models.fitting import ROLE_REPLY_TOKENS, bound_tools, estimate_tokens, sent_overhead
 from langgraph_anytool.models.guard import CallGuard
 from langgraph_anytool.models.llm import BUDGET_KIND, ModelCallError, call_role
 from langgraph_anytool.nodes.solver.textmode import TextToolRunnable
@@ -58,7 +58,8 @@ def test_chatopenai_gets_max_completion_tokens_equal_to_what_is_left(form: str) 
         call_role(runnable, "solver", PROMPT, guard=_room(800))
         call_role(runnable, "solver", PROMPT, guard=_room(None))  # no budget: the role's max_tokens
         capped, free = server.chat_requests
-    expected = 800 - estimate_tokens(PROMPT, bound_tools(runnable))
+    # the prompt's estimate: its messages, the tools' schemas, and what text mode writes into the prompt
+    expected = 800 - estimate_tokens(PROMPT, bound_tools(runnable)) - sent_overhead(runnable, PROMPT)
     assert _sent_cap(capped) == expected and 0 < expected < 800
     assert _sent_cap(free) == SOLVER_CAP
     assert bool(capped.get("tools")) == (form == "tools")
@@ -132,12 +133,12 @@ def _responder(weather_fn: str, long_answer: str) -> Any:
     return reply
 
 
-def _graph_run(budget: int | None, long_answer: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _graph_run(budget: int | None, long_answer: str, **model: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     catalog, executor = make_world()
     weather_fn = catalog.function_name(catalog.find_api("Weather Now", "Current").id)
     with OpenAIChatServer(policy=_responder(weather_fn, long_answer)) as server:
         extra = {} if budget is None else {"token_budget": budget}
-        graph = create_anytool_graph(catalog, _model(server), executor=executor, checkpointer=InMemorySaver(),
+        graph = create_anytool_graph(catalog, _model(server, **model), executor=executor, checkpointer=InMemorySaver(),
                                      config=AnyToolConfig(seed_with_search=False, max_concurrency=1, **extra))
         out = graph.invoke({"query": "What's the temperature in Paris?"}, {"configurable": {"thread_id": "t"}})
         return out, server.chat_requests
@@ -150,10 +151,10 @@ def no_role_caps(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setitem(ROLE_REPLY_TOKENS, role, 1_000_000)
 
 
-@pytest.mark.usefixtures("no_role_caps")
 def test_a_whole_chatopenai_run_sends_caps_within_the_budget_and_ends_budget_exhausted() -> None:
     budget = 12_000
-    out, requests = _graph_run(budget, "Let me think at length. " * 3_000)  # about 18,000 tokens
+    # the model's own max_tokens (16,000) lets its replies run long: the budget's cap is the one that binds
+    out, requests = _graph_run(budget, "Let me think at length. " * 3_000, max_tokens=16_000)  # ~18,000 tokens
     caps = [_sent_cap(r) for r in requests]
     assert caps[-1] is not None  # the solver's call was capped, and its reply cut there
     assert all(c is None or 0 < c < budget for c in caps)

@@ -120,7 +120,8 @@ def test_a_slow_local_server_is_waited_for_and_never_asked_twice(monkeypatch: py
     waits as long as the server sends; each request is sent once and carries the role's max_tokens."""
     with LlamaCppServer(policy=text_solver, chars_per_token=3.3, first_token_seconds=1.6, ping_every=0.4,
                         token_seconds=0.002) as server:
-        out = anytool_run(server, monkeypatch, capsys, "retriever=search", TEXT_MODE, "request_timeout=1")
+        out = anytool_run(server, monkeypatch, capsys, "retriever=search", "search_k=3", TEXT_MODE,
+                          "request_timeout=1")
         chats = list(server.chats)
         hung_up = server.disconnects
     assert out["status"] != "error", out["reason"]
@@ -134,7 +135,7 @@ def test_a_silent_local_server_is_not_sent_the_same_request_again(monkeypatch: p
     and is not sent again (the server would start the same computation over)."""
     started = time.monotonic()
     with LlamaCppServer(policy=text_solver, chars_per_token=3.3, silent_seconds=20) as server:
-        out = anytool_run(server, monkeypatch, capsys, "retriever=search", TEXT_MODE, "stall_timeout=1")
+        out = anytool_run(server, monkeypatch, capsys, "retriever=search", "search_k=3", TEXT_MODE, "stall_timeout=1")
         chats = list(server.chats)
     assert time.monotonic() - started < 15
     assert len(chats) == 1 and out["status"] == "error" and out["error_kind"] == "timeout"
@@ -147,7 +148,8 @@ def test_a_run_past_its_time_limit_ends_with_its_own_status(monkeypatch: pytest.
     started = time.monotonic()
     with LlamaCppServer(policy=text_solver, chars_per_token=3.3, first_token_seconds=1.0, ping_every=0.3,
                         token_seconds=0.2) as server:
-        out = anytool_run(server, monkeypatch, capsys, "retriever=search", TEXT_MODE, "max_run_seconds=2.5")
+        out = anytool_run(server, monkeypatch, capsys, "retriever=search", "search_k=3", TEXT_MODE,
+                          "max_run_seconds=2.5")
     took = time.monotonic() - started
     assert out["status"] == "time_limit" and "time limit of 2.5 s reached" in out["reason"], out["reason"]
     assert took < 8, took

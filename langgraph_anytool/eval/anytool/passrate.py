@@ -148,7 +148,7 @@ class QueryVerdicts:
 
 
 # the finish types of our solver that are not a Finish call (a budget, an error, ...): `state.SolverAttempt`
-NO_FINISH_TYPES = frozenset({"call_budget", "no_apis", "budget", "error", "malformed", "context_length"})
+NO_FINISH_TYPES = frozenset({"call_budget", "no_apis", "budget", "error", "malformed", "context_length", "no_calls"})
 
 
 def called_finish(record: Mapping[str, Any]) -> bool:

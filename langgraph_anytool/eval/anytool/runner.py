@@ -30,7 +30,7 @@ from langchain_core.messages import BaseMessage
 
 from ...config import AnyToolConfig, ConfigError
 from ...models.faults import USAGE_KEYS
-from ...models.llm import TRANSPORT_KINDS, ModelCallError, error_kind_of
+from ...models.llm import CALL_USAGE_KEYS, TRANSPORT_KINDS, ModelCallError, error_kind_of
 from ...paper_prompts import prompts_record
 from ...tools.dbfile import StorageError, describe_error, is_storage_fault
 from ..datasets import BenchQuery, api_ids
@@ -137,7 +137,8 @@ def usage_summary(values: Mapping[str, Any]) -> dict[str, Any]:
             if k in v} for r, v in usage.items() if isinstance(v, Mapping) and "model_calls" in v}
     for r, v in usage.items():  # content faults (faults.py): malformed replies (one per fault) by kind, hallucinated calls, fallbacks
         if r in roles:
-            roles[r].update({k: int(n) for k, n in v.items() if k.startswith(USAGE_KEYS) and isinstance(n, int | float)})
+            roles[r].update({k: int(n) for k, n in v.items()
+                             if k.startswith((*USAGE_KEYS, *CALL_USAGE_KEYS)) and isinstance(n, int | float)})
             if "cost_usd" in v:  # USD from the model's profile price (absent when unknown)
                 roles[r]["cost_usd"] = round(float(v["cost_usd"]), 6)
     agents: dict[str, int] = {}

@@ -32,14 +32,24 @@ from typing_extensions import TypedDict
 
 from ...models.faults import (
     MALFORMED_END,
+    NO_CALLS_END,
     bound_reason,
     fault_usage,
+    next_no_call_streak,
     next_streak,
+    no_calls_reason,
     review_reply,
     turn_fault,
     with_call_ids,
 )
-from ...models.llm import BUDGET_KIND, TIME_LIMIT_KIND, ModelCallError, ModelNotConfiguredError, total_tokens
+from ...models.llm import (
+    BUDGET_KIND,
+    NO_CALL_ENDS,
+    TIME_LIMIT_KIND,
+    ModelCallError,
+    ModelNotConfiguredError,
+    total_tokens,
+)
 from ...runtime import total_cost
 from ...state import AgentRecord, PoolUpdate, RunTally, merge_agents, merge_usage
 from ..solver.textmode import bind_role_tools, call_with_text_fallback
@@ -88,15 +98,6 @@ def step_tally(state: AgentStepState, own: Mapping[str, Any] | None = None) -> R
     if "share" in base:  # what is left of the step's share of the token budget
         out["share"] = max(0, int(base["share"]) - total_tokens(used))
     return out
-
-
-NO_CALLS_END = "no_calls"  # the end reason's head when an agent replied too often without a function call
-NO_CALL_ENDS = "no_call_ends"  # usage key (per level): activations ended so
-
-
-def no_calls_reason(streak: int, limit: int) -> str:
-    return (f"{NO_CALLS_END}: {streak} replies in a row without a function call (max_turns_without_call={limit}): "
-            "the model does not call the functions offered")
 
 
 def stop_before_call(deps: Deps, record: AgentRecord, run_key: str, pool: list[str],
@@ -191,9 +192,10 @@ def make_call_model(role: Role, base: Deps) -> Any:
         if _count_faults(deps, rec, role.level, [fault] if fault else [], False, out,
                          str(reply.content) if fault == "refusal" else ""):
             return out
-        rec["no_call_streak"] = int(rec.get("no_call_streak") or 0) + 1
+        rec["no_call_streak"] = next_no_call_streak(int(rec.get("no_call_streak") or 0), reply)
         if rec["no_call_streak"] >= deps.config.max_turns_without_call:  # a model that does not call functions
-            _end(rec, "finished", no_calls_reason(rec["no_call_streak"], deps.config.max_turns_without_call))
+            _end(rec, "finished", f"{NO_CALLS_END}: "
+                 f"{no_calls_reason(rec['no_call_streak'], deps.config.max_turns_without_call)}")
             out["usage"] = merge_usage(out["usage"], {role.level: {NO_CALL_ENDS: 1}})
             return out
         book = deps.paper_prompts  # main.py: the same user message after every turn without a function call

@@ -2,7 +2,8 @@
 
 Every loop is bounded by the solver's own counters: the depth limit, the API-call budget (a hard stop), the
 token budget, a cap on model calls per solve (`model_call_cap`), and `max_malformed_turns` malformed replies in a
-row (content faults, see `faults.py`: each is answered back to the model as an error it can correct first).
+row (content faults, see `faults.py`: each is answered back to the model as an error it can correct first), and
+`max_turns_without_call` replies in a row without any function call (finish type "no_calls").
 
 With `call_limit="model_queries"` (`AnyToolConfig.paper()`, the authors' `toolbench/inference/Algorithms/DFS.py`
 `DFS_tree_search.DFS`) there is no API-call budget and no model-call cap: every query (a model turn; α-UMi: a
@@ -26,14 +27,17 @@ from ...catalog.errors import UnknownNameError
 from ...models.faults import (
     EXTRA_CALL,
     MALFORMED_END,
+    NO_CALLS_END,
     bound_reason,
     fault_usage,
+    next_no_call_streak,
     next_streak,
+    no_calls_reason,
     review_reply,
     turn_fault,
     with_call_ids,
 )
-from ...models.llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError
+from ...models.llm import BUDGET_KIND, FUNCTIONS_DROPPED, ModelCallError, ModelNotConfiguredError
 from ...paper_prompts import PromptBook
 from ...protocol import DIVERSITY, FINISH_NAME, text_of
 from ...state import SolverAttempt, merge_usage
@@ -175,9 +179,6 @@ def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[A
     return ai, upd
 
 
-FUNCTIONS_DROPPED = "functions_dropped"  # usage key: pooled functions left out of a call to fit the window
-
-
 def with_fewer_functions(state: SolverState, role: str, functions: dict[str, str],
                          call: Callable[[dict[str, str], SolverState], tuple[AIMessage | None, dict[str, Any]]]
                          ) -> tuple[AIMessage | None, dict[str, Any]]:
@@ -226,7 +227,7 @@ def make_seed(deps: Deps) -> Node:
         upd: dict[str, Any] = {
             "nodes": new_tree(root), "current": 0, "api_calls": 0, "model_calls": 0, "failed_seen": [],
             "last_reason": "", "thought": "", "decision": "", "finish": None, "finish_only": False,
-            "malformed_streak": 0,
+            "malformed_streak": 0, "no_call_streak": 0,
             "usage": {"api": {"calls": 0, "cache_hits": 0, "errors": 0}},
         }
         if not functions:
@@ -503,6 +504,11 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
                                   text_of(ai) if faults[-1] == "refusal" and ai is not None else "")
             finish = outcome(MALFORMED_END, reason=reason, failed=failed_seen)
             note = f"{note}; {reason}" if note else reason
+        silent = next_no_call_streak(int(state.get("no_call_streak") or 0), ai)
+        if finish is None and silent >= deps.config.max_turns_without_call:  # a model that never calls a function
+            reason = no_calls_reason(silent, deps.config.max_turns_without_call)
+            finish = outcome(NO_CALLS_END, reason=reason, failed=failed_seen)
+            note = f"{note}; {reason}" if note else reason
         usage = {**state["usage"], "api": stats}
         if faults:
             usage = merge_usage(usage, {role: fault_usage(faults)})
@@ -510,7 +516,8 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
             msgs += query_limit_note(deps, state, limit_note)  # is reached; the functions stay offered and the search goes on
         nodes = update_node(nodes, cur, messages=msgs, calls=records, status=status, note=note)
         upd: dict[str, Any] = {"nodes": nodes, "api_calls": api_calls, "usage": usage, "failed_seen": failed_seen,
-                               "last_reason": last_reason, "malformed_streak": streak, **upd_only}
+                               "last_reason": last_reason, "malformed_streak": streak, "no_call_streak": silent,
+                               **upd_only}
         if finish is not None:
             upd["finish"] = finish
         return upd
