@@ -2,12 +2,12 @@
 written atomically, checked, read memory-mapped.
 
 A folder holds one index per level plus a `meta.json` (the level sizes, the encoder, and the sha256 of every
-file). It is written as a whole: into a temporary folder beside it, renamed into place at the end, so a reader
-sees the old folder, none, or the new one. Loading checks, before anything is used:
+file). It is written as a whole (`sanitize.writes.write_folder`: a temporary folder beside it, renamed into place at
+the end), so a reader sees the old folder, none, or the new one. Loading checks, before anything is used:
 
 - the folder is a folder (a symbolic link is never followed: a link named like an index folder is replaced by a
   real folder on rebuild, its target untouched) and every file a regular file within its size cap;
-- `meta.json` field by field (`sanitize.files`), its sizes and encoder the expected ones, and every file's sha256;
+- `meta.json` field by field (`IndexMeta`), its sizes and encoder the expected ones, and every file's sha256;
 - the content: BM25 parameters as this version builds them (backend ``numpy``...), a vocabulary whose ids are
   exactly 0…n-1, CSC arrays of the right types and lengths with `indptr` rising from 0 to the number of entries,
   document ids in range and ascending within a term, finite non-negative scores; faiss indexes of our two kinds,
@@ -22,18 +22,17 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import stat
-import tempfile
-import time
-import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
+from pydantic import Field
 
-from ..sanitize.files import DataFileError, Field, check_object, file_digest, load_json_file
+from ..sanitize.files import DataFileError, file_digest, load_json_file
+from ..sanitize.schema import FileModel, check_model
+from ..sanitize.writes import atomic_write, write_folder
 from .bm25_arrays import BUILD_PARAMS, Bm25Arrays
 from .dense_index import import_faiss
 
@@ -46,82 +45,22 @@ MAX_VOCAB_BYTES = 512 << 20
 MAX_LEVEL_SIZE = 100_000_000
 BM25_FILES = ("params.index.json", "vocab.index.json", "data.csc.index.npy", "indices.csc.index.npy",
               "indptr.csc.index.npy")
-META_FIELDS: dict[str, Field] = {
-    "format": Field("int", required=True, choices=(INDEX_FORMAT,)),
-    "counts": Field("object", required=True, max_len=16, items=Field("int", low=0, high=MAX_LEVEL_SIZE)),
-    "files": Field("object", required=True, max_len=256, items=Field("str", pattern="[0-9a-f]{64}")),
-    "model": Field("str", max_len=1000),
-    "documents": Field("str", max_len=20),
-    "fingerprint": Field("str", max_len=200),
-    "catalog": Field("str", max_len=10_000),
-}
-_STALE_SECONDS = 3600  # temporary folders of a crashed writer older than this are swept
+
+
+class IndexMeta(FileModel):
+    """An index folder's ``meta.json``."""
+
+    format: Literal[2]  # INDEX_FORMAT
+    counts: Annotated[dict[str, Annotated[int, Field(ge=0, le=MAX_LEVEL_SIZE)]], Field(max_length=16)]
+    files: Annotated[dict[str, Annotated[str, Field(pattern="^[0-9a-f]{64}$")]], Field(max_length=256)]
+    model: Annotated[str, Field(max_length=1000)] | None = None
+    documents: Annotated[str, Field(max_length=20)] | None = None
+    fingerprint: Annotated[str, Field(max_length=200)] | None = None
+    catalog: Annotated[str, Field(max_length=10_000)] | None = None
 
 
 class IndexFault(ValueError):
     """A persisted index folder that fails a check (one line)."""
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write `data` to a temporary file beside `path`, then rename it over `path`."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-# ---------------------------------------------------------------------- folders
-def write_folder(path: Path, fill: Callable[[Path], None]) -> None:
-    """Make the folder `path` as a whole: `fill` writes a fresh temporary folder beside it, which then replaces
-    `path` (a symbolic link or file of that name is removed, never followed)."""
-    parent = path.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    _sweep(parent, path.name)
-    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{path.name}.tmp-"))
-    try:
-        fill(tmp)
-        os.chmod(tmp, 0o755)  # mkdtemp makes it private; an index or a model is not a secret
-        replace_folder(tmp, path)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-
-
-def replace_folder(new: Path, path: Path) -> None:
-    """Rename the folder `new` to `path`, moving whatever `path` was out of the way first (not following links)."""
-    old: Path | None = None
-    if path.is_symlink() or (path.exists() and not path.is_dir()):
-        path.unlink()
-    elif path.exists():
-        old = path.with_name(f".{path.name}.old-{uuid.uuid4().hex[:8]}")
-        os.rename(path, old)
-    try:
-        os.rename(new, path)
-    except OSError:
-        if old is not None and not path.exists():
-            os.rename(old, path)  # another writer did not win: put the old folder back
-            old = None
-        if not path.is_dir():
-            raise
-    finally:
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-
-
-def _sweep(parent: Path, name: str) -> None:
-    """Remove temporary folders of `name` that a crashed writer left behind (older than an hour)."""
-    now = time.time()
-    for pattern in (f".{name}.tmp-*", f".{name}.old-*"):
-        for leftover in parent.glob(pattern):
-            try:
-                if not leftover.is_symlink() and now - leftover.stat().st_mtime > _STALE_SECONDS:
-                    shutil.rmtree(leftover, ignore_errors=True)
-            except OSError:
-                continue
 
 
 def _digests(folder: Path) -> dict[str, str]:
@@ -146,7 +85,7 @@ def _regular(path: Path, file: str) -> Path:
     return target
 
 
-def _checked_meta(path: Path, counts: Mapping[str, int], files: set[str], model: str | None) -> dict[str, Any] | None:
+def _checked_meta(path: Path, counts: Mapping[str, int], files: set[str], model: str | None) -> IndexMeta | None:
     """The folder's checked `meta.json`; None when the folder is absent or of an older format (rebuilt silently);
     `IndexFault` when it fails a check."""
     if path.is_symlink():
@@ -160,17 +99,17 @@ def _checked_meta(path: Path, counts: Mapping[str, int], files: set[str], model:
         raw = load_json_file(meta_path, max_bytes=MAX_META_BYTES, what="index description")
         if isinstance(raw, dict) and raw.get("format") in (None, 1) and "files" not in raw:
             return None  # written before checksums existed: rebuilt once, without a warning
-        meta = check_object(raw, META_FIELDS, source=str(meta_path))
+        meta = check_model(IndexMeta, raw, source=str(meta_path))
     except DataFileError as exc:
         raise IndexFault(str(exc)) from None
-    if meta["counts"] != dict(counts):
-        raise IndexFault(f"meta.json records sizes {meta['counts']}, the catalog has {dict(counts)}")
-    if model is not None and meta.get("model") != model:
-        raise IndexFault(f"meta.json names encoder {str(meta.get('model'))[:80]!r}, not {model[:80]!r}")
-    if set(meta["files"]) != files:
+    if meta.counts != dict(counts):
+        raise IndexFault(f"meta.json records sizes {meta.counts}, the catalog has {dict(counts)}")
+    if model is not None and meta.model != model:
+        raise IndexFault(f"meta.json names encoder {str(meta.model)[:80]!r}, not {model[:80]!r}")
+    if set(meta.files) != files:
         raise IndexFault("meta.json does not list exactly the index's files")
     for name in sorted(files):
-        if file_digest(_regular(path, name)) != meta["files"][name]:
+        if file_digest(_regular(path, name)) != meta.files[name]:
             raise IndexFault(f"{name} does not match its checksum")
     return meta
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..sanitize.files import DataFileError, iter_json_array, loads_json, read_text, repair_surrogates
+from ..sanitize.files import DataFileError, iter_json_array, loads_json, read_head, read_text, repair_surrogates
 from .errors import CatalogError, CatalogLoadError
 from .models import Category, Tool
 from .parse import group_api_entries, parse_tool
@@ -129,11 +129,9 @@ def is_query_file(path: str | Path) -> bool:
     p = Path(path)
     if p.suffix.lower() != ".json" or not p.is_file():
         return False
-    with p.open("rb") as fh:
-        head = fh.read(4096).lstrip()
-    if not head.startswith(b"["):
-        return False
     try:  # the first query only: a query file may be hundreds of MB
+        if not read_head(p, what="query file").startswith(b"["):
+            return False
         first = next(iter_json_array(p, max_bytes=MAX_QUERY_FILE_BYTES, max_item_bytes=MAX_QUERY_FILE_BYTES,
                                      what="query file", allow_nonfinite=True), None)
     except DataFileError as exc:

@@ -25,12 +25,14 @@ import tempfile
 import threading
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
+from pydantic import Field
 
-from ..sanitize.files import Field, check_value
+from ..sanitize.schema import FileModel, check_model
+from ..sanitize.writes import atomic_file
 from .onnx_graph import EncoderGraph, check_encoder_onnx
 
 logger = logging.getLogger(__name__)
@@ -68,9 +70,9 @@ def build_bert_onnx(model_dir: Path) -> Any:
 
     cfg = read_config(model_dir)
     w = load_weights(model_dir, cfg)
-    hidden, heads, layers = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    hidden, heads, layers = cfg.hidden_size, cfg.num_attention_heads, cfg.num_hidden_layers
     head_dim = hidden // heads
-    eps = float(cfg["layer_norm_eps"])
+    eps = cfg.layer_norm_eps
     inits: list[Any] = []
     nodes: list[Any] = []
 
@@ -182,7 +184,7 @@ def ensure_onnx_model(model_dir: Path, precision: str, cache_dir: Path | None = 
     cache.mkdir(parents=True, exist_ok=True)
     fp32 = _cache_file(cache, key, "fp32")
     if not fp32.is_file() or fp32.is_symlink():
-        _atomic_save(fp32, lambda tmp: onnx.save(build_bert_onnx(model_dir), str(tmp)))
+        atomic_file(fp32, lambda tmp: onnx.save(build_bert_onnx(model_dir), str(tmp)), mode=0o644)
     if precision == "int8":
         _quantize(fp32, target)
     return target
@@ -215,8 +217,9 @@ def _quantize(fp32: Path, target: Path) -> None:
     level = root.level
     root.setLevel(max(level, logging.ERROR))  # quantize_dynamic logs a pre-processing hint on the root logger
     try:
-        _atomic_save(target, lambda tmp: quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8,
-                                                          per_channel=True, op_types_to_quantize=["MatMul"]))
+        atomic_file(target, lambda tmp: quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8,
+                                                         per_channel=True, op_types_to_quantize=["MatMul"]),
+                    mode=0o644)  # a model file is not a secret
     finally:
         root.setLevel(level)
 
@@ -229,7 +232,7 @@ def export_onnx(model_dir: Path, target: Path, precision: str = "int8") -> Path:
 
     target.parent.mkdir(parents=True, exist_ok=True)
     if precision == "fp32":
-        _atomic_save(target, lambda tmp: onnx.save(build_bert_onnx(model_dir), str(tmp)))
+        atomic_file(target, lambda tmp: onnx.save(build_bert_onnx(model_dir), str(tmp)), mode=0o644)
         return target
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".onnx-export.") as tmp_dir:
         fp32 = Path(tmp_dir) / "model-fp32.onnx"
@@ -238,18 +241,16 @@ def export_onnx(model_dir: Path, target: Path, precision: str = "int8") -> Path:
     return target
 
 
-def _atomic_save(path: Path, write: Any) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".onnx")
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; a model file is not a secret
-        os.replace(tmp, path)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-
-
 # ---------------------------------------------------------------------- embeddings
+class _OnnxSettings(FileModel):
+    """The bounds of `OnnxMiniLMEmbeddings`' settings."""
+
+    max_seq_length: Annotated[int, Field(ge=1, le=8192)]
+    batch_size: Annotated[int, Field(ge=1, le=4096)]
+    cache_size: Annotated[int, Field(ge=0, le=10_000_000)]
+    threads: Annotated[int, Field(ge=1, le=1024)] | None
+
+
 class OnnxMiniLMEmbeddings(Embeddings):
     """all-MiniLM-L6-v2 (384-d, L2-normalised) on ONNX Runtime; `precision` ``"int8"`` (default) or ``"fp32"``.
 
@@ -273,11 +274,8 @@ class OnnxMiniLMEmbeddings(Embeddings):
     ) -> None:
         if precision not in _PRECISIONS:
             raise ValueError(f"unknown precision {precision!r}: use one of {', '.join(_PRECISIONS)}")
-        for name, value, spec in (("max_seq_length", max_seq_length, Field("int", low=1, high=8192)),
-                                  ("batch_size", batch_size, Field("int", low=1, high=4096)),
-                                  ("cache_size", cache_size, Field("int", low=0, high=10_000_000)),
-                                  ("threads", threads, Field("int", nullable=True, low=1, high=1024))):
-            check_value(value, spec, source="ONNX MiniLM settings", field=name)
+        check_model(_OnnxSettings, {"max_seq_length": max_seq_length, "batch_size": batch_size,
+                                    "cache_size": cache_size, "threads": threads}, source="ONNX MiniLM settings")
         self.precision = precision
         self._model_path = Path(model_path) if model_path else None
         self._cache_dir = Path(cache_dir) if cache_dir else None

@@ -33,17 +33,9 @@ from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints
 
-from ..sanitize.files import (
-    DataFileError,
-    check_model,
-    check_plain_name,
-    load_data_file,
-    loads_json,
-    path_inside,
-    read_text,
-    repair_surrogates,
-)
-from ..sanitize.schema import FileModel
+from ..sanitize.files import DataFileError, load_data_file, loads_json, read_text, repair_surrogates
+from ..sanitize.paths import check_plain_name, path_inside
+from ..sanitize.schema import FileModel, check_model
 from .errors import CatalogError, CatalogLoadError
 from .models import Api, Category, Param, Tool
 from .naming import slugify

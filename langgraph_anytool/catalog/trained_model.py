@@ -19,11 +19,14 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from ..sanitize.files import Field, check_object, check_value, load_json_file
-from .fusion import FUSION_WEIGHT_FIELDS, FusionWeights
-from .model_folder import HEX64, model_file, read_model_json
+from pydantic import Field
+
+from ..sanitize.files import load_json_file
+from ..sanitize.schema import Count, FileModel, Fraction, check_model, fields_model
+from .fusion import FusionWeights
+from .model_folder import Sha256Hex, model_file, read_model_json
 
 MANIFEST = "manifest.json"
 FUSION = "fusion.json"
@@ -41,26 +44,38 @@ def query_hash(text: str) -> str:
 
 
 MAX_MANIFEST_BYTES = 64 << 20  # query hashes and ids of ~190k training queries fit in about 20 MB
-MANIFEST_FIELDS: dict[str, Field] = {
-    "format": Field("str", required=True, max_len=100),
-    "weights_sha256": Field("str", pattern=HEX64),  # recorded for people; the encoder's identity is computed
-    "query_hashes": Field("list", default=[], max_len=5_000_000, items=Field("str", pattern="[0-9a-f]{16}")),
-    "query_ids": Field("list", max_len=5_000_000, items=Field("str", max_len=1000)),
-    "fusion": Field("str", nullable=True, choices=(FUSION,)),
-    "onnx": Field("object", nullable=True, fields={"file": Field("str", max_len=200),
-                                                   "precision": Field("str", choices=("int8", "fp32")),
-                                                   "sha256": Field("str", pattern=HEX64)}),
-    "created": Field("str", max_len=64),
-    "queries": Field("int", low=0, high=1 << 40),
-    "queries_used": Field("int", low=0, high=1 << 40),
-    "pairs": Field("int", low=0, high=1 << 40),
-}
-FUSION_FILE_FIELDS: dict[str, Field] = {
-    "weights": Field("object", required=True),  # checked against fusion.FUSION_WEIGHT_FIELDS
-    "objective": Field("str", max_len=1000),
-    "train_scores": Field("object", items=Field("float", low=0.0, high=1.0)),
-    "seconds": Field("float", low=0.0),
-}
+MAX_QUERIES = 5_000_000
+Hex16 = Annotated[str, Field(pattern="^[0-9a-f]{16}$")]
+
+
+class _OnnxRecord(FileModel):
+    file: Annotated[str, Field(max_length=200)] | None = None
+    precision: Literal["int8", "fp32"] | None = None
+    sha256: Sha256Hex | None = None
+
+
+class Manifest(FileModel):
+    """``manifest.json``: the fields read back (the others are a record for people)."""
+
+    format: Annotated[str, Field(max_length=100)]
+    weights_sha256: Sha256Hex | None = None  # recorded for people; the encoder's identity is computed
+    query_hashes: Annotated[list[Hex16], Field(max_length=MAX_QUERIES)] = Field(default_factory=list)
+    query_ids: Annotated[list[Annotated[str, Field(max_length=1000)]], Field(max_length=MAX_QUERIES)] | None = None
+    fusion: Literal["fusion.json"] | None = None
+    onnx: _OnnxRecord | None = None
+    created: Annotated[str, Field(max_length=64)] | None = None
+    queries: Annotated[int, Field(ge=0, le=1 << 40)] | None = None
+    queries_used: Annotated[int, Field(ge=0, le=1 << 40)] | None = None
+    pairs: Annotated[int, Field(ge=0, le=1 << 40)] | None = None
+
+
+class FusionFile(FileModel):
+    """``fusion.json``: the weights (checked as `FusionWeights`' fields) and how they were chosen."""
+
+    weights: dict[str, Any]
+    objective: Annotated[str, Field(max_length=1000)] | None = None
+    train_scores: dict[str, Fraction] | None = None
+    seconds: Count | None = None
 
 
 @dataclass(frozen=True)
@@ -97,16 +112,15 @@ def read_trained(path: str | Path) -> TrainedModel | None:
         shown = raw.get("format") if isinstance(raw, dict) else None
         raise ValueError(f"{man_path}: not a trained-encoder manifest (format {str(shown)[:40]!r}, "
                          f"expected {MANIFEST_FORMAT!r})")
-    manifest = check_object(raw, MANIFEST_FIELDS, source=str(man_path))
+    manifest = check_model(Manifest, raw, source=str(man_path))
     fusion = None
     fusion_path = model_file(root, FUSION)
     if fusion_path.is_file():
-        fusion = read_model_json(root, FUSION, FUSION_FILE_FIELDS, what="fusion weights")
-        fusion["weights"] = check_value(fusion["weights"], Field("object", fields=FUSION_WEIGHT_FIELDS, extra=False),
-                                        source=str(fusion_path), field="weights")
+        fusion = read_model_json(root, FUSION, FusionFile, what="fusion weights")
+        check_model(fields_model(FusionWeights), fusion.weights, source=str(fusion_path), prefix="weights")
         try:
-            FusionWeights(**fusion["weights"])
+            FusionWeights(**fusion.weights)
         except ValueError as exc:
             raise ValueError(f"{fusion_path}: {exc}") from None
-    return TrainedModel(path=root, manifest=manifest, fusion=fusion,
-                        query_hashes=frozenset(manifest["query_hashes"]))
+    return TrainedModel(path=root, manifest=raw, fusion=fusion.model_dump() if fusion is not None else None,
+                        query_hashes=frozenset(manifest.query_hashes))

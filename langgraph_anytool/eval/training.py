@@ -37,11 +37,15 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
+
+from pydantic import Field
 
 from ..catalog.documents import DOCUMENT_VERSION, api_dense_text
 from ..catalog.trained_model import FUSION, MANIFEST, MANIFEST_FORMAT, onnx_file, query_hash
-from ..sanitize.files import Field, check_value, file_digest
+from ..sanitize.files import file_digest
+from ..sanitize.schema import Fraction, check_fields
+from ..sanitize.writes import atomic_write, write_folder
 
 if TYPE_CHECKING:
     import numpy as np  # imported where used: `anytool index train --help` reads TrainSettings only
@@ -55,52 +59,33 @@ TRAIN_HINT = "pip install 'langgraph-anytool[train]'"
 
 @dataclass(frozen=True)
 class TrainSettings:
-    """Training knobs (all recorded in the manifest)."""
+    """Training knobs (all recorded in the manifest), each of its type and range (`sanitize.schema.check_fields`),
+    checked before anything runs: a bad one used to surface after minutes of training, or never (`lr inf` trained
+    to NaN weights). Upper bounds keep a run's cost finite."""
 
-    epochs: int = 3  # 1 → 3: held-out Recall@10 / NDCG@5 89.1 / 77.4 → 90.2 / 78.0 (3-fold CV, docs/benchmarks.md)
-    seed: int = 0
-    batch_size: int = 32
-    learning_rate: float = 1e-4  # chosen by 3-fold CV on the dev queries over 2e-5 (benchmarks/retriever_training.py)
-    warmup: float = 0.1  # fraction of the steps with a linear warm-up, then linear decay to 0
-    weight_decay: float = 0.01
+    epochs: Annotated[int, Field(ge=1, le=100)] = 3  # 1 → 3: held-out Recall@10 / NDCG@5 89.1 / 77.4 → 90.2 / 78.0 (3-fold CV, docs/benchmarks.md)
+    seed: Annotated[int, Field(ge=0, le=2**32 - 1)] = 0
+    batch_size: Annotated[int, Field(ge=2, le=4096)] = 32  # ≥ 2: the other pairs of a batch are its negatives
+    learning_rate: Annotated[float, Field(ge=1e-9, le=1)] = 1e-4  # chosen by 3-fold CV on the dev queries over 2e-5 (benchmarks/retriever_training.py)
+    warmup: Fraction = 0.1  # fraction of the steps with a linear warm-up, then linear decay to 0
+    weight_decay: Fraction = 0.01
     hard_negatives: bool = True  # one BM25 hard negative per pair (redrawn every epoch)
-    negative_depth: int = 10  # hard negatives are drawn from this many best BM25 non-relevant APIs
+    negative_depth: Annotated[int, Field(ge=1, le=1000)] = 10  # hard negatives are drawn from this many best BM25 non-relevant APIs
     # a BM25 negative of the same tool as a relevant API whose name is this similar to it (difflib ratio of the
     # humanized names) is dropped as a probable unlabelled duplicate; None keeps every negative
-    near_duplicate: float | None = None
-    scale: float = 20.0  # MultipleNegativesRankingLoss scale (1 / temperature)
+    near_duplicate: Annotated[float, Field(ge=1e-9, le=1)] | None = None
+    scale: Annotated[float, Field(ge=0.01, le=1000)] = 20.0  # MultipleNegativesRankingLoss scale (1 / temperature)
     # share of the pairs whose anchor is, in each epoch, the query sentence that matches the API best (BM25) instead
     # of the whole query: search embeds a query's sentences too and ranks each API by its best sentence
     # (0 → 0.5: held-out NDCG@5 78.0 → 78.7 at 3 epochs, Recall@10 unchanged)
-    sentence_pairs: float = 0.5
-    max_seq_length: int = 128
-    threads: int | None = None  # torch intra-op threads (default: torch's)
+    sentence_pairs: Fraction = 0.5
+    max_seq_length: Annotated[int, Field(ge=8, le=512)] = 128
+    threads: Annotated[int, Field(ge=1, le=1024)] | None = None  # torch intra-op threads (default: torch's)
     # bfloat16 autocast (about half the CPU time where the CPU has bf16 instructions); None: on when it has them
     bf16: bool | None = None
 
     def __post_init__(self) -> None:
-        for name, spec in TRAIN_FIELDS.items():
-            check_value(getattr(self, name), spec, source="training settings", field=name)
-
-
-# Every setting's type and range, checked before anything runs (a bad one used to surface after minutes of
-# training, or never: `lr inf` trained to NaN weights). Upper bounds keep a run's cost finite.
-TRAIN_FIELDS: dict[str, Field] = {
-    "epochs": Field("int", low=1, high=100),
-    "seed": Field("int", low=0, high=2**32 - 1),
-    "batch_size": Field("int", low=2, high=4096),  # ≥ 2: the other pairs of a batch are its negatives
-    "learning_rate": Field("float", low=1e-9, high=1.0),
-    "warmup": Field("float", low=0.0, high=1.0),
-    "weight_decay": Field("float", low=0.0, high=1.0),
-    "hard_negatives": Field("bool"),
-    "negative_depth": Field("int", low=1, high=1000),
-    "near_duplicate": Field("float", nullable=True, low=1e-9, high=1.0),
-    "scale": Field("float", low=0.01, high=1000.0),
-    "sentence_pairs": Field("float", low=0.0, high=1.0),
-    "max_seq_length": Field("int", low=8, high=512),
-    "threads": Field("int", nullable=True, low=1, high=1024),
-    "bf16": Field("bool", nullable=True),
-}
+        check_fields(self, source="training settings")
 
 
 @dataclass(frozen=True)
@@ -450,7 +435,6 @@ def train_encoder(
     `out`: where the report lines go (default stderr). `queries`: already loaded queries (default: read from
     `query_files`; the manifest still names and hashes the files). Raises `ValueError` when no pair maps.
     """
-    from ..catalog.index_store import write_folder
     from ..catalog.onnx_encoder import export_onnx, packaged_minilm_dir
     from ..catalog.search import CatalogSearcher
 
@@ -571,7 +555,5 @@ def _manifest(catalog: Catalog, files: list[Path], data: TrainingData, settings:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
-    from ..catalog.index_store import atomic_write
-
     atomic_write(path, (json.dumps(data, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
 

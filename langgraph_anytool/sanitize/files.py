@@ -1,4 +1,4 @@
-"""Reading data files we did not write: bounded, and every fault one line naming the file (and the field).
+"""Reading data files we did not write: bounded, and every fault one line naming the file (and the line, the field).
 
 Every JSON or YAML file the package reads from a user, a release or a model folder goes through here:
 
@@ -10,23 +10,17 @@ Every JSON or YAML file the package reads from a user, a release or a model fold
 - `loads_yaml`: PyYAML's safe loader, with at most `MAX_YAML_ALIASES` aliases and `MAX_VALUES` values after
   expanding them (a "billion laughs" document of a few hundred bytes expands to gigabytes), keys as strings and
   dates as ISO strings (JSON-compatible data).
+- `read_head`: the start of a file (its format told from its first character, without reading it whole).
 - `load_data_file`: JSON or YAML by the file's suffix (other suffixes try JSON, then YAML).
-- `Field` / `check_value` / `check_object`: the typed field reader (kind, bounds, finiteness, choices, length,
-  nested items and fields), every fault one line naming the file and the field's path.
 - `file_digest`: sha256 of a file's bytes, memoised per (path, device, inode, size, mtime, ctime).
-- `inside`: a file name resolved inside a folder, refused when it climbs out or a symbolic link leads out.
 - `replace_surrogates`: lone surrogates (`"\\ud800"`, valid in JSON escapes, not encodable as UTF-8) replaced by
   U+FFFD, with the field paths where it happened, so a loader can say which field of which file it repaired.
-- `iter_lines` / `iter_json_lines`: a JSON-lines or CSV file streamed line by line, each line capped at
-  `max_line_bytes` (a file of one 2 GB line is refused at the cap, not read whole), faults naming the line.
-- `check_model`: data validated against a pydantic model (the one schema layer for every field of every file:
-  types, ranges, finiteness); the first fault is one line naming the file, the line and the field path.
-- `safe_file_name` / `path_inside` / `check_plain_name`: names that come from data (a group, a query id, a tool
-  name in a config) become file names, never paths; a path built from them is checked to resolve inside its
-  folder (symlinks followed), or refused. `query_page_name(group, query_id)` is the file name of one query's page
-  in a run report (`<group>+<query_id>.html`); `anytool report` writes it and `eval compare --report DIR` links
-  to it, so both go through this one function.
+- `iter_lines` / `iter_json_lines` / `iter_json_array`: a JSON-lines or CSV file streamed line by line (each line
+  capped at `max_line_bytes`: a file of one 2 GB line is refused at the cap, not read whole), a JSON list item by
+  item; faults naming the line or the item.
 
+The sibling modules check what was read: `sanitize.schema` (the one schema layer, pydantic: `check_model`) and
+`sanitize.paths` (names from data kept inside their folders); `sanitize.writes` writes files and folders whole.
 The faults are `DataFileError`s; a caller in a higher layer turns them into its own error (e.g. `CatalogError`)
 with `source` and `field`.
 """
@@ -43,27 +37,18 @@ import os
 import re
 import stat
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any
 
 from ..text import shorten
 from . import MAX_NESTING, NestingTooDeep, check_nesting
 
-if TYPE_CHECKING:
-    from pydantic import BaseModel
-
-M = TypeVar("M", bound="BaseModel")
-
 MAX_YAML_ALIASES = 100  # YAML aliases (`*name`) allowed in one document
 MAX_VALUES = 1_000_000  # values (scalars, lists, maps) in a loaded YAML document, aliases counted as expanded
 MAX_INT_DIGITS = 100  # an integer literal longer than this is no count, id or size any file of ours needs
-MAX_FILE_NAME_CHARS = 120  # a file name made from data (before its suffix and digest)
-PAGE_SUFFIX = ".html"  # a query's page in a run report
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # how a surrogate is written in JSON text
 _log = logging.getLogger(__name__)
-_UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 class DataFileError(ValueError):
@@ -84,28 +69,47 @@ class InvalidJson(DataFileError):
     refused (too deep, a number out of range)."""
 
 
-def read_bytes(path: str | os.PathLike[str], *, max_bytes: int, what: str = "file") -> bytes:
-    """The bytes of the regular file `path`, refusing one over `max_bytes` (`what` names it in the message)."""
+def _open_regular(path: str | os.PathLike[str], what: str, *, max_bytes: int | None = None) -> Any:
+    """`path` opened for binary reading, refusing what is not a regular file (a FIFO would block) and, with
+    `max_bytes`, a file larger than that (from its size, before reading)."""
     p = Path(path)
-    source = str(p)
     try:
         st = p.stat()
     except FileNotFoundError:
-        raise DataFileError(f"the {what} does not exist", source=source) from None
+        raise DataFileError(f"the {what} does not exist", source=str(p)) from None
     except OSError as exc:
-        raise DataFileError(f"cannot read the {what}: {exc.strerror or exc}", source=source) from None
+        raise DataFileError(f"cannot read the {what}: {exc.strerror or exc}", source=str(p)) from None
     if not stat.S_ISREG(st.st_mode):
-        raise DataFileError(f"not a regular file (a {what} must be one)", source=source)
-    if st.st_size > max_bytes:
-        raise DataFileError(f"the {what} is {st.st_size:,} bytes; at most {max_bytes:,} allowed", source=source)
+        raise DataFileError(f"not a regular file (a {what} must be one)", source=str(p))
+    if max_bytes is not None and st.st_size > max_bytes:
+        raise DataFileError(f"the {what} is {st.st_size:,} bytes; at most {max_bytes:,} allowed", source=str(p))
     try:
-        with p.open("rb") as f:
-            raw = f.read(max_bytes + 1)  # the file may have grown since stat
+        return p.open("rb")
     except OSError as exc:
-        raise DataFileError(f"cannot read the {what}: {exc.strerror or exc}", source=source) from None
+        raise DataFileError(f"cannot read the {what}: {exc.strerror or exc}", source=str(p)) from None
+
+
+def read_bytes(path: str | os.PathLike[str], *, max_bytes: int, what: str = "file") -> bytes:
+    """The bytes of the regular file `path`, refusing one over `max_bytes` (`what` names it in the message)."""
+    with _open_regular(path, what, max_bytes=max_bytes) as fh:
+        try:
+            raw = fh.read(max_bytes + 1)  # the file may have grown since stat
+        except OSError as exc:
+            raise DataFileError(f"cannot read the {what}: {exc.strerror or exc}", source=str(path)) from None
     if len(raw) > max_bytes:
-        raise DataFileError(f"the {what} is over {max_bytes:,} bytes, the limit", source=source)
+        raise DataFileError(f"the {what} is over {max_bytes:,} bytes, the limit", source=str(path))
     return raw
+
+
+def read_head(path: str | os.PathLike[str], *, max_bytes: int = 4096, what: str = "file") -> bytes:
+    """The first `max_bytes` bytes of the regular file `path`, a UTF-8 byte-order mark and leading whitespace dropped:
+    enough to tell a file's format from its first character without reading it whole."""
+    with _open_regular(path, what) as fh:
+        try:
+            raw: bytes = fh.read(max_bytes)
+        except OSError as exc:
+            raise DataFileError(f"cannot read the {what}: {exc.strerror or exc}", source=str(path)) from None
+    return raw.removeprefix(b"\xef\xbb\xbf").lstrip()
 
 
 def read_text(path: str | os.PathLike[str], *, max_bytes: int, what: str = "file") -> str:
@@ -134,15 +138,19 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
+def _json_hooks(allow_nonfinite: bool) -> dict[str, Any]:
+    """The `json` parsing hooks that bound numbers (see `loads_json`)."""
+    hooks: dict[str, Any] = {"parse_int": _bounded_int}
+    if not allow_nonfinite:
+        hooks.update(parse_constant=_refuse_constant, parse_float=_finite_float)
+    return hooks
+
+
 def loads_json(text: str | bytes, *, source: str, allow_nonfinite: bool = False,
                max_depth: int = MAX_NESTING) -> Any:
     """`text` parsed as JSON, bounded (see the module docstring); faults as `DataFileError`."""
-    kwargs: dict[str, Any] = {"parse_int": _bounded_int}
-    if not allow_nonfinite:
-        kwargs["parse_constant"] = _refuse_constant
-        kwargs["parse_float"] = _finite_float
     try:
-        value = json.loads(text, **kwargs)
+        value = json.loads(text, **_json_hooks(allow_nonfinite))
     except json.JSONDecodeError as exc:
         raise InvalidJson(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
                           source=source) from None
@@ -155,11 +163,13 @@ def loads_json(text: str | bytes, *, source: str, allow_nonfinite: bool = False,
     return _checked_depth(value, source, max_depth)
 
 
-def _checked_depth(value: Any, source: str, max_depth: int) -> Any:
+def _checked_depth(value: Any, source: str, max_depth: int, item: int | None = None) -> Any:
+    """`value` when it nests at most `max_depth` levels (an `item` of a list: one level less), else a fault."""
     try:
-        return check_nesting(value, max_depth)
+        return check_nesting(value, max_depth if item is None else max_depth - 1)
     except NestingTooDeep:
-        raise DataFileError(f"nesting too deep (more than {max_depth} levels)", source=source) from None
+        raise DataFileError(f"nesting too deep (more than {max_depth} levels)", source=source,
+                            field=None if item is None else f"[{item}]") from None
 
 
 class _TooManyValues(Exception):
@@ -264,8 +274,18 @@ def load_json_file(path: str | os.PathLike[str], *, max_bytes: int, what: str = 
                       allow_nonfinite=allow_nonfinite, max_depth=max_depth)
 
 
-def _path_join(path: str, key: Any) -> str:
-    return f"{path}[{key}]" if isinstance(key, int) else (f"{path}.{key}" if path else str(key))
+def join_field(path: str, *keys: Any) -> str:
+    """A field path for a message: `tools[3].description` from `"tools"`, `3`, `"description"`."""
+    for key in keys:
+        path = f"{path}[{key}]" if isinstance(key, int) else (f"{path}.{key}" if path else str(key))
+    return path
+
+
+def brief(value: Any, limit: int = 40) -> str:
+    """A short rendering of a faulty value for a one-line message (never a whole document)."""
+    if isinstance(value, (dict, list)):
+        return f"a JSON {'object' if isinstance(value, dict) else 'list'}"
+    return shorten(repr(value), limit)
 
 
 def replace_surrogates(value: Any, path: str = "") -> tuple[Any, list[str]]:
@@ -288,10 +308,10 @@ def _walk(value: Any, path: str, clean: Any) -> Any:
     if isinstance(value, str):
         return clean(value, path)
     if isinstance(value, Mapping):
-        return {clean(str(k), path) if isinstance(k, str) else k: _walk(v, _path_join(path, k), clean)
+        return {clean(str(k), path) if isinstance(k, str) else k: _walk(v, join_field(path, k), clean)
                 for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_walk(v, _path_join(path, i), clean) for i, v in enumerate(value)]
+        return [_walk(v, join_field(path, i), clean) for i, v in enumerate(value)]
     return value
 
 
@@ -317,141 +337,6 @@ def first_fields(paths: Iterable[str], most: int = 3) -> str:
     return shown + (f" and {len(paths) - most} more" if len(paths) > most else "")
 
 
-# ---------------------------------------------------------------------- typed fields
-_MISSING: Any = object()
-_KINDS = {"str": "a string", "int": "an integer", "float": "a number", "bool": "true or false", "list": "a list",
-          "object": "an object", "any": "a value"}
-
-
-@dataclass(frozen=True)
-class Field:
-    """What one value of a data file must be: `check_value` enforces it and names the file and field on a fault.
-
-    `kind`: ``str``, ``int`` (not a bool), ``float`` (an int or a float, finite; returned as float), ``bool``,
-    ``list``, ``object`` or ``any``. `low`/`high`: inclusive bounds of a number. `choices`: the allowed values.
-    `pattern`: a regular expression a string must match in full. `max_len`: characters of a string, items of a
-    list, keys of an object. `items`: each item of a list, or each value of an object without `fields`.
-    `fields`: an object's known fields (`required` ones must be present; a missing optional field with a
-    `default` gets it); `extra`: whether other keys are allowed. `nullable`: null is allowed too.
-    """
-
-    kind: str
-    required: bool = False
-    default: Any = _MISSING
-    low: float | None = None
-    high: float | None = None
-    choices: tuple[Any, ...] | None = None
-    pattern: str | None = None
-    max_len: int | None = None
-    items: Field | None = None
-    fields: Mapping[str, Field] | None = None
-    extra: bool = True
-    nullable: bool = False
-
-    def __post_init__(self) -> None:
-        if self.kind not in _KINDS:
-            raise ValueError(f"unknown field kind {self.kind!r}")
-
-
-def _number(x: float) -> str:
-    return f"{int(x):,}" if float(x).is_integer() and abs(x) < 1e15 else f"{x:g}"
-
-
-def _bounds(spec: Field) -> str:
-    if spec.low is not None and spec.high is not None:
-        return f" from {_number(spec.low)} to {_number(spec.high)}"
-    if spec.low is not None:
-        return f" of at least {_number(spec.low)}"
-    return f" of at most {_number(spec.high)}" if spec.high is not None else ""
-
-
-def check_value(value: Any, spec: Field, *, source: str, field: str = "") -> Any:
-    """`value` checked against `spec` (see `Field`); objects come back with their defaults filled in.
-
-    A fault is a `DataFileError` naming `source` and the field's path (``weights.rrf_k``, ``added_tokens[3].id``).
-    """
-    def fault(message: str) -> DataFileError:
-        return DataFileError(message, source=source, field=field or None)
-
-    if value is None and spec.nullable:
-        return None
-    kind = spec.kind
-    ok = {"str": isinstance(value, str), "bool": isinstance(value, bool), "list": isinstance(value, list),
-          "object": isinstance(value, dict), "any": True,
-          "int": isinstance(value, int) and not isinstance(value, bool),
-          "float": isinstance(value, (int, float)) and not isinstance(value, bool)}[kind]
-    if not ok:
-        raise fault(f"must be {_KINDS[kind]}{_bounds(spec) if kind in ('int', 'float') else ''}, "
-                    f"got {_shown(value)}")
-    if kind == "float":
-        value = float(value)
-        if not math.isfinite(value):
-            raise fault(f"must be a finite number, got {_shown(value)}")
-    if kind in ("int", "float") and ((spec.low is not None and value < spec.low)
-                                     or (spec.high is not None and value > spec.high)):
-        raise fault(f"must be {_KINDS[kind]}{_bounds(spec)}, got {_shown(value)}")
-    if spec.choices is not None and value not in spec.choices:
-        raise fault(f"must be one of {', '.join(map(repr, spec.choices))}; got {_shown(value)}")
-    if spec.max_len is not None and isinstance(value, (str, list, dict)) and len(value) > spec.max_len:
-        raise fault(f"holds {len(value):,} {'characters' if isinstance(value, str) else 'items'}; "
-                    f"at most {spec.max_len:,} allowed")
-    if spec.pattern is not None and isinstance(value, str) and not re.fullmatch(spec.pattern, value):
-        raise fault(f"has an unexpected form: {_shown(value)}")
-    if kind == "list" and spec.items is not None:
-        return [check_value(v, spec.items, source=source, field=f"{field}[{i}]") for i, v in enumerate(value)]
-    if kind == "object":
-        return _check_object(value, spec, source, field)
-    return value
-
-
-def _check_object(value: dict[str, Any], spec: Field, source: str, field: str) -> dict[str, Any]:
-    if spec.fields is None:
-        if spec.items is None:
-            return value
-        return {k: check_value(v, spec.items, source=source, field=_path_join(field, k)) for k, v in value.items()}
-    out: dict[str, Any] = {}
-    for key, v in value.items():
-        sub = spec.fields.get(key)
-        if sub is None and not spec.extra:
-            raise DataFileError(f"unknown field (expected {', '.join(spec.fields)})", source=source,
-                                field=_path_join(field, key))
-        out[key] = v if sub is None else check_value(v, sub, source=source, field=_path_join(field, key))
-    for key, sub in spec.fields.items():
-        if key in out:
-            continue
-        if sub.required:
-            raise DataFileError("is missing", source=source, field=_path_join(field, key))
-        if sub.default is not _MISSING:
-            out[key] = sub.default
-    return out
-
-
-def check_object(value: Any, fields: Mapping[str, Field], *, source: str, extra: bool = True) -> dict[str, Any]:
-    """A whole document that must be a JSON object with `fields` (see `Field`)."""
-    if not isinstance(value, dict):
-        raise DataFileError(f"expected a JSON object, got {_KINDS.get(type(value).__name__, type(value).__name__)}",
-                            source=source)
-    return _check_object(value, Field("object", fields=fields, extra=extra), source, "")
-
-
-# ---------------------------------------------------------------------- paths inside a folder
-def inside(root: str | os.PathLike[str], name: str, *, what: str = "folder") -> Path:
-    """`root / name`, refused (`DataFileError`) when `name` is absolute, climbs out with ``..``, or when it (or a
-    folder on its way) is a symbolic link that leads out of `root` (a link that stays inside is fine).
-
-    The result is the resolved path, so a later open cannot be redirected by the same link.
-    """
-    base = Path(root).resolve()
-    rel = Path(name)
-    if rel.is_absolute() or ".." in rel.parts or not rel.parts:
-        raise DataFileError(f"a file name must stay inside the {what}: {_shown(name)}", source=str(base))
-    target = (base / rel).resolve()
-    if target != base and base not in target.parents:
-        raise DataFileError(f"a symbolic link that leads out of the {what} (to {target}); refused",
-                            source=str(base / rel))
-    return target
-
-
 # ---------------------------------------------------------------------- digests
 @functools.lru_cache(maxsize=1024)
 def _digest_of(path: str, _stat_key: tuple[int, ...]) -> str:
@@ -470,24 +355,9 @@ def file_digest(path: str | os.PathLike[str]) -> str:
     if not stat.S_ISREG(st.st_mode):
         raise DataFileError("not a regular file", source=str(path))
     return _digest_of(real, (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+
+
 # ------------------------------------------------------------------------------------------- lines, streamed
-def _open_regular(path: str | os.PathLike[str], what: str) -> Any:
-    """`path` opened for binary reading, refusing what is not a regular file (a FIFO would block)."""
-    p = Path(path)
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        raise DataFileError(f"the {what} does not exist", source=str(p)) from None
-    except OSError as exc:
-        raise DataFileError(f"cannot read the {what}: {exc.strerror or exc}", source=str(p)) from None
-    if not stat.S_ISREG(st.st_mode):
-        raise DataFileError(f"not a regular file (a {what} must be one)", source=str(p))
-    try:
-        return p.open("rb")
-    except OSError as exc:
-        raise DataFileError(f"cannot read the {what}: {exc.strerror or exc}", source=str(p)) from None
-
-
 def iter_lines(path: str | os.PathLike[str], *, max_line_bytes: int, what: str = "file",
                errors: str = "strict") -> Iterator[tuple[int, str]]:
     """`(line number, text)` of each line of the regular file `path` (its newline kept), read one line at a time; a
@@ -537,14 +407,6 @@ def iter_json_lines(path: str | os.PathLike[str], *, max_line_bytes: int, what: 
         yield n, value
 
 
-def _decoder(allow_nonfinite: bool) -> json.JSONDecoder:
-    kwargs: dict[str, Any] = {"parse_int": _bounded_int}
-    if not allow_nonfinite:
-        kwargs["parse_constant"] = _refuse_constant
-        kwargs["parse_float"] = _finite_float
-    return json.JSONDecoder(**kwargs)
-
-
 def iter_json_array(path: str | os.PathLike[str], *, max_bytes: int, max_item_bytes: int,
                     what: str = "JSON file", allow_nonfinite: bool = False, max_depth: int = MAX_NESTING,
                     repair: bool = True, chunk_bytes: int = 1 << 20) -> Iterator[tuple[int, Any]]:
@@ -554,7 +416,7 @@ def iter_json_array(path: str | os.PathLike[str], *, max_bytes: int, max_item_by
     item (`field '[3]'`). A file that is no JSON list is one too. `repair`: lone surrogates are replaced
     (`repair_surrogates`, with a warning naming the item's fields)."""
     source = str(path)
-    decoder = _decoder(allow_nonfinite)
+    decoder = json.JSONDecoder(**_json_hooks(allow_nonfinite))
     with _open_regular(path, what) as fh:
         reader = _utf8_reader(fh)
         buf, pos, eof, total, index = "", 0, False, 0, 0
@@ -603,7 +465,7 @@ def iter_json_array(path: str | os.PathLike[str], *, max_bytes: int, max_item_by
                                                 source=source, field=f"[{index}]")
                         if not more():
                             continue
-                    item = _checked_depth_item(item, source, max_depth, index)
+                    item = _checked_depth(item, source, max_depth, index)
                     if repair:
                         item = repair_surrogates(item, source=source, text=buf[pos:end], prefix=f"[{index}]")
                     pos = end
@@ -637,103 +499,3 @@ def _utf8_reader(fh: Any) -> Any:
 
     return codecs.getreader("utf-8-sig")(fh)
 
-
-def _checked_depth_item(value: Any, source: str, max_depth: int, index: int) -> Any:
-    try:
-        return check_nesting(value, max_depth - 1)  # the item sits one level inside the list
-    except NestingTooDeep:
-        raise DataFileError(f"nesting too deep (more than {max_depth} levels)", source=source,
-                            field=f"[{index}]") from None
-
-
-# ------------------------------------------------------------------------------------------- one schema layer
-def _loc(prefix: str, data: Any, loc: Iterable[Any], missing: bool) -> str:
-    """The field path of a pydantic error location in `data`: the union members pydantic names in a location
-    (`query_id.str`) are no fields, so only keys and indexes that `data` has are kept (and the absent key of a
-    missing field)."""
-    keys = list(loc)
-    path, node = prefix, data
-    for i, key in enumerate(keys):
-        present = (isinstance(node, Mapping) and key in node) or (
-            isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node))
-        if present:
-            node = node[key]
-        elif not (missing and i == len(keys) - 1):
-            continue
-        path = _path_join(path, key)
-    return path
-
-
-def _shown(value: Any, limit: int = 40) -> str:
-    """A short rendering of a faulty value for a one-line message (never a whole document)."""
-    if isinstance(value, (dict, list)):
-        return f"a JSON {'object' if isinstance(value, dict) else 'list'}"
-    return shorten(repr(value), limit)
-
-
-def check_model(model: type[M], data: Any, *, source: str, line: int | None = None, prefix: str = "") -> M:
-    """`data` validated as `model` (a pydantic model: the one schema layer for data files); the first fault is a
-    `DataFileError` naming `source`, `line` and the field path (`prefix` before it), e.g.
-    `results.jsonl, line 3, field 'usage.model_calls': Input should be a valid number, got 'abc'`."""
-    from pydantic import ValidationError
-
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        problems = exc.errors(include_url=False)
-        first = problems[0]
-        located = [(_loc(prefix, data, p.get("loc", ()), p.get("type") == "missing"), p) for p in problems]
-        field = located[0][0]
-        # a union's members each fail at the same field: "a valid string or a valid integer"
-        msgs = list(dict.fromkeys(str(p["msg"]) for f, p in located if f == field))
-        lead = "Input should be "
-        if len(msgs) > 1 and all(m.startswith(lead) for m in msgs):
-            msgs = [lead + " or ".join(m[len(lead):] for m in msgs)]
-        others = len({f for f, _ in located} - {field})
-        more = f" (and faults in {others} more field(s))" if others else ""
-        got = f", got {_shown(first.get('input'))}" if first.get("type") != "missing" else ""
-        raise DataFileError(f"{'; '.join(msgs)}{got}{more}", source=source, line=line, field=field or None) from None
-    except RecursionError:  # depth is checked when reading; this guards data built in code
-        raise DataFileError("nesting too deep", source=source, line=line, field=prefix or None) from None
-
-
-# ------------------------------------------------------------------------------------------- names → paths
-def safe_file_name(name: object, *, fallback: str = "item", max_chars: int = MAX_FILE_NAME_CHARS) -> str:
-    """A file name (no suffix) made from a name that comes from data (a group, a query id, a thread id): only
-    `[A-Za-z0-9._-]`, no leading dot, at most `max_chars` characters. A name that had to change gets a digest of
-    the original appended (`a_b-3f2a1c0d`), so two different names never share a file."""
-    text = str(name)
-    cleaned = _UNSAFE_NAME_CHARS.sub("_", text).lstrip(".")[:max_chars] or fallback
-    if cleaned == text:
-        return cleaned
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"{cleaned}-{digest}"
-
-
-def query_page_name(group: object, query_id: object) -> str:
-    """The file name (in the report's folder, no subfolder) of one query's page: `<group>+<query_id>.html`, each
-    part through `safe_file_name`. A query is known by (group, query_id) (`results.record_key`); `+` never occurs
-    in a safe name, so the split is unambiguous and two keys never share a page."""
-    return f"{safe_file_name(group, fallback='group')}+{safe_file_name(query_id, fallback='query')}{PAGE_SUFFIX}"
-
-
-def path_inside(root: str | os.PathLike[str], *parts: str, what: str = "file") -> Path:
-    """`root / parts...`, resolved (symlinks followed), when it lies inside `root` (resolved too); otherwise a
-    `DataFileError`: a name from data never reaches a file outside its folder."""
-    base = Path(root).resolve()
-    target = base.joinpath(*parts).resolve()
-    if target != base and base not in target.parents:
-        shown = "/".join(parts)
-        raise DataFileError(f"the {what} {shown!r} resolves to {target}, outside {base}; refused",
-                            source=str(root))
-    return target
-
-
-def check_plain_name(name: str, *, source: str, field: str, what: str = "name") -> str:
-    """`name` when it is a plain name (no path separator, not `.` / `..`, no NUL, not absolute); otherwise a
-    `DataFileError`: a name given in a config is a name, never a path."""
-    if (not name or "/" in name or "\\" in name or "\x00" in name or name in (".", "..")
-            or os.path.isabs(name) or name.startswith("~")):
-        raise DataFileError(f"{name!r} is not a {what} (a name, not a path: no '/', '\\', '..' or '~')",
-                            source=source, field=field)
-    return name

@@ -21,12 +21,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field, StrictBool
+from pydantic import Field, Strict
 
-from ..sanitize.files import DataFileError, check_model, iter_json_lines
-from ..sanitize.schema import Count, FileModel
+from ..sanitize.files import DataFileError, iter_json_lines
+from ..sanitize.schema import Count, FileModel, check_model
 from .dbfile import SQLITE_HEADER, DatabaseFileError, describe_error
 from .observation import Observation, Status
 
@@ -38,9 +38,9 @@ class _CacheRecord(FileModel):
 
     api_id: str = Field(min_length=1)
     arguments: dict[str, Any]
-    status: Status
+    status: Annotated[Status, Strict(False)]  # the status's value ("ok"), as the export writes it
     error: str | None = None
-    simulated: StrictBool = False
+    simulated: bool = False
     created: Count | None = None
 
 _CACHE_HINT = " (name another file, set ANYTOOL_CACHE_DIR elsewhere, or turn the cache off: ANYTOOL_CACHE=off)"

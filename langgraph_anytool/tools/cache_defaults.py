@@ -9,9 +9,10 @@ Non-deterministic APIs (`Api.deterministic=False`: clock, randomness, sandboxed 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
+
+from ..sanitize.paths import safe_file_name
 
 ENV_CACHE = "ANYTOOL_CACHE"
 ENV_CACHE_DIR = "ANYTOOL_CACHE_DIR"
@@ -37,6 +38,6 @@ def default_cache_path(kind: str, catalog_fingerprint: str, *, enabled: bool = T
     """The cache file for an executor kind and a catalog, or None when caching is off."""
     if not enabled or not cache_enabled(environ):
         return None
-    safe_kind = re.sub(r"[^a-z0-9_]+", "_", kind.lower()) or "default"
-    safe_fp = re.sub(r"[^A-Za-z0-9]+", "", catalog_fingerprint)[:32] or "catalog"
-    return default_cache_dir(environ) / f"{safe_kind}-{safe_fp}.sqlite"
+    kind_name = safe_file_name(kind.lower(), fallback="default")
+    catalog_name = safe_file_name(catalog_fingerprint[:32], fallback="catalog")
+    return default_cache_dir(environ) / f"{kind_name}-{catalog_name}.sqlite"

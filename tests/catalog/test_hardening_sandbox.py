@@ -13,12 +13,32 @@ import pytest
 
 from langgraph_anytool.catalog.builtin._sandbox import SandboxLimits, run_python, run_python_with_tests, sandbox_status
 from langgraph_anytool.catalog.builtin.code_tools import code_statistics, run_python_tests
+from tests.sandbox_isolation import require_isolated_sandbox
 
-_STATUS = sandbox_status(allow_unsandboxed=False)
-needs_bwrap = pytest.mark.skipif(_STATUS.mode != "bwrap" and not os.environ.get("ANYTOOL_REQUIRE_SANDBOX"),
-                                 reason=f"no OS sandbox here: {_STATUS.detail}")
+
+@pytest.fixture
+def isolated_sandbox() -> None:
+    """No hostile code runs before a probe proved the sandbox gives it its own pid namespace (`posix.kill(-1, 9)`
+    outside one kills the machine's processes): skipped otherwise, failed under ANYTOOL_REQUIRE_SANDBOX=1."""
+    require_isolated_sandbox()
+
+
+needs_bwrap = pytest.mark.usefixtures("isolated_sandbox")
 
 MIB = 1024 * 1024
+
+
+def test_the_isolation_guard_refuses_a_sandbox_that_shares_the_hosts_pids() -> None:
+    """The guard's reading of its probe: host-like pids (this process's among them) are refused, a fresh namespace
+    passes, and output it cannot read is refused too; where bwrap runs, the real probe passes."""
+    from tests.sandbox_isolation import _probe_problem, isolation_problem
+
+    host = f"pids {os.getpid()} {os.getppid()} 1 2 {os.getpid()}"
+    assert "does not isolate process ids" in str(_probe_problem(host, "run_python"))
+    assert _probe_problem("pids 3 1 1 2 3", "run_python") is None
+    assert "printed" in str(_probe_problem("Traceback ...", "run_python"))
+    if sandbox_status(allow_unsandboxed=False).mode == "bwrap":
+        assert isolation_problem() is None
 
 
 def _used(path: str) -> int:

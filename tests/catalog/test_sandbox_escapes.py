@@ -28,6 +28,7 @@ from langgraph_anytool.catalog.builtin._sandbox import (
     sandbox_status,
 )
 from langgraph_anytool.catalog.builtin.code_tools import run_python_code
+from tests.sandbox_isolation import require_isolated_sandbox
 from tests.servers import loopback_listener
 
 _STATUS = sandbox_status(allow_unsandboxed=False)
@@ -35,6 +36,13 @@ if _STATUS.mode != "bwrap":
     if os.environ.get("ANYTOOL_REQUIRE_SANDBOX"):
         raise RuntimeError(f"ANYTOOL_REQUIRE_SANDBOX is set but {_STATUS.detail}")
     pytest.skip(f"no OS sandbox here: {_STATUS.detail}", allow_module_level=True)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_sandbox() -> None:
+    """Every test here runs escape code: first a probe proves the sandbox isolates pids (`tests.sandbox_isolation`)."""
+    require_isolated_sandbox()
+
 
 PROJECT = Path(__file__).resolve().parents[2]
 

@@ -111,7 +111,7 @@ def test_json_lines_are_streamed_with_a_cap_per_line(tmp_path: Path) -> None:
 def test_check_model_names_the_file_line_and_field() -> None:
     from pydantic import BaseModel
 
-    from langgraph_anytool.sanitize.files import check_model
+    from langgraph_anytool.sanitize.schema import check_model
 
     class Usage(BaseModel):
         model_calls: float = 0
@@ -128,7 +128,7 @@ def test_check_model_names_the_file_line_and_field() -> None:
 @pytest.mark.parametrize("name", ["../../x", "/etc/passwd", "a/b", "..", ".", "", ".hidden", "x" * 500,
                                   "G1\x00", "a\\b"])
 def test_names_from_data_become_file_names_inside_the_folder(tmp_path: Path, name: str) -> None:
-    from langgraph_anytool.sanitize.files import path_inside, safe_file_name
+    from langgraph_anytool.sanitize.paths import path_inside, safe_file_name
 
     file_name = safe_file_name(name, fallback="results")
     target = path_inside(tmp_path, f"{file_name}.json")
@@ -137,7 +137,7 @@ def test_names_from_data_become_file_names_inside_the_folder(tmp_path: Path, nam
 
 
 def test_path_inside_refuses_symlinks_and_dot_dots(tmp_path: Path) -> None:
-    from langgraph_anytool.sanitize.files import check_plain_name, path_inside
+    from langgraph_anytool.sanitize.paths import check_plain_name, path_inside
 
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "G1.json").symlink_to(tmp_path / "elsewhere.json")
@@ -148,3 +148,16 @@ def test_path_inside_refuses_symlinks_and_dot_dots(tmp_path: Path) -> None:
     for bad in ("../x", "/abs", "..", "a\\b", "~root", ""):
         with pytest.raises(DataFileError, match="not a tool name"):
             check_plain_name(bad, source="config.yml", field="RAPIDAPI_TOOLS[0]", what="tool name")
+
+
+def test_a_files_format_is_told_from_its_head_without_reading_it_whole(tmp_path: Path) -> None:
+    from langgraph_anytool.sanitize.files import read_head
+
+    listed = tmp_path / "queries.json"
+    listed.write_bytes(b"\xef\xbb\xbf \n\t[" + b" " * 10_000 + b"]")
+    assert read_head(listed) == b"[" + b" " * 4089  # the mark and the leading whitespace dropped, 4,096 bytes read
+    fifo = tmp_path / "pipe.json"
+    os.mkfifo(fifo)
+    with pytest.raises(DataFileError) as info:
+        read_head(fifo, what="query file")
+    _one_line(info, fifo, "not a regular file", "query file")

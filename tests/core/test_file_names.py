@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from langgraph_anytool.sanitize.files import query_page_name, safe_file_name
+from langgraph_anytool.sanitize.paths import query_page_name, safe_file_name
 
 SAFE = re.compile(r"^[A-Za-z0-9._+-]+\.html$")
 

@@ -14,7 +14,7 @@ evaluator, protocol and cache, so a query passes exactly when `eval passrate` sa
 - Tokens, model calls and cost per query: both medians and the median of the paired differences with its
   bootstrap interval. Cost only when both sides carry prices (`usage.roles.*.cost_usd`).
 - The queries that flipped, each direction (SoPR: whose score fell / rose), with their report pages
-  (`sanitize.files.query_page_name`) under `--report DIR`.
+  (`sanitize.paths.query_page_name`) under `--report DIR`.
 - Refused (one line, unless `allow_mismatch`): sides scored by different evaluators (identity, or prompt files) or
   protocols (protocol, samples, exclusion rule), or run on different catalogs (fingerprint; name and size for
   records written before the fingerprint was recorded).
@@ -33,8 +33,9 @@ from typing import Annotated, Any
 from pydantic import Field as PydanticField
 
 from ...catalog.errors import CatalogError
-from ...sanitize.files import DataFileError, check_model, loads_json, query_page_name, read_text
-from ...sanitize.schema import Count, FileModel, Fraction
+from ...sanitize.files import DataFileError, loads_json, read_text
+from ...sanitize.paths import query_page_name
+from ...sanitize.schema import Count, FileModel, Fraction, check_model
 from ..intervals import (
     LEVEL,
     RESAMPLES,

@@ -16,16 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...catalog.errors import CatalogError
-from ...sanitize.files import (
-    DataFileError,
-    check_model,
-    load_json_file,
-    loads_json,
-    path_inside,
-    repair_surrogates,
-    safe_file_name,
-)
-from ...sanitize.schema import Count, FileModel
+from ...sanitize.files import DataFileError, load_json_file, loads_json, repair_surrogates
+from ...sanitize.paths import path_inside, safe_file_name
+from ...sanitize.schema import Count, FileModel, check_model
 from .passrate import answer_process
 
 if TYPE_CHECKING:

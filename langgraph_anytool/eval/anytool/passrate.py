@@ -38,14 +38,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import Field
 
 from ...models.llm import RoleUsage
 from ...nodes.judge.anytool import EXCLUSION_WORDS, excluded_word, sample_passed, seeded_coin
 from ...nodes.judge.tooleval import JudgeResult, Stage, check_is_solved, check_task_solvable
 from ...paper_prompts import PromptBook
-from ...sanitize.files import DataFileError, check_model, loads_json
-from ...sanitize.schema import Count
+from ...sanitize.files import DataFileError, loads_json
+from ...sanitize.schema import Count, FileModel, check_model
 from ..intervals import Interval, bootstrap_mean
 
 log = logging.getLogger(__name__)
@@ -109,11 +109,11 @@ class EvaluatorCache:
         self._db.close()
 
 
-class _CachedJudgement(BaseModel):
+class _CachedJudgement(FileModel):
     label: Literal["Solved", "Unsolved", "Unsure", "Solvable", "Unsolvable"]
     reason: str
     stage: Stage
-    usage: dict[str, Count] = {}
+    usage: dict[str, Count] = Field(default_factory=dict)
 
 
 # ------------------------------------------------------------------------------------------------ record → inputs

@@ -25,8 +25,8 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from ...catalog.errors import CatalogError
-from ...sanitize.files import DataFileError, check_model, iter_json_lines
-from ...sanitize.schema import Count, FileModel, Fraction
+from ...sanitize.files import DataFileError, iter_json_lines
+from ...sanitize.schema import Count, FileModel, Fraction, check_model
 from ...tools.dbfile import StorageError, describe_error
 
 MAX_RECORD_BYTES = 64 << 20  # one results line (a long run's trajectory is a few MB at most)

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage
-from pydantic import BaseModel
 
-from ...catalog.index_store import atomic_write
 from ...models.llm import call_role
-from ...sanitize.files import DataFileError, check_model, load_json_file
+from ...sanitize.files import DataFileError, load_json_file
+from ...sanitize.schema import FileModel, check_model
+from ...sanitize.writes import atomic_write
 from ...text import shorten
 from ..identity import evaluator_identity as shared_identity
 from ..identity import evaluator_key
@@ -97,7 +97,7 @@ MAX_CACHE_ENTRY_BYTES = 1 << 20  # one cached verdict (a reason of a few hundred
 log = logging.getLogger(__name__)
 
 
-class _CachedReply(BaseModel):
+class _CachedReply(FileModel):
     reply: str
 
 

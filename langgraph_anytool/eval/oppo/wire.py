@@ -208,6 +208,7 @@ class WireChatOpenAI(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> ChatResult:
         inner = self.inner
+        kwargs.pop("stream_usage", None)  # asked for a streamed local call (`llm.transport_options`): sent unstreamed
         payload = inner._get_request_payload(messages, stop=stop, **kwargs)
         sent = payload.get("messages")
         if not isinstance(sent, list) or len(sent) != len(messages):  # the Responses API: LangChain's own call

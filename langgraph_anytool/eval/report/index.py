@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...sanitize.files import query_page_name
+from ...sanitize.paths import query_page_name
 from ..intervals import bootstrap_mean
 from . import svg
 from .markup import attr, badge, data_value, esc, mapping, number, section, table, text

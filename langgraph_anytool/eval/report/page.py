@@ -11,7 +11,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...sanitize.files import safe_file_name
+from ...sanitize.paths import safe_file_name
 from . import svg
 from .markup import (
     badge,

@@ -1,7 +1,7 @@
 """`anytool report`: a static site of a batch's runs (or of one checkpointed run), and `render_run` for a notebook.
 
 The site is one folder: `index.html` and one self-contained page per query, named by
-`sanitize.files.query_page_name(group, query_id)` (the name `eval compare --report` links to), each written through
+`sanitize.paths.query_page_name(group, query_id)` (the name `eval compare --report` links to), each written through
 `sanitize.files.path_inside`, so a name from data never reaches a file outside the folder."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...sanitize.files import path_inside
+from ...sanitize.paths import path_inside
 from .index import index_page, page_name
 from .page import query_page
 from .redact import Scrubber, env_secrets, scrub

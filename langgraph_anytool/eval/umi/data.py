@@ -26,8 +26,8 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from ...protocol import parse_action
-from ...sanitize.files import DataFileError, check_model, load_json_file, loads_json
-from ...sanitize.schema import FileModel
+from ...sanitize.files import DataFileError, load_json_file, loads_json, read_head
+from ...sanitize.schema import FileModel, check_model
 from .metrics import NO_INPUT, Plan, parse_multi_agent_reply
 
 
@@ -380,8 +380,10 @@ def detect_format(path: Path) -> str:
     """"toolbench" or "umi", from the file's first characters (a file that is no regular file is refused)."""
     if not path.is_file():
         raise StepDataError(f"{path}: not a regular file")
-    with path.open("rb") as fh:
-        head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    try:
+        head = read_head(path, what="step file")
+    except DataFileError as exc:
+        raise StepDataError(str(exc)) from None
     if head.startswith(b"["):
         return "umi"
     return "toolbench"

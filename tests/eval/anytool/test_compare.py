@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from langgraph_anytool.cli.app import main
-from langgraph_anytool.sanitize.files import query_page_name
+from langgraph_anytool.sanitize.paths import query_page_name
 from tests.servers import ChatReply, OpenAIChatServer
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "compare"

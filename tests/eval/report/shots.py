@@ -17,7 +17,7 @@ if __package__ in (None, ""):  # run as a script: the checkout's root on the pat
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
 from langgraph_anytool.cli.app import main
-from langgraph_anytool.sanitize.files import query_page_name
+from langgraph_anytool.sanitize.paths import query_page_name
 from tests.browser import Chromium
 
 DEMO = ["Convert 26.2 miles to kilometers.", "Is 2025-07-14 a public holiday in France?",

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from langgraph_anytool.cli.app import main
-from langgraph_anytool.sanitize.files import query_page_name
+from langgraph_anytool.sanitize.paths import query_page_name
 from tests.browser import Chromium
 
 QUERIES = [

@@ -14,7 +14,7 @@ from langgraph_anytool.cli.app import main
 from langgraph_anytool.eval.intervals import bootstrap_mean
 from langgraph_anytool.eval.report import render_run, write_site
 from langgraph_anytool.eval.report.page import backtracks, query_page
-from langgraph_anytool.sanitize.files import query_page_name
+from langgraph_anytool.sanitize.paths import query_page_name
 
 XSS = "<script>alert('x')</script><img src=x onerror=alert(1)>"
 KEY = "sk-live0123456789abcdefSECRET"  # shaped like an API key: masked by its shape
