@@ -192,11 +192,13 @@ def _configure_index(p: argparse.ArgumentParser) -> None:
     from .index_commands import configure, configure_train
 
     sub = p.add_subparsers(dest="index_command", metavar="{build,train}", required=True)
-    b = sub.add_parser("build", help="build every search index of a catalog ahead of time (progress on stderr)")
+    build_help = "build every search index of a catalog ahead of time (progress on stderr)"
+    b = sub.add_parser("build", help=build_help, description=build_help[0].upper() + build_help[1:] + ".")
     _add_catalog_arg(b)
     _add_search_args(b)
     configure(b)
-    t = sub.add_parser("train", help="fine-tune the dense encoder on a catalog's queries (needs the 'train' extra)")
+    train_help = "fine-tune the dense encoder on a catalog's queries (needs the 'train' extra)"
+    t = sub.add_parser("train", help=train_help, description=train_help[0].upper() + train_help[1:] + ".")
     _add_catalog_arg(t)
     configure_train(t)
 
@@ -272,7 +274,8 @@ def _eval_command(args: argparse.Namespace) -> int:
 
 
 EXIT_STATUS = ("exit status: 0 when the run is {solved}, 1 when it ends otherwise (unsolved, gave_up, "
-               "no_apis, budget_exhausted, error: the status line says which), 2 on a usage error")
+               "no_apis, budget_exhausted, error: the status line says which), 2 on a usage error or bad input, "
+               "130 when interrupted (Ctrl-C)")
 
 
 def _configure_run(p: argparse.ArgumentParser) -> None:

@@ -4,6 +4,7 @@ into the context window, see guard.py and fitting.py) and account its usage from
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
@@ -127,10 +128,8 @@ def init_model(spec: ModelSpec, catalog: Any = None, *,
 
     try:
         model = init_chat_model(spec.strip())
-    except ImportError as exc:
-        raise ModelNotConfiguredError(f"cannot load model {spec!r}: {exc}") from exc
-    except Exception as exc:  # missing API key, unknown provider, ...
-        raise ModelNotConfiguredError(f"cannot initialise model {spec!r}: {exc}") from exc
+    except Exception as exc:  # missing API key, provider package not installed, unknown provider, ...
+        raise ModelNotConfiguredError(init_failure(spec.strip(), exc)) from None  # one line, not the client's chain
     redact_secrets_in_logs(model_secrets(model))  # an endpoint may echo the key into httpx's log records
     options = client_options(type(model), request_timeout)
     if not options:
@@ -139,6 +138,27 @@ def init_model(spec: ModelSpec, catalog: Any = None, *,
         return cast(BaseChatModel, init_chat_model(spec.strip(), **options))
     except Exception:  # the provider refuses an option after all: its defaults, as before
         return model
+
+
+OFFLINE_HINT = "model 'offline' (--offline) runs the rule-based stand-in, not an LLM, without one"
+API_KEY_NAME = re.compile(r"\b[A-Z][A-Z0-9_]*_API_KEY\b")
+
+
+def init_failure(spec: str, exc: Exception) -> str:
+    """One line saying why `init_chat_model(spec)` failed and what to do: the key to set (a missing credential),
+    the package to install (a provider whose LangChain package is absent), else the client's own message."""
+    text = " ".join(str(exc).split())
+    keys = sorted(set(API_KEY_NAME.findall(text)))
+    if keys and ("api_key" in text.lower() or "credential" in text.lower()):
+        return (f"model {spec!r} needs an API key: set {' or '.join(keys[:2])}, or pass a BaseChatModel made with "
+                f"api_key=...; {OFFLINE_HINT}")
+    if isinstance(exc, ImportError):
+        package = re.search(r"\b(langchain-[a-z0-9-]+)", text)
+        name = package.group(1) if package else (exc.name or "its LangChain package")
+        return (f"model {spec!r} needs {name}, which is not installed (pip install {name}), or use the provider's "
+                "OpenAI-compatible endpoint: model 'openai:<model>' with OPENAI_BASE_URL (Groq: "
+                f"https://api.groq.com/openai/v1) and OPENAI_API_KEY; {OFFLINE_HINT}")
+    return f"cannot initialise model {spec!r}: {text}"
 
 
 def client_options(model_class: type, request_timeout: float | None) -> dict[str, Any]:

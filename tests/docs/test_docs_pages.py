@@ -46,3 +46,36 @@ def test_readme_is_a_front_page() -> None:
     assert len(lines) < 150, f"README.md has {len(lines)} lines; the details belong in docs/"
     links = set(re.findall(r"\(docs/([\w/-]+\.md)\)", "\n".join(lines)))
     assert links and all((DOCS / link).is_file() for link in links), links
+
+
+PAPERS = {  # title → arXiv id (None: no arXiv id known; cited by title and venue)
+    "AnyTool: Self-Reflective, Hierarchical Agents for Large-Scale API Calls": "2402.04253",
+    "Small LLMs Are Weak Tool Learners: A Multi-LLM Agent": "2401.07324",
+    "An Evaluation Mechanism of LLM-based Agents on Manipulating APIs": None,
+}
+
+
+def test_papers_are_cited_by_title_and_arxiv_id() -> None:
+    """Issue 29 point 12: a reader cannot look up "seed 000" (our folder of paper texts); pages cite papers by
+    title and arXiv id, and the Concepts page lists the three."""
+    pages = [REPO / "README.md", *DOCS.rglob("*.md")]
+    seeds = [f"{p.relative_to(REPO)}: {m.group(0)!r}" for p in pages
+             for m in re.finditer(r"\bseeds?\W{0,3}`?0\d\d`?", p.read_text(encoding="utf-8"))]
+    assert not seeds, f"cite the paper, not our seed file: {seeds}"
+    concepts = " ".join((DOCS / "concepts.md").read_text(encoding="utf-8").split())
+    for title, arxiv in PAPERS.items():
+        assert title in concepts, title
+        if arxiv:
+            assert f"{title}*, arXiv {arxiv}" in concepts or f"{title}*. arXiv {arxiv}" in concepts, title
+    for parser in _parsers(build_parser()):
+        assert not re.search(r"\bseed 0\d\d\b", parser.format_help()), parser.prog
+
+
+def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    """The parser and all its sub-parsers, depth first."""
+    out = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out += _parsers(sub)
+    return out
