@@ -222,7 +222,9 @@ def _configure_eval(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="eval_command", metavar="{" + names + "}", required=True)
     configure_steps(sub)
     configure_tasks(sub)
-    r = sub.add_parser("retrieval", help="Recall@k / NDCG@k of API search on query files")
+    r = sub.add_parser("retrieval", help="Recall@k / NDCG@k of API search on query files",
+                       description="Recall@k and NDCG@k of the catalog's API search on query files with relevant "
+                                   "APIs, per group (the file stem) and overall.")
     _add_catalog_arg(r)
     r.add_argument("--queries", nargs="+", required=True, metavar="FILE", help="query files (group = file stem)")
     r.add_argument("--k", nargs="+", type=positive_int, default=None, metavar="K",
@@ -295,10 +297,12 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--virtual-url", metavar="URL", default=None,
                    help="server for --execution virtual (default: $ANYTOOL_VIRTUAL_URL)")
     p.add_argument("--quiet", action="store_true", help="no live progress lines")
-    p.add_argument("--solver", default=None, choices=("dfsdt", "cot", "umi"))
+    p.add_argument("--solver", default=None, choices=("dfsdt", "cot", "umi"),
+                   help="dfsdt: depth-first decision tree with backtracking (default); cot: one chain; umi: α-UMi's "
+                        "planner, caller and summarizer")
     p.add_argument("--profile", default="default", choices=("default", "paper"),
                    help="paper: AnyTool's exact setting (no search hints, no small-category shortcut)")
-    p.add_argument("--max-reflections", type=count, default=None,
+    p.add_argument("--max-reflections", type=count, default=None, metavar="N",
                    help="cap on reflections (default 50; 0 = the paper's no-reflection ablation)")
     add_budget_args(p, "--token-budget")
     p.add_argument("--set", metavar="FIELD=VALUE", action="append", default=[], dest="settings",
