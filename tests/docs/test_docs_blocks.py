@@ -281,7 +281,8 @@ def test_block(block: Block, page_state: Callable[[Path], PageState], monkeypatc
         assert not err.strip(), f"{block.name} wrote to stderr (a log line, a warning?):\n{err[-3000:]}"
     after = repository_status()
     assert after == before, (f"{block.name} changed the repository (git status --porcelain):\n"
-                             f"before:\n{before}\nafter:\n{after}\na block writes only into its own folder")
+                             f"before:\n{before}\nafter:\n{after}\na block writes only into its own folder (or was the "
+                             "repository edited while the block ran?)")
 
 
 def run_block(block: Block, page: PageState) -> None:
@@ -358,7 +359,7 @@ from langgraph_anytool import AnyToolConfig, Catalog, create_anytool_graph
 cat = Catalog.builtin()
 graph = create_anytool_graph(
     catalog=cat,
-    model="openai:gpt-4o-mini",
+    model="offline",
     config=AnyToolConfig(max_api_pool=64, solver="dfsdt"),
     checkpointer=SqliteSaver.from_conn_string("runs.sqlite").__enter__(),
 )
