@@ -45,6 +45,15 @@ class Picture:
     def _repr_png_(self) -> bytes:
         return self.png
 
+    def __repr__(self) -> str:  # not the bytes: a notebook's text output stays short
+        width, height = self.size
+        return f"<Picture: PNG {width}×{height}, {len(self.png):,} bytes>"
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height) in pixels, read from the PNG header."""
+        return int.from_bytes(self.png[16:20], "big"), int.from_bytes(self.png[20:24], "big")
+
     def save(self, path: str | Path) -> Path:
         p = Path(path)
         p.write_bytes(self.png)
@@ -408,7 +417,8 @@ def draw_usage(out: Mapping[str, Any], title: str = "tokens per role") -> Pictur
 
 # ------------------------------------------------------------------ display of compiled graphs
 def _offline_mimebundle(self: Any, **kwargs: Any) -> dict[str, Any]:
-    bundle: dict[str, Any] = {"text/plain": repr(self)}
+    # no object address in the text: a saved notebook does not change when it is run again
+    bundle: dict[str, Any] = {"text/plain": f"<{type(self).__name__} {getattr(self, 'name', '')!r}: drawn offline>"}
     try:
         bundle["image/png"] = draw_graph(self).png
     except Exception as exc:  # no matplotlib, or a graph we cannot lay out: text only, never a network call
