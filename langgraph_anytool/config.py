@@ -94,7 +94,7 @@ PAPER_SETTINGS: Mapping[str, Any] = {
     "keep_diversity_prompt": False,
 }
 
-_ZERO_ALLOWED = frozenset({"max_reflections", "model_retries", "max_retries_per_run"})
+_ZERO_ALLOWED = frozenset({"max_reflections", "model_retries", "max_retries_per_run", "max_timeout_retries"})
 
 
 class ConfigError(ValueError):
@@ -191,6 +191,19 @@ class AnyToolConfig:
     # judge's prompts are then the authors' constants, read from it with `ast` (never imported or executed; see
     # paper_prompts/anytool.py); None: our own prompts. Fixed when the graph is built.
     prompts_from: str | None = None
+    # slow servers (guard.py): a call to a local (loopback) OpenAI-compatible server is streamed, so that a slow
+    # one is waited for as long as it keeps sending and a silent one is told apart; `stall_timeout` is how long it
+    # may send nothing (before its first token: reading the prompt; after it: between tokens)
+    stream_local: bool = True
+    stall_timeout: float = 300.0
+    max_timeout_retries: int = 2  # retries of timed-out calls per run (a local server's are never sent again)
+    # the hard wall-clock limit of one run (None: none): the call in flight is cut at it, the run ends with status
+    # `time_limit`
+    max_run_seconds: float | None = 1800.0
+    # a retriever agent that replies this many times in a row without a function call finishes (end reason
+    # "no_calls: ...")
+    max_turns_without_call: int = 3
+    probe_endpoints: bool = True  # ask a model's server for its window and token counts (endpoint.py)
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -225,9 +238,15 @@ class AnyToolConfig:
         if self.umi_prompts not in ("default", "alpha_umi"):
             raise ConfigError(f"AnyToolConfig.umi_prompts must be 'default' or 'alpha_umi', got {self.umi_prompts!r}")
         try:
-            check_overrides(self.model_profiles, "AnyToolConfig.model_profiles")
+            checked = check_overrides(self.model_profiles, "AnyToolConfig.model_profiles")
         except ProfileError as exc:
             raise ConfigError(str(exc)) from None
+        for pattern, values in checked.items():
+            unknown = sorted(set(values.get("max_tokens") or {}) - set(ROLES)) \
+                if isinstance(values.get("max_tokens"), Mapping) else []
+            if unknown:
+                raise ConfigError(f"AnyToolConfig.model_profiles[{pattern!r}].max_tokens: unknown role "
+                                  f"{unknown[0]!r}; roles are {', '.join(ROLES)}")
         for role, spec in self.models.items():
             if role not in ROLES:
                 raise ConfigError(f"AnyToolConfig.models: unknown role {role!r}; roles are {', '.join(ROLES)}")
@@ -280,28 +299,67 @@ class AnyToolConfig:
     def from_env(cls, environ: Mapping[str, str] | None = None, prefix: str = "ANYTOOL_") -> AnyToolConfig:
         """The configuration from the environment: `ANYTOOL_PROFILE`, and `ANYTOOL_<FIELD>` for every field
         (e.g. ANYTOOL_MAX_API_POOL=32, ANYTOOL_EXECUTION=template). The one place environment fall-backs live."""
-        env = os.environ if environ is None else environ
-        try:
-            base = cls.for_profile(env.get(f"{prefix}PROFILE"))
-        except ConfigError as exc:
-            raise ConfigError(f"{prefix}PROFILE: {exc}") from None
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            var = f"{prefix}{f.name.upper()}"
-            if f.name == "models" or var not in env:
-                continue
-            try:  # a malformed value is an error naming the variable, never ignored
-                values[f.name] = _convert(f.name, f.type, env[var])
-                base.with_values({f.name: values[f.name]})
-            except ConfigError as exc:
-                raise ConfigError(f"{var}={_shown(env[var])}: {exc}") from None
-        return base.with_values(values)
+        return cls.layered(None, environ=environ, prefix=prefix)
+
+    @classmethod
+    def layered(cls, flags: Mapping[str, Any] | None = None, *, profile: str | None = None,
+                environ: Mapping[str, str] | None = None, prefix: str = "ANYTOOL_") -> AnyToolConfig:
+        """The configuration of a command: `flags` (field → value; strings are converted) over the environment's
+        `ANYTOOL_<FIELD>` values over the profile's defaults. The profile is `profile` (a `--profile` flag) when
+        given, else `ANYTOOL_PROFILE`, else "default". `model_profiles` merge (the flags' patterns over the
+        environment's). A malformed environment value is a `ConfigError` naming the variable, even when a flag
+        overrides it; a bad flag value one naming the field."""
+        env_profile, env_values = env_settings(environ, prefix)
+        config = cls.for_profile(profile or env_profile).with_values(env_values)
+        values = dict(flags or {})
+        if "model_profiles" in values and config.model_profiles:
+            flagged = config.with_values({"model_profiles": values["model_profiles"]}).model_profiles
+            values["model_profiles"] = {**config.model_profiles, **flagged}
+        return config.with_values(values)
+
+    def changed(self) -> dict[str, Any]:
+        """The fields whose value differs from `AnyToolConfig()`'s: `AnyToolConfig(**config.changed())` is
+        `config` (what a command sends on, e.g. as a served run's context)."""
+        default = AnyToolConfig()
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) != getattr(default, f.name)}
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 ENV_MODEL_PROFILES = "ANYTOOL_MODEL_PROFILES"
+
+
+def env_settings(environ: Mapping[str, str] | None = None,
+                 prefix: str = "ANYTOOL_") -> tuple[str | None, dict[str, Any]]:
+    """`(ANYTOOL_PROFILE or None, {field: value} for every ANYTOOL_<FIELD> that is set)`, each value converted and
+    checked on its own: a malformed one (`ANYTOOL_MAX_API_POOL=abc`, `ANYTOOL_PROFILE=bogus`) is a `ConfigError`
+    naming the variable. `models` has no variable (a mapping; per-role models come from the command line)."""
+    env = os.environ if environ is None else environ
+    profile = env.get(f"{prefix}PROFILE")
+    if profile is not None and profile.strip() not in ("", "default", "paper"):
+        raise ConfigError(f"{prefix}PROFILE={_shown(profile)}: unknown profile; profiles are default, paper")
+    base = AnyToolConfig()
+    values: dict[str, Any] = {}
+    for f in fields(AnyToolConfig):
+        var = f"{prefix}{f.name.upper()}"
+        if f.name == "models" or var not in env:
+            continue
+        try:  # a malformed value is an error naming the variable, never ignored
+            values[f.name] = _convert(f.name, f.type, env[var])
+            base.with_values({f.name: values[f.name]})
+        except ConfigError as exc:
+            raise ConfigError(f"{var}={_shown(env[var])}: {exc}") from None
+    return (profile.strip() or None) if profile is not None else None, values
+
+
+def env_note(environ: Mapping[str, str] | None = None) -> str:
+    """A note naming the `ANYTOOL_PROFILE` / `ANYTOOL_<FIELD>` variables that a command's settings take ("" when
+    none is set)."""
+    profile, values = env_settings(environ)
+    names = ([f"ANYTOOL_PROFILE={profile}"] if profile else []) + [f"ANYTOOL_{k.upper()}" for k in values]
+    return (f"settings from the environment: {', '.join(names)} (command-line options take precedence)"
+            if names else "")
 
 
 def _shown(raw: str, limit: int = 60) -> str:
@@ -353,16 +411,24 @@ def _convert(name: str, type_: Any, raw: Any) -> Any:
         raise ConfigError(f"AnyToolConfig.{name} must be true or false, got {raw!r}")
     if isinstance(type_, str) and type_.startswith("tuple"):  # a comma-separated list
         return tuple(part.strip() for part in text.split(",") if part.strip())
-    if name == "models":
-        raise ConfigError("AnyToolConfig.models cannot be set from a string; use role=model pairs")
-    if name == "model_profiles":  # a JSON object, or the path of a JSON file holding one
+    if name == "models":  # a JSON object of role → "provider:model" (`--set 'models={"judge": "openai:gpt-4o"}'`)
         import json
 
         try:
-            value = json.loads(text) if text.startswith(("{", "[")) else load_overrides(text)
+            value = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ConfigError(f"AnyToolConfig.model_profiles: not valid JSON (line {exc.lineno}, column "
-                              f"{exc.colno}): {exc.msg}") from None
+            raise ConfigError(f"AnyToolConfig.models must be a JSON object of role → 'provider:model', e.g. "
+                              f"{{\"judge\": \"openai:gpt-4o\"}}; got {_shown(raw)} ({exc.msg})") from None
+        if not isinstance(value, dict):
+            raise ConfigError(f"AnyToolConfig.models must be a JSON object of role → 'provider:model', got {_shown(raw)}")
+        return value
+    if name == "model_profiles":  # a JSON object, or the path of a JSON file holding one
+        from .sanitize.files import DataFileError, loads_json
+
+        try:
+            value = loads_json(text, source="the value") if text.startswith(("{", "[")) else load_overrides(text)
+        except DataFileError as exc:  # not JSON, too deep, a number out of range
+            raise ConfigError(f"AnyToolConfig.model_profiles: {exc.message}") from None
         except ProfileError as exc:
             raise ConfigError(f"AnyToolConfig.model_profiles: {exc}") from None
         if not isinstance(value, Mapping):

@@ -14,6 +14,7 @@ from langgraph.runtime import Runtime
 from .catalog import Catalog
 from .config import ROLES, AnyToolConfig, ConfigError
 from .context import context_values, resolve_settings
+from .models.endpoint import Endpoints
 from .models.guard import CallGuard, RetryBudget, RetryPolicy, UsageMeter
 from .models.llm import ModelNotConfiguredError, ModelSet, RoleUsage, total_tokens
 from .models.profiles import model_name, profile_for
@@ -135,6 +136,16 @@ class RunSignals:
             tallies["retries"] = tallies.get("retries", 0) + 1
             return None
 
+    def take_timeout_retry(self, run_key: str, cap: int) -> str | None:
+        """Grant one retry of a timed-out model call of the run: None when granted, else "timeout" (the run's
+        `max_timeout_retries` is spent)."""
+        with self._lock:
+            tallies = self._entry(run_key).tallies
+            if tallies.get("timeout_retries", 0) >= cap:
+                return "timeout"
+            tallies["timeout_retries"] = tallies.get("timeout_retries", 0) + 1
+            return None
+
     def seed_retries(self, run_key: str, retries: int) -> None:
         self._seed(run_key, "retries", retries)
 
@@ -148,7 +159,7 @@ class RunSignals:
 
 @dataclass
 class _RunEntry:
-    tallies: dict[str, float] = field(default_factory=dict)  # "tokens", "cost" (USD), "retries"
+    tallies: dict[str, float] = field(default_factory=dict)  # "tokens", "cost" (USD), "retries", "timeout_retries"
     started_at: float | None = None  # epoch seconds (None: not seen yet, so no wall-time check)
     text_roles: set[str] = field(default_factory=set)  # roles that fell back to text mode (the endpoint refused tools)
 
@@ -168,6 +179,7 @@ class Deps:
     config: AnyToolConfig
     signals: RunSignals = field(default_factory=RunSignals)
     retry_budget: RetryBudget | None = None
+    endpoints: Endpoints = field(default_factory=Endpoints, compare=False)  # what the models' servers said
     _model_sets: dict[Any, ModelSet] = field(default_factory=dict, compare=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
@@ -244,8 +256,17 @@ class Deps:
             return (f"token budget of {cfg.token_budget} tokens reached: the next call would take about {tokens} "
                     f"tokens (estimated: its prompt and its reply) and {cfg.token_budget - left} are spent")
 
+        def deadline() -> float | None:  # the run's hard wall-clock limit (`max_run_seconds`), epoch seconds
+            started = signals.started_at(run_key)
+            return None if cfg.max_run_seconds is None or started is None else started + cfg.max_run_seconds
+
+        def timeout_gate() -> str | None:
+            return signals.take_timeout_retry(run_key, cfg.max_timeout_retries)
+
         return CallGuard(policy=policy, gate=gate, sleep=sleep, admit=admit, room=room,
-                         token_budget=cfg.token_budget)
+                         token_budget=cfg.token_budget, endpoints=self.endpoints if cfg.probe_endpoints else None,
+                         stream_local=cfg.stream_local, stall_timeout=cfg.stall_timeout, deadline=deadline,
+                         timeout_gate=timeout_gate)
 
     def sync_run(self, run_key: str, state: Mapping[str, Any]) -> None:
         """Seed the run's tallies from its checkpointed state: the budgets' (tokens, USD, start time) and the
@@ -269,6 +290,9 @@ class Deps:
         `tally`: the tokens and USD to check (a parallel agent step's: the dispatcher's snapshot plus its own
         usage); by default the run's live tallies. Wall time is always the clock's."""
         cfg = self.config
+        over = self.time_limit(run_key)
+        if over is not None:
+            return over
         tokens = self.signals.tokens(run_key) if tally is None else int(tally["tokens"])
         if tokens >= cfg.token_budget:
             return BudgetStop("tokens", f"token budget of {cfg.token_budget} tokens reached ({tokens} spent)")
@@ -282,6 +306,15 @@ class Deps:
                 return BudgetStop("wall_time", f"wall-time budget of {cfg.max_seconds:g} s reached "
                                                f"({elapsed:.1f} s since the run started)")
         return None
+
+    def time_limit(self, run_key: str) -> BudgetStop | None:
+        """The run's hard wall-clock limit (`max_run_seconds`) when it has passed (kind "time_limit"), else None."""
+        limit = self.config.max_run_seconds
+        started = self.signals.started_at(run_key)
+        if limit is None or started is None or (elapsed := time.time() - started) < limit:
+            return None
+        return BudgetStop("time_limit", f"time limit of {limit:g} s reached ({elapsed:.1f} s since the run started; "
+                                        "max_run_seconds)")
 
     def over_budget(self, run_key: str, tally: RunTally | None = None) -> bool:
         """Whether any budget of the run (tokens, `max_cost`, `max_seconds`) is spent: no further model call."""
@@ -298,7 +331,8 @@ class Deps:
 
 @dataclass(frozen=True)
 class BudgetStop:
-    """A spent budget: which one (`kind`: "tokens" | "cost" | "wall_time") and a reason with the figures."""
+    """A spent budget: which one (`kind`: "tokens" | "cost" | "wall_time"; "time_limit" for the run's hard limit,
+    `max_run_seconds`, which ends it with status `time_limit`) and a reason with the figures."""
 
     kind: str
     reason: str

@@ -30,7 +30,8 @@ def merge_usage(left: Mapping[str, Any] | None, right: Mapping[str, Any] | None)
 AgentLevel = Literal["meta", "category", "tool", "flat"]  # flat: the one agent of the -hierarchy ablation
 AgentStatus = Literal["pending", "running", "finished", "stopped"]
 StopReason = Literal["", "tokens", "cost", "wall_time"]  # which budget ended a `budget_exhausted` run
-RunStatus = Literal["running", "solved", "unsolved", "gave_up", "budget_exhausted", "no_apis", "error", "planned"]
+RunStatus = Literal["running", "solved", "unsolved", "gave_up", "budget_exhausted", "no_apis", "error", "planned",
+                    "time_limit"]
 
 
 class AgentRecord(TypedDict):
@@ -54,12 +55,13 @@ class AgentRecord(TypedDict):
     children: list[str]
     tokens: int
     invalid_calls: int  # unknown functions, malformed arguments, turns without a function call
-    end_reason: str  # finish_search | step_limit | pool_solvable | pool_full | budget | error: ... |
-    # malformed: ...
+    end_reason: str  # finish_search | step_limit | pool_solvable | pool_full | budget | time_limit | error: ... |
+    # malformed: ... | no_calls: ...
     malformed_streak: NotRequired[int]  # malformed model turns in a row in this activation (faults.py)
     # a small category's agent that made its tool agent without a model call and was left unfinished
     # (`small_category_finished=False`): a re-activation finishes it at once, without a model call
     small_category: NotRequired[bool]
+    no_call_streak: NotRequired[int]  # replies in a row without a function call in this activation
 
 
 class PoolEntry(TypedDict):
@@ -134,7 +136,8 @@ class SolverAttempt(TypedDict):
     attempt: int
     round: int
     mode: str
-    finish_type: str  # give_answer | give_up | call_budget | no_apis | budget | error | malformed | context_length
+    finish_type: str  # give_answer | give_up | call_budget | no_apis | budget | error | malformed | context_length |
+    # no_calls
     answer: str
     reason: str
     failed_functions: list[str]

@@ -17,7 +17,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -64,6 +64,10 @@ class Response:
     delay: float = 0.0
     reason: str | None = None  # the status line's reason phrase (default: the standard one)
     drop: bool = False  # close the connection without answering (after `delay`)
+    # a paced body: (seconds to wait, bytes) parts sent as they come (chunked transfer encoding), as a streaming
+    # server sends; `body` is then unused. A client that hangs up meanwhile is counted in `disconnects`.
+    parts: list[tuple[float, bytes]] | None = None
+    stream: AsyncIterator[bytes] | None = None  # a body relayed as it comes (chunked, after `parts`), e.g. a proxy's
 
     @classmethod
     def json(cls, obj: Any, status: int = 200, headers: Iterable[tuple[str, str]] = (), delay: float = 0.0) -> Response:
@@ -102,6 +106,7 @@ class LoopbackServer:
         self._stop_event: asyncio.Event | None = None
         self._ready = threading.Event()
         self._error: BaseException | None = None
+        self.disconnects = 0  # paced replies the client hung up on before their end (a server logs 499)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> Self:
@@ -269,6 +274,41 @@ class LoopbackServer:
         keep_alive = version == "HTTP/1.1" and headers.get("connection", "").lower() != "close"
         return Request(method.upper(), target, headers, body, time.monotonic()), keep_alive
 
+    async def _send_parts(self, writer: asyncio.StreamWriter, response: Response, keep_alive: bool) -> bool:
+        """Send a paced response (chunked); False when the client hung up before its end (counted)."""
+        reason = response.reason if response.reason is not None else _REASONS.get(response.status, "Status")
+        head = [f"HTTP/1.1 {response.status} {reason}", f"Content-Type: {response.content_type}",
+                "Transfer-Encoding: chunked", f"Connection: {'keep-alive' if keep_alive else 'close'}"]
+        head += [f"{k}: {v}" for k, v in response.headers]
+        try:
+            writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
+            await writer.drain()
+            async for data in self._pieces(response):
+                if writer.is_closing() or (writer.transport.get_extra_info("socket") is None):
+                    raise ConnectionResetError
+                if data:
+                    writer.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    await writer.drain()
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+            return keep_alive
+        except (ConnectionError, RuntimeError):
+            with self._lock:
+                self.disconnects += 1
+            if response.stream is not None and hasattr(response.stream, "aclose"):
+                await response.stream.aclose()  # the relayed stream's source learns that nobody reads it
+            return False
+
+    @staticmethod
+    async def _pieces(response: Response) -> AsyncIterator[bytes]:
+        for delay, data in response.parts or []:
+            if delay > 0:
+                await asyncio.sleep(delay)
+            yield data
+        if response.stream is not None:
+            async for data in response.stream:
+                yield data
+
     async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while True:
@@ -294,6 +334,10 @@ class LoopbackServer:
                         self._in_flight -= 1
                 if response.drop:
                     break
+                if response.parts is not None or response.stream is not None:
+                    if not await self._send_parts(writer, response, keep_alive):
+                        break
+                    continue
                 reason = response.reason if response.reason is not None else _REASONS.get(response.status, "Status")
                 head = [f"HTTP/1.1 {response.status} {reason}",
                         f"Content-Type: {response.content_type}", f"Content-Length: {len(response.body)}",

@@ -22,3 +22,11 @@ def whoami() -> int:
 
 def fail(message: str) -> None:
     raise ValueError(message)
+
+
+def allocate(megabytes: int) -> int:
+    """Fill `megabytes` MB of memory (touched, so it counts); the number of bytes held."""
+    block = bytearray(megabytes << 20)
+    for i in range(0, len(block), 4096):
+        block[i] = 1
+    return len(block)

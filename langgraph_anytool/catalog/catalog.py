@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import itertools
 import json
+import logging
+import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..sanitize.files import first_fields, replace_surrogates
 from .errors import CatalogError, UnknownNameError
-from .models import Api, Binding, Category, Tool
+from .models import Api, Binding, Category, Param, Tool
 from .naming import FunctionNamer, slugify
 
 if TYPE_CHECKING:
@@ -19,6 +24,10 @@ if TYPE_CHECKING:
 
     from .models import Executor
     from .search import CatalogSearcher, CategoryHit, SearchHit, ToolHit
+
+
+log = logging.getLogger(__name__)
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _norm(name: str) -> str:
@@ -43,7 +52,7 @@ class Catalog:
         self._tool_names: dict[str, dict[str, Tool]] = {}  # category -> normalised name/key -> tool
         self._apis: dict[str, Api] = {}
         self._namer = FunctionNamer()
-        for cat in categories:
+        for cat in map(_repaired_category, categories):
             if cat.name in self._categories:
                 raise CatalogError(f"duplicate category {cat.name!r}", field="category")
             self._categories[cat.name] = cat
@@ -160,17 +169,18 @@ class Catalog:
 
     @classmethod
     def from_mcp(cls, connections: Mapping[str, Mapping[str, Any]], *, category: str = "MCP",
-                 timeout: float | None = 60.0, **kwargs: Any) -> Catalog:
+                 timeout: float = 60.0, **kwargs: Any) -> Catalog:
         """Load the tools of MCP servers (`langchain-mcp-adapters` connections: `{"server": {"transport": "stdio",
         "command": ..., "args": [...]}}`): one catalog tool per server, one API per MCP tool, run on that server.
-        Needs the `mcp` extra. From async code, use `await Catalog.afrom_mcp(...)`."""
+        `timeout` (seconds, required to be finite) bounds each step: starting, initialising and listing a server at
+        load time, and each call. Needs the `mcp` extra. From async code, use `await Catalog.afrom_mcp(...)`."""
         from .mcp import load_mcp_catalog
 
         return load_mcp_catalog(cls, connections, category=category, timeout=timeout, **kwargs)
 
     @classmethod
     async def afrom_mcp(cls, connections: Mapping[str, Mapping[str, Any]], *, category: str = "MCP",
-                        timeout: float | None = 60.0, **kwargs: Any) -> Catalog:
+                        timeout: float = 60.0, **kwargs: Any) -> Catalog:
         """Async `from_mcp`."""
         from .mcp import aload_mcp_catalog
 
@@ -301,12 +311,13 @@ class Catalog:
         if self._fingerprint is None:
             h = hashlib.sha256()
             for api in self._apis.values():
+                # surrogatepass: never fails (the constructor repairs lone surrogates; this is the last guard)
                 h.update(json.dumps([api.id, api.name, api.tool_name, api.description,
                                      [(p.name, p.description) for p in api.params]],
-                                    ensure_ascii=False).encode("utf-8"))
+                                    ensure_ascii=False).encode("utf-8", "surrogatepass"))
             for cat in self._categories.values():
                 for tool in cat.tools:
-                    h.update(f"{tool.id}\x00{tool.description}".encode())
+                    h.update(f"{tool.id}\x00{tool.description}".encode("utf-8", "surrogatepass"))
             self._fingerprint = h.hexdigest()[:16]
         return self._fingerprint
 
@@ -329,6 +340,78 @@ class Catalog:
 
     def search_categories(self, query: str, k: int = 10) -> list[CategoryHit]:
         return self.searcher().search_categories(query, k)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in `value` (nested lists, tuples and dicts, keys included), depth first, without recursion."""
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            yield v
+        elif isinstance(v, Mapping):
+            stack.extend(k for k in v if isinstance(k, str))
+            stack.extend(v.values())
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+
+
+def _tool_texts(tool: Tool) -> Iterator[str]:
+    yield from (tool.key, tool.name, tool.category, tool.description, tool.base_url, tool.source)
+    data: list[Any] = []
+    for api in tool.apis:
+        yield from (api.id, api.name, api.tool_key, api.tool_name, api.category, api.description, api.method, api.path)
+        for p in api.params:
+            yield from (p.name, p.type, p.description, p.location)
+            data.append((p.default, p.enum))
+        data.append(api.template_response)
+    try:  # one C-speed pass over the data fields (json keeps lone surrogates with ensure_ascii=False)
+        yield json.dumps(data, ensure_ascii=False, default=repr)
+    except (TypeError, ValueError, RecursionError):  # keys json cannot write, a cycle, deep data
+        yield from _strings(data)
+
+
+def _repaired(obj: Any, where: str, fixed: list[str]) -> Any:
+    """A copy of the dataclass `obj` whose string fields (and strings nested in its data fields) have lone
+    surrogates replaced with U+FFFD; `fixed` gains the names of the fields changed."""
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if isinstance(value, tuple) and value and isinstance(value[0], (Tool, Api, Param)):
+            continue  # the caller repairs the parts
+        cleaned, paths = replace_surrogates(value, f"{where}.{f.name}")
+        if paths:
+            changes[f.name] = tuple(cleaned) if isinstance(value, tuple) else cleaned
+            fixed.extend(paths)
+    return dataclasses.replace(obj, **changes) if changes else obj
+
+
+def _repaired_category(cat: Category) -> Category:
+    """`cat`, or a copy whose texts have lone surrogates (invalid code points: no UTF-8 encoding, so the fingerprint,
+    the encoder and every JSON writer would fail on them) replaced with U+FFFD, with a warning naming the tool's
+    source and the fields. Loaders repair their files already (naming the file's fields); this covers catalogs
+    built in code."""
+    texts = itertools.chain((cat.name, cat.description), *(_tool_texts(t) for t in cat.tools))
+    if not _SURROGATE.search("\x00".join(texts)):
+        return cat
+    tools = []
+    for tool in cat.tools:
+        fixed: list[str] = []
+        apis = []
+        for i, api in enumerate(tool.apis):
+            params = tuple(_repaired(p, f"apis[{i}].params[{j}]", fixed) for j, p in enumerate(api.params))
+            apis.append(dataclasses.replace(_repaired(api, f"apis[{i}]", fixed), params=params))
+        tool = dataclasses.replace(_repaired(tool, "tool", fixed), apis=tuple(apis))
+        if fixed:
+            log.warning("%s: invalid code points (lone surrogates) replaced with U+FFFD in %d field(s): %s",
+                        tool.source or f"tool {tool.name!r}", len(fixed), first_fields(fixed))
+        tools.append(tool)
+    fixed = []
+    repaired = _repaired(cat, "category", fixed)
+    if fixed:
+        log.warning("category %r: invalid code points (lone surrogates) replaced with U+FFFD in %s", repaired.name,
+                    first_fields(fixed))
+    return dataclasses.replace(repaired, tools=tuple(tools))
 
 
 def oppo_catalog(root: str | Path, **kwargs: Any) -> Catalog:

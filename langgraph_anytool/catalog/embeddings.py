@@ -25,6 +25,7 @@ import functools
 import hashlib
 import importlib.util
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,8 @@ def _minilm_spec(rest: str, spec: str) -> Embeddings:
     mode = head.strip().lower() if sep else ""
     path_text = tail if mode in ("int8", "fp32", "torch", "st") else rest
     path = Path(path_text.strip()).expanduser()
+    if path.is_dir():
+        path = path.resolve()  # the folder a link names is the user's choice; links inside it may not lead out
     if not path.is_dir():
         raise ValueError(f"embeddings spec {spec!r}: unknown precision, and {path} is not a model folder (expected "
                          "'minilm:int8', 'minilm:fp32', 'minilm:torch' or 'minilm:<DIR>' of a folder written by "
@@ -102,6 +105,44 @@ def _minilm_spec(rest: str, spec: str) -> Embeddings:
     return minilm(mode if mode in ("int8", "fp32") else None, model_path=path)
 
 
+# The files sentence-transformers reads from a model folder: together they make its vectors (the identity of a
+# `minilm:torch:<DIR>` encoder is their digest).
+ST_FILES = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json",
+            "vocab.txt", "modules.json", "sentence_bert_config.json", "config_sentence_transformers.json",
+            "1_Pooling/config.json")
+MIN_SENTENCE_TRANSFORMERS = (6, 0)  # before 6.0 it imports any class a folder's modules.json names
+
+
+def sentence_transformers_version_ok(version: str) -> bool:
+    """True for sentence-transformers ≥ `MIN_SENTENCE_TRANSFORMERS` (``"6.2.0"``, ``"6.0.0.dev0"``...)."""
+    parts = [int(p) for p in re.findall(r"\d+", version)[:2]]
+    return tuple(parts + [0] * (2 - len(parts))) >= MIN_SENTENCE_TRANSFORMERS
+
+
+def check_st_folder(path: Path) -> None:
+    """A user's model folder, checked before sentence-transformers reads it (`ValueError` naming file and field).
+
+    sentence-transformers below 6.0 is refused (it imports class paths from the folder's ``modules.json``
+    without `trust_remote_code`); ``modules.json`` may name sentence-transformers' own modules only; the config,
+    tokenizer and weights header pass the same checks as on the ONNX path.
+    """
+    try:
+        import sentence_transformers
+    except ImportError as exc:
+        raise ImportError(f"MiniLM embeddings need 'sentence-transformers': {LOCAL_EXTRA_HINT}") from exc
+
+    from .model_folder import check_st_modules, load_tokenizer, load_weights_header, read_config
+
+    version = str(getattr(sentence_transformers, "__version__", "0"))
+    if not sentence_transformers_version_ok(version):
+        raise ImportError(f"loading a model folder needs sentence-transformers >= 6.0 (found {version}; older ones "
+                          "import code a folder names): pip install -U 'sentence-transformers>=6.0'")
+    check_st_modules(path)
+    cfg = read_config(path)
+    rows = load_weights_header(path, cfg)
+    load_tokenizer(path, rows)
+
+
 @functools.lru_cache(maxsize=4)
 def _sentence_transformer(path: str, device: str, max_seq_length: int) -> Any:
     """Load a local sentence-transformers model once per process (instances share the read-only weights)."""
@@ -110,7 +151,13 @@ def _sentence_transformer(path: str, device: str, max_seq_length: int) -> Any:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
         raise ImportError(f"MiniLM embeddings need 'sentence-transformers': {LOCAL_EXTRA_HINT}") from exc
-    model = SentenceTransformer(path, device=device, local_files_only=True)
+    try:
+        model = SentenceTransformer(path, device=device, local_files_only=True)
+    except (ImportError, OSError):
+        raise
+    except Exception as exc:  # transformers' and torch's own errors: one line naming the folder
+        raise ValueError(f"{path}: sentence-transformers cannot load this model folder "
+                         f"({str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__})") from None
     model.max_seq_length = max_seq_length
     return model
 
@@ -139,10 +186,12 @@ class MiniLMEmbeddings(Embeddings):
         self.batch_size = batch_size
         self.max_seq_length = max_seq_length
         self.model_id = f"{self.name}@{max_seq_length}"
-        if self._model_path is not None and (self._model_path / "model.safetensors").is_file():
-            from .trained_model import weights_digest
+        if self._model_path is not None:
+            from .model_folder import folder_digest
 
-            self.model_id = f"local:{weights_digest(self._model_path)}@{max_seq_length}"
+            self._model_path = self._model_path.expanduser().resolve()
+            identity = folder_digest(self._model_path, ST_FILES, "sentence-transformers")
+            self.model_id = f"local:{identity[:32]}@{max_seq_length}"
         self._model: Any = None
         self._lock = threading.Lock()
 
@@ -161,6 +210,8 @@ class MiniLMEmbeddings(Embeddings):
                 path = self._model_path or self.packaged_model_path()
                 if not (path / "config.json").is_file():
                     raise ImportError(f"no MiniLM model files under {path}; reinstall them: {LOCAL_EXTRA_HINT}")
+                if self._model_path is not None:
+                    check_st_folder(path)
                 self._model = _sentence_transformer(str(path), self.device, self.max_seq_length)
             return self._model
 

@@ -1,8 +1,19 @@
-"""On-disk search indexes: BM25 (bm25s arrays) and faiss indexes, written atomically, read memory-mapped.
+"""On-disk search indexes: BM25 (bm25s arrays) and faiss indexes, written atomically, checked, read memory-mapped.
 
-A folder holds one index per level plus a `meta.json` written last (its presence marks a complete folder) with
-the level sizes; a folder whose sizes disagree, or any file that fails to read, counts as absent (rebuilt by the
-caller). Writing failures only warn: search still works from memory.
+A folder holds one index per level plus a `meta.json` (the level sizes, the encoder, and the sha256 of every
+file). It is written as a whole: into a temporary folder beside it, renamed into place at the end, so a reader
+sees the old folder, none, or the new one. Loading checks, before anything is used:
+
+- the folder is a folder (a symbolic link is never followed: a link named like an index folder is replaced by a
+  real folder on rebuild, its target untouched) and every file a regular file within its size cap;
+- `meta.json` field by field (`sanitize.files`), its sizes and encoder the expected ones, and every file's sha256;
+- the content: BM25 parameters as this version builds them (backend ``numpy``...), a vocabulary whose ids are
+  exactly 0…n-1, CSC arrays of the right types and lengths with `indptr` rising from 0 to the number of entries,
+  document ids in range and ascending within a term, finite non-negative scores; faiss indexes of our two kinds,
+  of the expected size, inner-product metric and one dimension.
+
+An absent folder (or one of an older format) is built silently; a folder that fails a check is rebuilt with one
+warning line saying what was wrong. Writing failures only warn: search still works from memory.
 """
 
 from __future__ import annotations
@@ -11,12 +22,41 @@ import json
 import logging
 import os
 import shutil
+import stat
 import tempfile
-from collections.abc import Mapping
+import time
+import uuid
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from ..sanitize.files import DataFileError, Field, check_object, file_digest, load_json_file
+
 logger = logging.getLogger(__name__)
+
+INDEX_FORMAT = 2  # 2: meta.json lists every file's sha256
+MAX_META_BYTES = 1 << 20
+MAX_PARAMS_BYTES = 64 << 10
+MAX_VOCAB_BYTES = 512 << 20
+MAX_LEVEL_SIZE = 100_000_000
+BM25_FILES = ("params.index.json", "vocab.index.json", "data.csc.index.npy", "indices.csc.index.npy",
+              "indptr.csc.index.npy")
+META_FIELDS: dict[str, Field] = {
+    "format": Field("int", required=True, choices=(INDEX_FORMAT,)),
+    "counts": Field("object", required=True, max_len=16, items=Field("int", low=0, high=MAX_LEVEL_SIZE)),
+    "files": Field("object", required=True, max_len=256, items=Field("str", pattern="[0-9a-f]{64}")),
+    "model": Field("str", max_len=1000),
+    "documents": Field("str", max_len=20),
+    "fingerprint": Field("str", max_len=200),
+    "catalog": Field("str", max_len=10_000),
+}
+_STALE_SECONDS = 3600  # temporary folders of a crashed writer older than this are swept
+
+
+class IndexFault(ValueError):
+    """A persisted index folder that fails a check (one line)."""
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -31,29 +71,124 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def _read_meta(path: Path, counts: Mapping[str, int], model: str | None = None) -> dict[str, Any] | None:
+# ---------------------------------------------------------------------- folders
+def write_folder(path: Path, fill: Callable[[Path], None]) -> None:
+    """Make the folder `path` as a whole: `fill` writes a fresh temporary folder beside it, which then replaces
+    `path` (a symbolic link or file of that name is removed, never followed)."""
+    parent = path.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    _sweep(parent, path.name)
+    tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{path.name}.tmp-"))
     try:
-        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        fill(tmp)
+        os.chmod(tmp, 0o755)  # mkdtemp makes it private; an index or a model is not a secret
+        replace_folder(tmp, path)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def replace_folder(new: Path, path: Path) -> None:
+    """Rename the folder `new` to `path`, moving whatever `path` was out of the way first (not following links)."""
+    old: Path | None = None
+    if path.is_symlink() or (path.exists() and not path.is_dir()):
+        path.unlink()
+    elif path.exists():
+        old = path.with_name(f".{path.name}.old-{uuid.uuid4().hex[:8]}")
+        os.rename(path, old)
+    try:
+        os.rename(new, path)
+    except OSError:
+        if old is not None and not path.exists():
+            os.rename(old, path)  # another writer did not win: put the old folder back
+            old = None
+        if not path.is_dir():
+            raise
+    finally:
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def _sweep(parent: Path, name: str) -> None:
+    """Remove temporary folders of `name` that a crashed writer left behind (older than an hour)."""
+    now = time.time()
+    for pattern in (f".{name}.tmp-*", f".{name}.old-*"):
+        for leftover in parent.glob(pattern):
+            try:
+                if not leftover.is_symlink() and now - leftover.stat().st_mtime > _STALE_SECONDS:
+                    shutil.rmtree(leftover, ignore_errors=True)
+            except OSError:
+                continue
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    """sha256 of every file under `folder`, by relative path."""
+    return {p.relative_to(folder).as_posix(): file_digest(p) for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _write_meta(folder: Path, meta: Mapping[str, Any], counts: Mapping[str, int]) -> None:
+    full = {**meta, "format": INDEX_FORMAT, "counts": dict(counts), "files": _digests(folder)}
+    atomic_write(folder / "meta.json", json.dumps(full, indent=1).encode("utf-8"))
+
+
+def _regular(path: Path, file: str) -> Path:
+    """`path / file`, a regular file (not a symbolic link) inside the folder."""
+    target = path / file
+    try:
+        st = os.lstat(target)
+    except OSError:
+        raise IndexFault(f"{file} is missing") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise IndexFault(f"{file} is not a regular file (a symbolic link or a folder)")
+    return target
+
+
+def _checked_meta(path: Path, counts: Mapping[str, int], files: set[str], model: str | None) -> dict[str, Any] | None:
+    """The folder's checked `meta.json`; None when the folder is absent or of an older format (rebuilt silently);
+    `IndexFault` when it fails a check."""
+    if path.is_symlink():
+        raise IndexFault("it is a symbolic link")
+    if not path.exists():
         return None
-    if not isinstance(meta, dict) or meta.get("counts") != dict(counts):
-        return None
+    if not path.is_dir():
+        raise IndexFault("it is not a folder")
+    meta_path = _regular(path, "meta.json")
+    try:
+        raw = load_json_file(meta_path, max_bytes=MAX_META_BYTES, what="index description")
+        if isinstance(raw, dict) and raw.get("format") in (None, 1) and "files" not in raw:
+            return None  # written before checksums existed: rebuilt once, without a warning
+        meta = check_object(raw, META_FIELDS, source=str(meta_path))
+    except DataFileError as exc:
+        raise IndexFault(str(exc)) from None
+    if meta["counts"] != dict(counts):
+        raise IndexFault(f"meta.json records sizes {meta['counts']}, the catalog has {dict(counts)}")
     if model is not None and meta.get("model") != model:
-        return None
+        raise IndexFault(f"meta.json names encoder {str(meta.get('model'))[:80]!r}, not {model[:80]!r}")
+    if set(meta["files"]) != files:
+        raise IndexFault("meta.json does not list exactly the index's files")
+    for name in sorted(files):
+        if file_digest(_regular(path, name)) != meta["files"][name]:
+            raise IndexFault(f"{name} does not match its checksum")
     return meta
+
+
+def _warn_rebuild(kind: str, path: Path, exc: Exception) -> None:
+    reason = " ".join(str(exc).split())[:300]
+    logger.warning("the persisted %s index %s is damaged (%s); rebuilding it", kind, path, reason)
 
 
 # ---------------------------------------------------------------------- faiss
 def save_faiss(path: Path, indexes: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
-    """Each index as `<level>.faiss`, then `meta.json` with the level sizes."""
+    """Each index as `<level>.faiss`, then `meta.json` with the level sizes and checksums, as one folder."""
     import faiss
 
-    try:
-        path.mkdir(parents=True, exist_ok=True)
+    def fill(tmp: Path) -> None:
         for name, index in indexes.items():
-            atomic_write(path / f"{name}.faiss", faiss.serialize_index(index).tobytes())
-        full = {**meta, "counts": {name: int(index.ntotal) for name, index in indexes.items()}}
-        atomic_write(path / "meta.json", json.dumps(full, indent=1).encode("utf-8"))
+            (tmp / f"{name}.faiss").write_bytes(faiss.serialize_index(index).tobytes())
+        _write_meta(tmp, meta, {name: int(index.ntotal) for name, index in indexes.items()})
+
+    try:
+        write_folder(path, fill)
     except OSError as exc:
         logger.warning("could not persist the search index under %s: %s", path, exc)
 
@@ -72,57 +207,126 @@ def _read_index(file: Path) -> Any:
     return faiss.read_index(str(file))
 
 
-def load_faiss(path: Path, counts: Mapping[str, int], model: str | None = None) -> dict[str, Any] | None:
-    """The persisted faiss indexes (memory-mapped where faiss can) when complete, of the expected sizes and, when
-    `model` is given, built by that encoder (the `model` its `meta.json` records; another encoder → rebuilt)."""
-    if _read_meta(path, counts, model) is None:
-        return None
-    out: dict[str, Any] = {}
+def _check_faiss(index: Any, name: str, n: int, dimension: int | None) -> None:
+    import faiss
+
+    if index.metric_type != faiss.METRIC_INNER_PRODUCT:
+        raise IndexFault(f"{name}.faiss ranks by another metric than inner product")
+    if not isinstance(index, (faiss.IndexFlatIP, faiss.IndexIVFScalarQuantizer)):
+        raise IndexFault(f"{name}.faiss is a {type(index).__name__}, not one of the kinds search builds")
+    if int(index.ntotal) != n:
+        raise IndexFault(f"{name}.faiss holds {index.ntotal} vectors, not {n}")
+    if not 1 <= int(index.d) <= 65_536 or (dimension is not None and int(index.d) != dimension):
+        raise IndexFault(f"{name}.faiss holds vectors of dimension {index.d}"
+                         + (f", the encoder's are {dimension}" if dimension is not None else ""))
+
+
+def load_faiss(path: Path, counts: Mapping[str, int], model: str | None = None,
+               dimension: int | None = None) -> dict[str, Any] | None:
+    """The persisted faiss indexes (memory-mapped where faiss can) when complete, checked (see the module
+    docstring) and, when `model` is given, built by that encoder (and when `dimension` is given, of vectors of
+    that length); None otherwise (one warning when damaged)."""
     try:
+        if _checked_meta(path, counts, {f"{name}.faiss" for name in counts}, model) is None:
+            return None
+        out: dict[str, Any] = {}
         for name, n in counts.items():
-            out[name] = _read_index(path / f"{name}.faiss")
-            if out[name].ntotal != n:
-                return None
-    except (OSError, RuntimeError, ValueError):
+            try:
+                out[name] = _read_index(path / f"{name}.faiss")
+            except (OSError, RuntimeError, ValueError) as exc:
+                raise IndexFault(f"{name}.faiss does not load ({str(exc).splitlines()[0][:120]})") from None
+            _check_faiss(out[name], name, n, dimension)
+        if len({int(index.d) for index in out.values()}) > 1:
+            raise IndexFault("the levels' vectors have different dimensions")
+    except IndexFault as exc:
+        _warn_rebuild("dense", path, exc)
         return None
     return out
 
 
 # ---------------------------------------------------------------------- BM25
 def save_bm25(path: Path, models: Mapping[str, Any], meta: Mapping[str, Any]) -> None:
-    """Each bm25s model in its own sub-folder (numpy arrays + vocabulary), then `meta.json`."""
-    try:
-        path.mkdir(parents=True, exist_ok=True)
+    """Each bm25s model in its own sub-folder (numpy arrays + vocabulary), then `meta.json`, as one folder."""
+    def fill(tmp: Path) -> None:
         for name, model in models.items():
-            tmp = Path(tempfile.mkdtemp(dir=path, prefix=f".{name}."))
-            try:
-                model.save(str(tmp), show_progress=False)
-                final = path / name
-                if final.exists():
-                    shutil.rmtree(final)
-                os.replace(tmp, final)
-            finally:
-                if tmp.exists():
-                    shutil.rmtree(tmp, ignore_errors=True)
-        full = {**meta, "counts": {name: int(model.scores["num_docs"]) for name, model in models.items()}}
-        atomic_write(path / "meta.json", json.dumps(full, indent=1).encode("utf-8"))
+            model.save(str(tmp / name), show_progress=False)
+        _write_meta(tmp, meta, {name: int(model.scores["num_docs"]) for name, model in models.items()})
+
+    try:
+        write_folder(path, fill)
     except OSError as exc:
         logger.warning("could not persist the BM25 index under %s: %s", path, exc)
 
 
-def load_bm25(path: Path, counts: Mapping[str, int]) -> dict[str, Any] | None:
-    """The persisted bm25s models (arrays memory-mapped) when complete and of the expected sizes."""
+def _check_bm25_level(folder: Path, name: str, n: int) -> None:
+    """One level's parameters, vocabulary and CSC arrays (see the module docstring)."""
     import bm25s
 
-    if _read_meta(path, counts) is None:
-        return None
+    level = folder / name
+    try:
+        params = load_json_file(level / "params.index.json", max_bytes=MAX_PARAMS_BYTES, what="BM25 parameters")
+        vocab = load_json_file(level / "vocab.index.json", max_bytes=MAX_VOCAB_BYTES, what="BM25 vocabulary")
+    except DataFileError as exc:
+        raise IndexFault(str(exc)) from None
+    if not isinstance(params, dict) or params.get("num_docs") != n:
+        raise IndexFault(f"{name}/params.index.json does not record {n} documents")
+    built = bm25s.BM25()  # the parameters every index of ours is built with
+    for key, value in params.items():
+        if key not in ("num_docs", "version") and getattr(built, key, object()) != value:
+            raise IndexFault(f"{name}/params.index.json: {key} is {str(value)[:40]!r}, not what search builds")
+    if not isinstance(vocab, dict) or not all(type(v) is int for v in vocab.values()):
+        raise IndexFault(f"{name}/vocab.index.json is not a map of words to integer ids")
+    ids = np.fromiter(vocab.values(), dtype=np.int64, count=len(vocab))
+    if len(ids) and (ids.min() < 0 or ids.max() >= len(ids) or len(np.unique(ids)) != len(ids)):
+        raise IndexFault(f"{name}/vocab.index.json: the word ids are not exactly 0 to {len(ids) - 1}")
+    try:
+        data, indices, indptr = (np.load(level / f"{part}.csc.index.npy", mmap_mode="r", allow_pickle=False)
+                                 for part in ("data", "indices", "indptr"))
+    except (OSError, ValueError) as exc:
+        raise IndexFault(f"{name}: an array does not load ({str(exc).splitlines()[0][:120]})") from None
+    want = {"data": (data, built.dtype), "indices": (indices, built.int_dtype), "indptr": (indptr, "int64")}
+    for part, (arr, dtype) in want.items():
+        if arr.ndim != 1 or arr.dtype != np.dtype(dtype):
+            raise IndexFault(f"{name}/{part}.csc.index.npy is {arr.dtype} of {arr.ndim} dimension(s), not {dtype}")
+    nnz = len(data)
+    columns = len(ids) - (1 if vocab.get("") == len(ids) - 1 else 0)  # bm25s keeps "" (no column) as the last id
+    if len(indices) != nnz:
+        raise IndexFault(f"{name}: indices.csc.index.npy and data.csc.index.npy differ in length")
+    if len(indptr) != columns + 1:
+        raise IndexFault(f"{name}/indptr.csc.index.npy has {len(indptr)} entries for {columns} words")
+    steps = np.diff(indptr)
+    if indptr[0] != 0 or indptr[-1] != nnz or (steps < 0).any():
+        raise IndexFault(f"{name}/indptr.csc.index.npy does not rise from 0 to {nnz}")
+    if nnz and (indices.min() < 0 or indices.max() >= n):
+        raise IndexFault(f"{name}/indices.csc.index.npy holds document ids outside 0 to {n - 1}")
+    starts = np.zeros(nnz, dtype=bool)
+    starts[indptr[:-1][steps > 0]] = True  # the first entry of each term
+    if nnz > 1 and (np.diff(indices.astype(np.int64))[~starts[1:]] <= 0).any():
+        raise IndexFault(f"{name}/indices.csc.index.npy: document ids do not ascend within a term")
+    if nnz and (not np.isfinite(data).all() or data.min() < 0):
+        raise IndexFault(f"{name}/data.csc.index.npy holds negative or non-finite scores")
+
+
+def load_bm25(path: Path, counts: Mapping[str, int]) -> dict[str, Any] | None:
+    """The persisted bm25s models (arrays memory-mapped) when complete and checked (see the module docstring);
+    None otherwise (one warning when damaged)."""
+    import bm25s
+
+    files = {f"{name}/{f}" for name in counts for f in BM25_FILES}
     out: dict[str, Any] = {}
     try:
+        if _checked_meta(path, counts, files, None) is None:
+            return None
         for name, n in counts.items():
-            model = bm25s.BM25.load(str(path / name), mmap=True, show_progress=False, verbosity=0)
+            _check_bm25_level(path, name, n)
+            try:
+                model = bm25s.BM25.load(str(path / name), mmap=True, show_progress=False, verbosity=0)
+            except Exception as exc:  # checked files; any library error is a damaged folder
+                raise IndexFault(f"{name} does not load ({str(exc).splitlines()[0][:120]})") from None
             if int(model.scores["num_docs"]) != n:
-                return None
+                raise IndexFault(f"{name} holds {model.scores['num_docs']} documents, not {n}")
             out[name] = model
-    except (OSError, ValueError, KeyError, RuntimeError):
+    except IndexFault as exc:
+        _warn_rebuild("BM25", path, exc)
         return None
     return out

@@ -8,9 +8,11 @@ the schema's ``required`` list honoured. Types, enums and defaults are mapped as
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..sanitize.files import repair_surrogates
 from .errors import CatalogError, UnknownNameError
 from .models import Api, Binding, Category
 from .openapi import SchemaResolver
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
 
 
 SOURCE_PREFIX = "langchain:"
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _function_schema(tool: BaseTool) -> tuple[str, dict[str, Any]]:
@@ -47,6 +50,9 @@ def load_langchain_tools(tools: Sequence[BaseTool], *, category: str, tool_name:
         name = getattr(lc_tool, "name", None)
         if not isinstance(name, str) or not name.strip():
             raise CatalogError("LangChain tool has no name", source=source, field=f"tools[{i}].name")
+        if _SURROGATE.search(name):  # a name is matched exactly when the tool runs: refused, not repaired
+            raise CatalogError(f"the name {name.encode('utf-8', 'backslashreplace').decode()!r} holds invalid code "
+                               "points (lone surrogates)", source=source, field=f"tools[{i}].name")
         if name in seen:
             raise CatalogError(f"duplicate LangChain tool name {name!r} (also tools[{seen[name]}])",
                                source=source, field=f"tools[{i}].name")
@@ -61,9 +67,11 @@ def load_langchain_tools(tools: Sequence[BaseTool], *, category: str, tool_name:
             "optional_parameters": [_strip(p) for p in params if not p["required"]],
         })
     # a short description: every API document repeats its tool's, so listing all tool names here would put every
-    # name into every API's search text
-    tool = parse_tool({"tool_name": tool_name, "tool_description": f"{len(seen)} LangChain tools",
-                       "api_list": apis}, category=category, source=source)
+    # name into every API's search text. Descriptions and schemas with lone surrogates are repaired (a warning names
+    # the fields); they would make the catalog unusable (UTF-8 encoding fails in the fingerprint, the encoder)
+    doc = repair_surrogates({"tool_name": tool_name, "tool_description": f"{len(seen)} LangChain tools",
+                             "api_list": apis}, source=source)
+    tool = parse_tool(doc, category=category, source=source)
     return [Category(name=category, tools=(tool,))]
 
 

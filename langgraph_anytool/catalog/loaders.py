@@ -2,27 +2,29 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..sanitize import MAX_NESTING, NestingTooDeep, check_nesting
+from ..sanitize.files import DataFileError, iter_json_array, loads_json, read_text, repair_surrogates
 from .errors import CatalogError, CatalogLoadError
 from .models import Category, Tool
 from .parse import group_api_entries, parse_tool
 
+MAX_TOOL_FILE_BYTES = 50_000_000  # one ToolBench tool document (the largest released one is a few MB)
+MAX_QUERY_FILE_BYTES = 1 << 30  # a StableToolBench / ToolBench query file (the largest released is ~300 MB)
 
-def _read_json(path: Path) -> Any:
+
+def read_catalog_json(path: Path, *, max_bytes: int = MAX_TOOL_FILE_BYTES, what: str = "catalog file") -> Any:
+    """A JSON file of a catalog, bounded (`sanitize.files`: size, depth, integer digits), lone surrogates replaced
+    with a warning naming the file and the fields; faults as `CatalogError`s naming the file. `NaN` / `Infinity`
+    load (pandas writes them into ToolBench's defaults; output shows them as null)."""
     try:
-        with path.open(encoding="utf-8") as fh:
-            return check_nesting(json.load(fh))
-    except (RecursionError, NestingTooDeep):
-        raise CatalogError(f"nesting too deep (more than {MAX_NESTING} levels)", source=str(path)) from None
-    except json.JSONDecodeError as exc:
-        raise CatalogError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source=str(path)) from exc
-    except UnicodeDecodeError as exc:
-        raise CatalogError(f"not UTF-8 text: {exc}", source=str(path)) from exc
+        text = read_text(path, max_bytes=max_bytes, what=what)
+        return repair_surrogates(loads_json(text, source=str(path), allow_nonfinite=True), source=str(path),
+                                 text=text)
+    except DataFileError as exc:
+        raise CatalogError.from_data(exc) from None
 
 
 def load_toolbench_dir(root: str | Path) -> list[Category]:
@@ -39,7 +41,7 @@ def load_toolbench_dir(root: str | Path) -> list[Category]:
         keys: set[str] = set()
         for f in sorted(cat_dir.glob("*.json")):
             try:
-                tool = parse_tool(_read_json(f), category=cat_dir.name, source=str(f), key=f.stem)
+                tool = parse_tool(read_catalog_json(f), category=cat_dir.name, source=str(f), key=f.stem)
             except CatalogError as exc:
                 errors.append(exc)
                 continue
@@ -69,8 +71,8 @@ def _looks_like_tools_dir(path: Path) -> bool:
     for cat_dir in sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith(".")):
         for f in sorted(cat_dir.glob("*.json"))[:1]:
             try:
-                doc = json.loads(f.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+                doc = read_catalog_json(f)
+            except CatalogError:
                 return False
             return isinstance(doc, dict) and "api_list" in doc
     return False
@@ -100,7 +102,7 @@ def load_query_api_lists(files: Iterable[str | Path]) -> list[Category]:
     for file in files:
         path = Path(file)
         try:
-            data = _read_json(path)
+            data = read_catalog_json(path, max_bytes=MAX_QUERY_FILE_BYTES, what="query file")
             if not isinstance(data, list):
                 raise CatalogError("expected a JSON list of queries", source=str(path))
             for qi, q in enumerate(data):
@@ -131,5 +133,9 @@ def is_query_file(path: str | Path) -> bool:
         head = fh.read(4096).lstrip()
     if not head.startswith(b"["):
         return False
-    data = _read_json(p)
-    return isinstance(data, list) and bool(data) and isinstance(data[0], dict) and "api_list" in data[0]
+    try:  # the first query only: a query file may be hundreds of MB
+        first = next(iter_json_array(p, max_bytes=MAX_QUERY_FILE_BYTES, max_item_bytes=MAX_QUERY_FILE_BYTES,
+                                     what="query file", allow_nonfinite=True), None)
+    except DataFileError as exc:
+        raise CatalogError.from_data(exc) from None
+    return first is not None and isinstance(first[1], dict) and "api_list" in first[1]

@@ -17,7 +17,7 @@ def slugify(text: str, *, fallback: str = "x") -> str:
     slug = _NON_WORD.sub("_", ascii_text.lower()).strip("_")
     if not slug:
         # a name of only emoji or non-latin letters: keep it distinct with a short hash
-        slug = f"{fallback}_{hashlib.sha1(text.encode('utf-8')).hexdigest()[:8]}"
+        slug = f"{fallback}_{hashlib.sha1(text.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
     if slug[0].isdigit():  # ToolBench's standardize(): "111" → "get_111" (keeps ids equal across loaders)
         slug = f"get_{slug}"
     return slug
@@ -32,7 +32,7 @@ def function_name(api_key: str, tool_key: str) -> str:
     name = f"{api_key}_for_{tool_key}"
     if len(name) <= MAX_FUNCTION_NAME:
         return name
-    digest = hashlib.sha1(name.encode("utf-8")).hexdigest()[:8]
+    digest = hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     keep = MAX_FUNCTION_NAME - len(digest) - 1
     return f"{name[:keep].rstrip('_')}_{digest}"
 

@@ -18,8 +18,9 @@ Text is tokenised with the model's own `tokenizer.json` (the `tokenizers` packag
 from __future__ import annotations
 
 import hashlib
-import json
+import logging
 import os
+import re
 import tempfile
 import threading
 from collections import OrderedDict
@@ -29,6 +30,10 @@ from typing import Any
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
+from ..sanitize.files import Field, check_value
+from .onnx_graph import EncoderGraph, check_encoder_onnx
+
+logger = logging.getLogger(__name__)
 ENV_MODEL_DIR = "ANYTOOL_MODEL_DIR"
 ONNX_HINT = "pip install 'langgraph-anytool[local-embeddings]'"
 _OPSET = 17
@@ -58,16 +63,14 @@ def build_bert_onnx(model_dir: Path) -> Any:
     """An `onnx.ModelProto` computing BERT's last hidden state from `model_dir`'s config and safetensors."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
-    from safetensors.numpy import load_file
 
-    cfg = json.loads((model_dir / "config.json").read_text(encoding="utf-8"))
-    if cfg.get("model_type") != "bert" or cfg.get("hidden_act") != "gelu":
-        raise ValueError(f"{model_dir}: only BERT models with GELU are supported, got {cfg.get('model_type')!r}")
-    w = load_file(str(model_dir / "model.safetensors"))
-    w = {k.removeprefix("bert."): v for k, v in w.items()}
-    hidden, heads, layers = int(cfg["hidden_size"]), int(cfg["num_attention_heads"]), int(cfg["num_hidden_layers"])
+    from .model_folder import load_weights, read_config
+
+    cfg = read_config(model_dir)
+    w = load_weights(model_dir, cfg)
+    hidden, heads, layers = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
     head_dim = hidden // heads
-    eps = float(cfg.get("layer_norm_eps", 1e-12))
+    eps = float(cfg["layer_norm_eps"])
     inits: list[Any] = []
     nodes: list[Any] = []
 
@@ -133,17 +136,34 @@ def build_bert_onnx(model_dir: Path) -> Any:
     return model
 
 
-def _weights_digest(model_dir: Path) -> str:
-    """Cache key of a model folder's weights: size and mtime, or the weights' content digest for a trained folder."""
-    from .trained_model import MANIFEST, weights_digest
+def conversion_key(model_dir: Path) -> str:
+    """The conversion cache's key for a model folder: a hex digest we computed, never a name a folder supplies.
 
-    if (model_dir / MANIFEST).is_file():
-        return "t" + weights_digest(model_dir)[:11]
-    h = hashlib.sha256()
+    The packaged weights (installed files) are keyed by their size and modification time (``p`` + 15 hex
+    digits, no hashing at every start); any other folder by the sha256 of its ``config.json`` and
+    ``model.safetensors`` bytes (``c`` + 15 hex digits), so two folders share a conversion only when their
+    weights are the same bytes.
+    """
+    from .model_folder import folder_digest
+
+    recipe = f"bert-onnx/opset{_OPSET}"
+    try:
+        packaged = model_dir.resolve() == packaged_minilm_dir().resolve()
+    except ImportError:
+        packaged = False
+    if not packaged:
+        return "c" + folder_digest(model_dir, ("config.json", "model.safetensors"), recipe)[:15]
+    h = hashlib.sha256(recipe.encode())
     for name in ("config.json", "model.safetensors"):
         st = (model_dir / name).stat()
-        h.update(f"{name}:{st.st_size}:{int(st.st_mtime)}".encode())
-    return h.hexdigest()[:12]
+        h.update(f"{name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    return "p" + h.hexdigest()[:15]
+
+
+def _cache_file(cache: Path, key: str, precision: str) -> Path:
+    if not re.fullmatch(r"[cp][0-9a-f]{15}", key) or precision not in _PRECISIONS:
+        raise ValueError(f"not a conversion cache key: {key[:40]!r}")  # keys come from `conversion_key` only
+    return cache / f"minilm-{key}-{precision}.onnx"
 
 
 def ensure_onnx_model(model_dir: Path, precision: str, cache_dir: Path | None = None) -> Path:
@@ -151,20 +171,38 @@ def ensure_onnx_model(model_dir: Path, precision: str, cache_dir: Path | None = 
     if precision not in _PRECISIONS:
         raise ValueError(f"unknown precision {precision!r}: use one of {', '.join(_PRECISIONS)}")
     cache = (cache_dir or default_model_dir()).expanduser()
-    target = cache / f"minilm-{_weights_digest(model_dir)}-{precision}.onnx"
-    if target.is_file():
+    key = conversion_key(model_dir)
+    target = _cache_file(cache, key, precision)
+    if target.is_file() and not target.is_symlink():
         return target
     try:
         import onnx
     except ImportError as exc:
         raise ImportError(f"converting the MiniLM weights to ONNX needs 'onnx': {ONNX_HINT}") from exc
     cache.mkdir(parents=True, exist_ok=True)
-    fp32 = cache / f"minilm-{_weights_digest(model_dir)}-fp32.onnx"
-    if not fp32.is_file():
+    fp32 = _cache_file(cache, key, "fp32")
+    if not fp32.is_file() or fp32.is_symlink():
         _atomic_save(fp32, lambda tmp: onnx.save(build_bert_onnx(model_dir), str(tmp)))
     if precision == "int8":
         _quantize(fp32, target)
     return target
+
+
+def encoder_graph(model_dir: Path, precision: str, cache_dir: Path | None = None,
+                  shipped: Path | None = None) -> EncoderGraph:
+    """The checked ONNX encoder to run: `shipped` (a folder's own export; a fault is an error) when given, else
+    the conversion cache's file, converted again (with one warning) when the cached file fails the check."""
+    if shipped is not None:
+        return check_encoder_onnx(shipped)
+    path = ensure_onnx_model(model_dir, precision, cache_dir)
+    try:
+        return check_encoder_onnx(path)
+    except ValueError as exc:
+        logger.warning("the cached ONNX conversion is damaged (%s); converting again", exc)
+        path.unlink(missing_ok=True)
+        if precision == "int8":
+            _cache_file(path.parent, conversion_key(model_dir), "fp32").unlink(missing_ok=True)
+        return check_encoder_onnx(ensure_onnx_model(model_dir, precision, cache_dir))
 
 
 def _quantize(fp32: Path, target: Path) -> None:
@@ -235,6 +273,11 @@ class OnnxMiniLMEmbeddings(Embeddings):
     ) -> None:
         if precision not in _PRECISIONS:
             raise ValueError(f"unknown precision {precision!r}: use one of {', '.join(_PRECISIONS)}")
+        for name, value, spec in (("max_seq_length", max_seq_length, Field("int", low=1, high=8192)),
+                                  ("batch_size", batch_size, Field("int", low=1, high=4096)),
+                                  ("cache_size", cache_size, Field("int", low=0, high=10_000_000)),
+                                  ("threads", threads, Field("int", nullable=True, low=1, high=1024))):
+            check_value(value, spec, source="ONNX MiniLM settings", field=name)
         self.precision = precision
         self._model_path = Path(model_path) if model_path else None
         self._cache_dir = Path(cache_dir) if cache_dir else None
@@ -245,56 +288,90 @@ class OnnxMiniLMEmbeddings(Embeddings):
         self.model_id = f"{self.name}@{max_seq_length}+onnx-{precision}"
         self.fusion_weights: dict[str, Any] | None = None  # fitted weights stored beside a trained model
         self.trained: Any = None  # trained_model.TrainedModel of a folder written by `anytool index train`
+        self._shipped: Path | None = None  # the folder's own ONNX export, run instead of a conversion
         if self._model_path is not None:
-            from .trained_model import read_trained, weights_digest
-
-            if not (self._model_path / "model.safetensors").is_file():
-                raise ValueError(f"{self._model_path}: not a model folder (no model.safetensors); "
-                                 "train one with `anytool index train`")
-            self.trained = read_trained(self._model_path)
-            if self.trained is not None and self.trained.fusion is not None:
-                self.fusion_weights = dict(self.trained.fusion["weights"])
-            self.name = f"local:{weights_digest(self._model_path)}"
-            self.model_id = f"{self.name}@{max_seq_length}+onnx-{precision}"
+            self._model_path = self._open_folder(self._model_path)
         self._session: Any = None
         self._tokenizer: Any = None
+        self._graph: EncoderGraph | None = None
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self.cache_hits = 0
         self.cache_misses = 0
+
+    def _open_folder(self, path: Path) -> Path:
+        """Check a model folder and name the encoder by the digest of the files that make its vectors."""
+        from .model_folder import folder_digest, model_file
+        from .trained_model import onnx_file, read_trained
+
+        root = path.expanduser().resolve()
+        if not (root / "model.safetensors").is_file():
+            raise ValueError(f"{path}: not a model folder (no model.safetensors); train one with `anytool index train`")
+        self.trained = read_trained(root)
+        if self.trained is not None and self.trained.fusion is not None:
+            self.fusion_weights = dict(self.trained.fusion["weights"])
+        shipped = model_file(root, onnx_file(root, self.precision).name)
+        if shipped.is_file():
+            self._shipped = shipped
+            identity = folder_digest(root, (shipped.name, "tokenizer.json"), "onnx")
+        else:  # converted locally: the conversion's inputs make the vectors
+            identity = folder_digest(root, ("config.json", "model.safetensors", "tokenizer.json"),
+                                     f"convert/opset{_OPSET}/{self.precision}")
+        self.name = f"local:{identity[:32]}"
+        self.model_id = f"{self.name}@{self.max_seq_length}+onnx-{self.precision}"
+        return root
 
     def _load(self) -> tuple[Any, Any]:
         with self._lock:
             if self._session is None:
                 try:
                     import onnxruntime as ort
-                    from tokenizers import Tokenizer
+                    import tokenizers  # noqa: F401
                 except ImportError as exc:
                     raise ImportError(f"ONNX MiniLM embeddings need 'onnxruntime' and 'tokenizers': {ONNX_HINT}") from exc
+                from .model_folder import load_tokenizer
+
                 model_dir = self._model_path or packaged_minilm_dir()
                 if not (model_dir / "model.safetensors").is_file() or not (model_dir / "tokenizer.json").is_file():
-                    raise ImportError(f"no MiniLM model files under {model_dir}; reinstall them: {ONNX_HINT}")
-                from .trained_model import onnx_file
-
-                shipped = onnx_file(model_dir, self.precision)
-                path = shipped if shipped.is_file() else ensure_onnx_model(model_dir, self.precision, self._cache_dir)
+                    if self._model_path is None:
+                        raise ImportError(f"no MiniLM model files under {model_dir}; reinstall them: {ONNX_HINT}")
+                    raise ValueError(f"{model_dir}: a model folder needs model.safetensors and tokenizer.json")
+                graph = encoder_graph(model_dir, self.precision, self._cache_dir, self._shipped)
+                if self.max_seq_length > graph.position_rows:
+                    raise ValueError(f"{graph.path}: the encoder has {graph.position_rows} positions, fewer than "
+                                     f"max_seq_length {self.max_seq_length}")
+                tok = load_tokenizer(model_dir, graph.vocab_rows)
+                tok.enable_truncation(max_length=self.max_seq_length)
+                tok.no_padding()
                 opts = ort.SessionOptions()
                 opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
                 opts.log_severity_level = 3
                 opts.add_session_config_entry("session.intra_op.allow_spinning", "0")  # shared CPUs: no busy-wait
                 if self.threads:
                     opts.intra_op_num_threads = self.threads
-                tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-                tok.enable_truncation(max_length=self.max_seq_length)
-                tok.no_padding()
+                try:
+                    session = ort.InferenceSession(graph.data, sess_options=opts, providers=["CPUExecutionProvider"])
+                except Exception as exc:  # onnxruntime's own error types: one line naming the file
+                    raise ValueError(f"{graph.path}: ONNX Runtime cannot load it "
+                                     f"({str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__})") from None
+                self._graph = graph
                 self._tokenizer = tok
-                self._session = ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+                self._session = session
             return self._session, self._tokenizer
 
+    @property
+    def dimension(self) -> int:
+        """The length of the vectors (384 for MiniLM); loads the encoder."""
+        self._load()
+        assert self._graph is not None
+        return self._graph.dimension
+
     def encode(self, texts: list[str]) -> np.ndarray:
-        """L2-normalised float32 vectors, shape (len(texts), 384); batches of similar lengths to limit padding."""
+        """L2-normalised float32 vectors, shape (len(texts), dimension); batches of similar lengths to limit padding."""
         session, tok = self._load()
-        out = np.zeros((len(texts), 384), dtype=np.float32)
+        graph = self._graph
+        assert graph is not None
+        out = np.zeros((len(texts), graph.dimension), dtype=np.float32)
         if not texts:
             return out
         encs = tok.encode_batch(list(texts))
@@ -308,11 +385,21 @@ class OnnxMiniLMEmbeddings(Embeddings):
                 n = len(encs[i].ids)
                 ids[r, :n] = encs[i].ids
                 mask[r, :n] = 1
+            if width > graph.position_rows or (ids.size and int(ids.max()) >= graph.vocab_rows):
+                raise ValueError(f"{graph.path}: the tokenizer produced ids or lengths outside the encoder's tables")
             pos = np.broadcast_to(np.arange(width, dtype=np.int64), ids.shape).copy()
-            hidden = session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask,
-                                                          "position_ids": pos})[0]
+            try:
+                hidden = session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask,
+                                                              "position_ids": pos})[0]
+            except Exception as exc:  # onnxruntime's own error types: one line naming the file
+                raise ValueError(f"{graph.path}: the encoder failed "
+                                 f"({str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__})") from None
+            if hidden.shape != (len(idx), width, graph.dimension):
+                raise ValueError(f"{graph.path}: the encoder returned shape {hidden.shape}")
             m = mask[:, :, None].astype(np.float32)
             pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+            if not np.isfinite(pooled).all():
+                raise ValueError(f"{graph.path}: the encoder returned NaN or infinite values")
             pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
             out[idx] = pooled
         return out
@@ -329,7 +416,7 @@ class OnnxMiniLMEmbeddings(Embeddings):
 
     def query_matrix(self, texts: list[str]) -> np.ndarray:
         """Like `embed_queries` as a float32 matrix (no list conversion)."""
-        out = np.zeros((len(texts), 384), dtype=np.float32)
+        rows: list[np.ndarray | None] = [None] * len(texts)
         missing: list[int] = []
         with self._lock:
             for i, t in enumerate(texts):
@@ -338,9 +425,13 @@ class OnnxMiniLMEmbeddings(Embeddings):
                     missing.append(i)
                 else:
                     self._cache.move_to_end(t)
-                    out[i] = vec
+                    rows[i] = vec
             self.cache_hits += len(texts) - len(missing)
             self.cache_misses += len(missing)
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for i, row in enumerate(rows):
+            if row is not None:
+                out[i] = row
         if missing:
             fresh = self.encode([texts[i] for i in missing])
             out[missing] = fresh

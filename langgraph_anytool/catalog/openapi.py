@@ -34,7 +34,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..sanitize.files import DataFileError, load_data_file
+from ..sanitize import NestingTooDeep, check_nesting
+from ..sanitize.files import DataFileError, load_data_file, repair_surrogates
 from .errors import CatalogError, CatalogLoadError
 from .models import Category, Tool
 from .parse import parse_tool
@@ -242,9 +243,18 @@ def read_spec_file(path: Path) -> Any:
     `sanitize.files.load_data_file`: at most `MAX_SPEC_BYTES`, YAML aliases and expanded values capped (a
     "billion laughs" alias bomb of a few hundred bytes would otherwise expand to gigabytes), nesting capped."""
     try:
-        return load_data_file(path, max_bytes=MAX_SPEC_BYTES, what="OpenAPI spec")
+        return repair_surrogates(load_data_file(path, max_bytes=MAX_SPEC_BYTES, what="OpenAPI spec"),
+                                 source=str(path))
     except DataFileError as exc:
-        raise CatalogError(exc.message, source=exc.source) from None
+        raise CatalogError.from_data(exc) from None
+
+
+def _spec_dict(spec: Mapping[str, Any], source: str) -> Any:
+    """A spec given as a dict: its depth checked, lone surrogates replaced (with a warning naming the fields)."""
+    try:
+        return repair_surrogates(check_nesting(spec), source=source)
+    except NestingTooDeep as exc:
+        raise CatalogError(str(exc), source=source) from None
 
 
 class _SpecConverter:
@@ -425,7 +435,7 @@ def load_openapi_specs(specs: Iterable[str | Path | dict[str, Any]], *, category
     for i, spec in enumerate(specs):
         source = f"<spec #{i}>" if isinstance(spec, Mapping) else str(spec)
         try:
-            doc = spec if isinstance(spec, Mapping) else read_spec_file(Path(spec))
+            doc = _spec_dict(spec, source) if isinstance(spec, Mapping) else read_spec_file(Path(spec))
             tool = parse_tool(_SpecConverter(doc, source).convert(), category=category, source=source)
         except CatalogError as exc:
             errors.append(exc)

@@ -26,12 +26,24 @@ from __future__ import annotations
 
 import calendar as _calendar
 import datetime as _dt
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field, StringConstraints
+
+from ..sanitize.files import (
+    DataFileError,
+    check_model,
+    check_plain_name,
+    load_data_file,
+    loads_json,
+    path_inside,
+    read_text,
+    repair_surrogates,
+)
+from ..sanitize.schema import FileModel
 from .errors import CatalogError, CatalogLoadError
 from .models import Api, Category, Param, Tool
 from .naming import slugify
@@ -39,6 +51,10 @@ from .naming import slugify
 CONFIG_FILE = "config.yml"
 TOOL_DIRS: dict[str, str] = {"RAPIDAPI_TOOLS": "rapidapi", "DEV_TOOLS": "dev_tools"}
 _JSON_TYPES = frozenset({"string", "number", "integer", "object", "array", "boolean"})
+MAX_CONFIG_BYTES = 1_000_000  # config.yml: a user profile and two lists of names
+MAX_DOC_BYTES = 10_000_000  # one tool document (the release's largest is 40 KB)
+ToolName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+ApiName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]
 _WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
@@ -69,77 +85,115 @@ def authors_param_type(raw: object) -> str:
     return "integer" if low == "int" else "string"
 
 
+
+
+class _ConfigDoc(FileModel):
+    USER: dict[str, Any] | None = None
+    AGENT: dict[str, Any] | None = None
+    RAPIDAPI_TOOLS: list[ToolName] | None = None
+    DEV_TOOLS: list[ToolName] | None = None
+
+
+class _ParamDoc(FileModel):
+    type: str | list[str] | None = None
+    description: str | float | None = None
+    enum: list[Any] | None = None
+    default: Any = None
+
+
+class _ParametersDoc(FileModel):
+    type: str | None = None
+    properties: dict[str, _ParamDoc] | None = None
+    required: list[str] | None = None
+
+
+class _FunctionDoc(FileModel):
+    name: ApiName
+    description: str | None = None
+    parameters: _ParametersDoc | None = None
+
+
+class _EntryDoc(FileModel):
+    type: str | None = None
+    function: _FunctionDoc
+
+
+class _ToolDoc(FileModel):
+    tool_name: ApiName
+    tool_description: str | None = None
+    APIs: list[_EntryDoc] = Field(min_length=1)
+
+
 def read_oppo_config(root: str | Path) -> OppoConfig:
-    """Parse `<root>/config.yml`; a clear error names the file and the field that is wrong."""
-    import yaml
-
+    """Parse `<root>/config.yml` (bounded: size, aliases, depth); a clear error names the file and the field that
+    is wrong. A tool name is a name, never a path (`check_plain_name`)."""
     path = Path(root) / CONFIG_FILE
+    source = str(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise CatalogError(f"cannot read the OPPO toolset config: {exc}", source=str(path)) from exc
-    except yaml.YAMLError as exc:
-        raise CatalogError(f"invalid YAML: {exc}", source=str(path)) from exc
+        path_inside(root, CONFIG_FILE, what="config file")  # a symlink leaving the toolset folder is refused
+        data = repair_surrogates(load_data_file(path, max_bytes=MAX_CONFIG_BYTES, what="OPPO toolset config"),
+                                 source=source)
+        if not isinstance(data, Mapping):
+            raise CatalogError("expected a mapping at the top level", source=source)
+        for key in TOOL_DIRS:
+            value = data.get(key)
+            if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+                raise CatalogError("must be a list of tool names", source=source, field=key)
+            for i, name in enumerate(value or []):
+                check_plain_name(name.strip(), source=source, field=f"{key}[{i}]", what="tool name")
+        doc = check_model(_ConfigDoc, data, source=source)
+    except DataFileError as exc:
+        raise CatalogError.from_data(exc) from None
+    return OppoConfig(user=dict(doc.USER or {}), agent_location=str((doc.AGENT or {}).get("location") or ""),
+                      rapidapi_tools=tuple(doc.RAPIDAPI_TOOLS or ()), dev_tools=tuple(doc.DEV_TOOLS or ()),
+                      source=source)
+
+
+def _param(name: str, spec: _ParamDoc, required: bool) -> Param:
+    description = spec.description if isinstance(spec.description, str) else str(spec.description or "")
+    raw_type = spec.type[0] if isinstance(spec.type, list) and spec.type else spec.type
+    return Param(name=name, type=authors_param_type(raw_type), description=description, required=required,
+                 default=spec.default, enum=tuple(spec.enum or ()))
+
+
+def _parse_doc(data: Any, category: str, source: str) -> Tool:
+    """One tool document, every field checked (`_ToolDoc`); faults name the file and the field."""
     if not isinstance(data, Mapping):
-        raise CatalogError("expected a mapping at the top level", source=str(path))
-    lists: dict[str, tuple[str, ...]] = {}
-    for key in TOOL_DIRS:
-        value = data.get(key) or []
-        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-            raise CatalogError("must be a list of tool names", source=str(path), field=key)
-        lists[key] = tuple(v.strip() for v in value)
-    user = data.get("USER") or {}
-    if not isinstance(user, Mapping):
-        raise CatalogError("must be a mapping (name, age, sex, location, language)", source=str(path), field="USER")
-    agent = data.get("AGENT") or {}
-    if not isinstance(agent, Mapping):
-        raise CatalogError("must be a mapping with 'location'", source=str(path), field="AGENT")
-    return OppoConfig(user=dict(user), agent_location=str(agent.get("location") or ""),
-                      rapidapi_tools=lists["RAPIDAPI_TOOLS"], dev_tools=lists["DEV_TOOLS"], source=str(path))
-
-
-def _parse_doc(doc: Any, category: str, source: str) -> Tool:
-    if not isinstance(doc, Mapping):
         raise CatalogError("expected a JSON object", source=source)
-    name = doc.get("tool_name")
-    if not isinstance(name, str) or not name.strip():
-        raise CatalogError("missing or empty", source=source, field="tool_name")
-    entries = doc.get("APIs")
-    if not isinstance(entries, list) or not entries:
-        raise CatalogError("must be a non-empty list of OpenAI function objects", source=source, field="APIs")
+    try:
+        doc = check_model(_ToolDoc, data, source=source)
+    except DataFileError as exc:
+        raise CatalogError.from_data(exc) from None
+    name = doc.tool_name
     key = slugify(name)
     apis: list[Api] = []
     seen: set[str] = set()
-    for i, entry in enumerate(entries):
-        where = f"APIs[{i}]"
-        fn = entry.get("function") if isinstance(entry, Mapping) else None
-        if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str) or not fn["name"].strip():
-            raise CatalogError("expected {'type': 'function', 'function': {'name': ...}}", source=source, field=where)
-        api_name = fn["name"].strip()
+    for i, entry in enumerate(doc.APIs):
+        fn = entry.function
+        api_name = fn.name
         if api_name in seen:
-            raise CatalogError(f"duplicate function name {api_name!r}", source=source, field=f"{where}.function.name")
+            raise CatalogError(f"duplicate function name {api_name!r}", source=source, field=f"APIs[{i}].function.name")
         seen.add(api_name)
-        schema = fn.get("parameters") or {}
-        props = schema.get("properties") if isinstance(schema, Mapping) else None
-        if props is None:
-            props = {}
-        if not isinstance(props, Mapping):
-            raise CatalogError("must be an object", source=source, field=f"{where}.function.parameters.properties")
-        required = schema.get("required") or []
-        if not isinstance(required, list):
-            raise CatalogError("must be a list", source=source, field=f"{where}.function.parameters.required")
-        params = []
-        for pname, spec in props.items():
-            spec = spec if isinstance(spec, Mapping) else {}
-            enum = spec.get("enum")
-            params.append(Param(name=str(pname), type=authors_param_type(spec.get("type")),
-                                description=str(spec.get("description") or ""), required=pname in required,
-                                default=spec.get("default"), enum=tuple(enum) if isinstance(enum, list) else ()))
+        schema = fn.parameters or _ParametersDoc()
+        required = set(schema.required or ())
+        params = tuple(_param(pname, spec, pname in required) for pname, spec in (schema.properties or {}).items())
         apis.append(Api(id=f"{category}/{key}/{slugify(api_name)}", name=api_name, tool_key=key, tool_name=name,
-                        category=category, description=str(fn.get("description") or ""), params=tuple(params),
+                        category=category, description=fn.description or "", params=params,
                         deterministic=not (key == "agent_equipments" and api_name == "get_current_time")))
-    return Tool(key=key, name=name, category=category, description=str(doc.get("tool_description") or ""),
-                apis=tuple(apis), source=source)
+    return Tool(key=key, name=name, category=category, description=doc.tool_description or "", apis=tuple(apis),
+                source=source)
+
+
+def _read_doc(base: Path, dirname: str, name: str, category: str) -> Tool:
+    """`<base>/<dirname>/docs/<name>.json`, which must resolve inside the toolset folder (symlinks followed)."""
+    path = base / dirname / "docs" / f"{name}.json"
+    try:
+        path_inside(base, dirname, "docs", f"{name}.json", what="tool document")
+        text = read_text(path, max_bytes=MAX_DOC_BYTES, what="OPPO tool document")
+        doc = repair_surrogates(loads_json(text, source=str(path)), source=str(path), text=text)
+    except DataFileError as exc:
+        raise CatalogError.from_data(exc) from None
+    return _parse_doc(doc, category, str(path))
 
 
 def load_oppo_toolset(root: str | Path) -> tuple[list[Category], OppoConfig]:
@@ -162,11 +216,7 @@ def load_oppo_toolset(root: str | Path) -> tuple[list[Category], OppoConfig]:
                                            source=config.source, field=key))
                 continue
             try:
-                doc = json.loads(path.read_text(encoding="utf-8"))
-                tools.append(_parse_doc(doc, dirname, str(path)))
-            except json.JSONDecodeError as exc:
-                errors.append(CatalogError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
-                                           source=str(path)))
+                tools.append(_read_doc(base, dirname, name, dirname))
             except CatalogError as exc:
                 errors.append(exc)
         if tools:

@@ -145,6 +145,9 @@ def group_api_entries(entries: Iterable[Mapping[str, Any]], *, source: str) -> d
     """Group StableToolBench `api_list` entries by (category_name, tool_name)."""
     grouped: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for i, e in enumerate(entries):
+        if not isinstance(e, Mapping):
+            raise CatalogError(f"API entry must be an object, got {type(e).__name__}", source=source,
+                               field=f"api_list[{i}]")
         for f in ("category_name", "tool_name", "api_name"):
             if not isinstance(e.get(f), str) or not e[f]:
                 raise CatalogError("missing", source=source, field=f"api_list[{i}].{f}")

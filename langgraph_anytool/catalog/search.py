@@ -43,6 +43,7 @@ from .documents import (
     tool_document,
 )
 from .embeddings import embeddings_id, resolve_embeddings
+from .fusion import FusionWeights
 from .index_store import load_bm25, load_faiss, save_bm25, save_faiss
 from .models import Category
 
@@ -95,21 +96,6 @@ class CategoryHit:
 
     category: str
     score: float
-
-
-@dataclass(frozen=True, slots=True)
-class FusionWeights:
-    """The few global knobs of the ranking (see the module docstring)."""
-
-    bm25: float = 1.5
-    dense: float = 1.0
-    tool: float = 0.5
-    whole: float = 0.5
-    rrf_k: int = 60
-    depth: int = 200  # candidates taken from each retriever for each query part
-    # encode the whole multi-sentence query too (else its vector is the mean of its sentence vectors: about half the
-    # encoding cost, but dev Recall@10 83.5 → 83.2 with MiniLM, so the default keeps it)
-    encode_whole: bool = True
 
 
 @dataclass
@@ -166,6 +152,9 @@ class _Level:
             top = top[np.argsort(-scores[top], kind="stable")]
             sparse[p, top] = 1.0 / (w.rrf_k + 1 + np.arange(len(top), dtype=np.float32))
         if vectors is not None and self.dense is not None and self.dense.ntotal:
+            if vectors.shape[1] != self.dense.d:
+                raise ValueError(f"the {self.name} dense index holds {self.dense.d}-dimensional vectors and the "
+                                 f"encoder gives {vectors.shape[1]}: rebuild it with `anytool index build`")
             _, idx = self.dense.search(vectors, depth)
             ranks = 1.0 / (w.rrf_k + 1 + np.arange(depth, dtype=np.float32))
             for p in range(len(tokens)):
@@ -315,7 +304,8 @@ class CatalogSearcher:
         assert path is not None and self.embeddings is not None
         self.stats.index_path = str(path)
         model = embeddings_id(self.embeddings)
-        loaded = load_faiss(path, counts, model=model)
+        dimension = getattr(self.embeddings, "dimension", None)  # known without embedding for our encoders
+        loaded = load_faiss(path, counts, model=model, dimension=dimension if isinstance(dimension, int) else None)
         if loaded is None:
             loaded = {}
             for name in counts:

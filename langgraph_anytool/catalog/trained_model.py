@@ -7,23 +7,27 @@ Layout of ``MODEL_DIR``::
     manifest.json                                          what it was trained on (catalog, query files, settings)
     fusion.json                                            the fusion weights search uses with it (fixed or fitted)
 
-The manifest's ``query_hashes`` identify the training queries by their normalised text (`query_hash`), so
-`anytool eval retrieval` can refuse to score the model on them (`overlap`).
+Every file is read as untrusted input (`model_folder`): the encoder's identity, which keys its persisted search
+indexes and its ONNX conversion, is computed from the files' bytes, never taken from the manifest's
+``weights_sha256`` (a record for people). The manifest's ``query_hashes`` identify the training queries by their
+normalised text (`query_hash`), so `anytool eval retrieval` can refuse to score the model on them (`overlap`).
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..sanitize.files import Field, check_object, check_value, load_json_file
+from .fusion import FUSION_WEIGHT_FIELDS, FusionWeights
+from .model_folder import HEX64, model_file, read_model_json
+
 MANIFEST = "manifest.json"
 FUSION = "fusion.json"
 MANIFEST_FORMAT = "anytool-trained-encoder/1"
-FUSION_FIELDS = ("bm25", "dense", "tool", "whole", "rrf_k", "depth")
 
 
 def onnx_file(model_dir: Path, precision: str) -> Path:
@@ -36,27 +40,37 @@ def query_hash(text: str) -> str:
     return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()[:16]
 
 
-def file_sha256(path: Path, chunk: int = 1 << 20) -> str:
-    """The sha256 of a file's bytes (hex)."""
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        while block := fh.read(chunk):
-            h.update(block)
-    return h.hexdigest()
+MAX_MANIFEST_BYTES = 64 << 20  # query hashes and ids of ~190k training queries fit in about 20 MB
+MANIFEST_FIELDS: dict[str, Field] = {
+    "format": Field("str", required=True, max_len=100),
+    "weights_sha256": Field("str", pattern=HEX64),  # recorded for people; the encoder's identity is computed
+    "query_hashes": Field("list", default=[], max_len=5_000_000, items=Field("str", pattern="[0-9a-f]{16}")),
+    "query_ids": Field("list", max_len=5_000_000, items=Field("str", max_len=1000)),
+    "fusion": Field("str", nullable=True, choices=(FUSION,)),
+    "onnx": Field("object", nullable=True, fields={"file": Field("str", max_len=200),
+                                                   "precision": Field("str", choices=("int8", "fp32")),
+                                                   "sha256": Field("str", pattern=HEX64)}),
+    "created": Field("str", max_len=64),
+    "queries": Field("int", low=0, high=1 << 40),
+    "queries_used": Field("int", low=0, high=1 << 40),
+    "pairs": Field("int", low=0, high=1 << 40),
+}
+FUSION_FILE_FIELDS: dict[str, Field] = {
+    "weights": Field("object", required=True),  # checked against fusion.FUSION_WEIGHT_FIELDS
+    "objective": Field("str", max_len=1000),
+    "train_scores": Field("object", items=Field("float", low=0.0, high=1.0)),
+    "seconds": Field("float", low=0.0),
+}
 
 
 @dataclass(frozen=True)
 class TrainedModel:
-    """A trained encoder folder as read from disk."""
+    """A trained encoder folder as read from disk (every field used checked)."""
 
     path: Path
     manifest: dict[str, Any]
     fusion: dict[str, Any] | None = None
     query_hashes: frozenset[str] = field(default_factory=frozenset)
-
-    @property
-    def weights_sha256(self) -> str:
-        return str(self.manifest.get("weights_sha256") or "")
 
     def overlap(self, query_texts: Iterable[str]) -> int:
         """How many of `query_texts` the model was trained on."""
@@ -71,43 +85,28 @@ def is_model_dir(path: Path) -> bool:
 def read_trained(path: str | Path) -> TrainedModel | None:
     """The folder's manifest and fusion weights, or None when it has no manifest (a plain model folder).
 
-    A manifest or fusion file that is not valid JSON of the expected shape is a `ValueError` naming the file.
+    Both files are read from inside the folder (a symbolic link leading out is refused), bounded, and checked
+    field by field: a fault is a `ValueError` naming the file and the field.
     """
-    root = Path(path).expanduser()
-    man_path = root / MANIFEST
+    root = Path(path).expanduser().resolve()
+    man_path = model_file(root, MANIFEST)
     if not man_path.is_file():
         return None
-    manifest = _read_json(man_path)
-    if manifest.get("format") != MANIFEST_FORMAT:
-        raise ValueError(f"{man_path}: not a trained-encoder manifest (format {manifest.get('format')!r}, "
+    raw = load_json_file(man_path, max_bytes=MAX_MANIFEST_BYTES, what="manifest")
+    if not isinstance(raw, dict) or raw.get("format") != MANIFEST_FORMAT:
+        shown = raw.get("format") if isinstance(raw, dict) else None
+        raise ValueError(f"{man_path}: not a trained-encoder manifest (format {str(shown)[:40]!r}, "
                          f"expected {MANIFEST_FORMAT!r})")
-    hashes = manifest.get("query_hashes", [])
-    if not isinstance(hashes, list) or not all(isinstance(h, str) for h in hashes):
-        raise ValueError(f"{man_path}: field 'query_hashes' must be a list of strings")
+    manifest = check_object(raw, MANIFEST_FIELDS, source=str(man_path))
     fusion = None
-    fusion_path = root / FUSION
+    fusion_path = model_file(root, FUSION)
     if fusion_path.is_file():
-        fusion = _read_json(fusion_path)
-        weights = fusion.get("weights")
-        if not isinstance(weights, dict) or not set(weights) <= set(FUSION_FIELDS):
-            raise ValueError(f"{fusion_path}: field 'weights' must be an object with keys among "
-                             f"{', '.join(FUSION_FIELDS)}")
-    return TrainedModel(path=root, manifest=manifest, fusion=fusion, query_hashes=frozenset(hashes))
-
-
-def weights_digest(model_dir: Path) -> str:
-    """A content digest of a model folder's weights: the manifest's when trained here, else sha256 of the file."""
-    trained = read_trained(model_dir)
-    if trained is not None and trained.weights_sha256:
-        return trained.weights_sha256[:16]
-    return file_sha256(model_dir / "model.safetensors")[:16]
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: cannot read it as JSON ({exc})") from None
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object")
-    return data
+        fusion = read_model_json(root, FUSION, FUSION_FILE_FIELDS, what="fusion weights")
+        fusion["weights"] = check_value(fusion["weights"], Field("object", fields=FUSION_WEIGHT_FIELDS, extra=False),
+                                        source=str(fusion_path), field="weights")
+        try:
+            FusionWeights(**fusion["weights"])
+        except ValueError as exc:
+            raise ValueError(f"{fusion_path}: {exc}") from None
+    return TrainedModel(path=root, manifest=manifest, fusion=fusion,
+                        query_hashes=frozenset(manifest["query_hashes"]))

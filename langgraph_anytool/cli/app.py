@@ -276,8 +276,8 @@ def _eval_command(args: argparse.Namespace) -> int:
 
 
 EXIT_STATUS = ("exit status: 0 when the run is {solved}, 1 when it ends otherwise (unsolved, gave_up, "
-               "no_apis, budget_exhausted, error: the status line says which), 2 on a usage error or bad input, "
-               "130 when interrupted (Ctrl-C)")
+               "no_apis, budget_exhausted, time_limit, error: the status line says which), 2 on a usage error or bad "
+               "input, 130 when interrupted (Ctrl-C)")
 
 
 def _configure_run(p: argparse.ArgumentParser) -> None:
@@ -291,17 +291,19 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--thread", metavar="T", default=None, help="thread id; re-using it resumes an interrupted run")
     p.add_argument("--db", metavar="FILE|URL", default=None,
                    help="checkpoints: a SQLite file or a postgresql:// URL (default: in memory)")
-    p.add_argument("--execution", default="auto", choices=("auto", "local", "template", "http", "virtual", "llm"),
-                   help="how APIs are called (auto: local for the builtin catalog, http otherwise; "
-                        "template simulates offline; llm: a model plays the APIs; virtual: a StableToolBench server)")
+    p.add_argument("--execution", default=None, choices=("auto", "local", "template", "http", "virtual", "llm"),
+                   help="how APIs are called (default: $ANYTOOL_EXECUTION, else auto: local for the builtin catalog, "
+                        "http otherwise; template simulates offline; llm: a model plays the APIs; virtual: a "
+                        "StableToolBench server)")
     p.add_argument("--virtual-url", metavar="URL", default=None,
                    help="server for --execution virtual (default: $ANYTOOL_VIRTUAL_URL)")
     p.add_argument("--quiet", action="store_true", help="no live progress lines")
     p.add_argument("--solver", default=None, choices=("dfsdt", "cot", "umi"),
                    help="dfsdt: depth-first decision tree with backtracking (default); cot: one chain; umi: α-UMi's "
                         "planner, caller and summarizer")
-    p.add_argument("--profile", default="default", choices=("default", "paper"),
-                   help="paper: AnyTool's exact setting (no search hints, no small-category shortcut)")
+    p.add_argument("--profile", default=None, choices=("default", "paper"),
+                   help="paper: AnyTool's exact setting (no search hints, no small-category shortcut); default: "
+                        "$ANYTOOL_PROFILE, else default")
     p.add_argument("--max-reflections", type=count, default=None, metavar="N",
                    help="cap on reflections (default 50; 0 = the paper's no-reflection ablation)")
     add_budget_args(p, "--token-budget")
@@ -314,23 +316,26 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
 
 
 def run_settings(args: argparse.Namespace) -> Any:
-    """The `AnyToolConfig` of `anytool run`: the profile, then the named options, then `--set` pairs."""
-    from dataclasses import replace
-
-    from ..config import AnyToolConfig, ConfigError, env_model_profiles
-
-    values: dict[str, Any] = {"execution": args.execution}
-    for name in ("solver", "max_reflections"):
+    """The `AnyToolConfig` of `anytool run`: the named options, then `--set` pairs, over the environment
+    (`ANYTOOL_<FIELD>`) over the profile's defaults (`--profile`, else `ANYTOOL_PROFILE`)."""
+    values: dict[str, Any] = {}
+    for name in ("execution", "solver", "max_reflections"):
         if getattr(args, name) is not None:
             values[name] = getattr(args, name)
     values.update(budget_values(args))
     values.update(set_pairs(args.settings))
+    return layered_config(values, profile=args.profile)
+
+
+def layered_config(flags: dict[str, Any], *, profile: str | None = None) -> Any:
+    """`AnyToolConfig.layered`: command-line values > `ANYTOOL_<FIELD>` > the profile's defaults; a bad value is
+    one `UsageError` line naming the variable (or the field)."""
+    from ..config import AnyToolConfig, ConfigError
+
     try:
-        config = AnyToolConfig.for_profile(args.profile).with_values(values)
-        env_profiles = env_model_profiles()  # ANYTOOL_MODEL_PROFILES, under --set model_profiles=...
+        return AnyToolConfig.layered(flags, profile=profile)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    return replace(config, model_profiles={**env_profiles, **config.model_profiles}) if env_profiles else config
 
 
 def set_pairs(settings: list[str]) -> dict[str, str]:
@@ -395,9 +400,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     config = run_settings(args)
     model = _run_model(args, catalog)
     log = sys.stderr if args.json else sys.stdout
-    warning = check_execution(catalog, args.execution)  # fails fast when no API could be called
+    warning = check_execution(catalog, config.execution)  # fails fast when no API could be called
     if warning:
         log.write(warning + "\n")
+    from ..config import env_note
+
+    if env_note():
+        log.write(env_note() + "\n")
     stand_in = _offline_label(model)
     if stand_in:
         log.write(f"model: {stand_in}; answers come from heuristics over the catalog search, not from an LLM\n")
@@ -407,7 +416,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         announce_code_tool(log.write)
     stack = ExitStack()
     checkpointer = stack.enter_context(sync_checkpointer(args.db))
-    executor = build_executor(catalog, args.execution, model=model, virtual_url=args.virtual_url,
+    executor = build_executor(catalog, config.execution, model=model, virtual_url=args.virtual_url,
                               max_observation_chars=config.max_observation_chars, persistent_cache=not args.no_cache)
     try:
         graph = create_anytool_graph(catalog, model, config=config, checkpointer=checkpointer, executor=executor)
@@ -468,14 +477,10 @@ def _configure_demo(p: argparse.ArgumentParser) -> None:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """AnyTool on the builtin offline catalog, with the offline stand-in unless a model is configured."""
-    from ..config import AnyToolConfig, ConfigError
     from .demo import run_demo
 
     query = _query(args.query) if args.query is not None else None
-    try:
-        config = AnyToolConfig().with_values(set_pairs(args.settings))
-    except ConfigError as exc:
-        raise UsageError(str(exc)) from None
+    config = layered_config(set_pairs(args.settings))
     return run_demo(query, sys.stdout, model=args.model, cache=not args.no_cache, config=config)
 
 

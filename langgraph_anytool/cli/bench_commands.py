@@ -36,8 +36,9 @@ def configure_steps(sub: Any) -> None:
         p.add_argument(f"--{role}", metavar="M", default=None, help=f"model of the {role} (multi mode)")
     p.add_argument("--text-mode", nargs="+", default=(), choices=("solver", "caller"), metavar="ROLE",
                    help="roles whose model has no native function calling (Action: / Action Input: text)")
-    p.add_argument("--prompts", default="default", choices=("default", "alpha_umi"),
-                   help="α-UMi role prompts: ours, or the profile following α-UMi's formats")
+    p.add_argument("--prompts", default=None, choices=("default", "alpha_umi"),
+                   help="α-UMi role prompts: ours, or the profile following α-UMi's formats (default: "
+                        "$ANYTOOL_UMI_PROMPTS, else default)")
     p.add_argument("--prompts-from", metavar="PATH", default=None,
                    help="your clone of X-PLUG/Multi-LLM-Agent: the planner, caller and summarizer get α-UMi's own "
                         "prompts (GLPFT/utils/prompt_lib.py, read as data), as its infer_pipeline.py fills them "
@@ -68,7 +69,7 @@ def cmd_steps(args: argparse.Namespace) -> int:
     from ..eval.umi.steps import evaluate_steps
 
     try:
-        loaded = load_step_cases(args.paths, args.format, args.group_by)
+        loaded = load_step_cases(args.paths, args.format, args.group_by, limit=args.limit)
     except StepDataError as exc:
         raise ValueError(str(exc)) from exc
     cases = loaded.cases[: args.limit] if args.limit else loaded.cases
@@ -84,8 +85,12 @@ def cmd_steps(args: argparse.Namespace) -> int:
                              "--mode multi")
         book = load_prompts(args.prompts_from, umi_book)
     models_for, label = _models_for(args)
-    config = AnyToolConfig(solver="umi" if args.mode == "multi" else "dfsdt", text_mode_roles=tuple(args.text_mode),
-                           umi_prompts=args.prompts)
+    flags: dict[str, Any] = {"solver": "umi" if args.mode == "multi" else "dfsdt"}  # over ANYTOOL_<FIELD>
+    if args.text_mode:
+        flags["text_mode_roles"] = tuple(args.text_mode)
+    if args.prompts:
+        flags["umi_prompts"] = args.prompts
+    config = AnyToolConfig.layered(flags)
     report = evaluate_steps(cases, models_for, mode=args.mode, config=config, model_label=label, loaded=loaded,
                             prompts=book)
     if args.json:
@@ -172,6 +177,10 @@ def cmd_tasks(args: argparse.Namespace) -> int:
 
     tasks = task_numbers(args.task)
     book = load_prompts(args.prompts_from, oppo_book)
+    try:  # every task file read (and checked) before the first model call; streamed, stopping after --limit items
+        items_of = {task: load_task(task, args.data, limit=args.limit) for task in tasks}
+    except TaskDataError as exc:
+        raise ValueError(str(exc)) from exc
     catalog = Catalog.load(args.catalog)
     spec = args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or None
     if spec:
@@ -196,11 +205,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
                             protocol=args.protocol, ask_user=args.ask_user, functions_api=args.functions_api,
                             rename_duplicates=args.rename_duplicates, prompts=book)
         for task in tasks:
-            try:
-                items = load_task(task, args.data)
-            except TaskDataError as exc:
-                raise ValueError(str(exc)) from exc
-            reports.append(runner.run(task, items[: args.limit] if args.limit else items))
+            reports.append(runner.run(task, items_of[task]))
     finally:
         executor.close()
     if args.json:

@@ -76,9 +76,7 @@ def run_demo(query: str | None, out: TextIO, model: str | None = None, cache: bo
 
 def _changed_settings(config: AnyToolConfig) -> str:
     """The settings that differ from the defaults, as `field=value` pairs ("" when none do)."""
-    default = AnyToolConfig().to_dict()
-    return ", ".join(f"{k}={','.join(v) if isinstance(v, tuple) else v}" for k, v in config.to_dict().items()
-                     if v != default[k])
+    return ", ".join(f"{k}={','.join(v) if isinstance(v, tuple) else v}" for k, v in config.changed().items())
 
 
 def _run(graph_factory: Any, text: str, out: TextIO, offline: bool) -> int:

@@ -78,34 +78,52 @@ def configure_run(p: argparse.ArgumentParser) -> None:
 
 def _select(args: argparse.Namespace, catalog: Any) -> tuple[list[Any], list[str]]:
     """Each query file in turn: drop the excluded ids, then (`--skip-uncovered`) the queries whose relevant APIs
-    are not all in the catalog, then keep the first `--limit`. `EvalUsageError` when nothing is left, saying why."""
-    from ..eval.datasets import coverage_report, filter_excluded, is_covered, load_exclusion_list, load_queries
+    are not all in the catalog, then keep the first `--limit`; the file is read only as far as that needs.
+    `EvalUsageError` when nothing is left, saying why."""
+    from ..eval.datasets import coverage_report, load_exclusion_list
 
     notes: list[str] = []
     excluded = load_exclusion_list(args.exclude) if args.exclude else None
     selected = []
     for f in args.queries:
-        group = load_queries(f)
-        loaded = len(group)
+        group, considered, read, stopped = _take(args, catalog, f, excluded)
+        upto = " (reading stopped at --limit)" if stopped else ""
         if excluded is not None:
-            group = filter_excluded(group, excluded)
-            notes.append(f"{Path(f).stem}: {loaded - len(group)} of {loaded} queries excluded by {args.exclude}")
-        if not args.skip_uncovered and args.limit:
-            group = group[: args.limit]
-        for cov in coverage_report(catalog, group):
+            notes.append(f"{Path(f).stem}: {read - len(considered)} of {read} queries excluded by {args.exclude}{upto}")
+        # the coverage of what was read: with --skip-uncovered, every query read; otherwise the queries kept
+        for cov in coverage_report(catalog, considered if args.skip_uncovered else group):
             if cov.uncovered:
                 notes.append(f"{cov.group}: {cov.uncovered} of {cov.queries} queries have relevant APIs missing "
                              f"from the catalog ({cov.missing_refs} references; e.g. {', '.join(cov.examples)})"
-                             + ("; skipped" if args.skip_uncovered else ""))
-        if args.skip_uncovered:  # before --limit: the first N covered queries, not the covered among the first N
-            group = [q for q in group if is_covered(catalog, q)]
-            if args.limit:
-                group = group[: args.limit]
+                             + ("; skipped" if args.skip_uncovered else "") + upto)
         selected.extend(group)
     if not selected:
         why = "; ".join(notes) if notes else "the query files hold no queries"
         raise EvalUsageError(f"no queries selected from {', '.join(args.queries)} ({why}); nothing was run")
     return selected, notes
+
+
+def _take(args: argparse.Namespace, catalog: Any, path: str,
+          excluded: frozenset[int] | None) -> tuple[list[Any], list[Any], int, bool]:
+    """`(queries kept, queries read that are not excluded, queries read, whether --limit stopped the reading)` of
+    one query file, streamed: the first `--limit` queries left after `--exclude` (and, with `--skip-uncovered`,
+    the first `--limit` covered ones; "covered before limited")."""
+    from ..eval.datasets import filter_excluded, is_covered, iter_queries
+
+    kept: list[Any] = []
+    considered: list[Any] = []
+    read = 0
+    for q in iter_queries(path):
+        read += 1
+        if excluded is not None and not filter_excluded([q], excluded):
+            continue
+        considered.append(q)
+        if args.skip_uncovered and not is_covered(catalog, q):
+            continue
+        kept.append(q)
+        if args.limit and len(kept) >= args.limit:
+            return kept, considered, read, True
+    return kept, considered, read, False
 
 
 def _model(args: argparse.Namespace, catalog: Any) -> tuple[Any, str]:
@@ -130,22 +148,23 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..eval.anytool.runner import BatchOptions, BatchTally, parse_settings, summary_table
     from ..eval.datasets import sample_catalog
 
-    # as on `anytool run`: the named options, then the `--set` pairs over them
-    settings = {**budget_values(args), **({"execution": args.execution} if args.execution else {}),
-                **parse_settings(args.settings)}
-    from ..config import env_model_profiles
-
-    env_profiles = env_model_profiles()  # ANYTOOL_MODEL_PROFILES, under --set model_profiles=...
-    if env_profiles:
-        settings["model_profiles"] = {**env_profiles, **(settings.get("model_profiles") or {})}
+    # as on `anytool run`: the named options, then the `--set` pairs over them, over ANYTOOL_<FIELD> over the
+    # profile's defaults (ANYTOOL_PROFILE); what differs from the defaults goes to the runner (or the server)
+    flags = {**budget_values(args), **({"execution": args.execution} if args.execution else {}),
+             **parse_settings(args.settings)}
+    config = AnyToolConfig.layered(flags)
+    settings = config.changed()
     catalog = Catalog.load(args.catalog)
     if args.sample_apis:
         catalog = sample_catalog(catalog, args.sample_apis, args.seed)
     queries, notes = _select(args, catalog)
+    from ..config import env_note
+
+    notes.extend([env_note()] if env_note() else [])
     model, label = (None, f"server {args.server}") if args.server else _model(args, catalog)
     log = _log(args)
     if args.server and settings:
-        notes.append(f"--set values travel to {args.server} as the run context ({', '.join(sorted(settings))}); "
+        notes.append(f"settings (--set, ANYTOOL_<FIELD>) travel to {args.server} as the run context ({', '.join(sorted(settings))}); "
                      "the served graph applies those its context schema declares")
     for n in notes:
         log.write(f"note: {n}\n")
@@ -153,7 +172,6 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"model {label} | out {args.out}\n")
     options = BatchOptions(mode=args.mode, settings=settings, concurrency=args.concurrency, timeout=args.timeout,
                            model_label=label, retry_errors=args.retry_errors, db=args.db)
-    config = AnyToolConfig(**settings)
     from ..eval.anytool.persistence import check_db, is_postgres
 
     if not args.server:
@@ -433,7 +451,7 @@ def configure_convert(p: argparse.ArgumentParser) -> None:
 
 def cmd_convert(args: argparse.Namespace) -> int:
     """`anytool eval convert`."""
-    from ..eval.anytool.convert import from_answer_dir, from_tooleval, to_tooleval
+    from ..eval.anytool.convert import from_answer_dir, from_tooleval, group_files, to_tooleval
     from ..eval.anytool.results import ResultsWriter, read_results
 
     if args.to == "tooleval":
@@ -445,10 +463,11 @@ def cmd_convert(args: argparse.Namespace) -> int:
         records = [r for f in args.inputs for r in read_results(f)]
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
-        for group, entries in to_tooleval(records, catalog).items():
-            path = out / f"{group or 'results'}.json"
+        by_group = to_tooleval(records, catalog)
+        for group, path in group_files(out, by_group).items():  # file names from the data: inside --out only
+            entries = by_group[group]
             path.write_text(json.dumps(entries, ensure_ascii=False, indent=1), encoding="utf-8")
-            print(f"{path}: {len(entries)} answers")
+            print(f"{path}: {len(entries)} answers" + (f" (group {group!r})" if path.stem != group else ""))
         return 0
     converted: list[dict[str, Any]] = []
     for inp in args.inputs:

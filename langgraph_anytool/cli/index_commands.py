@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from ..catalog.catalog import Catalog
 
 
+_TRAIN_FLAGS = {"epochs": "epochs", "seed": "seed", "batch_size": "batch-size", "learning_rate": "lr",
+                "threads": "threads", "sentence_pairs": "sentence-pairs"}
+
+
 def configure(p: argparse.ArgumentParser) -> None:
     """Arguments of `anytool index build` (the catalog and search options are added by the caller)."""
     p.add_argument("--json", action="store_true", help="print the build statistics as JSON")
@@ -53,10 +57,15 @@ def configure_train(p: argparse.ArgumentParser) -> None:
 def run_train(catalog: Catalog, args: argparse.Namespace, *, out: TextIO) -> int:
     """Train, export and describe an encoder for `catalog` (arguments of `configure_train`)."""
     from ..eval.training import TrainSettings, train_encoder
+    from ..sanitize.files import DataFileError
 
-    settings = TrainSettings(epochs=args.epochs, seed=args.seed, batch_size=args.batch_size,
-                             learning_rate=args.lr, hard_negatives=not args.no_hard_negatives, threads=args.threads,
-                             sentence_pairs=args.sentence_pairs)
+    try:  # every setting is checked here, before the catalog is searched or a model loaded
+        settings = TrainSettings(epochs=args.epochs, seed=args.seed, batch_size=args.batch_size,
+                                 learning_rate=args.lr, hard_negatives=not args.no_hard_negatives,
+                                 threads=args.threads, sentence_pairs=args.sentence_pairs)
+    except DataFileError as exc:
+        flag = _TRAIN_FLAGS.get(exc.field or "", exc.field)
+        raise ValueError(f"index train --{flag}: {exc.message}") from None
     train_encoder(catalog, args.queries, args.out, settings, fit_fusion_weights=args.fit_fusion,
                   index_dir=args.index_dir, progress=not args.quiet, out=out)
     return 0

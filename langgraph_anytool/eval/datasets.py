@@ -14,19 +14,22 @@
 from __future__ import annotations
 
 import ast
-import json
+import itertools
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..catalog.errors import CatalogError, UnknownNameError
+from ..sanitize.files import DataFileError, iter_json_array
 
 if TYPE_CHECKING:
     from ..catalog.catalog import Catalog
 
-ApiRef = tuple[str | None, str, str]  # (category or None, tool display name, API display name)
+ApiRef = tuple[str | None, str, str]
+MAX_QUERY_ITEM_BYTES = 64 << 20  # one query of a query file (ToolBench's carry their api_list: a few KB)
+MAX_GT_API_LIST_CHARS = 1_000_000  # AnyToolBench's gt_api_list strings are a few hundred characters  # (category or None, tool display name, API display name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,24 +51,25 @@ class BenchQuery:
                 "final_answer": self.final_answer}
 
 
-def read_json_list(path: Path) -> list[Any]:
-    """A query file's JSON list; a missing file, bad JSON, too deep nesting or another shape is a `CatalogError`
-    naming the file."""
-    if not path.is_file():
+def iter_json_list(path: Path) -> Iterator[tuple[int, Any]]:
+    """`(index, item)` of a query file's JSON list, one item at a time (a reader that needs N queries stops
+    reading there), bounded (`sanitize.files.iter_json_array`: the file at `MAX_QUERY_FILE_BYTES`, each item at
+    `MAX_QUERY_ITEM_BYTES`, depth, numbers, lone surrogates repaired); a missing file, bad JSON, too deep
+    nesting or another shape is a `CatalogError` naming the file (and the item)."""
+    from ..catalog.loaders import MAX_QUERY_FILE_BYTES
+
+    if not path.exists():
         raise CatalogError("query file does not exist", source=str(path))
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise CatalogError(f"invalid JSON: {exc}", source=str(path)) from None
-    except RecursionError:
-        raise CatalogError("nesting too deep", source=str(path)) from None
-    except UnicodeDecodeError as exc:
-        raise CatalogError(f"not UTF-8 text (byte {exc.start}: {exc.reason})", source=str(path)) from None
-    except OSError as exc:
-        raise CatalogError(f"cannot be read ({exc.strerror or exc})", source=str(path)) from None
-    if not isinstance(data, list):
-        raise CatalogError("a query file must hold a JSON list", source=str(path))
-    return data
+        yield from iter_json_array(path, max_bytes=MAX_QUERY_FILE_BYTES, max_item_bytes=MAX_QUERY_ITEM_BYTES,
+                                   what="query file", allow_nonfinite=True)
+    except DataFileError as exc:
+        raise CatalogError.from_data(exc) from None
+
+
+def read_json_list(path: Path) -> list[Any]:
+    """A query file's whole JSON list (`iter_json_list`)."""
+    return [item for _, item in iter_json_list(path)]
 
 
 def _api_ref(entry: Any, source: str, where: str) -> ApiRef:
@@ -92,24 +96,29 @@ def _query_fields(item: Any, n: int, source: str) -> tuple[str, str]:
     return str(qid), item["query"]
 
 
+def _toolbench_query(item: Any, n: int, source: str, name: str) -> BenchQuery:
+    """One query of a StableToolBench / ToolBench group (`relevant APIs` pairs get their category from
+    `api_list`)."""
+    qid, query = _query_fields(item, n, source)
+    raw_list = item.get("api_list") or []
+    if not isinstance(raw_list, list):
+        raise CatalogError("'api_list' must be a list", source=source, field=f"[{n}].api_list")
+    api_list = tuple(_api_ref(e, source, f"[{n}].api_list[{i}]") for i, e in enumerate(raw_list))
+    cats = {(t, a): c for c, t, a in api_list if c}
+    raw = item.get("relevant APIs", item.get("relevant_apis", []))
+    if not isinstance(raw, list):
+        raise CatalogError("'relevant APIs' must be a list", source=source, field=f"[{n}].relevant APIs")
+    relevant = []
+    for i, e in enumerate(raw):
+        c, t, a = _api_ref(e, source, f"[{n}].relevant APIs[{i}]")
+        relevant.append((c or cats.get((t, a)), t, a))
+    return BenchQuery(name, qid, query, api_list, tuple(relevant), None, source)
+
+
 def load_toolbench_group(path: str | Path, group: str | None = None) -> list[BenchQuery]:
     """A StableToolBench / ToolBench query group (`relevant APIs` pairs get their category from `api_list`)."""
     p = Path(path)
-    source, name = str(p), group or p.stem
-    out: list[BenchQuery] = []
-    for n, item in enumerate(read_json_list(p)):
-        qid, query = _query_fields(item, n, source)
-        api_list = tuple(_api_ref(e, source, f"[{n}].api_list[{i}]") for i, e in enumerate(item.get("api_list") or []))
-        cats = {(t, a): c for c, t, a in api_list if c}
-        raw = item.get("relevant APIs", item.get("relevant_apis", []))
-        if not isinstance(raw, list):
-            raise CatalogError("'relevant APIs' must be a list", source=source, field=f"[{n}].relevant APIs")
-        relevant = []
-        for i, e in enumerate(raw):
-            c, t, a = _api_ref(e, source, f"[{n}].relevant APIs[{i}]")
-            relevant.append((c or cats.get((t, a)), t, a))
-        out.append(BenchQuery(name, qid, query, api_list, tuple(relevant), None, source))
-    return out
+    return [_toolbench_query(item, n, str(p), group or p.stem) for n, item in iter_json_list(p)]
 
 
 def parse_gt_api_list(text: Any, source: str = "", where: str = "gt_api_list") -> tuple[ApiRef, ...]:
@@ -117,35 +126,54 @@ def parse_gt_api_list(text: Any, source: str = "", where: str = "gt_api_list") -
     api_name}; parsed with `ast.literal_eval`."""
     value = text
     if isinstance(text, str):
+        if len(text) > MAX_GT_API_LIST_CHARS:
+            raise CatalogError(f"gt_api_list is {len(text):,} characters long; at most {MAX_GT_API_LIST_CHARS:,}",
+                               source=source, field=where)
         try:
             value = ast.literal_eval(text)
-        except (ValueError, SyntaxError) as exc:
-            raise CatalogError(f"gt_api_list is not a Python literal list: {exc}", source=source, field=where) from None
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+            raise CatalogError(f"gt_api_list is not a Python literal list: {type(exc).__name__}: "
+                               f"{str(exc)[:200]}", source=source, field=where) from None
     if not isinstance(value, list):
         raise CatalogError(f"gt_api_list must be a list, got {type(value).__name__}", source=source, field=where)
     return tuple(_api_ref(e, source, f"{where}[{i}]") for i, e in enumerate(value))
 
 
+def _anytoolbench_query(item: Any, n: int, source: str, group: str) -> BenchQuery:
+    """One AnyToolBench entry; the ground-truth APIs serve both as `relevant` and as `api_list`."""
+    qid, query = _query_fields(item, n, source)
+    refs = parse_gt_api_list(item.get("gt_api_list", "[]"), source, f"[{n}].gt_api_list")
+    final = item.get("final_answer")
+    return BenchQuery(group, qid, query, refs, refs, final if isinstance(final, str) else None, source)
+
+
 def load_anytoolbench(path: str | Path, group: str = "AnyToolBench") -> list[BenchQuery]:
     """AnyToolBench entries; the ground-truth APIs serve both as `relevant` and as `api_list`."""
     p = Path(path)
-    source = str(p)
-    out: list[BenchQuery] = []
-    for n, item in enumerate(read_json_list(p)):
-        qid, query = _query_fields(item, n, source)
-        refs = parse_gt_api_list(item.get("gt_api_list", "[]"), source, f"[{n}].gt_api_list")
-        final = item.get("final_answer")
-        out.append(BenchQuery(group, qid, query, refs, refs, final if isinstance(final, str) else None, source))
-    return out
+    return [_anytoolbench_query(item, n, str(p), group) for n, item in iter_json_list(p)]
+
+
+def iter_queries(path: str | Path) -> Iterator[BenchQuery]:
+    """The queries of a file in either format, one at a time (read as they are taken: `eval run --limit N` reads
+    no further than it needs), recognised by the first entry's fields (`gt_api_list` → AnyToolBench, otherwise a
+    ToolBench group)."""
+    p = Path(path)
+    items = iter_json_list(p)
+    first = next(items, None)
+    if first is None:
+        return
+    if isinstance(first[1], dict) and "gt_api_list" in first[1]:
+        group = p.stem if p.stem != "anytoolbench" else "AnyToolBench"
+        for n, item in itertools.chain([first], items):
+            yield _anytoolbench_query(item, n, str(p), group)
+    else:
+        for n, item in itertools.chain([first], items):
+            yield _toolbench_query(item, n, str(p), p.stem)
 
 
 def load_queries(path: str | Path) -> list[BenchQuery]:
     """Either format, recognised by its fields (`gt_api_list` → AnyToolBench, otherwise a ToolBench group)."""
-    p = Path(path)
-    data = read_json_list(p)
-    if data and isinstance(data[0], dict) and "gt_api_list" in data[0]:
-        return load_anytoolbench(p, group=p.stem if p.stem != "anytoolbench" else "AnyToolBench")
-    return load_toolbench_group(p)
+    return list(iter_queries(path))
 
 
 def load_exclusion_list(path: str | Path) -> frozenset[int]:

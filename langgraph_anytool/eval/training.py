@@ -42,7 +42,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 import numpy as np
 
 from ..catalog.documents import DOCUMENT_VERSION, api_dense_text
-from ..catalog.trained_model import FUSION, MANIFEST, MANIFEST_FORMAT, file_sha256, onnx_file, query_hash
+from ..catalog.trained_model import FUSION, MANIFEST, MANIFEST_FORMAT, onnx_file, query_hash
+from ..sanitize.files import Field, check_value, file_digest
 
 if TYPE_CHECKING:
     from ..catalog.catalog import Catalog
@@ -78,16 +79,28 @@ class TrainSettings:
     bf16: bool | None = None
 
     def __post_init__(self) -> None:
-        if self.epochs < 1:
-            raise ValueError(f"epochs must be ≥ 1, got {self.epochs}")
-        if self.batch_size < 2:
-            raise ValueError(f"batch_size must be ≥ 2 (in-batch negatives), got {self.batch_size}")
-        if self.near_duplicate is not None and not 0.0 < self.near_duplicate <= 1.0:
-            raise ValueError(f"near_duplicate must be in (0, 1], got {self.near_duplicate}")
-        if self.negative_depth < 1:
-            raise ValueError(f"negative_depth must be ≥ 1, got {self.negative_depth}")
-        if not 0.0 <= self.sentence_pairs <= 1.0:
-            raise ValueError(f"sentence_pairs must be in [0, 1], got {self.sentence_pairs}")
+        for name, spec in TRAIN_FIELDS.items():
+            check_value(getattr(self, name), spec, source="training settings", field=name)
+
+
+# Every setting's type and range, checked before anything runs (a bad one used to surface after minutes of
+# training, or never: `lr inf` trained to NaN weights). Upper bounds keep a run's cost finite.
+TRAIN_FIELDS: dict[str, Field] = {
+    "epochs": Field("int", low=1, high=100),
+    "seed": Field("int", low=0, high=2**32 - 1),
+    "batch_size": Field("int", low=2, high=4096),  # ≥ 2: the other pairs of a batch are its negatives
+    "learning_rate": Field("float", low=1e-9, high=1.0),
+    "warmup": Field("float", low=0.0, high=1.0),
+    "weight_decay": Field("float", low=0.0, high=1.0),
+    "hard_negatives": Field("bool"),
+    "negative_depth": Field("int", low=1, high=1000),
+    "near_duplicate": Field("float", nullable=True, low=1e-9, high=1.0),
+    "scale": Field("float", low=0.01, high=1000.0),
+    "sentence_pairs": Field("float", low=0.0, high=1.0),
+    "max_seq_length": Field("int", low=8, high=512),
+    "threads": Field("int", nullable=True, low=1, high=1024),
+    "bf16": Field("bool", nullable=True),
+}
 
 
 @dataclass(frozen=True)
@@ -344,6 +357,10 @@ def fine_tune(data: TrainingData, catalog: Catalog, settings: TrainSettings, *, 
                 bar.update(1)
                 bar.set_postfix(loss=f"{float(loss.detach()):.3f}")
     model.eval()
+    for name, param in model.named_parameters():
+        if not torch.isfinite(param).all():
+            raise ValueError(f"training diverged: weight {name} holds NaN or infinite values (try a lower learning "
+                             f"rate than {settings.learning_rate:g}); nothing was written")
     return model
 
 
@@ -355,6 +372,7 @@ def fine_tune(data: TrainingData, catalog: Catalog, settings: TrainSettings, *, 
 # query) on the 519 ToolBench development queries: with 3-epoch encoders, held-out Recall@10 / NDCG@5 87.5 / 74.9 at
 # rrf_k 60 and 90.1 / 78.7 at rrf_k 2; rrf_k 1-3 with dense 1.5-3 form a plateau (docs/benchmarks.md, "A trained
 # retriever"; benchmarks/retriever_training.py --extra-weights).
+FUSION_KEYS = ("bm25", "dense", "tool", "whole", "rrf_k", "depth")
 TRAINED_FUSION: dict[str, float] = {"bm25": 1.5, "dense": 2.0, "tool": 0.5, "whole": 1.0, "rrf_k": 2}
 
 FUSION_GRID: dict[str, tuple[float, ...]] = {
@@ -431,6 +449,7 @@ def train_encoder(
     `out`: where the report lines go (default stderr). `queries`: already loaded queries (default: read from
     `query_files`; the manifest still names and hashes the files). Raises `ValueError` when no pair maps.
     """
+    from ..catalog.index_store import write_folder
     from ..catalog.onnx_encoder import export_onnx, packaged_minilm_dir
     from ..catalog.search import CatalogSearcher
 
@@ -458,41 +477,41 @@ def train_encoder(
     model = fine_tune(data, catalog, settings, progress=progress)
     train_seconds = time.perf_counter() - t0
     train_cpu = time.process_time() - cpu0  # all threads of this process: the figure that load does not inflate
-    target.mkdir(parents=True, exist_ok=True)
-    for stale in (MANIFEST, FUSION):  # a folder being overwritten loses its old description first
-        (target / stale).unlink(missing_ok=True)
-    model.save(str(target), create_model_card=False)  # the card generator would query the Hugging Face Hub
-    weights_sha = file_sha256(target / "model.safetensors")
-    t1 = time.perf_counter()
-    onnx_path = export_onnx(target, onnx_file(target, "int8"), "int8")
-    export_seconds = time.perf_counter() - t1
-    manifest = _manifest(catalog, files, data, settings, weights_sha, onnx_path, packaged_minilm_dir(),
-                         train_seconds, export_seconds)
-    manifest["seconds"]["train_cpu"] = round(train_cpu, 1)
-    _write_json(target / MANIFEST, manifest)
-    fusion: dict[str, Any] | None = None
-    if not fit_fusion_weights:
-        fixed = trained_fusion_weights()
-        fusion = {"weights": {k: getattr(fixed, k) for k in ("bm25", "dense", "tool", "whole", "rrf_k", "depth")},
-                  "objective": "fixed weights for a trained encoder (training.TRAINED_FUSION, chosen by "
-                               "cross-validation on ToolBench's development queries); not fitted on these queries"}
-        _write_json(target / FUSION, fusion)
-        manifest["fusion"] = FUSION
-        _write_json(target / MANIFEST, manifest)
-    else:
-        from ..catalog.embeddings import minilm
+    written: dict[str, Any] = {}
 
-        t2 = time.perf_counter()
-        searcher = CatalogSearcher(catalog, embeddings=minilm("int8", model_path=target), index_dir=index_dir,
-                                   progress=progress)
-        searcher.weights = searcher.weights.__class__()  # fit from the defaults, not from an older fusion.json
-        weights, scores = fit_fusion(searcher, data.used_queries, progress=progress)
-        fusion = {"weights": {k: getattr(weights, k) for k in ("bm25", "dense", "tool", "whole", "rrf_k", "depth")},
-                  "objective": "mean Recall@10 + NDCG@5 on the training queries", "train_scores": scores,
-                  "grid": {k: list(v) for k, v in FUSION_GRID.items()}, "seconds": round(time.perf_counter() - t2, 1)}
-        _write_json(target / FUSION, fusion)
+    def fill(folder: Path) -> None:  # a fresh folder beside the target, renamed over it once complete
+        model.save(str(folder), create_model_card=False)  # the card generator would query the Hugging Face Hub
+        t1 = time.perf_counter()
+        onnx_path = export_onnx(folder, onnx_file(folder, "int8"), "int8")
+        export_seconds = time.perf_counter() - t1
+        manifest = _manifest(catalog, files, data, settings, file_digest(folder / "model.safetensors"), onnx_path,
+                             packaged_minilm_dir(), train_seconds, export_seconds)
+        manifest["seconds"]["train_cpu"] = round(train_cpu, 1)
+        fusion: dict[str, Any]
+        if not fit_fusion_weights:
+            fixed = trained_fusion_weights()
+            fusion = {"weights": {k: getattr(fixed, k) for k in FUSION_KEYS},
+                      "objective": "fixed weights for a trained encoder (training.TRAINED_FUSION, chosen by "
+                                   "cross-validation on ToolBench's development queries); not fitted on these queries"}
+        else:
+            from ..catalog.embeddings import minilm
+
+            t2 = time.perf_counter()
+            searcher = CatalogSearcher(catalog, embeddings=minilm("int8", model_path=folder), index_dir=index_dir,
+                                       progress=progress)
+            searcher.weights = searcher.weights.__class__()  # fit from the defaults, not from an older fusion.json
+            weights, scores = fit_fusion(searcher, data.used_queries, progress=progress)
+            fusion = {"weights": {k: getattr(weights, k) for k in FUSION_KEYS},
+                      "objective": "mean Recall@10 + NDCG@5 on the training queries", "train_scores": scores,
+                      "grid": {k: list(v) for k, v in FUSION_GRID.items()},
+                      "seconds": round(time.perf_counter() - t2, 1)}
+        _write_json(folder / FUSION, fusion)
         manifest["fusion"] = FUSION
-        _write_json(target / MANIFEST, manifest)
+        _write_json(folder / MANIFEST, manifest)
+        written.update(manifest=manifest, fusion=fusion, export_seconds=export_seconds)
+
+    write_folder(target, fill)
+    manifest, fusion, export_seconds = written["manifest"], written["fusion"], written["export_seconds"]
     seconds = time.perf_counter() - t0
     report.write(f"trained in {train_seconds:.1f} s ({train_cpu:.0f} CPU-seconds), ONNX int8 export "
                  f"{export_seconds:.1f} s → {target}\n")
@@ -524,13 +543,13 @@ def _manifest(catalog: Catalog, files: list[Path], data: TrainingData, settings:
         "format": MANIFEST_FORMAT,
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "base_model": {"name": "sentence-transformers/all-MiniLM-L6-v2", "path": str(base_dir),
-                       "weights_sha256": file_sha256(base_dir / "model.safetensors")},
+                       "weights_sha256": file_digest(base_dir / "model.safetensors")},
         "weights_sha256": weights_sha,
-        "onnx": {"file": onnx_path.name, "precision": "int8", "sha256": file_sha256(onnx_path)},
+        "onnx": {"file": onnx_path.name, "precision": "int8", "sha256": file_digest(onnx_path)},
         "catalog": {"name": catalog.name, "fingerprint": catalog.fingerprint(), "apis": len(catalog),
                     "tools": catalog.num_tools},
         "documents": {"version": DOCUMENT_VERSION, "api_text": "documents.api_dense_text"},
-        "query_files": [{"path": str(f.resolve()), "sha256": file_sha256(f), **per_file.get(f.stem, {})}
+        "query_files": [{"path": str(f.resolve()), "sha256": file_digest(f), **per_file.get(f.stem, {})}
                         for f in files],
         "queries": len(data.queries),
         "queries_used": len(data.used_queries),

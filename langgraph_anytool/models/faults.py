@@ -14,6 +14,10 @@ observation the model can correct); this module only names, counts and bounds th
 Not faults: text plus a call (the call runs, the text is its thought), and a natively tool-calling model writing
 `Action:` / `Action Input:` in plain text (parsed and run as a call, counted as `text_actions`).
 
+A reply without any call is no fault (it is answered with a reminder of the functions), but `max_turns_without_call`
+such replies in a row end the solver's attempt (finish type "no_calls") or a retriever agent's activation (status
+"finished", end reason "no_calls: ...").
+
 A turn is *malformed* when it has a fault and none of its calls was accepted. `max_malformed_turns` malformed turns
 in a row (text-only turns neither count nor break the run; an accepted call resets it) end the solver's attempt
 (finish type "malformed") or a retriever agent's activation (status "stopped", end reason "malformed: ...").
@@ -41,6 +45,9 @@ FAULT_TEXT = {
 # text_actions, and text_fallbacks (the endpoint refused `tools`, the role went on in text mode)
 USAGE_KEYS = ("malformed", "hallucinated", "text_actions", "text_fallbacks")
 MALFORMED_END = "malformed"  # the solver's finish type, and the prefix of an agent's end reason
+# `max_turns_without_call` replies in a row without a function call (text only: no fault, but a model that never
+# calls would spend every turn so): the solver's finish type, and the head of an agent's end reason
+NO_CALLS_END = "no_calls"
 EXTRA_CALL = "one call per turn: not run. Make exactly one function call per step."
 
 
@@ -106,6 +113,17 @@ def bound_reason(streak: int, limit: int, last: str, detail: str = "") -> str:
     what = FAULT_TEXT.get(last, last)
     return (f"{streak} malformed model turns in a row (max_malformed_turns={limit}); last: {what}"
             + (f" ({detail[:200]})" if detail else ""))
+
+
+def no_calls_reason(streak: int, limit: int) -> str:
+    """Why `max_turns_without_call` ended an attempt or an activation."""
+    return (f"{streak} replies in a row without a function call (max_turns_without_call={limit}): the model does "
+            "not call the functions offered")
+
+
+def next_no_call_streak(streak: int, ai: AIMessage | None) -> int:
+    """Replies without any function call in a row after this reply (a call, even a malformed one, resets it)."""
+    return 0 if ai is not None and (ai.tool_calls or ai.invalid_tool_calls) else streak + 1
 
 
 def with_call_ids(ai: AIMessage, prefix: str) -> AIMessage:

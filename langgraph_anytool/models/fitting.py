@@ -1,32 +1,48 @@
 """Fitting a prompt into the model's context window before a model call.
 
-`llm.call_role` fits every prompt into the model profile's `context_window` (see `profiles.py`) minus a reserve
-for the reply (the model's `max_tokens` when set, else 1/8 of the window, at most 4096 tokens), and of what is left
-only 90% (`SAFETY`): token counts are estimates (characters / 4, plus a few tokens per message and tool call), not a
-tokenizer's. When the prompt and the bound tools' schemas are over the limit, it is cut in this order, each step
-only as far as needed:
+`llm.call_role` fits every prompt so that the prompt plus the reply's `max_tokens` stay within the window
+(`context_window` below), and every call carries that `max_tokens` (`reply_limit`: the model's own when it sets
+one, else its profile's for the role, else `ROLE_REPLY_TOKENS[role]`; at most half the window).
+
+**The window** is the smaller of the profile's (see `profiles.py`: a declared `context_window` is never exceeded)
+and the one the model's server says it runs with (llama.cpp, vLLM, Ollama: see `endpoint.py`); for a model the
+profile table does not know, the server's, else `profiles.UNKNOWN`'s 32,768.
+
+**The count.** Where the server has a tokenizer endpoint (llama.cpp, vLLM) the prompt is counted by the server
+itself, exactly as the request will be counted (chat template, tool schemas, the functions a text-mode prompt
+lists). Otherwise the count is an *estimate* (characters / 4 plus a few tokens per message and tool call, times the
+tokens-per-estimate ratio this endpoint's replies have shown so far, `Endpoints.ratio`), and only `SAFETY` (90%) of
+the room is filled. `Fitted.counted` says which; the role's usage counts `fit_counted` / `fit_estimated` calls.
+
+When the prompt and the bound tools' schemas are over the limit, it is cut in this order, each step only as far as
+needed:
 
 1. long tool observations (`ToolMessage` contents): head and tail kept, a marker saying how much was cut;
 2. the middle of the history: the system messages, the first human message and the latest turn stay; older turns
-   go first (tool-call turns before user messages), an `AIMessage` always together with its `ToolMessage`s;
+   go first (tool-call turns before user messages), an `AIMessage` always together with its `ToolMessage`s; the
+   first human message gets a one-line summary of what was left out (which functions were called, how often);
 3. the bound tools' descriptions (`bind_tools` → `RunnableBinding.kwargs["tools"]`): shortened to their first
    sentence, parameter descriptions dropped;
-4. any other long text (e.g. a history rendered into a system prompt): head and tail kept.
+4. any other long text (e.g. a history rendered into a system prompt): head and tail kept (`texts=False` skips
+   this step: the solver offers fewer functions instead, see nodes/solver/dfsdt.py).
 
-The caller's messages are never changed (cut messages are copies). When the provider still answers
-`context_length_exceeded`, `call_role` fits once more to half the estimate that failed, then gives up.
+With a server count, the cuts aim at the estimate the count calls for (`fit_counted`: the count is taken again after
+each fit, at most `MAX_FITS` times). The caller's messages are never changed (cut messages are copies). A prompt
+counted over the room after every cut is not sent (`call_role` raises a `context_length` error); an overflow the
+server answers (`guard.overflow_counts`) is met by fitting again to the counts it states.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from math import ceil
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
-from .profiles import unwrap
+from .profiles import ModelProfile, unwrap
 
 CHARS_PER_TOKEN = 4
 MESSAGE_OVERHEAD = 4  # tokens per message (role and separators), as OpenAI's chat format spends them
@@ -34,7 +50,15 @@ TOOL_CALL_OVERHEAD = 40  # characters per tool call besides its name and argumen
 SAFETY = 0.9  # a prompt is fitted to this share of the room left: the estimate is no tokenizer
 MIN_OBSERVATION_CHARS = 400  # a cut observation keeps at least this much (head + tail)
 MIN_TEXT_CHARS = 600  # a cut text (step 4) keeps at least this much
-MAX_REPLY_RESERVE = 4096
+MAX_FITS = 4  # fits with a server count (each followed by a count) before giving up
+# the `max_tokens` of each role's calls unless the model or its profile sets one: enough for a thought and a
+# function call (agents, the caller, the router), a final answer (solver, summarizer), a verdict with its reasons
+# (judge, solvable check), a plan or a simulated API response
+ROLE_REPLY_TOKENS: dict[str, int] = {
+    "meta": 512, "category": 512, "tool": 512, "solvable": 512, "solver": 1024, "planner": 512, "caller": 512,
+    "summarizer": 1024, "judge": 768, "simulator": 1024, "router": 512, "outline": 2048,
+}
+DEFAULT_REPLY_TOKENS = 1024  # a role the table does not name
 MAX_TOOL_DESCRIPTION = 120
 # The longest query a run accepts (refused before any model call): about 12,500 tokens, which every model call of
 # the run carries; ToolBench's and AnyToolBench's queries are a few hundred characters.
@@ -89,17 +113,33 @@ def own_reply_limit(model: Any) -> int | None:
     return None
 
 
-def reply_reserve(model: Any, window: int) -> int:
-    """Tokens kept free for the reply: the model's `max_tokens` if set, else window / 8 (at most 4096)."""
+def reply_limit(model: Any, role: str, profile: ModelProfile, window: int) -> int:
+    """The `max_tokens` of `role`'s calls: the model's own `max_tokens` when it sets one (never more than half the
+    window), else the profile's for the role, else `ROLE_REPLY_TOKENS` (either never more than a quarter of the
+    window: the prompt needs the rest)."""
     own = own_reply_limit(model)
-    return min(own, window // 2) if own is not None else min(MAX_REPLY_RESERVE, window // 8)
+    if own is not None:
+        return max(1, min(own, window // 2))
+    chosen = profile.reply_tokens(role)
+    if chosen is None:
+        chosen = ROLE_REPLY_TOKENS.get(role, DEFAULT_REPLY_TOKENS)
+    return max(1, min(chosen, window // 4))
 
 
 def reply_allowance(model: Any) -> int:
-    """The tokens a call's reply is counted as before it is sent (the token budget's look-ahead): the model's
-    `max_tokens` when set (a hard bound), else `REPLY_ALLOWANCE` (a longer reply passes the budget by the rest)."""
+    """The tokens a call's reply is counted as before it is sent, for a model class that takes no per-call
+    `max_tokens` (`cap_kwarg` None): the model's own limit when set (a hard bound), else `REPLY_ALLOWANCE` (a longer
+    reply passes the budget by the rest)."""
     own = own_reply_limit(model)
     return own if own is not None else REPLY_ALLOWANCE
+
+
+def context_window(profile: ModelProfile, served: int | None) -> int:
+    """The window a prompt is fitted into: the smaller of the profile's (a declared one is never exceeded) and the
+    server's (`served`); the server's alone for a model the profile table does not know (`pattern` "")."""
+    if served is None:
+        return profile.context_window
+    return served if not profile.pattern else min(profile.context_window, served)
 
 
 def cap_kwarg(model: Any) -> str | None:
@@ -134,6 +174,8 @@ class Fitted:
     steps: tuple[str, ...]  # "observations", "history", "tools", "texts": the cuts made, in order
     before: int  # estimated tokens before fitting (messages + tools)
     after: int  # estimated tokens after
+    tokens: int = 0  # the prompt's tokens as `counted` says: the server's count, else the (calibrated) estimate
+    counted: bool = False  # `tokens` is the server tokenizer's count (else an estimate)
 
     @property
     def trimmed(self) -> bool:
@@ -221,9 +263,25 @@ def _drop_history(messages: list[BaseMessage], limit: int, tool_tokens: int) -> 
         return messages
     kept = [m for i, m in enumerate(rest) if i not in dropped]
     if first_human is not None and isinstance(head[-1].content, str):
-        note = f"\n\n[{len(dropped)} earlier messages of this conversation were left out to fit the context window]"
+        note = f"\n\n[{summary_of([rest[i] for i in sorted(dropped)])}]"
         head = [*head[:-1], head[-1].model_copy(update={"content": head[-1].content + note})]
     return [*head, *kept]
+
+
+def summary_of(left_out: Sequence[BaseMessage]) -> str:
+    """One line saying what older turns were left out to fit the window: how many messages, and the functions
+    they called with how their calls ended (e.g. "convert_units ×2 (1 error)")."""
+    calls: dict[str, list[int]] = {}
+    status = {m.tool_call_id: m.status for m in left_out if isinstance(m, ToolMessage)}
+    for m in left_out:
+        for tc in getattr(m, "tool_calls", None) or []:
+            seen = calls.setdefault(str(tc.get("name") or "?"), [0, 0])
+            seen[0] += 1
+            seen[1] += int(status.get(str(tc.get("id") or "")) == "error")
+    called = ", ".join(f"{name} ×{n}" + (f" ({bad} error{'s' if bad > 1 else ''})" if bad else "")
+                       for name, (n, bad) in calls.items())
+    return (f"{len(left_out)} earlier messages of this conversation were left out to fit the context window"
+            + (f"; they called {called}" if called else ""))
 
 
 def shorten_tools(tools: Sequence[Any]) -> list[Any]:
@@ -247,9 +305,9 @@ def shorten_tools(tools: Sequence[Any]) -> list[Any]:
     return out
 
 
-def fit_prompt(runnable: Any, messages: Sequence[BaseMessage], limit: int) -> Fitted:
+def fit_prompt(runnable: Any, messages: Sequence[BaseMessage], limit: int, *, texts: bool = True) -> Fitted:
     """`messages` (and the tools bound to `runnable`) cut to at most `limit` estimated tokens, where possible
-    (see the module docstring for the order); unchanged when they already fit."""
+    (see the module docstring for the order; `texts=False` skips step 4); unchanged when they already fit."""
     msgs = list(messages)
     tools = bound_tools(runnable)
     tool_tokens = estimate_tokens([], tools)
@@ -273,8 +331,59 @@ def fit_prompt(runnable: Any, messages: Sequence[BaseMessage], limit: int) -> Fi
             runnable = with_tools(runnable, short)
             tool_tokens = estimate_tokens([], short)
             steps.append("tools")
-    if over() > 0:
+    if over() > 0 and texts:
         cut = _clip_messages(msgs, lambda m: not isinstance(m, ToolMessage), over(), MIN_TEXT_CHARS)
         if cut is not msgs:
             msgs, steps = cut, [*steps, "texts"]
-    return Fitted(runnable, msgs, tuple(steps), before, estimate_tokens(msgs) + tool_tokens)
+    after = estimate_tokens(msgs) + tool_tokens
+    return Fitted(runnable, msgs, tuple(steps), before, after, tokens=after)
+
+
+def sent_overhead(runnable: Any, messages: Sequence[BaseMessage]) -> int:
+    """Estimated tokens a runnable adds to the prompt it is given when it sends it: a text-mode runnable (`as_sent`)
+    writes the function list and the reply format into the system prompt and the calls and observations as text;
+    0 for any other."""
+    as_sent = getattr(runnable, "as_sent", None)
+    if not callable(as_sent):
+        return 0
+    _, sent = as_sent(list(messages))
+    return max(0, estimate_tokens(sent) - estimate_tokens(messages, bound_tools(runnable)))
+
+
+# The server's token count of a prompt as `runnable` would send it (None: it cannot count), see endpoint.py.
+Counter = Callable[[Any, list[BaseMessage]], "int | None"]
+
+
+def fit_counted(runnable: Any, messages: Sequence[BaseMessage], room: int, count: Counter | None, *,
+                ratio: float = 1.0, texts: bool = True) -> Fitted:
+    """The prompt fitted into `room` tokens (the window less the reply's `max_tokens`).
+
+    With a server `count`: the prompt as it is when the count says it fits; else fitted to the estimate the count
+    calls for (the estimate scaled by count / estimate), counted again, at most `MAX_FITS` times; the result says
+    its count (`counted`), over `room` when no cut could bring it down. Without one (or when counting fails): fitted
+    to `SAFETY` of the room in estimated tokens divided by `ratio` (what this endpoint's counts have been per
+    estimated token), `tokens` the calibrated estimate."""
+    msgs = list(messages)
+    counted = count(runnable, msgs) if count is not None else None
+    if count is None or counted is None:
+        extra = sent_overhead(runnable, msgs)  # what a text-mode runnable adds to the prompt it sends
+        fitted = fit_prompt(runnable, msgs, int(room * SAFETY / max(ratio, 1.0)) - extra, texts=texts)
+        sent = fitted.after + extra
+        return replace(fitted, after=sent, tokens=ceil(sent * max(ratio, 1.0)))
+    before = estimate_tokens(msgs, bound_tools(runnable))
+    fitted = Fitted(runnable, msgs, (), before, before, tokens=counted, counted=True)
+    steps: list[str] = []
+    for _ in range(MAX_FITS):
+        if fitted.tokens <= room:
+            break
+        target = int(fitted.after * room / fitted.tokens) - 1  # the estimate a fit to `room` calls for
+        again = fit_prompt(fitted.runnable, fitted.messages, target, texts=texts)
+        if not again.trimmed:
+            break  # nothing left to cut
+        tokens = count(again.runnable, again.messages)
+        if tokens is None:  # the count failed meanwhile: the estimate, as without a count
+            return replace(again, before=before, steps=tuple(steps + list(again.steps)),
+                           tokens=ceil(again.after * max(ratio, 1.0)))
+        steps += [s for s in again.steps if s not in steps]
+        fitted = replace(again, before=before, steps=tuple(steps), tokens=tokens, counted=True)
+    return fitted

@@ -36,7 +36,8 @@ from langchain_core import exceptions as lc_errors
 
 from ..config import AnyToolConfig
 from ..tools.executors.http import parse_retry_after
-from ..tools.executors.log_redaction import mask_values, secret_values
+from ..tools.executors.secret_masking import mask_values
+from .endpoint import Endpoint, Endpoints
 from .profiles import unwrap
 
 BASE_DELAY = 1.0  # seconds: the first backoff window (doubled per retry, capped at `retry_max_wait`)
@@ -60,9 +61,30 @@ _TIMEOUT_NAMES = frozenset({"TimeoutError", "TimeoutException", "ReadTimeout", "
 _CONNECTION_NAMES = frozenset({"ConnectionError", "ConnectError", "RemoteProtocolError", "ReadError", "WriteError",
                                "NetworkError", "APIConnectionError", "ServerDisconnectedError", "ClientConnectionError",
                                "IncompleteRead", "ProtocolError"})
+# how servers say a request does not fit the model's window: OpenAI (`context_length_exceeded`, "maximum context
+# length is N tokens. However, your messages resulted in M tokens"), llama.cpp's llama-server (HTTP 400,
+# `exceed_context_size_error`: "request (M tokens) exceeds the available context size (N tokens)", or "input (M
+# tokens) is larger than the max context size (N tokens)"), vLLM ("This model's maximum context length is N
+# tokens. However, you requested ... (M in the messages, K in the completion)" or "... your prompt contains at
+# least M input tokens", "... your request has M input tokens", "The decoder prompt (length M) is longer than the
+# maximum model length of N"), Anthropic ("prompt is too long"), and others. Ollama has none: it cuts an
+# over-long prompt silently (its window is learned from /api/show instead, see endpoint.py).
 _CONTEXT_PHRASES = ("context_length_exceeded", "maximum context length", "context length exceeded",
                     "exceeds the context window", "prompt is too long", "input is too long",
-                    "reduce the length of the messages", "exceed context window", "context window exceeded")
+                    "reduce the length of the messages", "exceed context window", "context window exceeded",
+                    "exceeds the available context size", "exceed_context_size_error", "larger than the max context",
+                    "longer than the maximum model length", "maximum model length", "context size exceeded")
+# (pattern, group of the prompt's tokens, group of the window) of the wordings above that state counts
+_OVERFLOW_COUNTS = (
+    (re.compile(r"(?:request|input) \((\d+) tokens\) (?:exceeds the available|is larger than the max) context size "
+                r"\((\d+) tokens\)"), 1, 2),
+    (re.compile(r"maximum context length is (\d+) tokens.*?(?:resulted in|\()\s*(\d+) (?:tokens|in the messages)",
+                re.DOTALL), 2, 1),
+    (re.compile(r"maximum context length is (\d+) tokens.*?(?:contains at least|request has) (\d+) input tokens",
+                re.DOTALL), 2, 1),
+    (re.compile(r"prompt \(length (\d+)\) is longer than the maximum model length of (\d+)"), 1, 2),
+    (re.compile(r"maximum context length is (\d+) tokens"), 0, 1),
+)
 # how endpoints refuse a request carrying `tools` for a model without function calling: Ollama ("... does not
 # support tools"), vLLM without `--enable-auto-tool-choice` ("\"auto\" tool choice requires --enable-auto-tool-choice
 # and --tool-call-parser to be set"), and the wordings of other OpenAI-compatible servers
@@ -86,8 +108,15 @@ def status_code_of(exc: BaseException) -> int | None:
     return None
 
 
+# llama-server's cache of all its slots is full (its slots share `-c` tokens: another request's cache took the room
+# this one needed): nothing to do with this prompt's size, and gone once the other requests end
+_SERVER_CACHE_FULL = "context size has been exceeded"
+
+
 def _message_kind(text: str) -> str | None:
     low = text.lower()
+    if _SERVER_CACHE_FULL in low:
+        return "server_error"
     if any(p in low for p in _CONTEXT_PHRASES):
         return "context_length"
     if _NO_TOOLS.search(text):
@@ -127,6 +156,22 @@ def classify(exc: BaseException) -> str | None:
     return _message_kind(text)
 
 
+def overflow_counts(exc: BaseException) -> tuple[int | None, int | None]:
+    """What an overflow reply states: (the prompt's tokens, the window), each None when not said. llama.cpp puts
+    them in its error body (`n_prompt_tokens`, `n_ctx`); other servers in the message (see `_OVERFLOW_COUNTS`)."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        prompt, window = body.get("n_prompt_tokens"), body.get("n_ctx")
+        if isinstance(prompt, int) and isinstance(window, int) and prompt > 0 and window > 0:
+            return prompt, window
+    text = " ".join(str(exc).split())
+    for pattern, prompt_group, window_group in _OVERFLOW_COUNTS:
+        found = pattern.search(text)
+        if found:
+            return (int(found.group(prompt_group)) if prompt_group else None), int(found.group(window_group))
+    return None, None
+
+
 def retry_after(exc: BaseException, now: float | None = None) -> float | None:
     """Seconds the server asked to wait (`retry-after-ms`, or `Retry-After` in seconds or as an HTTP date, read by
     the HTTP executor's `parse_retry_after`); `now` in epoch seconds."""
@@ -146,8 +191,9 @@ def retry_after(exc: BaseException, now: float | None = None) -> float | None:
 
 
 def mask_secrets(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """`text` with the given secrets and anything shaped like an API key or bearer token replaced by `***`."""
-    text = mask_values(text, secret_values(secrets))
+    """`text` with the given secrets (in every spelling `secret_masking` knows) and anything shaped like an API key
+    or bearer token replaced by `***`."""
+    text = mask_values(text, secrets)
     text = _SECRET_PATTERNS[0].sub(lambda m: f"{m.group(1)}-***", text)
     for pattern in _SECRET_PATTERNS[1:]:
         text = pattern.sub(lambda m: f"{m.group(1)}***", text)
@@ -253,9 +299,15 @@ def _no_budget() -> int | None:
     return None
 
 
+def _no_deadline() -> float | None:
+    return None
+
+
 @dataclass(frozen=True)
 class CallGuard:
-    """What `call_role` needs to retry one call: the policy, the run's (and batch's) retry gate, how to sleep."""
+    """What `call_role` needs to retry one call: the policy, the run's (and batch's) retry gate, how to sleep; and
+    for slow servers: whether a local server's calls are streamed, how long one may stay silent, the run's hard
+    deadline, the run's cap on retries of timed-out calls; and the graph's `Endpoints` (windows, token counts)."""
 
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     gate: RetryGate = _no_cap
@@ -264,6 +316,12 @@ class CallGuard:
     admit: CallAdmission = _admit_any  # the run's token budget, asked before each call is sent
     room: BudgetRoom = _no_budget  # what that budget has left for the next call (None: no budget)
     token_budget: int | None = None  # the run's token budget (for messages)
+    endpoints: Endpoints | None = field(default=None, compare=False)  # None: no server is asked (estimates)
+    stream_local: bool = AnyToolConfig.stream_local  # stream the calls to a loopback OpenAI-compatible server
+    stall_timeout: float = AnyToolConfig.stall_timeout  # seconds a streamed call may receive nothing
+    deadline: Callable[[], float | None] = _no_deadline  # epoch seconds the run must end by (None: no limit)
+    timeout_gate: RetryGate = _no_cap  # grants one retry of a timed-out call (the run's `max_timeout_retries`)
+    is_local: Callable[[Endpoint], bool] = field(default=lambda e: e.loopback, compare=False)
 
 
 class UsageMeter:

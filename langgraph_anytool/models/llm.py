@@ -3,12 +3,15 @@ into the context window, see guard.py and fitting.py) and account its usage from
 
 from __future__ import annotations
 
+import logging
 import os
 import re
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
+from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.runnables import Runnable, RunnableConfig
@@ -17,19 +20,22 @@ from typing_extensions import TypedDict
 from ..config import ROLES, AnyToolConfig
 from ..state import merge_usage  # noqa: F401  (moved there; importable here too)
 from ..tools.executors.log_redaction import redact_secrets_in_logs
+from .endpoint import NOTHING, Endpoint, Endpoints, ServerFacts, endpoint_of, sent_request
 from .fitting import (
     MIN_REPLY_TOKENS,
-    SAFETY,
-    bound_tools,
+    Counter,
+    Fitted,
     cap_kwarg,
-    estimate_tokens,
-    fit_prompt,
+    context_window,
+    fit_counted,
     output_ceiling,
     reply_allowance,
-    reply_reserve,
+    reply_limit,
 )
-from .guard import CallGuard, classify, describe_error, model_secrets, retry_after
-from .profiles import profile_for
+from .guard import CallGuard, classify, describe_error, model_secrets, overflow_counts, retry_after
+from .profiles import profile_for, unwrap
+
+log = logging.getLogger(__name__)
 
 ModelSpec = str | BaseChatModel
 
@@ -60,9 +66,12 @@ TRANSPORT_KINDS = frozenset({"rate_limited", "server_error", "connection", "time
 # "not_found" (unknown model), "bad_request" (another 400), "no_tool_calling" (the endpoint refuses `tools`),
 # "refused" (the model declined), "other".
 ERROR_KINDS = (*sorted(TRANSPORT_KINDS), "context_length", "auth", "not_found", "bad_request", "no_tool_calling",
-               "refused", "budget", "other")
+               "refused", "budget", "time_limit", "other")
 # "budget": the call was not sent because it would pass the run's token budget (the run ends budget_exhausted)
 BUDGET_KIND = "budget"
+# "time_limit": the run's hard wall-clock limit (`max_run_seconds`) came before or during the call (the run ends
+# with status time_limit)
+TIME_LIMIT_KIND = "time_limit"
 CUT_AT_CAP = "the reply was cut at"  # the reason of a reply cut at the token budget's cap (see `call_role`)
 
 
@@ -112,7 +121,8 @@ def init_model(spec: ModelSpec, catalog: Any = None, *,
     over `catalog`, labelled as NOT an LLM), or an instance (used as it is).
 
     A model made from a string gets its client's own retries switched off (`max_retries=0`, where the provider's
-    class has that field) and `request_timeout` seconds per request: `call_role` retries, and counts, instead."""
+    class has that field) and `request_timeout` seconds per request (none for a loopback server, whose calls
+    `call_role` streams with the run's `stall_timeout`): `call_role` retries, and counts, instead."""
     if isinstance(spec, BaseChatModel):
         redact_secrets_in_logs(model_secrets(spec))  # an endpoint may echo the key into httpx's log records
         return spec
@@ -131,6 +141,9 @@ def init_model(spec: ModelSpec, catalog: Any = None, *,
     except Exception as exc:  # missing API key, provider package not installed, unknown provider, ...
         raise ModelNotConfiguredError(init_failure(spec.strip(), exc)) from None  # one line, not the client's chain
     redact_secrets_in_logs(model_secrets(model))  # an endpoint may echo the key into httpx's log records
+    endpoint = endpoint_of(model)
+    if endpoint is not None and endpoint.loopback:  # a local server: `call_role` streams and sets the timeout
+        request_timeout = None
     options = client_options(type(model), request_timeout)
     if not options:
         return model
@@ -224,6 +237,18 @@ class ModelSet:
         return role in self.by_role
 
 
+# usage keys (per role) of how calls were fitted and sent (issue 26), kept in each eval record beside the counts:
+# `fit_counted` / `fit_estimated` (calls whose prompt the server's tokenizer counted / that were fitted on our
+# estimate), `overflows` (overflow replies met by fitting again), `timeouts` (timed-out requests),
+# `cut_at_max_tokens` (replies that stopped at the call's max_tokens), `trimmed` (prompts cut to fit),
+# `functions_dropped` (pooled functions a solver call left out to fit), `no_call_ends` (agent activations ended by
+# `max_turns_without_call`)
+FUNCTIONS_DROPPED = "functions_dropped"
+NO_CALL_ENDS = "no_call_ends"
+CALL_USAGE_KEYS = ("fit_counted", "fit_estimated", "overflows", "timeouts", "cut_at_max_tokens", "trimmed",
+                   FUNCTIONS_DROPPED, NO_CALL_ENDS)
+
+
 class RoleUsage(TypedDict, total=False):
     model_calls: int
     input_tokens: int
@@ -280,57 +305,97 @@ def call_role(
     on_usage: Callable[[RoleUsage], Any] | None = None,
     profiles: Mapping[str, Any] | None = None,
     guard: CallGuard | None = None,
+    texts: bool = True,
 ) -> tuple[AIMessage, RoleUsage]:
     """One model call of `role`: invoked with the role-tagged run config, the reply as an `AIMessage`, its usage
     (from `usage_metadata`, labelled estimates otherwise; `cost_usd` from the model's profile, see `profiles.py`,
-    with `profiles` overrides; `retries` and `trimmed` when the guard spent any), reported once to `on_usage`.
+    with `profiles` overrides; `retries`, `trimmed`, `fit_counted` / `fit_estimated`, `overflows`, `timeouts`,
+    `cut_at_max_tokens` when they happened), reported once to `on_usage`.
 
-    The prompt is first fitted into the profile's context window (fitting.py). Transport faults are retried under
-    `guard` (guard.py; by default the guard `on_usage` carries, as `Deps.meter` makes them, else the default
-    policy without caps); a `context_length_exceeded` answer is met once by fitting to half the estimate that
-    failed. A provider error that remains raises `ModelCallError(kind, ...)` (API keys masked); an exception that is
-    no recognised provider error propagates unchanged: each caller decides what a failed call means for its node."""
+    The prompt is first fitted into the context window (fitting.py: the window the server states, counted by the
+    server's tokenizer where it has one, see endpoint.py; `texts=False` leaves long texts uncut) and the call
+    carries the role's `max_tokens`. Transport faults are retried under `guard` (guard.py; by default the guard
+    `on_usage` carries, as `Deps.meter` makes them, else the default policy without caps); a call to a local
+    server is streamed and its timeouts are not sent again; an overflow reply is met by fitting again to the
+    counts it states (twice at most). A provider error that remains raises `ModelCallError(kind, ...)` (API keys
+    masked); an exception that is no recognised provider error propagates unchanged: each caller decides what a
+    failed call means for its node."""
     guard = guard if guard is not None else getattr(on_usage, "guard", None)
     if not isinstance(guard, CallGuard):
         guard = CallGuard()
     profile = profile_for(model, profiles)
-    window = profile.context_window
-    fitted = fit_prompt(model, prompt, int((window - reply_reserve(model, window)) * SAFETY))
+    endpoints, endpoint = guard.endpoints, endpoint_of(model)
+    facts = endpoints.facts(endpoint) if endpoints is not None else NOTHING
+    window = context_window(profile, facts.window)
+    reply = reply_limit(model, role, profile, window)
+    count = _counter(endpoints, endpoint, facts)
+    ratio = endpoints.ratio(endpoint) if endpoints is not None else 1.0
+    fitted = fit_counted(model, prompt, window - reply, count, ratio=ratio, texts=texts)
+    if fitted.tokens > window - reply:  # nothing left to cut: not sent
+        how = "by the server's count" if fitted.counted else "estimated"
+        raise ModelCallError("context_length", f"{role} model: the prompt takes {fitted.tokens} tokens ({how}), "
+                             f"over the {window - reply} of the {window}-token window left beside {reply} for the "
+                             "reply, with nothing left to cut; not sent", role=role)
+    used_extra: dict[str, int] = {}  # timeouts and overflows met (a failed call's usage keeps them too)
     runnable, messages, trimmed = fitted.runnable, fitted.messages, fitted.trimmed
-    # the run's token budget must hold counting this call: its prompt (estimated) and its reply, capped at what
-    # the budget has left when the model's class takes a per-call `max_tokens`
-    prompt_tokens = estimate_tokens(messages, bound_tools(runnable))
-    cap, reply_tokens = budget_cap(model, prompt_tokens, guard.room(), window)
-    refusal = guard.admit(prompt_tokens + reply_tokens)
+    # the run's token budget must hold counting this call: its prompt and its reply (its `max_tokens`, capped at
+    # what the budget has left)
+    cap, reply_tokens, budget_bound = reply_cap(model, reply, fitted.tokens, guard.room(), window)
+    refusal = guard.admit(fitted.tokens + reply_tokens)
     if refusal is not None:
         raise ModelCallError(BUDGET_KIND, f"{role} model: {refusal}", role=role)
-    capping = {cast(str, cap_kwarg(model)): cap} if cap is not None else {}
-    retries, shrunk = 0, False
+    retries, overflows = 0, 0
     run_config = role_config(config, role, inputs)
     while True:
+        capping = {cast(str, cap_kwarg(model)): cap} if cap is not None else {}
+        left = _time_left(guard)
+        if left is not None and left <= 0:
+            raise ModelCallError(TIME_LIMIT_KIND, f"{role} model: the run's time limit was reached before the "
+                                 "call was sent", retries=retries, role=role)
+        options, watch = transport_options(model, endpoint, guard, left)
         try:
-            reply = runnable.invoke(messages, run_config, **capping)
+            reply_msg = runnable.invoke(messages, _watched(run_config, watch), **capping, **options)
             break
+        except RunTimeLimitError as exc:
+            raise ModelCallError(TIME_LIMIT_KIND, f"{role} model: {exc}", retries=retries, role=role) from exc
         except Exception as exc:
             kind = classify(exc)
             if kind is None:
                 raise
-            if kind == "context_length" and not shrunk:  # our estimate was too low: once more, at half of it
-                sent = estimate_tokens(messages, bound_tools(runnable))
-                fitted = fit_prompt(runnable, messages, sent // 2)
-                if fitted.trimmed:
-                    runnable, messages, trimmed, shrunk = fitted.runnable, fitted.messages, True, True
+            if kind == "context_length" and overflows < MAX_OVERFLOW_FITS:
+                overflows += 1
+                again = _refit(exc, runnable, messages, fitted, window, reply, endpoints, endpoint, count, texts)
+                if again is not None:
+                    fitted, window, reply = again
+                    runnable, messages, trimmed = fitted.runnable, fitted.messages, trimmed or fitted.trimmed
+                    cap, _, budget_bound = reply_cap(model, reply, fitted.tokens, guard.room(), window)
                     continue
+            if kind == "timeout":
+                used_extra["timeouts"] = used_extra.get("timeouts", 0) + 1
+                left = _time_left(guard)
+                if left is not None and left <= 1:  # the call was cut at the run's deadline
+                    raise ModelCallError(TIME_LIMIT_KIND, f"{role} model: the run's time limit was reached during "
+                                         "the call", retries=retries, role=role, spent=used_extra) from exc
+                if endpoint is not None and guard.is_local(endpoint):  # the same long request would only start over
+                    raise _call_error(kind, role, exc, model, retries, None, overflows > 0,
+                                      note=_timeout_note(options, watch, endpoint), spent=used_extra) from exc
             capped = None
             if kind in TRANSPORT_KINDS and retries < guard.policy.retries:
-                capped = guard.gate()
+                capped = guard.timeout_gate() if kind == "timeout" else None
+                capped = capped or guard.gate()
                 if capped is None:
-                    guard.sleep(guard.policy.wait(retries, retry_after(exc), guard.rng))
+                    wait = guard.policy.wait(retries, retry_after(exc), guard.rng)
+                    left = _time_left(guard)
+                    guard.sleep(wait if left is None else max(0.0, min(wait, left)))
                     retries += 1
                     continue
-            raise _call_error(kind, role, exc, model, retries, capped, shrunk) from exc
-    ai = reply if isinstance(reply, AIMessage) else AIMessage(content=reply.content)
+            if overflows:
+                used_extra["overflows"] = overflows
+            raise _call_error(kind, role, exc, model, retries, capped, overflows > 0, spent=used_extra) from exc
+    ai = reply_msg if isinstance(reply_msg, AIMessage) else AIMessage(content=reply_msg.content)
     used = message_usage(ai, messages)
+    if endpoints is not None and not fitted.counted and not used.get("estimated_tokens"):
+        endpoints.calibrate(endpoint, int(used.get("input_tokens", 0)), fitted.after)
     cost = profile.cost(int(used.get("input_tokens", 0)), int(used.get("output_tokens", 0)))
     if cost is not None:
         used["cost_usd"] = cost
@@ -338,38 +403,184 @@ def call_role(
         used["retries"] = retries
     if trimmed:
         used["trimmed"] = 1
+    if overflows:
+        used_extra["overflows"] = overflows
+    cut = cut_at_length(ai)
+    if cut:
+        used_extra["cut_at_max_tokens"] = 1
+    used_extra["fit_counted" if fitted.counted else "fit_estimated"] = 1
+    used.update(used_extra)  # type: ignore[typeddict-item]
+    log.debug("%s call: prompt %d tokens (%s) of a %d-token window (%s), max_tokens %s", role, fitted.tokens,
+              "the server's count" if fitted.counted else "estimated", window, facts.source or "model profile", cap)
     if on_usage is not None:
         on_usage(used)
-    if cap is not None and cut_at_length(ai):  # cut at the budget's cap: its tokens are spent, the reply unused
+    if budget_bound and cut:  # cut at the budget's cap: its tokens are spent, the reply unused
         budget = f"token budget of {guard.token_budget} tokens" if guard.token_budget else "token budget"
         raise ModelCallError(BUDGET_KIND, f"{role} model: {budget} reached: {CUT_AT_CAP} {cap} tokens, what "
-                             f"the budget had left after its prompt (about {prompt_tokens} tokens, estimated)",
-                             role=role, retries=retries, spent=used)
+                             f"the budget had left after its prompt (about {fitted.tokens} tokens, "
+                             f"{'counted' if fitted.counted else 'estimated'})", role=role, retries=retries,
+                             spent=used)
     return ai, used
 
 
-def budget_cap(model: Any, prompt_tokens: int, left: int | None, window: int) -> tuple[int | None, int]:
-    """The `max_tokens` to send with a call under a token budget (None: none), and the reply tokens the budget
-    counts before the call.
+MAX_OVERFLOW_FITS = 2  # overflow replies met by fitting again, per call
 
-    `left`: what the budget has left for the call (None: no budget), `prompt_tokens` the prompt's estimate. The
-    reply is capped at `left - prompt_tokens` when the model's class takes a per-call `max_tokens` (`cap_kwarg`),
-    never above the model's own `max_tokens`, and only when the cap is below what the model could write anyway (its
-    output limit from langchain's profile, and the context window less the prompt: a larger `max_tokens` is refused
-    by some servers and would change nothing). Below `MIN_REPLY_TOKENS` the call is not sent. A model class without
-    the keyword keeps the look-ahead without a cap (its own `max_tokens` counted, else `REPLY_ALLOWANCE`)."""
-    own = reply_allowance(model)
-    if left is None or cap_kwarg(model) is None:
-        return None, own
-    cap = left - prompt_tokens
-    if cap < MIN_REPLY_TOKENS:
-        return None, max(own, MIN_REPLY_TOKENS)  # not sent: the reply would have no room
-    if own and own <= cap:  # the model's own, smaller max_tokens holds
-        return None, own
-    ceiling = min(c for c in (output_ceiling(model), window - prompt_tokens) if c is not None)
-    if not own and cap >= ceiling:  # the model cannot write more than the budget has left
-        return None, own
-    return cap, cap
+
+def _counter(endpoints: Endpoints | None, endpoint: Endpoint | None, facts: ServerFacts) -> Counter | None:
+    """The server's count of a prompt as a runnable sends it (None when the server cannot count)."""
+    if endpoints is None or endpoint is None or not facts.tokenizer:
+        return None
+
+    def count(runnable: Any, messages: list[BaseMessage]) -> int | None:
+        sent, tools = sent_request(runnable, messages)
+        return endpoints.count(endpoint, facts, sent, tools)
+
+    return count
+
+
+def _refit(exc: BaseException, runnable: Any, messages: list[BaseMessage], fitted: Fitted, window: int, reply: int,
+           endpoints: Endpoints | None, endpoint: Endpoint | None, count: Counter | None,
+           texts: bool) -> tuple[Fitted, int, int] | None:
+    """The prompt fitted again after an overflow reply, to the window and prompt size it states (else as if the
+    prompt were twice what it was counted or estimated at): (fitted, window, reply), or None when nothing would
+    change."""
+    stated, served = overflow_counts(exc)
+    new_window = min(window, served) if served else window
+    if served is not None and endpoints is not None:
+        endpoints.learn_window(endpoint, served, "the server's overflow reply")
+    if stated is not None and endpoints is not None and not fitted.counted:
+        endpoints.calibrate(endpoint, stated, fitted.after)
+    new_reply = max(1, min(reply, new_window // 2))
+    room = new_window - new_reply
+    if count is not None:
+        again = fit_counted(runnable, messages, room, count, texts=texts)
+    else:
+        sent = stated or fitted.tokens * 2
+        again = fit_counted(runnable, messages, room, None, ratio=max(1.0, sent / max(1, fitted.after)), texts=texts)
+    if not again.trimmed and new_window == window and new_reply == reply:
+        return None
+    return again, new_window, new_reply
+
+
+def reply_cap(model: Any, reply: int, prompt_tokens: int, left: int | None, window: int
+              ) -> tuple[int | None, int, bool]:
+    """The `max_tokens` to send with a call (None: the model's class takes none per call), the reply tokens the
+    token budget counts before the call, and whether the budget set the cap (a reply cut there is not used).
+
+    `reply`: the role's `max_tokens` (`reply_limit`), never more than the window less the prompt, nor more than
+    the model's output limit (langchain's profile); under a token budget (`left`: what it has left for the call,
+    None: no budget) also at most `left - prompt_tokens`. Below `MIN_REPLY_TOKENS` of budget room the call is not
+    sent. A model class without a per-call `max_tokens` (`cap_kwarg` None, e.g. ChatOllama) is sent none: the
+    budget counts its own limit, else `REPLY_ALLOWANCE`."""
+    if cap_kwarg(model) is None:
+        own = reply_allowance(model)
+        if left is not None and left - prompt_tokens < MIN_REPLY_TOKENS:
+            return None, max(own, MIN_REPLY_TOKENS), False
+        return None, own, False
+    cap = max(1, min(reply, window - prompt_tokens))
+    ceiling = output_ceiling(model)
+    if ceiling is not None:
+        cap = min(cap, ceiling)
+    if left is None:
+        return cap, cap, False
+    room = left - prompt_tokens
+    if room < MIN_REPLY_TOKENS:
+        return None, max(cap, MIN_REPLY_TOKENS), False  # not sent: the reply would have no room
+    return min(cap, room), min(cap, room), room < cap
+
+
+class RunTimeLimitError(RuntimeError):
+    """Raised from a streamed call's token callback once the run's hard deadline has passed (the call is cut)."""
+
+
+class _StreamWatch(BaseCallbackHandler):
+    """Watches a streamed call: when its first reply token came (a silent server is told apart from a slow one),
+    how many chunks arrived, and the run's deadline (passed: the stream is cut by raising `RunTimeLimitError`)."""
+
+    raise_error = True
+
+    def __init__(self, deadline: float | None) -> None:
+        self.deadline = deadline
+        self.started = time.monotonic()
+        self.first_token: float | None = None  # seconds after the start
+        self.chunks = 0
+
+    def on_llm_new_token(self, token: Any, *, chunk: Any = None, **kwargs: Any) -> None:
+        self.chunks += 1
+        message = getattr(chunk, "message", None)
+        if self.first_token is None and (token or getattr(message, "tool_call_chunks", None)):
+            self.first_token = time.monotonic() - self.started
+        if self.deadline is not None and time.time() > self.deadline:
+            raise RunTimeLimitError("the run's time limit was reached while the reply was streaming")
+
+
+def _time_left(guard: CallGuard) -> float | None:
+    deadline = guard.deadline()
+    return None if deadline is None else deadline - time.time()
+
+
+def _chat_layer(model: Any) -> Any:
+    """The chat model under bindings and text-mode wrappers (the last layer `unwrap` yields)."""
+    layers = list(unwrap(model))
+    return layers[-1] if layers else model
+
+
+def transport_options(model: Any, endpoint: Endpoint | None, guard: CallGuard, left: float | None
+                      ) -> tuple[dict[str, Any], _StreamWatch | None]:
+    """Per-call options for an OpenAI-compatible client (ChatOpenAI and its kin; other classes get none): a local
+    server's call is streamed with its usage (`stream_local`; not when the model was made with `streaming=False` or
+    `disable_streaming`), so that it is waited for while it sends and cut when it stays silent `stall_timeout`
+    seconds (the model's own timeout, when it sets one, wins; other calls keep the client's own); any call's
+    timeout is cut to the time the run has left. Returns the options and the stream's watch (None: not
+    streamed)."""
+    chat = _chat_layer(model)
+    names = getattr(type(chat), "model_fields", None) or {}
+    if "openai_api_base" not in names:
+        return {}, None
+    options: dict[str, Any] = {}
+    own = getattr(chat, "request_timeout", None)
+    own = float(own) if isinstance(own, int | float) and not isinstance(own, bool) else None
+    refused = getattr(chat, "disable_streaming", False) is not False or (
+        "streaming" in getattr(chat, "model_fields_set", ()) and getattr(chat, "streaming", None) is False)
+    streamed = (endpoint is not None and guard.stream_local and guard.is_local(endpoint) and "stream_usage" in names
+                and not refused)
+    if streamed:
+        options["stream"] = True
+        if not ("stream_usage" in getattr(chat, "model_fields_set", ()) and chat.stream_usage is False):
+            options["stream_usage"] = True  # the server's counts (a user's explicit stream_usage=False is kept)
+    timeout = own if own is not None else (guard.stall_timeout if streamed else None)
+    if left is not None:
+        timeout = max(0.5, min(timeout if timeout is not None else left, left))
+    if timeout is not None:
+        options["timeout"] = timeout
+    return options, (_StreamWatch(guard.deadline()) if streamed else None)
+
+
+def _watched(config: RunnableConfig, watch: _StreamWatch | None) -> RunnableConfig:
+    """`config` with the stream's watch among its callbacks (a list, or a copy of the callback manager)."""
+    if watch is None:
+        return config
+    callbacks = config.get("callbacks")
+    if isinstance(callbacks, BaseCallbackManager):
+        manager = callbacks.copy()
+        manager.add_handler(watch, inherit=True)
+        return cast(RunnableConfig, {**config, "callbacks": manager})
+    return cast(RunnableConfig, {**config, "callbacks": [*(callbacks or []), watch]})
+
+
+def _timeout_note(options: Mapping[str, Any], watch: _StreamWatch | None, endpoint: Endpoint) -> str:
+    """Why a local server's timed-out call is not sent again, and what the silence was."""
+    limit = options.get("timeout")
+    waited = f" {limit:g} s" if isinstance(limit, int | float) else ""
+    if watch is None:
+        what = f"no reply within{waited}"
+    elif watch.first_token is None:
+        what = f"no reply token within{waited} (the server may still have been reading the prompt)"
+    else:
+        what = (f"the reply stalled: nothing for{waited} after {watch.chunks} chunks (first token after "
+                f"{watch.first_token:.1f} s)")
+    return (f" — {what}; the local server at {endpoint.base_url} would compute the same request again from the "
+            "start, so it is not sent again (raise stall_timeout for a slower server)")
 
 
 def cut_at_length(reply: AIMessage) -> bool:
@@ -381,13 +592,15 @@ def cut_at_length(reply: AIMessage) -> bool:
 
 
 def _call_error(kind: str, role: str, exc: BaseException, model: Any, retries: int, capped: str | None,
-                shrunk: bool) -> ModelCallError:
+                shrunk: bool, note: str = "", spent: Mapping[str, Any] | None = None) -> ModelCallError:
     """The `ModelCallError` of a call that failed for good, e.g. "rate_limited: solver model: HTTP 429: ... after 6
     retries (run retry cap)"; secrets of the model masked."""
     detail = describe_error(exc, model_secrets(model))
     after = f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries or kind in TRANSPORT_KINDS else ""
     cap = f" ({capped} retry cap)" if capped else ""
     if kind == "context_length":
-        detail += (" (the prompt does not fit the model's context window, even cut to half its estimate)" if shrunk
-                   else " (the prompt does not fit the model's context window and has nothing left to cut)")
-    return ModelCallError(kind, f"{role} model: {detail}{after}{cap}", retries=retries, capped=capped, role=role)
+        detail += (" (the prompt does not fit the model's context window, even cut to the counts the server "
+                   "stated)" if shrunk else " (the prompt does not fit the model's context window and has nothing "
+                   "left to cut)")
+    return ModelCallError(kind, f"{role} model: {detail}{note}{after}{cap}", retries=retries, capped=capped,
+                          role=role, spent=spent)

@@ -14,7 +14,6 @@ Unknown models get `UNKNOWN` (assumed: 32k window, tool calling, one call per tu
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -35,10 +34,19 @@ class ModelProfile:
     parallel_tool_calls: bool = False
     input_price: float | None = None  # USD per 1M input tokens
     output_price: float | None = None  # USD per 1M output tokens
+    # the `max_tokens` every call of this model carries: one number for every role, or role → number (roles not
+    # named keep the per-role default of fitting.ROLE_REPLY_TOKENS); None: the defaults
+    max_tokens: int | Mapping[str, int] | None = None
 
     @property
     def priced(self) -> bool:
         return self.input_price is not None and self.output_price is not None
+
+    def reply_tokens(self, role: str) -> int | None:
+        """The `max_tokens` this profile sets for `role`'s calls (None: the role's default)."""
+        if isinstance(self.max_tokens, Mapping):
+            return self.max_tokens.get(role)
+        return self.max_tokens
 
     def cost(self, input_tokens: int, output_tokens: int) -> float | None:
         """USD for one call's tokens, or None when the price is unknown."""
@@ -92,6 +100,7 @@ KNOWN_MODELS: Mapping[str, Mapping[str, Any]] = {
 }
 
 _FIELDS = {f.name: f for f in fields(ModelProfile) if f.name != "pattern"}
+MAX_PROFILES_BYTES = 10_000_000  # a model-profiles JSON file (a table of a few hundred models is ~50 KB)
 
 
 def normalise(name: str) -> str:
@@ -139,6 +148,8 @@ def check_overrides(overrides: Mapping[str, Any] | None, where: str = "model_pro
             elif key == "context_window":
                 if not isinstance(value, int) or isinstance(value, bool) or value < 256:
                     raise ProfileError(f"{where}[{pattern!r}].context_window must be an integer ≥ 256, got {value!r}")
+            elif key == "max_tokens":
+                value = _check_max_tokens(value, f"{where}[{pattern!r}].max_tokens")
             elif value is not None and (not isinstance(value, int | float) or isinstance(value, bool) or value < 0):
                 raise ProfileError(f"{where}[{pattern!r}].{key} must be a price ≥ 0 (USD per 1M tokens) or null, "
                                    f"got {value!r}")
@@ -147,15 +158,29 @@ def check_overrides(overrides: Mapping[str, Any] | None, where: str = "model_pro
     return out
 
 
+def _positive_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _check_max_tokens(value: Any, where: str) -> int | dict[str, int] | None:
+    """A profile's `max_tokens`: null, an integer ≥ 1, or an object of role → integer ≥ 1."""
+    if value is None or _positive_int(value):
+        return value
+    if isinstance(value, Mapping) and value and all(isinstance(k, str) and _positive_int(v) for k, v in value.items()):
+        return dict(value)
+    raise ProfileError(f"{where} must be an integer ≥ 1, an object of role → integer ≥ 1 (e.g. "
+                       f'{{"solver": 512}}), or null, got {value!r}')
+
+
 def load_overrides(path: str | Path) -> dict[str, dict[str, Any]]:
     """Overrides from a JSON file (pattern → fields); errors name the file."""
+    from ..sanitize.files import DataFileError, load_json_file
+
     p = Path(path)
     try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ProfileError(f"{p}: cannot read model profiles: {exc.strerror or exc}") from None
-    except json.JSONDecodeError as exc:
-        raise ProfileError(f"{p}: not valid JSON (line {exc.lineno}, column {exc.colno}): {exc.msg}") from None
+        data = load_json_file(p, max_bytes=MAX_PROFILES_BYTES, what="model profiles file")
+    except DataFileError as exc:  # missing, no regular file, too large, not JSON, too deep
+        raise ProfileError(str(exc)) from None
     if not isinstance(data, Mapping):
         raise ProfileError(f"{p}: model profiles must be a JSON object of pattern → fields")
     return check_overrides(data, where=str(p))

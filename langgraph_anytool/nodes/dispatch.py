@@ -33,13 +33,14 @@ if TYPE_CHECKING:
 
 
 def stop_reason(state: Mapping[str, Any], deps: Deps) -> str | None:
-    """Why no agent may take another step now (`pool_solvable`, `pool_full`, `budget`), or None."""
+    """Why no agent may take another step now (`pool_solvable`, `pool_full`, `budget`, `time_limit`), or None."""
     if state.get("solvable_round", -1) == state.get("round", 0):
         return "pool_solvable"
     if len(state.get("api_pool") or []) >= deps.config.max_api_pool:
         return "pool_full"
-    if deps.over_budget(state.get("run_key", "")):
-        return "budget"
+    stop = deps.budget_stop(state.get("run_key", ""))
+    if stop is not None:
+        return "time_limit" if stop.kind == "time_limit" else "budget"
     return None
 
 

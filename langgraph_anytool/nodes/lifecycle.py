@@ -235,6 +235,9 @@ def outcome(state: Mapping[str, Any], deps: Deps) -> tuple[RunStatus, str]:
         return "planned", state.get("reason", "")
     if last is not None and verdict.get("label") == "Solved":
         return "solved", verdict.get("reason", "")
+    limit = deps.time_limit(state.get("run_key", ""))  # the run's hard wall-clock limit passed: whatever it cut
+    if limit is not None:
+        return "time_limit", limit.reason
     # a model that failed for good ends the run as an error of its kind (a resumed batch may retry it), even when
     # a budget ran out meanwhile (e.g. the wall time during the retries)
     if last is not None and last["finish_type"] in ("error", "context_length"):  # context_length: the prompt of

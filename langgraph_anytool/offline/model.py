@@ -67,7 +67,7 @@ class OfflinePolicyModel(BaseChatModel):
     solver_ratio: float = 0.85  # the solver also tries APIs a little below that (× relevance_ratio)
     max_failures: int = 3  # failed calls per request part before it is given up
     # a reply's output tokens (as estimated below) at most; a per-call `max_tokens` (e.g. the token budget's cap,
-    # see llm.budget_cap) wins. A longer reply is cut: finish_reason "length", usage no more than the cap.
+    # see llm.reply_cap) wins. A longer reply is cut: finish_reason "length", usage no more than the cap.
     max_tokens: int | None = None
 
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)

@@ -21,6 +21,7 @@ MAX_NESTING = 200  # ToolBench tool files and OpenAPI specs nest a few dozen lev
 MAX_QUERY_CHARS = 20_000
 
 _SURROGATES = re.compile("[\ud800-\udfff]")
+_SCALARS = (str, int, float, type(None))  # never containers (bool is an int)
 _QUERY_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _TERMINAL_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
@@ -67,17 +68,20 @@ def nesting_depth(value: Any, limit: int = MAX_NESTING) -> int:
     stack: list[tuple[Any, int]] = [(value, 0)]
     while stack:
         node, depth = stack.pop()
-        if isinstance(node, Mapping):
+        if isinstance(node, dict):  # the concrete types first: the Mapping ABC check is slow
             children: Any = node.values()
         elif isinstance(node, (list, tuple)):
             children = node
+        elif isinstance(node, Mapping):
+            children = node.values()
         else:
             continue
         depth += 1
-        deepest = max(deepest, depth)
-        if deepest > limit:
-            return deepest
-        stack.extend((c, depth) for c in children if isinstance(c, (Mapping, list, tuple)))
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                return deepest
+        stack.extend([(c, depth) for c in children if not isinstance(c, _SCALARS)])
     return deepest
 
 

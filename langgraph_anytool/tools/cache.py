@@ -23,8 +23,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field, StrictBool
+
+from ..sanitize.files import DataFileError, check_model, iter_json_lines
+from ..sanitize.schema import Count, FileModel
 from .dbfile import SQLITE_HEADER, DatabaseFileError, describe_error
 from .observation import Observation, Status
+
+MAX_IMPORT_LINE_BYTES = 64 << 20  # one exported cache record (observations are cut to a few KB when stored)
+
+
+class _CacheRecord(FileModel):
+    """One line of a cache export (`export_jsonl`), as `import_jsonl` checks it."""
+
+    api_id: str = Field(min_length=1)
+    arguments: dict[str, Any]
+    status: Status
+    error: str | None = None
+    simulated: StrictBool = False
+    created: Count | None = None
 
 _CACHE_HINT = " (name another file, set ANYTOOL_CACHE_DIR elsewhere, or turn the cache off: ANYTOOL_CACHE=off)"
 
@@ -342,27 +359,23 @@ class ResponseCache:
         return n
 
     def import_jsonl(self, path: str | Path, *, refresh: bool = False) -> int:
-        """Load records written by `export_jsonl` (keys are recomputed); `refresh` stamps them as new."""
+        """Load records written by `export_jsonl` (keys are recomputed); `refresh` stamps them as new. The file is
+        streamed (each line capped at `MAX_IMPORT_LINE_BYTES`, its depth and numbers bounded) and every field is
+        checked; a fault is a `DataFileError` (a ValueError) naming the file, the line and the field."""
         entries: list[_Entry] = []
-        with Path(path).open(encoding="utf-8") as f:
-            for lineno, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                try:
-                    rec = json.loads(line)
-                    api_id, arguments = rec["api_id"], rec["arguments"]
-                    if not isinstance(api_id, str) or not isinstance(arguments, dict):
-                        raise TypeError("api_id must be a string and arguments an object")
-                    status = Status(rec["status"]).value
-                    created = self._clock() if refresh else float(rec.get("created", self._clock()))
-                    entries.append(_Entry(
-                        cache_key(api_id, arguments), api_id, canonical_json(arguments), status,
-                        json.dumps(rec.get("content"), ensure_ascii=False, separators=(",", ":")),
-                        str(rec.get("error") or ""), bool(rec.get("simulated", False)), created))
-                except RecursionError:
-                    raise ValueError(f"{path}:{lineno}: nesting too deep") from None
-                except (KeyError, TypeError, ValueError) as e:
-                    raise ValueError(f"{path}:{lineno}: not a cache record ({type(e).__name__}: {e})") from None
+        for lineno, rec in iter_json_lines(path, max_line_bytes=MAX_IMPORT_LINE_BYTES, what="cache export",
+                                           allow_nonfinite=True):
+            if not isinstance(rec, dict):
+                raise DataFileError("not a cache record (a JSON object)", source=str(path), line=lineno)
+            entry = check_model(_CacheRecord, rec, source=str(path), line=lineno)
+            try:
+                arguments = canonical_json(entry.arguments)
+                content = json.dumps(rec.get("content"), ensure_ascii=False, separators=(",", ":"))
+            except ValueError as exc:
+                raise DataFileError(f"not storable ({exc})", source=str(path), line=lineno) from None
+            created = self._clock() if refresh or entry.created is None else entry.created
+            entries.append(_Entry(cache_key(entry.api_id, entry.arguments), entry.api_id, arguments,
+                                  entry.status.value, content, entry.error or "", entry.simulated, created))
         self._store.put(entries)
         return len(entries)
 

@@ -92,6 +92,19 @@ def test_config_from_env_and_strings() -> None:
         AnyToolConfig().with_values({"pool": 3})
 
 
+def test_per_role_models_from_a_command_line() -> None:
+    """`--set 'models={"judge": "openai:gpt-4o"}'`: a JSON object of role → model string (the judge on another
+    model, from `anytool run` or `eval run`); anything else is one error naming the field."""
+    cfg = AnyToolConfig().with_values({"models": '{"judge": "openai:gemma3-270m"}'})
+    assert cfg.models == {"judge": "openai:gemma3-270m"}
+    with pytest.raises(ConfigError, match=r"models must be a JSON object .*got 'judge=openai:x'"):
+        AnyToolConfig().with_values({"models": "judge=openai:x"})
+    with pytest.raises(ConfigError, match="models must be a JSON object"):
+        AnyToolConfig().with_values({"models": '["openai:x"]'})
+    with pytest.raises(ConfigError, match="unknown role 'jduge'"):
+        AnyToolConfig().with_values({"models": '{"jduge": "openai:x"}'})
+
+
 def test_graph_schemas_and_as_tool_work_on_python_311() -> None:
     catalog, executor = make_world()
     graph = create_anytool_graph(catalog, ScriptedChatModel(replies=[]), executor=executor)

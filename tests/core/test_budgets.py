@@ -52,8 +52,9 @@ def test_cost_budget_with_the_real_price_table_over_http() -> None:
     catalog, executor = make_world()
     reply = ChatReply(tool_calls=[("get_tools_in_category", {"category_name": "Finance"})], usage=(100_000, 10_000))
     with OpenAIChatServer([reply] * 20) as server:
+        # its own max_tokens (above the 10,000 output tokens each reply reports): no call carries a smaller cap
         model = ChatOpenAI(model="gpt-4o-mini", base_url=server.base_url, api_key="sk-test", max_retries=0,
-                           timeout=10)
+                           timeout=10, max_tokens=16_000)
         cfg = AnyToolConfig(**CFG, token_budget=10_000_000, max_cost=0.05)
         out = create_anytool_graph(catalog, model, config=cfg, executor=executor).invoke({"query": "AAPL price?"})
         requests = len(server.chat_requests)

@@ -88,3 +88,63 @@ def test_lone_surrogates_are_replaced_and_named() -> None:
     assert fields == ["tools[0].description"]
     assert cleaned["tools"][0]["description"] == "bad \ufffd text"
     cleaned["tools"][0]["description"].encode("utf-8")
+
+
+# ------------------------------------------------------------------------------------------- lines, schema, names
+def test_json_lines_are_streamed_with_a_cap_per_line(tmp_path: Path) -> None:
+    from langgraph_anytool.sanitize.files import iter_json_lines
+
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"a": 1}\n\n{"cut short\n' + "[" * 100_000 + "]" * 100_000 + "\n")
+    rows = iter_json_lines(path, max_line_bytes=1_000_000, skip_invalid=True)
+    assert next(rows) == (1, {"a": 1})
+    with pytest.raises(DataFileError) as info:  # skipped: the crash's line; refused: the deep one, by its line
+        next(rows)
+    _one_line(info, path, "line 4", "nesting too deep")
+    long = tmp_path / "long.jsonl"
+    long.write_text('{"a": 1}\n' + '"' + "x" * 5000 + '"\n')
+    with pytest.raises(DataFileError) as info:
+        list(iter_json_lines(long, max_line_bytes=4096))
+    _one_line(info, long, "line 2", "over 4,096 bytes")
+
+
+def test_check_model_names_the_file_line_and_field() -> None:
+    from pydantic import BaseModel
+
+    from langgraph_anytool.sanitize.files import check_model
+
+    class Usage(BaseModel):
+        model_calls: float = 0
+
+    class Record(BaseModel):
+        usage: Usage
+
+    with pytest.raises(DataFileError) as info:
+        check_model(Record, {"usage": {"model_calls": "abc"}}, source="r.jsonl", line=3)
+    assert str(info.value).startswith("r.jsonl, line 3, field 'usage.model_calls': ")
+    assert "'abc'" in str(info.value)
+
+
+@pytest.mark.parametrize("name", ["../../x", "/etc/passwd", "a/b", "..", ".", "", ".hidden", "x" * 500,
+                                  "G1\x00", "a\\b"])
+def test_names_from_data_become_file_names_inside_the_folder(tmp_path: Path, name: str) -> None:
+    from langgraph_anytool.sanitize.files import path_inside, safe_file_name
+
+    file_name = safe_file_name(name, fallback="results")
+    target = path_inside(tmp_path, f"{file_name}.json")
+    assert target.parent == tmp_path.resolve() and not target.name.startswith(".")
+    assert safe_file_name(name) != safe_file_name(name + "_")  # distinct names stay distinct
+
+
+def test_path_inside_refuses_symlinks_and_dot_dots(tmp_path: Path) -> None:
+    from langgraph_anytool.sanitize.files import check_plain_name, path_inside
+
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "G1.json").symlink_to(tmp_path / "elsewhere.json")
+    for parts in (("G1.json",), ("..", "x.json"), ("/etc/passwd",)):
+        with pytest.raises(DataFileError, match="outside"):
+            path_inside(tmp_path / "out", *parts)
+    assert check_plain_name("weatherapi_com", source="c", field="f") == "weatherapi_com"
+    for bad in ("../x", "/abs", "..", "a\\b", "~root", ""):
+        with pytest.raises(DataFileError, match="not a tool name"):
+            check_plain_name(bad, source="config.yml", field="RAPIDAPI_TOOLS[0]", what="tool name")

@@ -17,7 +17,8 @@ A comment on the line before a fence marks the block: `<!-- docs-test: slow -->`
 `<!-- docs-test: needs-shared -->` (needs ../shared/toolbench; skipped when absent), `<!-- docs-test:
 needs-network REASON -->` (a network service or a key; not run, and the page says so beside the block),
 `<!-- docs-test: manual REASON -->` (a set-up command this suite cannot run inside itself, e.g. `make test`),
-`<!-- docs-test: xfail REASON -->` (a known bug makes the block fail; strict: the test fails once it passes).
+`<!-- docs-test: xfail REASON -->` (a known bug makes the block fail; strict: the test fails once it passes),
+`<!-- docs-test: real-model -->` (needs a real model: run by tests/real_model/ against llama-server, not here).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ REPO = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("ANYTOOL_TEST_SHARED") or REPO.parent / "shared")
 RUN = ("python", "bash")
 NOT_RUN = ("text", "mermaid")
-MARKS = ("slow", "needs-shared", "needs-network", "manual", "xfail")
+MARKS = ("slow", "needs-shared", "needs-network", "manual", "xfail", "real-model")
 FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<body>.*?)\s*-->\s*$")
 EXPECTED_EXIT = re.compile(r"#.*\bexits? (?:code )?(?P<code>\d+)\b")
@@ -222,6 +223,8 @@ def skip_reason(block: Block) -> str | None:
         return f"needs a network service: {block.marks['needs-network']}"
     if "manual" in block.marks:
         return f"manual: {block.marks['manual']}"
+    if "real-model" in block.marks:
+        return "needs a real model: runs against llama-server in tests/real_model/test_docs_blocks.py"
     if "needs-shared" in block.marks and not (SHARED / "toolbench").is_dir():
         return f"needs {SHARED / 'toolbench'}"
     return None

@@ -147,7 +147,7 @@ def test_bad_model_specs_name_the_problem(tmp_path: Path) -> None:
 
 def test_a_bad_manifest_is_named(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text("{not json", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"manifest\.json: cannot read it as JSON"):
+    with pytest.raises(ValueError, match=r"manifest\.json: invalid JSON at line 1"):
         read_trained(tmp_path)
     (tmp_path / "manifest.json").write_text(json.dumps({"format": "other"}), encoding="utf-8")
     with pytest.raises(ValueError, match="not a trained-encoder manifest"):

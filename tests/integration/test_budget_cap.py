@@ -17,7 +17,7 @@ from langgraph_anytool import AnyToolConfig, create_anytool_graph
 from langgraph_anytool.catalog import Catalog
 from langgraph_anytool.cli.app import main
 from langgraph_anytool.models import llm
-from langgraph_anytool.models.fitting import bound_tools, estimate_tokens
+from langgraph_anytool.models.fitting import ROLE_REPLY_TOKENS, bound_tools, estimate_tokens, sent_overhead
 from langgraph_anytool.models.guard import CallGuard
 from langgraph_anytool.models.llm import BUDGET_KIND, ModelCallError, call_role
 from langgraph_anytool.nodes.solver.textmode import TextToolRunnable
@@ -45,19 +45,23 @@ def _sent_cap(body: dict[str, Any]) -> int | None:
     return body.get("max_completion_tokens")
 
 
+SOLVER_CAP = ROLE_REPLY_TOKENS["solver"]  # every solver call carries it (issue 26)
+
+
 @pytest.mark.parametrize("form", ["bare", "tools", "text"])
 def test_chatopenai_gets_max_completion_tokens_equal_to_what_is_left(form: str) -> None:
-    """Left 3,000: the cap sent is 3,000 less the prompt's estimate (the tools' schemas included), with tools bound
-    natively, in text mode (`TextToolRunnable`) and bare."""
+    """Left 800: the cap sent is 800 less the prompt's estimate (the tools' schemas included), with tools bound
+    natively, in text mode (`TextToolRunnable`) and bare; without a budget, the role's own `max_tokens`."""
     with OpenAIChatServer(["ok"] * 2) as server:
         model = _model(server)
         runnable: Any = {"bare": model, "tools": model.bind_tools([TOOL]), "text": TextToolRunnable(model, [TOOL])}[form]
-        call_role(runnable, "solver", PROMPT, guard=_room(3_000))
-        call_role(runnable, "solver", PROMPT, guard=_room(None))  # no budget: no cap
+        call_role(runnable, "solver", PROMPT, guard=_room(800))
+        call_role(runnable, "solver", PROMPT, guard=_room(None))  # no budget: the role's max_tokens
         capped, free = server.chat_requests
-    expected = 3_000 - estimate_tokens(PROMPT, bound_tools(runnable))
-    assert _sent_cap(capped) == expected and 0 < expected < 3_000
-    assert _sent_cap(free) is None
+    # the prompt's estimate: its messages, the tools' schemas, and what text mode writes into the prompt
+    expected = 800 - estimate_tokens(PROMPT, bound_tools(runnable)) - sent_overhead(runnable, PROMPT)
+    assert _sent_cap(capped) == expected and 0 < expected < 800
+    assert _sent_cap(free) == SOLVER_CAP
     assert bool(capped.get("tools")) == (form == "tools")
 
 
@@ -72,16 +76,19 @@ def test_an_existing_smaller_max_tokens_is_never_raised_and_a_larger_one_is_lowe
     assert _sent_cap(free) == 100  # the model's own setting, as before
 
 
-def test_no_cap_when_the_model_could_not_write_that_much_anyway() -> None:
-    """gpt-4o-mini writes at most 16,384 tokens (langchain's profile): with 100,000 left no cap is sent (OpenAI
-    refuses a larger `max_completion_tokens`); with 10,000 left it is."""
-    with OpenAIChatServer(["ok"] * 2) as server:
+def test_the_budget_caps_only_below_the_roles_max_tokens() -> None:
+    """With 100,000 left the role's `max_tokens` is sent; with 500 left, what the budget has left after the prompt;
+    a model's own `max_tokens` above gpt-4o-mini's output limit (16,384 in langchain's profile) is sent at that
+    limit (OpenAI refuses a larger `max_completion_tokens`)."""
+    with OpenAIChatServer(["ok"] * 3) as server:
         model = ChatOpenAI(model="gpt-4o-mini", base_url=server.base_url, api_key="sk-test", max_retries=0)
         call_role(model, "solver", PROMPT, guard=_room(100_000))
-        call_role(model, "solver", PROMPT, guard=_room(10_000))
-        wide, narrow = server.chat_requests
-    assert _sent_cap(wide) is None
-    assert _sent_cap(narrow) == 10_000 - estimate_tokens(PROMPT)
+        call_role(model, "solver", PROMPT, guard=_room(500))
+        call_role(model.model_copy(update={"max_tokens": 50_000}), "solver", PROMPT, guard=_room(None))
+        wide, narrow, own = server.chat_requests
+    assert _sent_cap(wide) == SOLVER_CAP
+    assert _sent_cap(narrow) == 500 - estimate_tokens(PROMPT)
+    assert _sent_cap(own) == 16_384
 
 
 def test_a_call_whose_reply_would_have_no_room_is_not_sent() -> None:
@@ -126,20 +133,28 @@ def _responder(weather_fn: str, long_answer: str) -> Any:
     return reply
 
 
-def _graph_run(budget: int | None, long_answer: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _graph_run(budget: int | None, long_answer: str, **model: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     catalog, executor = make_world()
     weather_fn = catalog.function_name(catalog.find_api("Weather Now", "Current").id)
     with OpenAIChatServer(policy=_responder(weather_fn, long_answer)) as server:
         extra = {} if budget is None else {"token_budget": budget}
-        graph = create_anytool_graph(catalog, _model(server), executor=executor, checkpointer=InMemorySaver(),
+        graph = create_anytool_graph(catalog, _model(server, **model), executor=executor, checkpointer=InMemorySaver(),
                                      config=AnyToolConfig(seed_with_search=False, max_concurrency=1, **extra))
         out = graph.invoke({"query": "What's the temperature in Paris?"}, {"configurable": {"thread_id": "t"}})
         return out, server.chat_requests
 
 
+@pytest.fixture
+def no_role_caps(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every role's `max_tokens` lifted above what these runs write: the token budget's cap is the one that binds."""
+    for role in ROLE_REPLY_TOKENS:
+        monkeypatch.setitem(ROLE_REPLY_TOKENS, role, 1_000_000)
+
+
 def test_a_whole_chatopenai_run_sends_caps_within_the_budget_and_ends_budget_exhausted() -> None:
     budget = 12_000
-    out, requests = _graph_run(budget, "Let me think at length. " * 3_000)  # about 18,000 tokens
+    # the model's own max_tokens (16,000) lets its replies run long: the budget's cap is the one that binds
+    out, requests = _graph_run(budget, "Let me think at length. " * 3_000, max_tokens=16_000)  # ~18,000 tokens
     caps = [_sent_cap(r) for r in requests]
     assert caps[-1] is not None  # the solver's call was capped, and its reply cut there
     assert all(c is None or 0 < c < budget for c in caps)
@@ -150,10 +165,11 @@ def test_a_whole_chatopenai_run_sends_caps_within_the_budget_and_ends_budget_exh
     # (the server counts a prompt as its JSON / 4, more than our estimate: the total may pass by that difference)
 
 
-def test_a_whole_chatopenai_run_under_the_default_budget_sends_no_cap() -> None:
+def test_a_whole_chatopenai_run_under_the_default_budget_sends_each_roles_max_tokens() -> None:
     out, requests = _graph_run(None, "Let me look that up.")
-    assert len(requests) >= 6 and all(_sent_cap(r) is None for r in requests)  # 200,000 left: more than the 32k
-    assert out["status"] == "solved"  # window (gpt-test's assumed profile) lets the model write
+    caps = {_sent_cap(r) for r in requests}  # 200,000 left: the budget never binds, each role's default does
+    assert len(requests) >= 6 and caps <= set(ROLE_REPLY_TOKENS.values()) and SOLVER_CAP in caps
+    assert out["status"] == "solved"
 
 
 def test_the_offline_stand_in_honours_max_tokens_and_says_length() -> None:
@@ -180,6 +196,7 @@ def _offline_run(tmp_path: Path, budget: int) -> dict[str, Any]:
     return dict(json.loads(out.read_text().splitlines()[0]))
 
 
+@pytest.mark.usefixtures("no_role_caps")
 def test_a_whole_offline_run_keeps_to_a_small_budget(tmp_path: Path) -> None:
     """Before: the solver's last reply (about 4,500 tokens, no cap) took this run to 61,633 of 61,000."""
     rec = _offline_run(tmp_path, 61_000)
@@ -188,8 +205,10 @@ def test_a_whole_offline_run_keeps_to_a_small_budget(tmp_path: Path) -> None:
     assert rec["status"] == "budget_exhausted" and "the reply was cut at" in rec["reason"], rec["reason"]
 
 
+@pytest.mark.usefixtures("no_role_caps")
 def test_an_offline_run_with_room_to_spare_is_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Under a budget it never nears no cap binds: the same run as with capping switched off (as before)."""
+    """Under a budget it never nears (and no role's `max_tokens` binding) no cap binds: the same run as with capping
+    switched off (as before)."""
     rec = _offline_run(tmp_path, 1_000_000)
     monkeypatch.setattr(llm, "cap_kwarg", lambda _model: None)  # no model takes a cap: the behaviour before
     (tmp_path / "before").mkdir()

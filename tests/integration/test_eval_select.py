@@ -33,7 +33,9 @@ def test_limit_counts_covered_queries(tmp_path: Path, capsys: pytest.CaptureFixt
     assert code == 0, err
     # the three uncovered queries come first in the file: before the fix --limit 2 kept them, and then all went
     assert sorted(r["query_id"] for r in read_results(out)) == ["10", "11"]
-    assert "3 of 6 queries have relevant APIs missing" in err and "skipped" in err
+    # the file is read only as far as --limit needs: the 3 uncovered and the 2 covered queries, not the last one
+    assert "3 of 5 queries have relevant APIs missing" in err and "skipped" in err
+    assert "reading stopped at --limit" in err
     assert "2 queries | catalog builtin" in err
 
 

@@ -105,13 +105,43 @@ def test_a_dropped_connection_is_retried(streaming: bool) -> None:
     assert reply.content == "ok" and used["retries"] == 1
 
 
+REMOTE = CallGuard(policy=FAST, is_local=lambda endpoint: False)  # the loopback server taken as a remote one
+
+
 @STREAMING
-def test_a_reply_slower_than_the_client_timeout_is_retried(streaming: bool) -> None:
+def test_a_remote_reply_slower_than_the_client_timeout_is_retried(streaming: bool) -> None:
     with OpenAIChatServer([ChatFault.slow(1.5), "ok"]) as server:
-        reply, used = ask(client(server, streaming=streaming, timeout=0.3))
+        reply, used = ask(client(server, streaming=streaming, timeout=0.3), REMOTE)
         waited = gaps(server)
-    assert reply.content == "ok" and used["retries"] == 1
+    assert reply.content == "ok" and used["retries"] == 1 and used["timeouts"] == 1
     assert 0.3 <= waited[0] < 1.4  # the client gave up at its timeout, not when the server answered
+
+
+@STREAMING
+def test_a_local_servers_timed_out_call_is_not_sent_again(streaming: bool) -> None:
+    """A local server that took too long is busy computing that very request: sending it again would only start the
+    computation over (issue 26), so the call fails at once, saying why."""
+    with OpenAIChatServer([ChatFault.slow(1.5), "ok"]) as server:
+        with pytest.raises(ModelCallError) as err:
+            ask(client(server, streaming=streaming, timeout=0.3))
+        assert len(server.chat_requests) == 1
+    assert err.value.kind == "timeout" and err.value.retries == 0
+    assert "is not sent again" in str(err.value) and "within 0.3 s" in str(err.value)
+
+
+def test_timed_out_calls_are_retried_at_most_the_runs_cap() -> None:
+    taken: list[int] = []
+
+    def gate() -> str | None:  # the run's `max_timeout_retries` = 1
+        taken.append(1)
+        return None if len(taken) <= 1 else "timeout"
+
+    with OpenAIChatServer([ChatFault.slow(1.5), ChatFault.slow(1.5), "ok"]) as server:
+        guard = CallGuard(policy=FAST, is_local=lambda endpoint: False, timeout_gate=gate)
+        with pytest.raises(ModelCallError) as err:
+            ask(client(server, timeout=0.3), guard)
+        assert len(server.chat_requests) == 2
+    assert err.value.kind == "timeout" and err.value.capped == "timeout" and "(timeout retry cap)" in str(err.value)
 
 
 @STREAMING
@@ -183,8 +213,12 @@ def test_a_model_made_from_a_string_leaves_retrying_to_us(monkeypatch: pytest.Mo
         model = init_model("openai:gpt-test", request_timeout=7.5)
         reply, used = ask(model)
         assert len(server.chat_requests) == 2
-    assert getattr(model, "max_retries", None) == 0 and getattr(model, "request_timeout", None) == 7.5
+    # a loopback server's model gets no fixed timeout: `call_role` streams its calls with the run's stall_timeout
+    assert getattr(model, "max_retries", None) == 0 and getattr(model, "request_timeout", None) is None
     assert reply.content == "ok" and used["retries"] == 1  # our retry, counted (not the client's own)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://gpu-host.invalid:8000/v1")  # built only: no request is sent
+    remote = init_model("openai:gpt-test", request_timeout=7.5)
+    assert getattr(remote, "max_retries", None) == 0 and getattr(remote, "request_timeout", None) == 7.5
 
 
 def test_retry_settings_are_validated() -> None:
@@ -413,8 +447,9 @@ def test_context_length_twice_fails_with_the_kind() -> None:
     with OpenAIChatServer(["ok"], context_window=300) as server:
         with pytest.raises(ModelCallError) as err:
             ask(client(server), prompt=msgs)
-        assert len(server.chat_requests) == 2  # once as it was, once cut to half: then no more
-    assert err.value.kind == "context_length" and "even cut to half" in str(err.value)
+        # once as it was, then cut to what each overflow reply stated (the window, the prompt's tokens): no more
+        assert len(server.chat_requests) == 3
+    assert err.value.kind == "context_length" and "even cut to the counts the server stated" in str(err.value)
 
 
 def test_a_solver_prompt_that_does_not_fit_ends_the_attempt_with_that_reason() -> None:

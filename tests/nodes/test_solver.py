@@ -324,9 +324,19 @@ def test_token_budget_stops_before_the_next_model_call() -> None:
 
 def test_model_call_cap_bounds_a_model_that_never_calls() -> None:
     model = ScriptedChatModel(responder=lambda messages, tools: ai("thinking..."))
-    attempt = only_attempt(solve(make_deps(model, max_api_calls=1, max_depth=100, dfsdt_width=1)))
+    attempt = only_attempt(solve(make_deps(model, max_api_calls=1, max_depth=100, dfsdt_width=1,
+                                           max_turns_without_call=100)))
     assert attempt["finish_type"] == "call_budget" and "model-call limit" in attempt["reason"]
     assert len(model.calls) == 4 * 1 + 10
+
+
+def test_a_model_that_never_calls_ends_the_attempt_after_three_replies() -> None:
+    """Issue 26: a reply without a function call is answered with a reminder, but three in a row
+    (`max_turns_without_call`) end the attempt (finish type "no_calls"), not the model-call cap's 14 calls."""
+    model = ScriptedChatModel(responder=lambda messages, tools: ai("thinking..."))
+    attempt = only_attempt(solve(make_deps(model, max_api_calls=1, max_depth=100, dfsdt_width=1)))
+    assert attempt["finish_type"] == "no_calls" and len(model.calls) == 3
+    assert attempt["reason"].startswith("3 replies in a row without a function call (max_turns_without_call=3)")
 
 
 def test_model_error_ends_the_solve_as_error() -> None:

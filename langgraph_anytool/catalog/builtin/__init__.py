@@ -108,10 +108,12 @@ def builtin_implementations() -> dict[str, Callable[..., Any]]:
     return {api_id: ArithmeticGuard(spec.func) for api_id, spec in _build()[1].items()}
 
 
-def builtin_slow_api_ids() -> frozenset[str]:
-    """Builtin APIs that some inputs make slow (unit parsing, regexes, factorisation...): run them killable."""
-    return frozenset(api_id for api_id, spec in _build()[1].items() if spec.may_be_slow)
+def builtin_worker_api_ids() -> frozenset[str]:
+    """The builtin APIs that run in killable worker processes: all but the code-running ones (those wait on their
+    sandbox, which its own time, CPU and memory limits end). In a worker, a call that overruns its time limit is
+    killed, and a big-integer operation holding the GIL stops no other query."""
+    return frozenset(api_id for api_id, spec in _build()[1].items() if not spec.needs_sandbox)
 
 
-__all__ = ["builtin_api_specs", "builtin_categories", "builtin_implementations", "builtin_slow_api_ids",
+__all__ = ["builtin_api_specs", "builtin_categories", "builtin_implementations", "builtin_worker_api_ids",
            "category_specs"]

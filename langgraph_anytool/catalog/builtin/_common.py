@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 from collections.abc import Iterable
 from typing import Any
+
+# Numbers written as text: at most this many digits, and a decimal exponent (1e400) of at most this size. Checked
+# before any arithmetic: Fraction("1e40000000") computes 10**40000000, holding the GIL for minutes.
+MAX_NUMBER_DIGITS = 1000
+MAX_DECIMAL_EXPONENT = 1000
+_EXPONENT = re.compile(r"[eE]\s*[-+]?\s*([0-9_]+)")
 
 
 def clean_number(x: float, digits: int = 12) -> float | int:
@@ -22,6 +29,21 @@ def clean_number(x: float, digits: int = 12) -> float | int:
     if rounded.is_integer() and abs(rounded) < 1e15:
         return int(rounded)
     return rounded
+
+
+def check_number_text(text: str, name: str, *, max_digits: int = MAX_NUMBER_DIGITS,
+                      max_exponent: int = MAX_DECIMAL_EXPONENT) -> str:
+    """`text` unchanged when it holds at most `max_digits` digits and no decimal exponent (`e...`) larger than
+    `max_exponent`; ValueError naming the parameter otherwise. Counting characters costs nothing, whatever the
+    text: it runs before any parsing."""
+    digits = sum(ch.isdigit() for ch in text)
+    if digits > max_digits:
+        raise ValueError(f"{name} has {digits} digits; at most {max_digits} are allowed")
+    for match in _EXPONENT.finditer(text):
+        exponent = match.group(1).replace("_", "").lstrip("0")
+        if len(exponent) > len(str(max_exponent)) or (exponent and int(exponent) > max_exponent):
+            raise ValueError(f"{name} has an exponent above {max_exponent} ({text[:40]!r})")
+    return text
 
 
 def as_float(value: Any, name: str) -> float:

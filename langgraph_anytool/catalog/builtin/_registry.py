@@ -45,8 +45,9 @@ class ApiSpec:
     template: Any
     method: str = "GET"
     deterministic: bool = True  # False: the answer depends on the clock, randomness or timing (do not cache)
-    needs_sandbox: bool = False  # runs submitted code: offered only where an OS sandbox works (see _sandbox.py)
-    may_be_slow: bool = False  # some inputs take long: runs in a worker process that a timeout kills
+    # runs submitted code: offered only where an OS sandbox works (see _sandbox.py); it runs in our process (it
+    # waits on the sandbox, which its own limits kill), every other builtin API runs in a killable worker process
+    needs_sandbox: bool = False
     max_argument_chars: int | None = None  # per-API cap on each argument's size (None: validation's default)
 
 

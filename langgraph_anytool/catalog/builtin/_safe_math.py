@@ -11,8 +11,9 @@ from typing import Any
 
 MAX_LENGTH = 500
 MAX_NODES = 300
-MAX_INT_BITS = 20000
+MAX_INT_BITS = 14000  # every integer the expression computes (about 4,200 digits: printable under Python's limit)
 MAX_FACTORIAL = 1000
+MAX_ROUND_DIGITS = 400  # round(x, n): |n| (round(5, -10**9) computes 10**(10**9))
 
 _BINARY: Mapping[type[ast.operator], Callable[[Any, Any], Any]] = MappingProxyType({
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -49,13 +50,21 @@ def _bounded(func: Callable[..., int]) -> Callable[..., int]:
     return call
 
 
+def _round(x: Any, ndigits: Any = None) -> Any:
+    if ndigits is None:
+        return round(x)
+    if not isinstance(ndigits, int) or abs(ndigits) > MAX_ROUND_DIGITS:
+        raise ValueError(f"round() takes a whole number of digits between -{MAX_ROUND_DIGITS} and {MAX_ROUND_DIGITS}")
+    return round(x, ndigits)
+
+
 def _log(x: float, base: float | None = None) -> float:
     return math.log(x) if base is None else math.log(x, base)
 
 
 def _functions() -> dict[str, Callable[..., Any]]:
     return {
-        "sqrt": math.sqrt, "cbrt": lambda x: math.copysign(abs(x) ** (1 / 3), x), "abs": abs, "round": round,
+        "sqrt": math.sqrt, "cbrt": lambda x: math.copysign(abs(x) ** (1 / 3), x), "abs": abs, "round": _round,
         "floor": math.floor, "ceil": math.ceil, "trunc": math.trunc, "exp": math.exp, "ln": math.log, "log": _log,
         "log10": math.log10, "log2": math.log2, "sin": math.sin, "cos": math.cos, "tan": math.tan,
         "asin": math.asin, "acos": math.acos, "atan": math.atan, "atan2": math.atan2, "sinh": math.sinh,
@@ -127,6 +136,8 @@ class _Evaluator:
             raise ValueError(f"{name}(): {exc}") from None
         if self.degrees and name in _INV_TRIG:
             result = math.degrees(result)
+        if isinstance(result, int) and result.bit_length() > MAX_INT_BITS:
+            raise ValueError(f"the result of {name}() is too large")
         return result
 
 

@@ -28,11 +28,12 @@ import os
 import resource
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -118,44 +119,82 @@ except BaseException as exc:
 '''
 
 
-# The test harness (run_python_tests): this process never runs submitted code. For each test it forks a child
-# that closes the verdict descriptor, installs the guards, runs main.py and then the test in main.py's globals,
-# and exits 0 after the test returned. The harness reads the child's wait status and writes the verdict to the
-# descriptor the host opened for it, which no child holds: the code under test can print anything, read every
-# file in /sandbox, and still not write a verdict. (Code that ends its own process with status 0 before the test
-# runs, e.g. `os._exit(0)`, does not pass either: the child must also report on its own pipe that the test
-# returned. Code that deliberately finds that pipe, writes the report and exits subverts its own process; no test
-# runner sharing a process with the code under test can rule that out, and it cannot happen by printing.)
-_TEST_HARNESS = _GUARDS + r'''
-
-import json
+# `run_python_tests` (see `_sandbox_rpc.py`): two sandboxes joined by one socket pair per test. The code server
+# forks a fresh child per test that runs main.py and then answers requests about its objects until the tester closes
+# that test's socket. The tester's harness forks a child per test that runs the test snippet with the code's names
+# bound to proxies, and writes the verdicts (each child's exit status and report) to the descriptor the host opened
+# for it. The code never runs in the tester's sandbox, and never holds that descriptor.
+_LOAD_PROTOCOL = r'''
+import importlib.util
 import os
 
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_spec = importlib.util.spec_from_file_location("sandbox_rpc", os.path.join(_HERE, "sandbox_rpc.py"))
+sandbox_rpc = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(sandbox_rpc)
+_FDS = [int(fd) for fd in sys.argv[-1].split(",") if fd]
+'''
+
+_CODE_SERVER = _GUARDS + _LOAD_PROTOCOL + r'''
+import runpy
+
+for _index, _fd in enumerate(_FDS):
+    _pid = os.fork()
+    if _pid == 0:
+        for _other in _FDS[_index + 1:]:  # the sockets of later tests (earlier ones are closed already)
+            os.close(_other)
+        _saved_stdout = os.dup(1)
+        if _index > 0:  # the code's own output is shown once (from the first test's run)
+            _null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(_null, 1)
+            os.close(_null)
+        _install_guards()
+        _namespace, _error = None, None
+        try:
+            _namespace = runpy.run_path(os.path.join(_HERE, "main.py"), run_name="__main__")
+        except BaseException as _exc:
+            _error = _exc
+        sys.stdout.flush()
+        os.dup2(_saved_stdout, 1)
+        try:
+            sandbox_rpc.Peer(_fd, serves=sandbox_rpc.EVERYTHING, namespace=_namespace,
+                             load_error=_error).serve_forever()
+        finally:
+            try:
+                sys.stdout.flush()
+                sys.stderr.flush()
+            finally:
+                os._exit(0)
+    os.close(_fd)
+    os.waitpid(_pid, 0)
+'''
+
+_TESTER = _GUARDS + _LOAD_PROTOCOL + r'''
+import json
+import runpy
+
 _VERDICT_FD = int(sys.argv[2])
-_COUNT = int(sys.argv[3])
-_MAIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "main.py")
 _fork, _waitpid, _write, _close, _pipe, _read = os.fork, os.waitpid, os.write, os.close, os.pipe, os.read
 
 
-def _child(index, report_fd, quiet):
-    import runpy
+def _detail(exc):
+    try:
+        return (type(exc).__name__ + ": " + str(exc))[:500]
+    except BaseException:
+        return type(exc).__name__
+
+
+def _child(index, fd, report_fd):
     _close(_VERDICT_FD)
-    saved_stdout = os.dup(1)
-    if quiet:  # the code's own output is shown once (from the first test's run)
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 1)
-        os.close(null)
+    for other in _FDS[index + 1:]:  # the sockets of later tests (earlier ones are closed already)
+        _close(other)
     _install_guards()
     try:
-        namespace = runpy.run_path(_MAIN, run_name="__main__")
-        sys.stdout.flush()
-        os.dup2(saved_stdout, 1)
-        runpy.run_path(os.path.join(os.path.dirname(_MAIN), f"test_{index}.py"), init_globals=namespace,
-                       run_name="__test__")
+        names = sandbox_rpc.Peer(fd, serves=sandbox_rpc.CALLS).request("names")
+        runpy.run_path(os.path.join(_HERE, f"test_{index}.py"), init_globals=names, run_name="__test__")
         outcome = b"ok"
     except BaseException as exc:
-        detail = (type(exc).__name__ + ": " + str(exc))[:500]
-        outcome = b"fail" + detail.encode("utf-8", "backslashreplace")
+        outcome = b"fail" + _detail(exc).encode("utf-8", "backslashreplace")
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -164,13 +203,14 @@ def _child(index, report_fd, quiet):
         os._exit(0 if outcome == b"ok" else 1)
 
 
-for _index in range(_COUNT):
+for _index, _fd in enumerate(_FDS):
     _r, _w = _pipe()
     _pid = _fork()
     if _pid == 0:
         _close(_r)
-        _child(_index, _w, quiet=_index > 0)
+        _child(_index, _fd, _w)
     _close(_w)
+    _close(_fd)  # the code server's child for this test sees the end of it once the test's child is done
     _chunks = []
     while True:
         _chunk = _read(_r, 4096)
@@ -419,93 +459,145 @@ def run_python(code: str, *, stdin: str = "", limits: SandboxLimits | None = Non
     Raises `SandboxUnavailable` (with how to enable it) when there is no OS sandbox and unsandboxed execution was
     not allowed. `interpreter` and `user` (start bwrap as this uid) exist for tests and special deployments.
     """
-    return _run(code, _BOOTSTRAP, stdin=stdin, limits=limits, status=status, interpreter=interpreter, user=user)
+    lim = limits or SandboxLimits()
+    with _Runner(status, interpreter, user) as runner:
+        proc = runner.launch("code", {"main.py": code, "bootstrap.py": _BOOTSTRAP}, lim, stdin=stdin)
+        timed_out = runner.wait(proc, lim)
+        return runner.report(proc, lim, timed_out)
 
 
 def run_python_with_tests(code: str, tests: list[str], *, limits: SandboxLimits | None = None,
                           status: SandboxStatus | None = None) -> dict[str, Any]:
-    """Run `code` and then each test snippet in its own sandboxed child process; the run report gains `verdicts`,
-    `{index: (passed, error)}`, read from a descriptor that only the harness (never the code under test) holds."""
-    return _run(code, _TEST_HARNESS, limits=limits, status=status, tests=tests)
+    """Run each test snippet against `code` (run afresh for each test) and report; the run report gains
+    `verdicts`, `{index: (passed, error)}`.
 
-
-def _run(code: str, bootstrap: str, *, stdin: str = "", limits: SandboxLimits | None = None,
-         status: SandboxStatus | None = None, interpreter: str | None = None, user: int | None = None,
-         tests: list[str] | None = None) -> dict[str, Any]:
+    The code runs in one sandbox (a code server) and the tests in another (a tester), joined by one socket pair
+    per test (`_sandbox_rpc.py`): a test operates on the code's objects through proxies, so every verdict comes
+    from a process the code never ran in, and the tester's harness alone holds the descriptor the verdicts go to.
+    The report's `stdout` is the code's output (from its first run), then the tests' own prints."""
     lim = limits or SandboxLimits()
-    st = status or sandbox_status()
-    if not st.available:
-        raise SandboxUnavailable(st.detail)
-    sandboxed = st.mode == "bwrap"
-    if not sandboxed:
-        warn_unsandboxed(st.detail)
-    bwrap = shutil.which("bwrap") or "bwrap"
-    if sandboxed and user is None:
-        user = _sandbox_user()
-    with tempfile.TemporaryDirectory(prefix="anytool-sandbox-") as tmp:
-        work = Path(tmp)
-        code_dir = work / "code"
-        code_dir.mkdir()
-        (code_dir / "main.py").write_text(code, encoding="utf-8")
-        (code_dir / "bootstrap.py").write_text(bootstrap, encoding="utf-8")
-        for index, test in enumerate(tests or ()):
-            (code_dir / f"test_{index}.py").write_text(test, encoding="utf-8")
-        (work / "stdin.txt").write_text(stdin, encoding="utf-8")
-        _prepare_dirs(work, code_dir, user)
-        out_path, err_path, verdict_path = work / "stdout.txt", work / "stderr.txt", work / "verdicts.txt"
+    protocol = Path(__file__).with_name("_sandbox_rpc.py").read_text(encoding="utf-8")
+    with _Runner(status, None, None) as runner:
+        pairs = [socket.socketpair() for _ in tests]
+        code_fds = [a.fileno() for a, _ in pairs]
+        test_fds = [b.fileno() for _, b in pairs]
+        verdict_path = runner.work / "verdicts.txt"
         verdict_fd = os.open(verdict_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        extra = (str(verdict_fd), str(len(tests))) if tests is not None else ()
-        if sandboxed:
-            argv = bwrap_command(bwrap, interpreter or _interpreter(user), str(code_dir), lim, extra)
+        try:
+            server = runner.launch("code", {"main.py": code, "bootstrap.py": _CODE_SERVER,
+                                            "sandbox_rpc.py": protocol}, lim,
+                                   pass_fds=code_fds, extra=(",".join(map(str, code_fds)),))
+            tester = runner.launch("tests", {"bootstrap.py": _TESTER, "sandbox_rpc.py": protocol,
+                                             **{f"test_{i}.py": t for i, t in enumerate(tests)}}, lim,
+                                   pass_fds=(*test_fds, verdict_fd),
+                                   extra=(str(verdict_fd), ",".join(map(str, test_fds))))
+        finally:
+            os.close(verdict_fd)
+            for a, b in pairs:
+                a.close()
+                b.close()
+        timed_out = runner.wait(tester, lim)
+        runner.stop(server)
+        report = runner.report(tester, lim, timed_out)
+        code_report = runner.report(server, lim, False)
+        report["stdout"] = (code_report["stdout"] + report["stdout"])[:lim.output_chars]
+        report["stdout_truncated"] = report["stdout_truncated"] or code_report["stdout_truncated"]
+        report["stderr"] = "\n".join(x for x in (code_report["stderr"], report["stderr"]) if x)
+        report["verdicts"] = _read_verdicts(verdict_path)
+    return report
+
+
+class _Runner:
+    """Sandboxed processes of one run, in one temporary directory; every one of them is killed on exit."""
+
+    def __init__(self, status: SandboxStatus | None, interpreter: str | None, user: int | None) -> None:
+        st = status or sandbox_status()
+        if not st.available:
+            raise SandboxUnavailable(st.detail)
+        self.sandboxed = st.mode == "bwrap"
+        if not self.sandboxed:
+            warn_unsandboxed(st.detail)
+        self.bwrap = shutil.which("bwrap") or "bwrap"
+        self.user = _sandbox_user() if self.sandboxed and user is None else user
+        self.interpreter = interpreter
+        self._tmp = tempfile.TemporaryDirectory(prefix="anytool-sandbox-")
+        self.work = Path(self._tmp.name)
+        self._started: list[tuple[subprocess.Popen[bytes], str, float]] = []
+
+    def __enter__(self) -> _Runner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            for proc, _, _ in self._started:
+                self.stop(proc)
+        finally:
+            self._tmp.cleanup()
+
+    def launch(self, name: str, files: Mapping[str, str], lim: SandboxLimits, *, stdin: str = "",
+               pass_fds: Sequence[int] = (), extra: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
+        """Start `bootstrap.py` of a new folder holding `files`, in its own sandbox (bwrap) or process."""
+        code_dir = self.work / name
+        code_dir.mkdir()
+        for file_name, text in files.items():
+            (code_dir / file_name).write_text(text, encoding="utf-8")
+        (self.work / f"{name}.stdin").write_text(stdin, encoding="utf-8")
+        _prepare_dirs(self.work, code_dir, self.user)
+        if self.sandboxed:
+            argv = bwrap_command(self.bwrap, self.interpreter or _interpreter(self.user), str(code_dir), lim, extra)
             cwd, unshare = Path("/"), None
         else:
-            argv = [interpreter or sys.executable, "-I", "bootstrap.py", "-1", *extra]
+            argv = [self.interpreter or sys.executable, "-I", "bootstrap.py", "-1", *extra]
             cwd, unshare = code_dir, _unshare_fn()
-        started = time.monotonic()
-        timed_out = False
-        with (work / "stdin.txt").open("rb") as fin, out_path.open("wb") as fout, err_path.open("wb") as ferr:
-            try:
-                proc = subprocess.Popen(
-                    argv, stdin=fin, stdout=fout, stderr=ferr, cwd=cwd, env={}, close_fds=True,
-                    pass_fds=(verdict_fd,) if tests is not None else (), start_new_session=True,
-                    preexec_fn=lambda: _preexec(lim, unshare), user=user, group=user,
-                    extra_groups=[] if user is not None else None,
-                )
-            finally:
-                os.close(verdict_fd)
-            try:
-                proc.wait(timeout=lim.timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-            finally:
-                # The whole group: bwrap's death tears down the sandbox's PID namespace (every process in it).
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        duration = time.monotonic() - started
-        stdout, out_trunc = _read_capped(out_path, lim.output_chars)
-        stderr, err_trunc = _read_capped(err_path, lim.output_chars)
-        verdicts = _read_verdicts(verdict_path) if tests is not None else {}
-    code_ = proc.returncode
-    sig = ""
-    if code_ is not None and code_ < 0:
+        with ((self.work / f"{name}.stdin").open("rb") as fin, (self.work / f"{name}.out").open("wb") as fout,
+              (self.work / f"{name}.err").open("wb") as ferr):
+            proc = subprocess.Popen(
+                argv, stdin=fin, stdout=fout, stderr=ferr, cwd=cwd, env={}, close_fds=True, pass_fds=tuple(pass_fds),
+                start_new_session=True, preexec_fn=lambda: _preexec(lim, unshare), user=self.user, group=self.user,
+                extra_groups=[] if self.user is not None else None,
+            )
+        self._started.append((proc, name, time.monotonic()))
+        return proc
+
+    def wait(self, proc: subprocess.Popen[bytes], lim: SandboxLimits) -> bool:
+        """Wait for `proc` up to the wall-clock limit, then end its process group; whether it timed out."""
         try:
-            sig = signal.Signals(-code_).name
-        except ValueError:
-            sig = f"signal {-code_}"
-    elif sandboxed and code_ is not None and code_ > 128:  # bwrap reports a killed child as 128 + signal
-        with contextlib.suppress(ValueError):
-            sig = signal.Signals(code_ - 128).name
-    if timed_out:
-        stderr += f"\n[sandbox] killed after the {lim.timeout_s:g}s wall-clock limit"
-    elif sig == "SIGXCPU":
-        stderr += f"\n[sandbox] killed after the {lim.cpu_s}s CPU-time limit"
-    report = {"stdout": stdout, "stderr": stderr.strip("\n"), "exit_code": code_, "timed_out": timed_out,
-              "signal": sig, "duration_s": round(duration, 3), "stdout_truncated": out_trunc,
-              "stderr_truncated": err_trunc}
-    if tests is not None:
-        report["verdicts"] = verdicts
-    return report
+            proc.wait(timeout=lim.timeout_s)
+            return False
+        except subprocess.TimeoutExpired:
+            return True
+        finally:
+            self.stop(proc)
+
+    @staticmethod
+    def stop(proc: subprocess.Popen[bytes]) -> None:
+        # The whole group: bwrap's death tears down the sandbox's PID namespace (every process in it).
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+    def report(self, proc: subprocess.Popen[bytes], lim: SandboxLimits, timed_out: bool) -> dict[str, Any]:
+        """What `proc` printed and how it ended."""
+        name, started = next((n, t) for p, n, t in self._started if p is proc)
+        stdout, out_trunc = _read_capped(self.work / f"{name}.out", lim.output_chars)
+        stderr, err_trunc = _read_capped(self.work / f"{name}.err", lim.output_chars)
+        code_ = proc.returncode
+        sig = ""
+        if code_ is not None and code_ < 0:
+            try:
+                sig = signal.Signals(-code_).name
+            except ValueError:
+                sig = f"signal {-code_}"
+        elif self.sandboxed and code_ is not None and code_ > 128:  # bwrap reports a killed child as 128 + signal
+            with contextlib.suppress(ValueError):
+                sig = signal.Signals(code_ - 128).name
+        if timed_out:
+            stderr += f"\n[sandbox] killed after the {lim.timeout_s:g}s wall-clock limit"
+        elif sig == "SIGXCPU":
+            stderr += f"\n[sandbox] killed after the {lim.cpu_s}s CPU-time limit"
+        return {"stdout": stdout, "stderr": stderr.strip("\n"), "exit_code": code_, "timed_out": timed_out,
+                "signal": sig, "duration_s": round(time.monotonic() - started, 3), "stdout_truncated": out_trunc,
+                "stderr_truncated": err_trunc}
 
 
 def _read_verdicts(path: Path) -> dict[int, tuple[bool, str]]:

@@ -68,9 +68,9 @@ def evaluate_python_expression(expression: str, timeout_seconds: float = 5.0) ->
 def run_python_tests(code: str, tests: list[Any], timeout_seconds: float = 10.0) -> dict[str, Any]:
     """Run code, then each test snippet (e.g. 'assert f(2) == 4') separately; report which pass.
 
-    Each test runs in its own child process (the code runs again first, its output kept once); the verdict is
-    the child's exit status and report, gathered by a harness that runs no submitted code and writes to a
-    descriptor the code under test never holds (printed lines are never read as verdicts)."""
+    The code runs afresh for each test (its output kept once) in one sandbox, the tests in another, which uses
+    the code's objects through proxies (`_sandbox_rpc.py`): every verdict comes from a process the code never
+    ran in, gathered by a harness that writes to a descriptor only it holds."""
     src = _code(code)
     if not isinstance(tests, list) or not tests or len(tests) > 100:
         raise ValueError("tests must be a list of 1-100 Python snippets such as 'assert add(1, 2) == 3'")

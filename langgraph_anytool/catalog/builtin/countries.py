@@ -7,7 +7,7 @@ from collections.abc import Callable
 from types import MappingProxyType
 from typing import Any, cast
 
-from ._common import as_float, parse_date
+from ._common import as_float, check_number_text, parse_date
 from ._registry import ARRAY, DATE, ENUM, NUMBER, STRING, ApiSpec, CategorySpec, P, ToolSpec
 
 _ALIASES = MappingProxyType({
@@ -277,10 +277,10 @@ def parse_localized_number(text: str, locale: str) -> dict[str, Any]:
 
     loc = _locale(locale)
     try:
-        value = numbers.parse_decimal(str(text), locale=loc, strict=True)
+        value = numbers.parse_decimal(check_number_text(str(text), "text"), locale=loc, strict=True)
     except numbers.NumberFormatError as exc:
         raise ValueError(f"{text!r} is not a number in locale {loc}: {exc}") from None
-    return {"text": text, "locale": str(loc), "value": float(value)}
+    return {"text": text, "locale": str(loc), "value": as_float(value, "text")}
 
 
 def format_list(items: list[Any], locale: str = "en_US", style: str = "standard") -> dict[str, Any]:

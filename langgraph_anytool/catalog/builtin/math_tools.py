@@ -10,7 +10,7 @@ from types import MappingProxyType
 from typing import Any
 
 from . import _safe_math
-from ._common import as_float, as_floats, clean_number, require_range
+from ._common import MAX_NUMBER_DIGITS, as_float, as_floats, check_number_text, clean_number, require_range
 from ._registry import ARRAY, ENUM, INTEGER, NUMBER, STRING, ApiSpec, CategorySpec, P, ToolSpec
 
 # ------------------------------------------------------------------------------ quick calculator
@@ -147,7 +147,7 @@ def _int_arg(value: Any, name: str, lo: int, hi: int) -> int:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value)
+        value = int(check_number_text(value, name, max_digits=len(str(max(abs(lo), abs(hi)))) + 1))
     if not isinstance(value, int) or isinstance(value, bool):
         raise ValueError(f"{name} must be an integer, got {value!r}")
     require_range(value, name, lo, hi)
@@ -229,7 +229,7 @@ def primes_in_range(start: int, end: int) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------ fractions
 def _fraction(text: Any, name: str) -> Fraction:
-    s = str(text).strip()
+    s = check_number_text(str(text).strip(), name)
     try:
         if " " in s and "/" in s:  # mixed number "1 3/4"
             whole, frac = s.split(None, 1)
@@ -250,10 +250,11 @@ def _frac_out(f: Fraction) -> dict[str, Any]:
 
 def simplify_fraction(numerator: int, denominator: int) -> dict[str, Any]:
     """Reduce a fraction to lowest terms."""
-    if denominator == 0:
+    num = _int_arg(numerator, "numerator", -(10**MAX_NUMBER_DIGITS), 10**MAX_NUMBER_DIGITS)
+    den = _int_arg(denominator, "denominator", -(10**MAX_NUMBER_DIGITS), 10**MAX_NUMBER_DIGITS)
+    if den == 0:
         raise ValueError("denominator must not be zero")
-    f = Fraction(int(numerator), int(denominator))
-    return {"input": f"{numerator}/{denominator}", "gcd": math.gcd(int(numerator), int(denominator)), **_frac_out(f)}
+    return {"input": f"{numerator}/{denominator}", "gcd": math.gcd(num, den), **_frac_out(Fraction(num, den))}
 
 
 def fraction_arithmetic(a: str, operation: str, b: str) -> dict[str, Any]:
@@ -397,7 +398,7 @@ def category() -> CategorySpec:
                     f"{', '.join(_safe_math.FUNCTION_NAMES)}.",
                     (P("expression", STRING, "Arithmetic expression.", "(3 + 4) * 2^5 - sqrt(16)"),
                      P("angle_unit", ENUM, "Angle unit of trigonometric functions.", None, ("radians", "degrees"))),
-                    {"expression": "str", "result": "float", "angle_unit": "str"}, may_be_slow=True),
+                    {"expression": "str", "result": "float", "angle_unit": "str"}),
             ApiSpec(percentage, "Percentage Calculator",
                     "Percentage questions: percent_of (a% of b), what_percent (a is what % of b), percent_change "
                     "(from a to b), add_percent (b + a%), subtract_percent (b - a%, e.g. a discount).",
@@ -434,12 +435,12 @@ def category() -> CategorySpec:
             ApiSpec(prime_factors, "Prime Factorization", "The prime factors of an integer (2 to 10^18).",
                     (P("n", INTEGER, "Integer to factor.", 360),),
                     {"n": "int", "factors": ["list of int with length 6"],
-                     "powers": [{"prime": "int", "exponent": "int", "_list_length": 3}], "text": "str"}, may_be_slow=True),
+                     "powers": [{"prime": "int", "exponent": "int", "_list_length": 3}], "text": "str"}),
             ApiSpec(gcd_lcm, "GCD and LCM", "Greatest common divisor and least common multiple of several integers.",
                     (P("numbers", ARRAY, "Integers.", [12, 18, 30]),),
                     {"numbers": ["list of int with length 3"], "gcd": "int", "lcm": "int"}),
             ApiSpec(fibonacci, "Fibonacci Number", "The n-th Fibonacci number (exact, as a string of digits).",
-                    (P("n", INTEGER, "Index n (0-20000).", 90),), {"n": "int", "value": "str", "digits": "int"}, may_be_slow=True),
+                    (P("n", INTEGER, "Index n (0-20000).", 90),), {"n": "int", "value": "str", "digits": "int"}),
             ApiSpec(next_prime, "Next Prime", "The nearest primes above and below an integer.",
                     (P("n", INTEGER, "Integer.", 1000),),
                     {"n": "int", "next_prime": "int", "previous_prime": "int"}),
@@ -450,7 +451,7 @@ def category() -> CategorySpec:
             ApiSpec(primes_in_range, "Primes in Range", "All primes between two integers (at most 1,000 listed).",
                     (P("start", INTEGER, "Lower bound.", 100), P("end", INTEGER, "Upper bound.", 150)),
                     {"start": "int", "end": "int", "count": "int", "primes": ["list of int with length 10"],
-                     "truncated": "bool"}, may_be_slow=True),
+                     "truncated": "bool"}),
         ),
     )
     fractions_tool = ToolSpec(

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from ._common import as_float, clean_number, require_range
+from ._common import as_float, check_number_text, clean_number, require_range
 from ._registry import ENUM, INTEGER, NUMBER, STRING, ApiSpec, CategorySpec, P, ToolSpec
 
 
@@ -26,12 +26,95 @@ RACE_DISTANCES: Mapping[str, str] = MappingProxyType({"marathon": "42195 * meter
                                                       "half_marathon": "21097.5 * meter"})
 
 
+# Unit texts and quantity expressions are evaluated by pint with Python numbers: "10**99999999 m" would compute a
+# 100-million-digit integer (holding the GIL). `_check_size` bounds them first, from pint's own parse tree.
+MAX_EXPRESSION_BITS = 4096  # an upper bound of the size of any number the expression computes
+MAX_EXPONENT = 1000  # |exponent| of a power
+
+
+class _Size:
+    """An upper bound of a value's size in bits, and the value itself when it is a plain number (for exponents)."""
+
+    def __init__(self, bits: float, value: float | None = None) -> None:
+        if bits > MAX_EXPRESSION_BITS:
+            raise ValueError(f"the numbers are too large (more than {MAX_EXPRESSION_BITS} bits)")
+        self.bits, self.value = bits, value
+
+
+def _size_of_token(token: Any) -> _Size:
+    import tokenize
+
+    if token.type != tokenize.NUMBER:
+        return _Size(0)  # a unit or constant name: pint keeps unit powers as exponents, factors as floats
+    text = check_number_text(token.string, "a number", max_digits=300, max_exponent=400)
+    mantissa, _, exponent = text.lower().replace("_", "").partition("e")
+    digits = len(mantissa.split(".")[0].lstrip("0")) + max(0, int(exponent or 0))
+    try:
+        value = float(text.replace("_", ""))
+    except ValueError:
+        value = None
+    return _Size(digits * 3.33, value)
+
+
+def _plain(op: str, x: float, y: float) -> float | None:
+    """`x op y` for plain numbers (floats: nothing here can grow without bound), None when undefined."""
+    try:
+        out = {"+": x + y, "-": x - y, "*": x * y, "": x * y}.get(op)
+        if out is None and op in ("/", "//", "%"):
+            out = x / y
+        if op == "**":
+            power = float(x) ** y
+            out = power if isinstance(power, float) else None  # not a complex root
+    except (OverflowError, ZeroDivisionError):
+        return None
+    return out
+
+
+def _size_op(op: str) -> Any:
+    def apply(a: _Size, b: _Size) -> _Size:
+        value = _plain(op, a.value, b.value) if a.value is not None and b.value is not None else None
+        if op == "**":
+            if b.value is None or not abs(b.value) <= MAX_EXPONENT:
+                raise ValueError(f"an exponent must be a number of at most {MAX_EXPONENT}")
+            return _Size(a.bits * max(1.0, abs(b.value)), value)
+        if op in ("+", "-", "+/-"):
+            return _Size(max(a.bits, b.bits) + 1, value)
+        return _Size(a.bits + b.bits, value)
+
+    return apply
+
+
+def _check_size(text: str, name: str) -> str:
+    """`text` when the numbers its evaluation computes stay small (see `MAX_EXPRESSION_BITS`); else ValueError.
+    Text that pint cannot parse is passed on (pint says what is wrong with it)."""
+    from pint import pint_eval
+    from pint.util import string_preprocessor
+
+    check_number_text(text, name, max_digits=300, max_exponent=400)
+    source = text
+    for pre in _ureg().preprocessors:
+        source = pre(source)
+    try:
+        tree = pint_eval.build_eval_tree(pint_eval.tokenizer(string_preprocessor(source)))
+    except Exception:  # a syntax error: pint reports it when it reads the text
+        return text
+    binary = {op: _size_op(op) for op in ("+/-", "**", "*", "", "/", "+", "-", "%", "//")}
+    unary = {"+": lambda a: a, "-": lambda a: _Size(a.bits, None if a.value is None else -a.value)}
+    try:
+        tree.evaluate(_size_of_token, binary, unary)
+    except ValueError as exc:
+        raise ValueError(f"{name} {text[:60]!r}: {exc}") from None
+    except Exception:  # pint's own evaluation reports a malformed tree
+        return text
+    return text
+
+
 def _quantity(value: float, unit: str) -> Any:
     import pint
 
     ureg = _ureg()
     try:
-        return ureg.Quantity(as_float(value, "value"), str(unit).strip())
+        return ureg.Quantity(as_float(value, "value"), _check_size(str(unit).strip(), "unit"))
     except (pint.errors.PintError, AttributeError, TypeError, AssertionError) as exc:
         raise ValueError(f"unknown unit {unit!r}: {exc}") from None
 
@@ -40,7 +123,7 @@ def _units(unit: str) -> Any:
     import pint
 
     try:
-        return _ureg().parse_units(str(unit).strip())
+        return _ureg().parse_units(_check_size(str(unit).strip(), "unit"))
     except (pint.errors.PintError, AttributeError, TypeError, AssertionError) as exc:
         raise ValueError(f"unknown unit {unit!r}: {exc}") from None
 
@@ -78,6 +161,7 @@ def convert_expression(expression: str, to_unit: str) -> dict[str, Any]:
         raise ValueError("expression must be 1-200 characters")
     if any(tok in text for tok in ("__", "lambda", "[", "{")):
         raise ValueError(f"not a quantity expression: {text!r}")
+    _check_size(text, "expression")
     try:
         q = _ureg().Quantity(text)
     except (pint.errors.PintError, AttributeError, TypeError, SyntaxError, ValueError, AssertionError) as exc:
@@ -318,13 +402,13 @@ def category() -> CategorySpec:
                      P("from_unit", STRING, "Unit of the value (name or symbol, e.g. 'mile', 'degC', 'km/h').",
                        "mile"),
                      P("to_unit", STRING, "Target unit, same dimension as from_unit.", "km")),
-                    {"value": "float", "from_unit": "str", "to_unit": "str", "result": "float", "text": "str"}, may_be_slow=True, max_argument_chars=200),
+                    {"value": "float", "from_unit": "str", "to_unit": "str", "result": "float", "text": "str"}, max_argument_chars=200),
             ApiSpec(convert_expression, "Convert Quantity Expression",
                     "Evaluate an arithmetic expression of quantities with units (e.g. '3 ft + 2 in', "
                     "'60 mi / 1.5 h') and express the result in a target unit.",
                     (P("expression", STRING, "Quantity expression with units.", "3 ft + 2 in"),
                      P("to_unit", STRING, "Unit of the result.", "cm")),
-                    {"expression": "str", "result": "float", "unit": "str", "text": "str"}, may_be_slow=True, max_argument_chars=500),
+                    {"expression": "str", "result": "float", "unit": "str", "text": "str"}, max_argument_chars=500),
             ApiSpec(unit_info, "Unit Information",
                     "Describe a unit: canonical name, symbol, physical dimensionality and the value of one "
                     "unit in SI base units.",
@@ -342,7 +426,7 @@ def category() -> CategorySpec:
                     "(e.g. 1500 m → 1.5 km).",
                     (P("value", NUMBER, "Numeric value.", 1500),
                      P("unit", STRING, "Unit of the value.", "meter")),
-                    {"input": "str", "base": "str", "compact": "str"}, may_be_slow=True, max_argument_chars=500),
+                    {"input": "str", "base": "str", "compact": "str"}, max_argument_chars=500),
             ApiSpec(compare_quantities, "Compare Quantities",
                     "Compare two quantities of the same kind given in different units; tells which is larger "
                     "and the ratio a/b.",

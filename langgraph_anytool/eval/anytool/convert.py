@@ -16,6 +16,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...catalog.errors import CatalogError
+from ...sanitize.files import (
+    DataFileError,
+    check_model,
+    load_json_file,
+    loads_json,
+    path_inside,
+    repair_surrogates,
+    safe_file_name,
+)
+from ...sanitize.schema import Count, FileModel
 from .passrate import answer_process
 
 if TYPE_CHECKING:
@@ -29,6 +39,59 @@ FINISH_SCHEMA: dict[str, Any] = {
         "final_answer": {"type": "string", "description": "the final answer shown to the user"}},
         "required": ["return_type"]},
 }
+
+
+MAX_ANSWER_FILE_BYTES = 1 << 30  # a converted-answer file (one group) or one ToolBench answer file
+
+
+
+
+class _ToolEvalAnswer(FileModel):
+    method: str | None = None
+    total_steps: Count | None = None
+    final_answer: Any = None
+    answer_details: list[Any] | dict[str, Any] | None = None
+
+
+class _ToolEvalEntry(FileModel):
+    """One query of ToolEval's converted-answer format (the fields `from_tooleval` reads)."""
+
+    query: str | None = None
+    available_tools: list[Any] | None = None
+    answer: _ToolEvalAnswer
+
+
+class _Generation(FileModel):
+    query: str | None = None
+    final_answer: Any = None
+    train_messages: list[list[Any]] | None = None
+    function: list[Any] | None = None
+    query_count: Count | None = None
+    total_tokens: Count | None = None
+
+
+class _AnswerFile(FileModel):
+    """A ToolBench / StableToolBench answer file (the fields `from_answer_dir` reads)."""
+
+    answer_generation: _Generation
+    trys: list[Any] | None = None
+
+
+def _read(path: Path, what: str) -> Any:
+    """A JSON file we convert, bounded (size, depth, integer digits; NaN loads, as Python's json writes it, and the
+    counts read are checked finite), lone surrogates repaired; faults as `CatalogError`s naming the file."""
+    try:
+        return repair_surrogates(load_json_file(path, max_bytes=MAX_ANSWER_FILE_BYTES, what=what,
+                                                allow_nonfinite=True), source=str(path))
+    except DataFileError as exc:
+        raise CatalogError.from_data(exc) from None
+
+
+def _checked(model: type[FileModel], data: Any, source: str, field: str = "") -> Any:
+    try:
+        return check_model(model, data, source=source, prefix=field)
+    except DataFileError as exc:
+        raise CatalogError.from_data(exc) from None
 
 
 # ------------------------------------------------------------------------------------------------ ours → ToolEval
@@ -82,6 +145,24 @@ def to_tooleval(records: Iterable[Mapping[str, Any]], catalog: Catalog | None = 
     return out
 
 
+def group_files(out: Path, groups: Iterable[str]) -> dict[str, Path]:
+    """group → the file `<out>/<group>.json` its answers go to. A group comes from a results file, so it is made a
+    file name (`safe_file_name`: no path, no leading dot; a changed name gets a digest of the group) and the path
+    is checked to resolve inside `out` (a symlink planted there is refused); the empty group is `results`."""
+    files: dict[str, Path] = {}
+    used: set[str] = set()
+    for group in groups:
+        name = safe_file_name(group or "results", fallback="results")
+        if name in used:  # e.g. the groups "" and "results"
+            name = safe_file_name(f"{group}\x00", fallback="results")
+        used.add(name)
+        try:
+            files[group] = path_inside(out, f"{name}.json", what="output file")
+        except DataFileError as exc:
+            raise CatalogError.from_data(exc) from None
+    return files
+
+
 # ------------------------------------------------------------------------------------------------ others → ours
 def _finish_answer(raw: Any) -> tuple[str, str]:
     """(return_type, final answer text) from Finish arguments given as a JSON string, a dict or plain text."""
@@ -91,8 +172,8 @@ def _finish_answer(raw: Any) -> tuple[str, str]:
     if not text:
         return "", ""
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
+        data = loads_json(text, source="final_answer") if text[:1] in "{[" else None
+    except DataFileError:  # not JSON (plain text), or JSON we refuse (too deep): the text itself
         data = None
     if isinstance(data, Mapping):
         return _finish_answer(data)
@@ -109,7 +190,9 @@ def _walk(nodes: Any) -> Iterable[Mapping[str, Any]]:
         if not isinstance(node, Mapping):
             continue
         yield node
-        stack.extend(reversed(node.get("next") or []))
+        nxt = node.get("next")
+        if isinstance(nxt, list):
+            stack.extend(reversed(nxt))
 
 
 def _record(group: str, qid: str, query: str, answer_raw: Any, calls: Sequence[tuple[str, Any, str]],
@@ -129,16 +212,14 @@ def _record(group: str, qid: str, query: str, answer_raw: Any, calls: Sequence[t
 def from_tooleval(path: str | Path, group: str | None = None) -> list[dict[str, Any]]:
     """Records from a ToolEval converted-answer file (group = file stem)."""
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise CatalogError(f"cannot read a converted-answer file: {exc}", source=str(p)) from None
+    data = _read(p, "converted-answer file")
     if not isinstance(data, Mapping):
         raise CatalogError("a converted-answer file holds a JSON object query_id → entry", source=str(p))
     out = []
     for qid, e in data.items():
         if not isinstance(e, Mapping) or not isinstance(e.get("answer"), Mapping):
             raise CatalogError("entry needs an 'answer' object", source=str(p), field=str(qid))
+        _checked(_ToolEvalEntry, e, str(p), str(qid))
         ans = e["answer"]
         calls = []
         for node in _walk(ans.get("answer_details") or []):
@@ -178,11 +259,11 @@ def from_answer_dir(path: str | Path, group: str | None = None) -> list[dict[str
         raise CatalogError("answer directory does not exist", source=str(d))
     out = []
     for f in sorted(d.glob("*.json")):
-        try:
-            data = json.loads(f.read_text(encoding="utf-8"))
-            gen = data["answer_generation"]
-        except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise CatalogError(f"not a ToolBench answer file: {exc}", source=str(f)) from None
+        data = _read(f, "ToolBench answer file")
+        if not isinstance(data, Mapping) or not isinstance(data.get("answer_generation"), Mapping):
+            raise CatalogError("not a ToolBench answer file (no 'answer_generation' object)", source=str(f))
+        _checked(_AnswerFile, data, str(f))
+        gen = data["answer_generation"]
         qid, _, method = f.stem.partition("_")
         chains = gen.get("train_messages") or []
         calls: list[tuple[str, Any, str]] = []

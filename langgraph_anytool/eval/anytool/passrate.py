@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import statistics
 import threading
@@ -37,11 +38,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel
+
 from ...models.llm import RoleUsage
 from ...nodes.judge.anytool import EXCLUSION_WORDS, excluded_word, sample_passed, seeded_coin
-from ...nodes.judge.tooleval import JudgeResult, check_is_solved, check_task_solvable
+from ...nodes.judge.tooleval import JudgeResult, Stage, check_is_solved, check_task_solvable
 from ...paper_prompts import PromptBook
+from ...sanitize.files import DataFileError, check_model, loads_json
+from ...sanitize.schema import Count
 
+log = logging.getLogger(__name__)
 Protocol = Literal["anytool", "toolllm", "sopr"]
 PROTOCOLS: tuple[str, ...] = ("anytool", "toolllm", "sopr")
 
@@ -74,10 +80,10 @@ class EvaluatorCache:
     def get_or_call(self, key: str, call: Callable[[], JudgeResult]) -> JudgeResult:
         with self._lock:
             row = self._db.execute("SELECT value FROM verdicts WHERE key = ?", (key,)).fetchone()
-        if row is not None:
+        cached = self._decoded(key, row[0]) if row is not None else None
+        if cached is not None:
             self.hits += 1
-            d = json.loads(row[0])
-            return JudgeResult(d["label"], d["reason"], d["stage"], RoleUsage(**(d.get("usage") or {})))
+            return cached
         self.misses += 1
         result = call()
         with self._lock:
@@ -85,8 +91,28 @@ class EvaluatorCache:
             self._db.commit()
         return result
 
+    def _decoded(self, key: str, value: Any) -> JudgeResult | None:
+        """A cached verdict, or None when the row is damaged or foreign (recomputed; a warning names the row)."""
+        source = f"{self.path} (verdict {key[:12]})"
+        try:
+            if not isinstance(value, str):
+                raise DataFileError(f"the value is {type(value).__name__}, not JSON text", source=source)
+            entry = check_model(_CachedJudgement, loads_json(value, source=source), source=source)
+        except DataFileError as exc:
+            log.warning("%s; recomputed", exc)
+            return None
+        usage = {k: (v if k == "cost_usd" else int(v)) for k, v in entry.usage.items()}
+        return JudgeResult(entry.label, entry.reason, entry.stage, RoleUsage(**usage))  # type: ignore[typeddict-item]
+
     def close(self) -> None:
         self._db.close()
+
+
+class _CachedJudgement(BaseModel):
+    label: Literal["Solved", "Unsolved", "Unsure", "Solvable", "Unsolvable"]
+    reason: str
+    stage: Stage
+    usage: dict[str, Count] = {}
 
 
 # ------------------------------------------------------------------------------------------------ record → inputs
@@ -122,7 +148,7 @@ class QueryVerdicts:
 
 
 # the finish types of our solver that are not a Finish call (a budget, an error, ...): `state.SolverAttempt`
-NO_FINISH_TYPES = frozenset({"call_budget", "no_apis", "budget", "error", "malformed", "context_length"})
+NO_FINISH_TYPES = frozenset({"call_budget", "no_apis", "budget", "error", "malformed", "context_length", "no_calls"})
 
 
 def called_finish(record: Mapping[str, Any]) -> bool:

@@ -5,6 +5,11 @@ crash (kill -9) is not valid JSON: reading ignores it, and opening the file for 
 that query is simply run again. A query is finished when a record with its key (group, query_id) is on disk. A
 query may be run again (a resumed batch retries recorded transport errors): the last record of a key is the one
 every reader takes (`read_results`, behind pass rate, stats and convert).
+
+Reading is bounded and checked (`sanitize.files`): lines are streamed with a cap of `MAX_RECORD_BYTES` each, a
+line deeper than the nesting cap or holding an out-of-range number is refused, and every field the readers use is
+validated against `ResultsRecord` (types, ranges, finiteness). A fault is one line naming the file, the line and
+the field; only a line that is not JSON at all (a crash's cut-short line) is skipped.
 """
 
 from __future__ import annotations
@@ -13,12 +18,78 @@ import contextlib
 import json
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from ...catalog.errors import CatalogError
+from ...sanitize.files import DataFileError, check_model, iter_json_lines
+from ...sanitize.schema import Count, FileModel, Fraction
 from ...tools.dbfile import StorageError, describe_error
+
+MAX_RECORD_BYTES = 64 << 20  # one results line (a long run's trajectory is a few MB at most)
+
+
+class _RoleUsage(FileModel):
+    model_calls: Count | None = None
+    input_tokens: Count | None = None
+    output_tokens: Count | None = None
+    estimated_tokens: Count | None = None
+
+
+class _Usage(_RoleUsage):
+    api_calls: Count | None = None
+    reflections: Count | None = None
+    pool_size: Count | None = None
+    roles: dict[str, _RoleUsage] | None = None
+    agents: dict[str, Count] | None = None
+
+
+class _Call(FileModel):
+    function: str | None = None
+    status: str | None = None
+    tool_call_id: str | None = None
+
+
+class _Message(FileModel):
+    role: str | None = None
+    tool_call_id: str | None = None
+
+
+class _Node(FileModel):
+    calls: list[_Call] | None = None
+    messages: list[_Message] | None = None
+
+
+class _Attempt(FileModel):
+    attempt: int | None = None
+    finish_type: str | None = None
+    answer: str | None = None
+    tree: list[_Node] | None = None
+
+
+class ResultsRecord(FileModel):
+    """The fields of a results record that pass rate, stats, convert and a resumed batch read."""
+
+    query_id: str | int
+    group: str | int = ""
+    query: str | None = None
+    status: str | None = None
+    answer: str | None = None
+    reason: str | None = None
+    error_kind: str | None = None
+    attempt: Annotated[int, Field(ge=1)] | None = None
+    retries: Count | None = None
+    wall_time: Count | None = None
+    pool_recall: Fraction | None = None
+    pool: list[str] | None = None
+    relevant: list[str] | None = None
+    usage: _Usage | None = None
+    trajectory: list[_Attempt] | None = None
+    config: dict[str, Any] | None = None
+    model: str | None = None
 
 
 class ResultsInUse(StorageError):
@@ -32,34 +103,32 @@ def record_key(record: Mapping[str, Any]) -> tuple[str, str]:
 def read_results(path: str | Path, *, strict: bool = False) -> list[dict[str, Any]]:
     """Every complete record of a results file (a later record of the same key replaces an earlier one).
 
-    A line that is not a JSON object is skipped (a crash's half-written last line), or with `strict` an error
-    naming the file and line."""
+    A line that is not JSON, or JSON that is no object with a `query_id`, is skipped (a crash's half-written last
+    line), or with `strict` an error naming the file and line. A record whose fields are wrong (`ResultsRecord`:
+    types, ranges, finiteness), or a line that is too long or too deep, is always a `CatalogError` naming the file,
+    the line and the field."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise CatalogError("results file does not exist", source=str(p))
     out: dict[tuple[str, str], dict[str, Any]] = {}
-    for n, line in enumerate(_lines(p), 1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            rec = None
-        if not isinstance(rec, dict) or "query_id" not in rec:
-            if strict:
-                raise CatalogError("not a results record (a JSON object with query_id)", source=str(p), field=f"line {n}")
-            continue
-        out[record_key(rec)] = rec
+    try:
+        # NaN may sit in a model's call arguments (Python's json writes it); the fields read are checked finite
+        for n, rec in iter_json_lines(p, max_line_bytes=MAX_RECORD_BYTES, what="results file",
+                                      skip_invalid=not strict, allow_nonfinite=True):
+            if not isinstance(rec, dict) or "query_id" not in rec:
+                if strict:
+                    raise CatalogError("not a results record (a JSON object with query_id)", source=str(p), line=n)
+                continue
+            check_model(ResultsRecord, rec, source=str(p), line=n)
+            rec.setdefault("group", "")
+            out[record_key(rec)] = rec
+    except DataFileError as exc:
+        raise CatalogError.from_data(exc) from None
     return list(out.values())
 
 
 def _brief(record: Mapping[str, Any]) -> dict[str, Any]:
     return {k: record.get(k) for k in ("status", "error_kind", "attempt")}
-
-
-def _lines(p: Path) -> Iterator[str]:
-    with p.open("r", encoding="utf-8", errors="replace") as f:
-        yield from f
 
 
 class ResultsWriter:
@@ -78,6 +147,8 @@ class ResultsWriter:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             if self.path.is_dir():
                 raise StorageError(f"results file {self.path}: is a directory, not a file")
+            if self.path.exists() and not self.path.is_file():  # a FIFO would block the open for ever
+                raise StorageError(f"results file {self.path}: not a regular file")
             self._fh = self.path.open("a", encoding="utf-8")
         except OSError as exc:
             raise StorageError(f"results file {describe_error(self.path, exc)}") from None

@@ -30,7 +30,7 @@ from langchain_core.messages import BaseMessage
 
 from ...config import AnyToolConfig, ConfigError
 from ...models.faults import USAGE_KEYS
-from ...models.llm import TRANSPORT_KINDS, ModelCallError, error_kind_of
+from ...models.llm import CALL_USAGE_KEYS, TRANSPORT_KINDS, ModelCallError, error_kind_of
 from ...paper_prompts import prompts_record
 from ...tools.dbfile import StorageError, describe_error, is_storage_fault
 from ..datasets import BenchQuery, api_ids
@@ -137,7 +137,8 @@ def usage_summary(values: Mapping[str, Any]) -> dict[str, Any]:
             if k in v} for r, v in usage.items() if isinstance(v, Mapping) and "model_calls" in v}
     for r, v in usage.items():  # content faults (faults.py): malformed replies (one per fault) by kind, hallucinated calls, fallbacks
         if r in roles:
-            roles[r].update({k: int(n) for k, n in v.items() if k.startswith(USAGE_KEYS) and isinstance(n, int | float)})
+            roles[r].update({k: int(n) for k, n in v.items()
+                             if k.startswith((*USAGE_KEYS, *CALL_USAGE_KEYS)) and isinstance(n, int | float)})
             if "cost_usd" in v:  # USD from the model's profile price (absent when unknown)
                 roles[r]["cost_usd"] = round(float(v["cost_usd"]), 6)
     agents: dict[str, int] = {}
@@ -259,11 +260,13 @@ class BatchTally:
 
     def add(self, rec: Mapping[str, Any]) -> None:
         self.done += 1
-        g = self.by_group.setdefault(rec["group"], {"queries": 0, "statuses": {}, "seconds": 0.0, "tokens": 0,
-                                                    "recall": [], "model_calls": 0, "retries": 0})
+        g = self.by_group.setdefault(str(rec.get("group", "")), {"queries": 0, "statuses": {}, "seconds": 0.0,
+                                                                 "tokens": 0, "recall": [], "model_calls": 0,
+                                                                 "retries": 0})
         g["queries"] += 1
-        g["statuses"][rec["status"]] = g["statuses"].get(rec["status"], 0) + 1
-        if rec["status"] == "error":
+        status = str(rec.get("status"))
+        g["statuses"][status] = g["statuses"].get(status, 0) + 1
+        if status == "error":
             kind = str(rec.get("error_kind") or "other")
             self.error_kinds[kind] = self.error_kinds.get(kind, 0) + 1
         self.retries += int(rec.get("retries") or 0)
@@ -271,8 +274,8 @@ class BatchTally:
         self.rerun += int(rec.get("attempt") or 1) > 1
         g["seconds"] += float(rec.get("wall_time") or 0)
         u = rec.get("usage") or {}
-        g["tokens"] += int(u.get("input_tokens", 0)) + int(u.get("output_tokens", 0))
-        g["model_calls"] += int(u.get("model_calls", 0))
+        g["tokens"] += int(u.get("input_tokens") or 0) + int(u.get("output_tokens") or 0)
+        g["model_calls"] += int(u.get("model_calls") or 0)
         if rec.get("pool_recall") is not None:
             g["recall"].append(float(rec["pool_recall"]))
 

@@ -40,27 +40,32 @@ def _mean(values: Sequence[float]) -> float:
     return statistics.fmean(values) if values else 0.0
 
 
+def _n(usage: Mapping[str, Any], key: str) -> float:
+    """A count of a usage mapping (absent or null: 0)."""
+    return float(usage.get(key) or 0)
+
+
 def group_stats(name: str, records: Sequence[Mapping[str, Any]]) -> GroupStats:
     g = GroupStats(name, queries=len(records))
     for r in records:
         g.statuses[str(r.get("status"))] = g.statuses.get(str(r.get("status")), 0) + 1
     usages = [r.get("usage") or {} for r in records]
-    g.model_calls = _mean([float(u.get("model_calls", 0)) for u in usages])
+    g.model_calls = _mean([_n(u, "model_calls") for u in usages])
     roles = sorted({role for u in usages for role in (u.get("roles") or {})},
                    key=lambda x: ROLE_ORDER.index(x) if x in ROLE_ORDER else len(ROLE_ORDER))
-    g.calls_per_role = {role: _mean([float((u.get("roles") or {}).get(role, {}).get("model_calls", 0)) for u in usages])
+    g.calls_per_role = {role: _mean([_n((u.get("roles") or {}).get(role) or {}, "model_calls") for u in usages])
                         for role in roles}
-    g.input_tokens = _mean([float(u.get("input_tokens", 0)) for u in usages])
-    g.output_tokens = _mean([float(u.get("output_tokens", 0)) for u in usages])
+    g.input_tokens = _mean([_n(u, "input_tokens") for u in usages])
+    g.output_tokens = _mean([_n(u, "output_tokens") for u in usages])
     g.total_tokens = g.input_tokens + g.output_tokens
-    est = sum(float(u.get("estimated_tokens", 0)) for u in usages)
-    tot = sum(float(u.get("input_tokens", 0)) + float(u.get("output_tokens", 0)) for u in usages)
+    est = sum(_n(u, "estimated_tokens") for u in usages)
+    tot = sum(_n(u, "input_tokens") + _n(u, "output_tokens") for u in usages)
     g.estimated_share = est / tot if tot else 0.0
-    g.api_calls = _mean([float(u.get("api_calls", 0)) for u in usages])
-    g.reflections = _mean([float(u.get("reflections", 0)) for u in usages])
-    g.pool_size = _mean([float(u.get("pool_size", 0)) for u in usages])
+    g.api_calls = _mean([_n(u, "api_calls") for u in usages])
+    g.reflections = _mean([_n(u, "reflections") for u in usages])
+    g.pool_size = _mean([_n(u, "pool_size") for u in usages])
     levels = sorted({lv for u in usages for lv in (u.get("agents") or {})})
-    g.agents_per_level = {lv: _mean([float((u.get("agents") or {}).get(lv, 0)) for u in usages]) for lv in levels}
+    g.agents_per_level = {lv: _mean([_n(u.get("agents") or {}, lv) for u in usages]) for lv in levels}
     g.wall_time = _mean([float(r.get("wall_time") or 0) for r in records])
     recalls = [float(r["pool_recall"]) for r in records if r.get("pool_recall") is not None]
     g.pool_recall = _mean(recalls) if recalls else None

@@ -75,8 +75,13 @@ def authors_schema(api: Api, name: str) -> dict[str, Any]:
 def _doc_file(path: str, stamp: tuple[int, int]) -> dict[str, dict[str, Any]]:
     """The function objects of one OPPO doc file by name (`get_docs`: `api_docs[tool][api["function"]["name"]]`);
     `stamp` (mtime, size) makes an edited file read again."""
-    doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    return {str(a["function"]["name"]): a["function"] for a in doc.get("APIs") or []
+    from ...catalog.oppo_toolset import MAX_DOC_BYTES
+    from ...sanitize.files import load_json_file, repair_surrogates
+
+    # bounded like the loader's read (the file may have changed since): a fault is a DataFileError (a ValueError)
+    doc = repair_surrogates(load_json_file(path, max_bytes=MAX_DOC_BYTES, what="OPPO tool document"), source=path)
+    apis = doc.get("APIs") if isinstance(doc, Mapping) else None
+    return {str(a["function"]["name"]): a["function"] for a in (apis if isinstance(apis, list) else [])
             if isinstance(a, Mapping) and isinstance(a.get("function"), Mapping) and "name" in a["function"]}
 
 

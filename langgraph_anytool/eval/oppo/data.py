@@ -25,7 +25,6 @@ ships in `eval/data/oppo/` in this layout; `--data DIR` points at the release's 
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ...catalog.errors import UnknownNameError
+from ...sanitize.files import DataFileError, iter_lines, loads_json
 
 TASKS: dict[int, str] = {
     1: "deciding whether to use tools", 2: "tool selection", 3: "requesting the user to clarify missing info",
@@ -54,6 +54,7 @@ COLUMNS: dict[int, tuple[str, ...]] = {
 TYPE_COLUMN: dict[int, str | None] = {1: "type", 2: "instruction_type", 3: "type", 4: "type", 5: "type", 6: None,
                                       7: "type", 8: None}
 IMPLIED_TYPE: dict[int, str] = {6: "II", 8: "V"}  # the paper's Table 1: the instruction type a task draws on
+MAX_LINE_BYTES = 16 << 20  # one line of a task file (the release's longest, a task 6 conversation, is ~20 KB)
 
 
 class TaskDataError(ValueError):
@@ -85,7 +86,7 @@ class TaskItem:
     line: int = 0
 
     def where(self, column: str = "") -> str:
-        return f"{self.source}: row {self.line}" + (f", column {column!r}" if column else "")
+        return f"{self.source}: line {self.line}" + (f", column {column!r}" if column else "")
 
     def get(self, column: str) -> str:
         return (self.row.get(column) or "").strip()
@@ -134,26 +135,42 @@ class TaskItem:
     def facts(self) -> list[str]:
         return [s.strip() for s in self.get("answer").split("|") if s.strip()]
 
-    def conv(self) -> list[dict[str, Any]]:
+    def _json(self, column: str) -> Any:
+        """The column's JSON, bounded (depth, numbers: `sanitize.files.loads_json`)."""
         try:
-            value = json.loads(self.get("conv"))
-        except ValueError as exc:
-            raise TaskDataError(f"{self.where('conv')}: not JSON ({exc})") from exc
-        if not isinstance(value, list) or not all(isinstance(m, Mapping) and "role" in m for m in value):
-            raise TaskDataError(f"{self.where('conv')}: must be a JSON list of OpenAI-format messages")
+            return loads_json(self.get(column), source=self.where(column))
+        except DataFileError as exc:
+            raise TaskDataError(f"{self.where(column)}: not usable JSON ({exc.message})") from None
+
+    def conv(self) -> list[dict[str, Any]]:
+        """Task 6: the conversation (an optional system message, the user's, the call, the tool's return...)."""
+        value = self._json("conv")
+        if not isinstance(value, list) or not all(isinstance(m, Mapping) and isinstance(m.get("role"), str)
+                                                  for m in value):
+            raise TaskDataError(f"{self.where('conv')}: must be a JSON list of OpenAI-format messages "
+                                "(objects with a 'role' string)")
+        start = 1 if value and value[0].get("role") == "system" else 0
+        if len(value) < start + 2:
+            raise TaskDataError(f"{self.where('conv')}: needs the user's message and the function call after it "
+                                f"(got {len(value)} message(s))")
         return [dict(m) for m in value]
 
     def ref_call(self) -> dict[str, Any] | None:
-        text = self.get("ref_call")
-        if not text:
+        if not self.get("ref_call"):
             return None
-        try:
-            value = json.loads(text)
-        except ValueError as exc:
-            raise TaskDataError(f"{self.where('ref_call')}: not JSON ({exc})") from exc
+        value = self._json("ref_call")
         if not isinstance(value, dict):
             raise TaskDataError(f"{self.where('ref_call')}: must be a JSON object")
         return value
+
+    def check(self) -> None:
+        """Every column this task reads, parsed now (a bad row fails the load, before any model call)."""
+        if self.task == 1 and parse_label(self.get("tool_use_label")) is None:
+            raise TaskDataError(f"{self.where('tool_use_label')}: must be 0 or 1, got {self.get('tool_use_label')!r}")
+        for task, parse in ((2, self.simi_apis), (4, self.ref_call), (6, self.conv), (7, self.deps),
+                            (8, self.comb)):
+            if self.task == task:
+                parse()
 
 
 def parse_label(value: str) -> int | None:
@@ -170,32 +187,32 @@ def sample_dir() -> Path:
     return Path(str(resources.files("langgraph_anytool.eval") / "data" / "oppo"))
 
 
-def load_task(task: int, data: str | Path | None = None) -> list[TaskItem]:
-    """The items of one task from `<data>/task<N>.csv` (default: our sample set)."""
+def load_task(task: int, data: str | Path | None = None, *, limit: int | None = None) -> list[TaskItem]:
+    """The items of one task from `<data>/task<N>.csv` (default: our sample set): the first `limit` items when
+    given (the file is streamed, and reading stops there). Lines are capped at `MAX_LINE_BYTES`; a bad row is a
+    `TaskDataError` naming the file, the line and the column."""
     if task not in TASKS:
         raise TaskDataError(f"unknown task {task}; tasks are 1-8")
     path = Path(data) if data is not None else sample_dir()
     if path.is_dir():
         path = path / f"task{task}.csv"
-    if not path.is_file():
+    if not path.exists():
         raise TaskDataError(f"{path}: no such file (expected task{task}.csv in the data directory)")
     try:
-        items = _read_task(task, path)
-    except UnicodeDecodeError as exc:
-        raise TaskDataError(f"{path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
-    except csv.Error as exc:  # e.g. a field over csv.field_size_limit() characters
-        raise TaskDataError(f"{path}: not readable as CSV ({exc})") from None
-    except OSError as exc:
-        raise TaskDataError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+        items = _read_task(task, path, limit)
+    except DataFileError as exc:  # not a regular file, a line over the cap, not UTF-8
+        at = f" (line {exc.line})" if exc.line is not None else ""
+        raise TaskDataError(f"{exc.source}: {exc.message}{at}") from None
     if not items:
         raise TaskDataError(f"{path}: no rows")
     return items
 
 
-def _read_task(task: int, path: Path) -> list[TaskItem]:
+def _read_task(task: int, path: Path, limit: int | None) -> list[TaskItem]:
     items: list[TaskItem] = []
-    with path.open(encoding="utf-8-sig", newline="") as fh:  # a spreadsheet's byte-order mark is not a column
-        reader = csv.reader(fh)
+    # the byte-order mark of a spreadsheet's first line is dropped by iter_lines; rows may span lines (quoted)
+    reader = csv.reader(text for _, text in iter_lines(path, max_line_bytes=MAX_LINE_BYTES, what="task file"))
+    try:
         header = next(reader, None)
         if header is None:
             raise TaskDataError(f"{path}: empty file")
@@ -205,23 +222,31 @@ def _read_task(task: int, path: Path) -> list[TaskItem]:
             raise TaskDataError(f"{path}: missing column(s) {', '.join(missing)} for task {task} (the release's "
                                 f"columns: {', '.join(COLUMNS[task])})")
         type_col = TYPE_COLUMN[task]
-        for n, values in enumerate(reader, start=2):
+        end = reader.line_num
+        for values in reader:
+            n, end = end + 1, reader.line_num  # the row's first line (a quoted field may span several)
             if not any(v.strip() for v in values):
                 continue
             if len(values) != len(names):
-                raise TaskDataError(f"{path}: row {n} has {len(values)} fields, the header {len(names)}")
+                raise TaskDataError(f"{path}: line {n} has {len(values)} fields, the header {len(names)}")
             row = {k: v for k, v in zip(names, values, strict=True) if k}
             index = values[0].strip() if names[0] == "" else ""
             typ = IMPLIED_TYPE[task] if type_col is None else parse_type(row.get(type_col, ""))
             if typ is None:
-                raise TaskDataError(f"{path}: row {n}, column {type_col!r}: {row.get(type_col or '', '')!r} is "
-                                    "not an instruction type (1-5 or I-V)")
+                raise TaskDataError(f"{path}: line {n}, column {type_col!r}: {row.get(type_col or '', '')[:80]!r} "
+                                    "is not an instruction type (1-5 or I-V)")
             instruction = row.get("instruction", "").strip()
             if not instruction:
-                raise TaskDataError(f"{path}: row {n}, column 'instruction' is empty")
+                raise TaskDataError(f"{path}: line {n}, column 'instruction' is empty")
             item_id = row.get("did", "").strip() or index or f"row{n}"
-            items.append(TaskItem(task=task, id=item_id, instruction=instruction, type=typ, row=row,
-                                  source=str(path), line=n))
+            item = TaskItem(task=task, id=item_id, instruction=instruction, type=typ, row=row, source=str(path),
+                            line=n)
+            item.check()
+            items.append(item)
+            if limit is not None and len(items) >= limit:
+                break  # nothing after the limit is read
+    except csv.Error as exc:  # e.g. a field over csv.field_size_limit() characters
+        raise TaskDataError(f"{path}: not readable as CSV at line {reader.line_num} ({exc})") from None
     return items
 
 

@@ -16,14 +16,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage
+from pydantic import BaseModel
 
+from ...catalog.index_store import atomic_write
 from ...models.llm import call_role
+from ...sanitize.files import DataFileError, check_model, load_json_file
 from ..identity import evaluator_identity as shared_identity
 from ..identity import evaluator_key
 
@@ -88,6 +92,26 @@ def parse_verdict(text: str) -> Verdict | None:
     return _json_verdict(text or "")
 
 
+MAX_CACHE_ENTRY_BYTES = 1 << 20  # one cached verdict (a reason of a few hundred characters)
+log = logging.getLogger(__name__)
+
+
+class _CachedReply(BaseModel):
+    reply: str
+
+
+def _cached_reply(path: Path) -> str | None:
+    """The evaluator's reply cached in `path`, or None when the entry is damaged, foreign or older (without the
+    reply): it is then asked again and rewritten, with a warning naming the file and the field. Bounded, a regular
+    file only, every field checked."""
+    try:
+        data = load_json_file(path, max_bytes=MAX_CACHE_ENTRY_BYTES, what="evaluator cache entry")
+        return check_model(_CachedReply, data, source=str(path)).reply
+    except DataFileError as exc:
+        log.warning("%s; recomputed", exc)
+        return None
+
+
 class TaskEvaluator:
     """Asks the evaluator model one task prompt and reads its verdict (as the authors read it; with
     `json_verdicts`, our JSON form too), with an on-disk cache (`cache_dir`)."""
@@ -113,12 +137,9 @@ class TaskEvaluator:
             parts.insert(1, f"prompts:{prompts_key}")
         key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()
         path = self._path(key)
-        if path is not None and path.is_file():
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-                found = read_verdict(task, str(data["reply"]), json_verdicts=self.json_verdicts)
-            except (ValueError, KeyError, TypeError):
-                found = None  # a damaged entry, or one without the reply (older cache): asked again
+        if path is not None and path.exists():
+            reply = _cached_reply(path)
+            found = read_verdict(task, reply, json_verdicts=self.json_verdicts) if reply is not None else None
             if found is not None:
                 self.hits += 1
                 return Verdict(found.passed, found.reason, cached=True)
@@ -129,7 +150,11 @@ class TaskEvaluator:
         if verdict is None:  # not cached: a retry may get a usable reply
             return Verdict(False, f"unusable evaluator reply: {text[:200]!r}")
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(json.dumps({"reply": text, "passed": verdict.passed, "reason": verdict.reason,
-                                        "task": task, "evaluator": self.identity}), encoding="utf-8")
+            entry = json.dumps({"reply": text, "passed": verdict.passed, "reason": verdict.reason, "task": task,
+                                "evaluator": self.identity}).encode("utf-8")
+            try:  # renamed over the old entry: a damaged one (even a FIFO or a symlink) is replaced, never opened
+                path.parent.mkdir(parents=True, exist_ok=True)
+                atomic_write(path, entry)
+            except OSError as exc:
+                log.warning("evaluator cache %s: the verdict is not kept (%s)", path, exc.strerror or exc)
         return verdict

@@ -17,7 +17,6 @@ Two input formats:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,11 +26,85 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from ...protocol import parse_action
+from ...sanitize.files import DataFileError, check_model, load_json_file, loads_json
+from ...sanitize.schema import FileModel
 from .metrics import NO_INPUT, Plan, parse_multi_agent_reply
 
 
 class StepDataError(ValueError):
     """A step file that cannot be read, naming the file and the field."""
+
+
+class NoTrainMessages(StepDataError):
+    """A ToolBench answer file without `train_messages` (a run that kept no chain): skipped and listed."""
+
+
+MAX_STEP_FILE_BYTES = 1 << 30  # an α-UMi test file or a ToolBench answer file (the released ones are a few MB)
+
+
+
+
+class _Call(FileModel):
+    name: str | None = None
+    arguments: Any = None
+
+
+class _Message(FileModel):
+    role: str | None = None
+    content: Any = None
+    name: Any = None
+    function_call: _Call | None = None
+
+
+class _Function(FileModel):
+    name: str
+    description: Any = None
+    parameters: Any = None
+
+
+class _Generation(FileModel):
+    query: str | None = None
+    function: list[_Function] | None = None
+    train_messages: list[list[_Message]] | None = None
+
+
+class _AnswerFile(FileModel):
+    """A ToolBench answer file, as far as the step cases read it."""
+
+    answer_generation: _Generation
+
+
+class _UmiTool(FileModel):
+    Name: str
+    function: Any = None
+    input: dict[str, Any] | None = None
+
+
+class _UmiTurn(FileModel):
+    value: Any = None
+
+
+class _UmiItem(FileModel):
+    """One conversation of an α-UMi test file."""
+
+    tools: list[_UmiTool] | None = None
+    instruction: Any = None
+    conversations: list[_UmiTurn]
+
+
+def _read_step_file(p: Path) -> Any:
+    """A step file's JSON, bounded (`sanitize.files`: size, a regular file, depth, numbers)."""
+    try:
+        return load_json_file(p, max_bytes=MAX_STEP_FILE_BYTES, what="step file", allow_nonfinite=True)
+    except DataFileError as exc:
+        raise StepDataError(str(exc)) from None
+
+
+def _check(model: type[FileModel], data: Any, p: Path, prefix: str = "") -> None:
+    try:
+        check_model(model, data, source=str(p), prefix=prefix)
+    except DataFileError as exc:
+        raise StepDataError(str(exc)) from None
 
 
 @dataclass(frozen=True)
@@ -104,8 +177,8 @@ def _json_object(raw: Any) -> dict[str, Any]:
     if isinstance(raw, Mapping):
         return dict(raw)
     try:
-        value = json.loads(str(raw))
-    except ValueError:
+        value = loads_json(str(raw), source="arguments", allow_nonfinite=True)
+    except DataFileError:  # not JSON, or JSON we refuse (too deep, a huge integer)
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -145,16 +218,14 @@ def load_toolbench_answer(path: str | Path, source: str | None = None) -> tuple[
 
     Raises `StepDataError` for a file that is not a ToolBench answer or has no `train_messages`."""
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise StepDataError(f"{p}: not readable JSON ({exc})") from exc
+    data = _read_step_file(p)
     ag = data.get("answer_generation") if isinstance(data, Mapping) else None
     if not isinstance(ag, Mapping):
         raise StepDataError(f"{p}: no 'answer_generation' object (not a ToolBench answer file)")
+    _check(_AnswerFile, data, p)
     chains = ag.get("train_messages")
     if not chains:
-        raise StepDataError(f"{p}: answer_generation.train_messages is missing or empty "
+        raise NoTrainMessages(f"{p}: answer_generation.train_messages is missing or empty "
                             f"(valid_data={ag.get('valid_data')!r})")
     functions = _toolbench_functions(p, ag.get("function"))
     label = source or p.parent.name
@@ -236,10 +307,7 @@ def _umi_reference(value: str, nxt: Any, thought: str) -> StepRef:
 def load_umi_test(path: str | Path, source: str | None = None) -> tuple[list[StepCase], int]:
     """Step cases of an α-UMi test file (a JSON list of conversations) → (cases, assistant turns without decision)."""
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise StepDataError(f"{p}: not readable JSON ({exc})") from exc
+    data = _read_step_file(p)
     if not isinstance(data, list):
         raise StepDataError(f"{p}: an α-UMi test file is a JSON list of conversations")
     label = source or p.stem
@@ -248,6 +316,7 @@ def load_umi_test(path: str | Path, source: str | None = None) -> tuple[list[Ste
     for i, item in enumerate(data):
         if not isinstance(item, Mapping) or not isinstance(item.get("conversations"), list):
             raise StepDataError(f"{p}: item {i} has no 'conversations' list")
+        _check(_UmiItem, item, p, f"[{i}]")
         functions = _umi_functions(p, i, item.get("tools", []))
         conv = item["conversations"]
         query = str(item.get("instruction") or "")
@@ -308,24 +377,30 @@ def _files(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def detect_format(path: Path) -> str:
-    """"toolbench" or "umi", from the file's first characters."""
-    with path.open(encoding="utf-8") as fh:
-        head = fh.read(4096).lstrip()
-    if head.startswith("["):
+    """"toolbench" or "umi", from the file's first characters (a file that is no regular file is refused)."""
+    if not path.is_file():
+        raise StepDataError(f"{path}: not a regular file")
+    with path.open("rb") as fh:
+        head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith(b"["):
         return "umi"
     return "toolbench"
 
 
-def load_step_cases(paths: Iterable[str | Path], fmt: str = "auto", group_by: str = "auto") -> LoadReport:
+def load_step_cases(paths: Iterable[str | Path], fmt: str = "auto", group_by: str = "auto", *,
+                    limit: int | None = None) -> LoadReport:
     """Every step case under `paths` (files or directories of *.json). ToolBench files without train_messages
     are skipped and listed; any other malformed file raises `StepDataError`.
 
     Groups (the rows of the report): `file` (the file's stem), `dir` (its directory), or `auto` — the directory for
-    ToolBench answer files (one query each, e.g. G1_answer) and the file for α-UMi test files (e.g. in_domain)."""
+    ToolBench answer files (one query each, e.g. G1_answer) and the file for α-UMi test files (e.g. in_domain).
+    `limit`: no further file is read once that many cases are loaded (`--limit`)."""
     if group_by not in ("auto", "file", "dir"):
         raise StepDataError(f"unknown grouping {group_by!r}; use auto, file or dir")
     report = LoadReport(cases=[])
     for path in _files(paths):
+        if limit is not None and len(report.cases) >= limit:
+            break
         kind = detect_format(path) if fmt == "auto" else fmt
         label = {"file": path.stem, "dir": path.parent.name}.get(group_by)
         try:
@@ -335,11 +410,9 @@ def load_step_cases(paths: Iterable[str | Path], fmt: str = "auto", group_by: st
                 cases, skipped = load_toolbench_answer(path, label)
             else:
                 raise StepDataError(f"unknown step file format {fmt!r}; use auto, toolbench or umi")
-        except StepDataError as exc:
-            if kind == "toolbench" and "train_messages" in str(exc):
-                report.skipped_files.append(str(exc))
-                continue
-            raise
+        except NoTrainMessages as exc:  # a run that kept no chain (valid_data false): listed, not an error
+            report.skipped_files.append(str(exc))
+            continue
         report.files += 1
         report.skipped_turns += skipped
         report.cases.extend(cases)

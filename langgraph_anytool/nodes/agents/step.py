@@ -1,8 +1,9 @@
 """One step of a retriever agent: a model call (`call_model`), then its function calls (`run_functions`).
 
 An agent takes one step per superstep: the dispatcher sends every ready agent's record; the step ends with the
-record `pending` (ready for its next step), `finished` (finish_search, or its step limit as the paper counts it)
-or `stopped` (the pool judged solvable, a full pool, a budget, a model error). So a child created in a step
+record `pending` (ready for its next step), `finished` (finish_search, its step limit as the paper counts it, or
+`max_turns_without_call` replies in a row without a function call: end reason "no_calls: ...") or `stopped` (the
+pool judged solvable, a full pool, a budget or the run's time limit, a model error). So a child created in a step
 starts in the very next superstep, beside its parent, as the paper's concurrent agents do.
 
 Steps of one superstep are bulk-synchronous (see nodes/dispatch.py): a step checks the pool, the removed APIs and
@@ -31,14 +32,24 @@ from typing_extensions import TypedDict
 
 from ...models.faults import (
     MALFORMED_END,
+    NO_CALLS_END,
     bound_reason,
     fault_usage,
+    next_no_call_streak,
     next_streak,
+    no_calls_reason,
     review_reply,
     turn_fault,
     with_call_ids,
 )
-from ...models.llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError, total_tokens
+from ...models.llm import (
+    BUDGET_KIND,
+    NO_CALL_ENDS,
+    TIME_LIMIT_KIND,
+    ModelCallError,
+    ModelNotConfiguredError,
+    total_tokens,
+)
 from ...runtime import total_cost
 from ...state import AgentRecord, PoolUpdate, RunTally, merge_agents, merge_usage
 from ..solver.textmode import bind_role_tools, call_with_text_fallback
@@ -96,8 +107,9 @@ def stop_before_call(deps: Deps, record: AgentRecord, run_key: str, pool: list[s
     in a round judged solvable."""
     if len(pool) >= deps.config.max_api_pool:
         return "stopped", "pool_full"
-    if deps.over_budget(run_key, tally):
-        return "stopped", "budget"
+    stop = deps.budget_stop(run_key, tally)
+    if stop is not None:
+        return "stopped", TIME_LIMIT_KIND if stop.kind == TIME_LIMIT_KIND else "budget"
     if record["activation_calls"] >= deps.config.agent_step_limit:
         return "finished", "step_limit"
     return None
@@ -132,6 +144,7 @@ def make_call_model(role: Role, base: Deps) -> Any:
         if rec["activation_calls"] == 0:  # start of an activation
             rec["activations"] += 1
             rec["malformed_streak"] = 0
+            rec["no_call_streak"] = 0
             if rec["activations"] == 1:  # the query opens the history (before any re-activation message)
                 rec["messages"].insert(0, HumanMessage(role.first_message(state["query"], rec, deps)))
         rec["status"], rec["end_reason"] = "running", ""
@@ -171,12 +184,19 @@ def make_call_model(role: Role, base: Deps) -> Any:
         rec["activation_calls"] += 1
         out["usage"] = {role.level: {**used, **noted}}
         if reply.tool_calls or reply.invalid_tool_calls:
+            rec["no_call_streak"] = 0
             out["ended"] = False
             return out
         rec["invalid_calls"] += 1
         fault = turn_fault(reply)
         if _count_faults(deps, rec, role.level, [fault] if fault else [], False, out,
                          str(reply.content) if fault == "refusal" else ""):
+            return out
+        rec["no_call_streak"] = next_no_call_streak(int(rec.get("no_call_streak") or 0), reply)
+        if rec["no_call_streak"] >= deps.config.max_turns_without_call:  # a model that does not call functions
+            _end(rec, "finished", f"{NO_CALLS_END}: "
+                 f"{no_calls_reason(rec['no_call_streak'], deps.config.max_turns_without_call)}")
+            out["usage"] = merge_usage(out["usage"], {role.level: {NO_CALL_ENDS: 1}})
             return out
         book = deps.paper_prompts  # main.py: the same user message after every turn without a function call
         nudge = book.fill("agent_nudge") if book is not None else prompts.nudge(role.signatures())

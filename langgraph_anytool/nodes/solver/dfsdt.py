@@ -2,7 +2,8 @@
 
 Every loop is bounded by the solver's own counters: the depth limit, the API-call budget (a hard stop), the
 token budget, a cap on model calls per solve (`model_call_cap`), and `max_malformed_turns` malformed replies in a
-row (content faults, see `faults.py`: each is answered back to the model as an error it can correct first).
+row (content faults, see `faults.py`: each is answered back to the model as an error it can correct first), and
+`max_turns_without_call` replies in a row without any function call (finish type "no_calls").
 
 With `call_limit="model_queries"` (`AnyToolConfig.paper()`, the authors' `toolbench/inference/Algorithms/DFS.py`
 `DFS_tree_search.DFS`) there is no API-call budget and no model-call cap: every query (a model turn; α-UMi: a
@@ -26,14 +27,17 @@ from ...catalog.errors import UnknownNameError
 from ...models.faults import (
     EXTRA_CALL,
     MALFORMED_END,
+    NO_CALLS_END,
     bound_reason,
     fault_usage,
+    next_no_call_streak,
     next_streak,
+    no_calls_reason,
     review_reply,
     turn_fault,
     with_call_ids,
 )
-from ...models.llm import BUDGET_KIND, ModelCallError, ModelNotConfiguredError
+from ...models.llm import BUDGET_KIND, FUNCTIONS_DROPPED, ModelCallError, ModelNotConfiguredError
 from ...paper_prompts import PromptBook
 from ...protocol import DIVERSITY, FINISH_NAME, text_of
 from ...state import SolverAttempt, merge_usage
@@ -149,16 +153,17 @@ def role_tools(deps: Deps, state: SolverState, role: str, tools: Sequence[Mappin
 
 def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[Any, BaseMessage],
                  prompt: list[BaseMessage], inputs: dict[str, Any] | None = None,
-                 tools: Sequence[Mapping[str, Any]] | None = None,
+                 tools: Sequence[Mapping[str, Any]] | None = None, *, texts: bool = True,
                  ) -> tuple[AIMessage | None, dict[str, Any]]:
     """One model call with accounting → (reply or None on failure, state updates: counters, usage, finish).
 
     With `tools` (the functions `runnable` has bound natively): when the endpoint refuses them (a model without
-    function calling), the call is made again in text mode and the role stays in text mode for the run."""
+    function calling), the call is made again in text mode and the role stays in text mode for the run.
+    `texts=False`: long texts of the prompt are not cut to fit the window (see `with_fewer_functions`)."""
     upd: dict[str, Any] = {"model_calls": state["model_calls"] + 1}
     try:
         ai, used = call_with_text_fallback(deps, role, state["run_key"], runnable, prompt, tools=tools,
-                                           inputs={"query": state["query"], **(inputs or {})})
+                                           inputs={"query": state["query"], **(inputs or {})}, texts=texts)
     except (ModelNotConfiguredError, GraphBubbleUp):  # configuration errors and interrupts are not model failures
         raise
     except ModelCallError as exc:  # ends this solve, not the run; a prompt too long for the model: this attempt only
@@ -171,6 +176,29 @@ def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[A
         upd["finish"] = outcome("error", reason=f"{role} model call failed: {type(exc).__name__}: {exc}")
         return None, upd
     upd["usage"] = merge_usage(state["usage"], {role: used})
+    return ai, upd
+
+
+def with_fewer_functions(state: SolverState, role: str, functions: dict[str, str],
+                         call: Callable[[dict[str, str], SolverState], tuple[AIMessage | None, dict[str, Any]]]
+                         ) -> tuple[AIMessage | None, dict[str, Any]]:
+    """`call(functions, state)` → (reply, state update); when its prompt does not fit the model's window even after every
+    cut (a `context_length` finish), the call is made again offering the first half of the functions (pool order:
+    the retriever's), while more than one is left. The functions left out are counted in the role's usage
+    (`functions_dropped`); they stay in the pool (a later step with a shorter history may offer them again)."""
+    offered, dropped = functions, 0
+    while True:
+        ai, upd = call(offered, state)
+        finish = upd.get("finish")
+        if ai is not None or not finish or finish["type"] != "context_length" or len(offered) <= 1:
+            break
+        keep = len(offered) // 2
+        dropped += len(offered) - keep
+        offered = dict(list(offered.items())[:keep])
+        # the next try counts on from this one (its model call, what its failure spent: overflow replies)
+        state = {**state, "usage": upd.get("usage", state["usage"]), "model_calls": upd["model_calls"]}
+    if dropped:
+        upd["usage"] = merge_usage(upd.get("usage", state["usage"]), {role: {FUNCTIONS_DROPPED: dropped}})
     return ai, upd
 
 
@@ -199,7 +227,7 @@ def make_seed(deps: Deps) -> Node:
         upd: dict[str, Any] = {
             "nodes": new_tree(root), "current": 0, "api_calls": 0, "model_calls": 0, "failed_seen": [],
             "last_reason": "", "thought": "", "decision": "", "finish": None, "finish_only": False,
-            "malformed_streak": 0,
+            "malformed_streak": 0, "no_call_streak": 0,
             "usage": {"api": {"calls": 0, "cache_hits": 0, "errors": 0}},
         }
         if not functions:
@@ -291,22 +319,27 @@ def make_expand(deps: Deps) -> Node:
         chain = path_messages(nodes, cur)
         if not deps.config.keep_diversity_prompt:  # DFS.py: `messages[-1]["valid"] = False` after its one query
             chain = [m for m in chain if not (isinstance(m, HumanMessage) and m.name == DIVERSITY)]
-        prompt: list[BaseMessage] = [
-            SystemMessage(content=solver_system(deps, functions) + (ASK_USER_NOTE if ask else "")),
-            *conversation_messages(state.get("prior_messages") or []),
-            HumanMessage(content=solver_query(deps, state["query"])),
-            *chain, *added,
-        ]
-        finish = finish_schema(allow_restart=not is_cot(deps) and not last_turn)
-        tools = [finish] if last_turn else [*tool_schemas(deps, functions), finish]
-        if ask:
-            tools.insert(-1, asking.ask_user_schema())
-        model = role_tools(deps, state, "solver", tools)
-        inputs: dict[str, Any] = {"functions": list(functions), "ask_user": ask,
-                                  **format_inputs(deps.config, "solver", text=isinstance(model, TextToolRunnable))}
-        if inputs["text_mode"]:  # the prompt holds the trajectory as text only: give it as structured data too
-            inputs["history"] = [message_to_dict(m) for m in [*chain, *added]]
-        ai, upd = invoke_model(deps, state, "solver", model, prompt, inputs, tools)
+
+        def call(offered: dict[str, str], state: SolverState) -> tuple[AIMessage | None, dict[str, Any]]:
+            prompt: list[BaseMessage] = [
+                SystemMessage(content=solver_system(deps, offered) + (ASK_USER_NOTE if ask else "")),
+                *conversation_messages(state.get("prior_messages") or []),
+                HumanMessage(content=solver_query(deps, state["query"])),
+                *chain, *added,
+            ]
+            finish = finish_schema(allow_restart=not is_cot(deps) and not last_turn)
+            tools = [finish] if last_turn else [*tool_schemas(deps, offered), finish]
+            if ask:
+                tools.insert(-1, asking.ask_user_schema())
+            model = role_tools(deps, state, "solver", tools)
+            inputs: dict[str, Any] = {"functions": list(offered), "ask_user": ask,
+                                      **format_inputs(deps.config, "solver", text=isinstance(model, TextToolRunnable))}
+            if inputs["text_mode"]:  # the prompt holds the trajectory as text only: give it as structured data too
+                inputs["history"] = [message_to_dict(m) for m in [*chain, *added]]
+            # the function list is not cut to fit the window: fewer functions are offered instead
+            return invoke_model(deps, state, "solver", model, prompt, inputs, tools, texts=False)
+
+        ai, upd = with_fewer_functions(state, "solver", functions, call)
         if ai is None:
             return upd
         nodes, child = add_child(nodes, cur, [*added, reviewed(ai, upd, "solver", f"n{len(nodes)}")])
@@ -471,6 +504,11 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
                                   text_of(ai) if faults[-1] == "refusal" and ai is not None else "")
             finish = outcome(MALFORMED_END, reason=reason, failed=failed_seen)
             note = f"{note}; {reason}" if note else reason
+        silent = next_no_call_streak(int(state.get("no_call_streak") or 0), ai)
+        if finish is None and silent >= deps.config.max_turns_without_call:  # a model that never calls a function
+            reason = no_calls_reason(silent, deps.config.max_turns_without_call)
+            finish = outcome(NO_CALLS_END, reason=reason, failed=failed_seen)
+            note = f"{note}; {reason}" if note else reason
         usage = {**state["usage"], "api": stats}
         if faults:
             usage = merge_usage(usage, {role: fault_usage(faults)})
@@ -478,7 +516,8 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
             msgs += query_limit_note(deps, state, limit_note)  # is reached; the functions stay offered and the search goes on
         nodes = update_node(nodes, cur, messages=msgs, calls=records, status=status, note=note)
         upd: dict[str, Any] = {"nodes": nodes, "api_calls": api_calls, "usage": usage, "failed_seen": failed_seen,
-                               "last_reason": last_reason, "malformed_streak": streak, **upd_only}
+                               "last_reason": last_reason, "malformed_streak": streak, "no_call_streak": silent,
+                               **upd_only}
         if finish is not None:
             upd["finish"] = finish
         return upd

@@ -89,6 +89,10 @@ class TextToolRunnable(Runnable[Any, BaseMessage]):
         """The wrapped model (as on a `bind_tools` binding: `profiles.model_name` finds the model's name here)."""
         return self.model
 
+    def as_sent(self, messages: Sequence[BaseMessage]) -> tuple[Runnable[Any, BaseMessage], list[BaseMessage]]:
+        """The model this runnable calls and the messages it sends it for `messages` (what a server counts)."""
+        return self.model, messages_as_text(messages, self.tools)
+
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> BaseMessage:
         messages = list(input) if isinstance(input, Sequence) and not isinstance(input, str) else [
             HumanMessage(content=str(input))]
@@ -159,14 +163,14 @@ def call_role_tools(deps: Deps, role: str, run_key: str, tools: Sequence[Mapping
 def call_with_text_fallback(deps: Deps, role: str, run_key: str, runnable: Runnable[Any, BaseMessage],
                             prompt: list[BaseMessage], *, inputs: Mapping[str, Any],
                             tools: Sequence[Mapping[str, Any]] | None = None, config: RunnableConfig | None = None,
-                            tally: Any = None, own: Any = None) -> tuple[AIMessage, dict[str, Any]]:
+                            tally: Any = None, own: Any = None, texts: bool = True) -> tuple[AIMessage, dict[str, Any]]:
     """`call_role` for `role` of run `run_key`, metered. With `tools` (what `runnable` binds natively): when the
     endpoint refuses them (a model without function calling), the role switches to text mode for the rest of the run
     and the call is made again in text mode (usage `text_fallbacks`; a `text_mode` input is set to True). Any other
-    failure propagates."""
+    failure propagates. `texts=False`: long texts are not cut to fit the window (see `call_role`)."""
     try:
         ai, used = call_role(runnable, role, prompt, config, inputs=inputs, on_usage=deps.meter(run_key, tally, own),
-                             profiles=deps.config.model_profiles)
+                             profiles=deps.config.model_profiles, texts=texts)
         return ai, dict(used)
     except Exception as exc:
         if tools is None or isinstance(runnable, TextToolRunnable) or not refuses_tools(exc):
@@ -175,5 +179,5 @@ def call_with_text_fallback(deps: Deps, role: str, run_key: str, runnable: Runna
     text_inputs = {**inputs, "text_mode": True} if "text_mode" in inputs else inputs
     ai, used = call_role(TextToolRunnable(deps.models.for_role(role), tools), role, prompt, config,
                          inputs=text_inputs, on_usage=deps.meter(run_key, tally, own),
-                         profiles=deps.config.model_profiles)
+                         profiles=deps.config.model_profiles, texts=texts)
     return ai, {**used, "text_fallbacks": 1}

@@ -81,6 +81,7 @@ class SolverState(TypedDict, total=False):
     finish: FinishOutcome | None
     finish_only: bool  # the API-call budget is spent: the next turn may only call Finish
     malformed_streak: int  # malformed model turns in a row (faults.py), bounded by `max_malformed_turns`
+    no_call_streak: int  # replies without a function call in a row, bounded by `max_turns_without_call`
     usage: dict[str, Any]
     solver_attempts: list[SolverAttempt]
 

@@ -32,6 +32,7 @@ from .dfsdt import (
     role_tools,
     text_of,
     tool_schemas,
+    with_fewer_functions,
 )
 from .textmode import TextToolRunnable, format_inputs, umi_template
 from .tree import (
@@ -132,15 +133,21 @@ def make_plan(deps: Deps) -> Node:
             return {"finish": stop}
         nodes, cur = state["nodes"], state["current"]
         diversity = f"\n{added[0].content}\n" if added else ""
-        system = umi_template(deps.config, "planner").format(doc=describe_functions(deps, functions, with_params=True),
-                                               history=render_history(path_messages(nodes, cur)), diversity=diversity)
-        if deps.config.ask_user:  # the caller may ask the user: the planner decides when
-            system += PLANNER_ASK_USER_NOTE
-        prompt: list[BaseMessage] = [SystemMessage(content=system), *conversation_messages(state.get("prior_messages") or []),
-                                     HumanMessage(content=state["query"])]
-        ai, upd = invoke_model(deps, state, "planner", deps.models.for_role("planner"), prompt,
-                               {**umi_inputs(path_messages(nodes, cur), functions),
-                                **format_inputs(deps.config, "planner"), "ask_user": deps.config.ask_user})
+
+        def call(offered: dict[str, str], state: SolverState) -> tuple[AIMessage | None, dict[str, Any]]:
+            system = umi_template(deps.config, "planner").format(
+                doc=describe_functions(deps, offered, with_params=True),
+                history=render_history(path_messages(nodes, cur)), diversity=diversity)
+            if deps.config.ask_user:  # the caller may ask the user: the planner decides when
+                system += PLANNER_ASK_USER_NOTE
+            prompt: list[BaseMessage] = [SystemMessage(content=system),
+                                         *conversation_messages(state.get("prior_messages") or []),
+                                         HumanMessage(content=state["query"])]
+            return invoke_model(deps, state, "planner", deps.models.for_role("planner"), prompt,
+                                {**umi_inputs(path_messages(nodes, cur), offered),
+                                 **format_inputs(deps.config, "planner"), "ask_user": deps.config.ask_user})
+
+        ai, upd = with_fewer_functions(state, "planner", functions, call)
         if ai is None:
             return upd
         rationale = text_of(ai).strip()
@@ -180,19 +187,24 @@ def make_call(deps: Deps) -> Node:
         nodes, cur = state["nodes"], state["current"]
         functions = pool_functions(deps, state["api_pool"])
         ask = deps.config.ask_user  # `ask_user(question)` is offered beside the pooled APIs (answered by execute)
-        system = umi_template(deps.config, "caller").format(
-            doc=describe_functions(deps, functions, with_params=True), history=_step_history(state),
-            thought=state["thought"] or "(none)",
-            tool_names=", ".join([*functions, asking.ASK_USER_NAME] if ask else functions),
-        ) + (ASK_USER_NOTE if ask else "")
-        prompt: list[BaseMessage] = [SystemMessage(content=system), *conversation_messages(state.get("prior_messages") or []),
-                                     HumanMessage(content=state["query"])]
-        tools = [*tool_schemas(deps, functions), *([asking.ask_user_schema()] if ask else [])]
-        model = role_tools(deps, state, "caller", tools)
-        ai, upd = invoke_model(deps, state, "caller", model, prompt,
-                               {**umi_inputs(_step_messages(state), functions, state["thought"]), "ask_user": ask,
-                                **format_inputs(deps.config, "caller", text=isinstance(model, TextToolRunnable))},
-                               tools)
+
+        def call(offered: dict[str, str], state: SolverState) -> tuple[AIMessage | None, dict[str, Any]]:
+            system = umi_template(deps.config, "caller").format(
+                doc=describe_functions(deps, offered, with_params=True), history=_step_history(state),
+                thought=state["thought"] or "(none)",
+                tool_names=", ".join([*offered, asking.ASK_USER_NAME] if ask else offered),
+            ) + (ASK_USER_NOTE if ask else "")
+            prompt: list[BaseMessage] = [SystemMessage(content=system),
+                                         *conversation_messages(state.get("prior_messages") or []),
+                                         HumanMessage(content=state["query"])]
+            tools = [*tool_schemas(deps, offered), *([asking.ask_user_schema()] if ask else [])]
+            model = role_tools(deps, state, "caller", tools)
+            return invoke_model(deps, state, "caller", model, prompt,
+                                {**umi_inputs(_step_messages(state), offered, state["thought"]), "ask_user": ask,
+                                 **format_inputs(deps.config, "caller", text=isinstance(model, TextToolRunnable))},
+                                tools)
+
+        ai, upd = with_fewer_functions(state, "caller", functions, call)
         if ai is None:
             return upd
         ai = reviewed(ai, upd, "caller", f"n{cur}").model_copy(update={"name": "caller"})

@@ -24,10 +24,10 @@ def make_executor(kind: str, **options: Any) -> Executor:
     if k == "local":
         impls = options.pop("implementations", None)
         if impls is None:
-            from ...catalog.builtin import builtin_implementations, builtin_slow_api_ids
+            from ...catalog.builtin import builtin_implementations, builtin_worker_api_ids
 
             impls = builtin_implementations()
-            options.setdefault("isolated", builtin_slow_api_ids())  # killable at the timeout
+            options.setdefault("isolated", builtin_worker_api_ids())  # killable at the timeout
             options.setdefault("isolated_timeout", 10.0)
         return LocalExecutor(impls, **options)
     if k == "template":

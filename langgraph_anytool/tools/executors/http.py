@@ -35,6 +35,7 @@ from ..observation import Observation, Status
 from .base import PerLoop
 from .bounded_read import DEFAULT_MAX_RESPONSE_BYTES, EncodingRefused, accept_encoding, read_capped
 from .log_redaction import attach_log_redaction
+from .secret_masking import MASK, mask_for
 
 if TYPE_CHECKING:
     from ...catalog.catalog import Catalog
@@ -48,12 +49,14 @@ _PLACEHOLDER = re.compile(r"\{([^{}/]+)\}")
 
 # --------------------------------------------------------------------------- helpers shared with other executors
 class Redactor:
-    """Replaces secret values with `***` in text and in JSON-like structures. Its repr shows no secret."""
+    """Replaces secret values, in every spelling `secret_masking` knows (upper-cased, URL-encoded, hex, base64,
+    split), with `***` in text and in JSON-like structures. Its repr shows no secret."""
 
-    MASK = "***"
+    MASK = MASK
 
     def __init__(self, secrets: list[str] | tuple[str, ...] = ()) -> None:
         self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+        self._mask = mask_for(tuple(sorted(self._secrets)), 1)  # values given as secrets: masked at any length
 
     def __repr__(self) -> str:
         return f"Redactor({len(self._secrets)} secrets)"
@@ -62,10 +65,7 @@ class Redactor:
         return bool(self._secrets)
 
     def text(self, value: str) -> str:
-        for s in self._secrets:
-            if s in value:
-                value = value.replace(s, self.MASK)
-        return value
+        return self._mask.text(value)
 
     def cut_text(self, value: str, min_prefix: int = 4) -> str:
         """`text`, for a string that was cut short: also masks a secret's beginning left at the very end."""

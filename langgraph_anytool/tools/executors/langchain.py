@@ -11,10 +11,10 @@ its own loop, so async-only tools work from sync code too. Outcome mapping, as f
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from pydantic import ValidationError
 
 from ...catalog.models import Api
@@ -64,8 +64,13 @@ class LangChainToolExecutor:
         if tool is None:
             return Observation(api_id=api.id, status=Status.NOT_FOUND, error=f"no LangChain tool for API {api.id!r}")
         try:
-            call = tool.ainvoke(dict(arguments))
-            result = await (call if self.timeout is None else asyncio.wait_for(call, self.timeout))
+            if self.timeout is None:
+                result = await tool.ainvoke(dict(arguments))
+            else:
+                # an anyio cancel scope cancels every await until it is left (an MCP session's clean-up included);
+                # asyncio.wait_for cancels once, and a clean-up that then waits on a stuck server waits for ever
+                with anyio.fail_after(self.timeout):
+                    result = await tool.ainvoke(dict(arguments))
         except TimeoutError:
             return Observation(api_id=api.id, status=Status.TIMEOUT,
                                error=f"the call did not finish within {self.timeout:g} s")

@@ -12,7 +12,9 @@ thread (`asyncio.to_thread`); async ones are awaited. Outcome mapping:
 - no implementation for the API id → `NOT_FOUND`.
 
 APIs listed in `isolated` (those that can run long on some inputs) run in worker processes (`WorkerPool`): at the
-timeout the worker is killed, so the call really stops; their callables must be picklable (module-level).
+timeout the worker is killed, so the call really stops, and a call that holds the GIL (a big-integer power) stops
+nothing else; each worker has an address-space limit (`isolated_memory_bytes`, 1 GiB by default). Their callables
+must be picklable (module-level). The builtin toolset runs every API this way but the code-running ones.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 
 from ...catalog.models import Api
 from ..observation import Observation, Status
-from .worker_pool import WorkerDied, WorkerPool
+from .worker_pool import DEFAULT_MEMORY_BYTES, WorkerDied, WorkerPool
 
 
 def exception_text(exc: BaseException) -> str:
@@ -48,6 +50,7 @@ class LocalExecutor:
         invalid_input_errors: tuple[type[BaseException], ...] = (ValueError, KeyError),
         isolated: Collection[str] = (),
         isolated_timeout: float | None = None,
+        isolated_memory_bytes: int = DEFAULT_MEMORY_BYTES,
         workers: int = 2,
     ) -> None:
         self._impls = dict(implementations)
@@ -55,6 +58,7 @@ class LocalExecutor:
         self.invalid_input_errors = invalid_input_errors
         self.isolated = frozenset(isolated)
         self.isolated_timeout = isolated_timeout if isolated_timeout is not None else timeout
+        self.isolated_memory_bytes = isolated_memory_bytes
         self._workers = workers
         self._pool: WorkerPool | None = None
         self._pool_lock = threading.Lock()
@@ -63,7 +67,7 @@ class LocalExecutor:
         with self._pool_lock:
             if self._pool is None:
                 cpu = int(self.isolated_timeout or 600) + 1
-                self._pool = WorkerPool(self._workers, cpu_seconds=cpu)
+                self._pool = WorkerPool(self._workers, cpu_seconds=cpu, memory_bytes=self.isolated_memory_bytes)
             return self._pool
 
     def __contains__(self, api_id: object) -> bool:

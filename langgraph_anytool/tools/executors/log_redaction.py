@@ -5,7 +5,8 @@ other library may log what a server sent back; a server that echoes a key would 
 logs. Filters on chosen loggers miss records of other loggers (and filters on handlers miss handlers added
 later), so redaction happens where every record is made: `attach_log_redaction` installs (once) a log-record
 factory that wraps the current one (`logging.setLogRecordFactory`) and rewrites each new record's message, its
-exception text and its stack text with every live secret masked. Handlers and formatters added at any time only
+exception text and its stack text with every live secret masked, in every spelling `secret_masking` knows
+(upper-cased, URL-encoded, hex, base64, split). Handlers and formatters added at any time only
 ever see masked records. Each registered source is held weakly (a bound method of its executor) and drops out
 when the executor is garbage-collected; with no live secret the factory only calls the one it wraps.
 """
@@ -17,6 +18,8 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
+
+from .secret_masking import mask_values, secret_values
 
 # the loggers of the HTTP libraries (kept for callers that set their levels in tests)
 HTTP_LIBRARY_LOGGERS: tuple[str, ...] = (
@@ -75,19 +78,6 @@ class RedactingRecordFactory:
         if masks:
             mask_record(record, masks)
         return record
-
-
-def secret_values(secrets: Iterable[str]) -> tuple[str, ...]:
-    """The maskable secrets (4 characters or more, shorter ones would mask ordinary words), longest first."""
-    return tuple(sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True))
-
-
-def mask_values(text: str, values: tuple[str, ...]) -> str:
-    """`text` with each of `values` (as `secret_values` orders them: a key that contains another is masked whole)
-    replaced by `***`."""
-    for secret in values:
-        text = text.replace(secret, "***")
-    return text
 
 
 class _FixedSecrets:
