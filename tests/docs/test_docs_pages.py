@@ -79,3 +79,29 @@ def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
             for sub in action.choices.values():
                 out += _parsers(sub)
     return out
+
+
+def _written_files(code: str) -> list[str]:
+    """The files a bash block writes by name: `cat > F <<...` here-documents and `--out F` outputs."""
+    heredocs = re.findall(r"^cat > (\S+) <<", code, flags=re.MULTILINE)
+    outs = re.findall(r"^anytool .*--out (\S+\.\w+)\b", code, flags=re.MULTILINE)
+    return heredocs + outs
+
+
+def test_a_page_never_writes_two_different_files_under_one_name() -> None:
+    """Issue 29 point 12: the blocks of a page share one folder, so a name written twice (the Evaluation page's
+    `results.jsonl`: a run's results, then two hand-made answers, then one more) reads, later on, whatever the
+    last block put there."""
+    from tests.docs.test_docs_blocks import all_blocks
+
+    seen: dict[tuple[Path, str], str] = {}
+    clashes = []
+    for block in all_blocks():
+        if block.lang != "bash":
+            continue
+        for name in dict.fromkeys(_written_files(block.code)):
+            first = seen.setdefault((block.page, name), block.name)
+            if first != block.name:
+                clashes.append(f"{name}: written by {first} and by {block.name}")
+    assert not clashes, clashes
+    assert _written_files("cat > a.json <<'JSON'\nanytool eval run --out r.jsonl --quiet\n") == ["a.json", "r.jsonl"]
