@@ -361,8 +361,11 @@ def resolve_models(model: Any, models: Mapping[str, Any] | None, config: AnyTool
     """The models of a graph built with `config`: `model` and per-role `models` over `config.models`, with the
     config's request timeout; with `max_cost` set, every role's price must be known (`check_prices`)."""
     model, role_models = offline_resolved(model, {**config.models, **dict(models or {})}, catalog)
-    model_set = ModelSet.resolve(model, role_models, catalog=catalog,
-                                 request_timeout=config.request_timeout)
+    try:
+        model_set = ModelSet.resolve(model, role_models, catalog=catalog,
+                                     request_timeout=config.request_timeout)
+    except ModelNotConfiguredError as exc:  # the user's call and this line, not the resolver's frames
+        raise exc.with_traceback(None) from None
     check_prices(model_set, config)  # max_cost needs every role's price: fail before any call
     return model_set
 

@@ -1,7 +1,10 @@
-"""Pictures of a graph and of a run, drawn offline with matplotlib (the `viz` extra): no web service, no graphviz.
+"""Pictures of a graph and of a run, drawn offline (the `viz` extra: matplotlib; Graphviz's `dot` for the graph when
+it is installed): no web service.
 
 - `draw_graph(graph)`: the compiled graph's structure (`graph.get_graph(xray=True)`), subgraphs framed, conditional
-  edges dashed;
+  edges dashed, loops in red; laid out by Graphviz `dot` (each subgraph a cluster) when `dot` is on PATH
+  (`apt-get install graphviz`, `brew install graphviz`), else by a simpler layered layout in matplotlib;
+  `graph_dot(graph)` is the Graphviz source;
 - `draw_agent_tree(out)`: the retriever's agents (meta → category → tool) with status, steps and APIs added;
 - `draw_search_tree(out)`: a solver attempt's DFSDT tree: calls per node, backtracked (dead) branches, finish type;
 - `usage_frame(out)` / `draw_usage(out)`: model calls and tokens per role as a pandas DataFrame and a bar chart.
@@ -15,6 +18,8 @@ from __future__ import annotations
 
 import functools
 import io
+import shutil
+import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +46,15 @@ class Picture:
 
     def _repr_png_(self) -> bytes:
         return self.png
+
+    def __repr__(self) -> str:  # not the bytes: a notebook's text output stays short
+        width, height = self.size
+        return f"<Picture: PNG {width}×{height}, {len(self.png):,} bytes>"
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(width, height) in pixels, read from the PNG header."""
+        return int.from_bytes(self.png[16:20], "big"), int.from_bytes(self.png[20:24], "big")
 
     def save(self, path: str | Path) -> Path:
         p = Path(path)
@@ -116,13 +130,94 @@ def _layers(nodes: list[str], edges: list[tuple[str, str]]) -> dict[str, int]:
     return layer
 
 
-def draw_graph(graph: Any, *, xray: bool | int = True, title: str | None = None) -> Picture:
-    """The structure of a compiled LangGraph graph (or a `langchain_core` drawable `Graph`)."""
-    plt = _plt()
+def draw_graph(graph: Any, *, xray: bool | int = True, title: str | None = None,
+               layout: str = "auto") -> Picture:
+    """The structure of a compiled LangGraph graph (or a `langchain_core` drawable `Graph`).
+
+    `layout`: "dot" (Graphviz: clusters that never overlap, edges routed around nodes), "layers" (matplotlib
+    only), or "auto" (dot when the `dot` program is installed)."""
+    if layout not in ("auto", "dot", "layers"):
+        raise ValueError(f"layout must be 'auto', 'dot' or 'layers', not {layout!r}")
+    dot = shutil.which("dot")
+    if layout == "dot" and dot is None:
+        raise FileNotFoundError("layout='dot' needs Graphviz's dot program (apt-get install graphviz)")
+    if dot is not None and layout != "layers":
+        done = subprocess.run([dot, "-Tpng", "-Gdpi=110"], input=graph_dot(graph, xray=xray, title=title).encode(),
+                              capture_output=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"dot failed: {done.stderr.decode(errors='replace').strip()[:500]}")
+        return Picture(done.stdout)
+    return _draw_layers(graph, xray=xray, title=title)
+
+
+_GRAPH_TITLE = "{name} (dashed: conditional edge; red: back edge, a loop)"
+# the retriever's agent subgraphs, in the order the paper's hierarchy reads (meta → category → tool; flat: ours)
+_CLUSTER_ORDER = ("meta_agent", "category_agent", "tool_agent", "flat_agent", "solver")
+
+
+def _structure(graph: Any, xray: bool | int) -> tuple[list[str], dict[str, str], list[tuple[str, str, bool, Any]]]:
+    """(node ids, display names, edges as (source, target, conditional, data)) of a graph."""
     g = graph.get_graph(xray=xray) if hasattr(graph, "get_graph") else graph
     nodes = list(g.nodes)
     names = {n: str(getattr(g.nodes[n], "name", n)) for n in nodes}
-    edges = [(e.source, e.target, bool(e.conditional)) for e in g.edges]
+    return nodes, names, [(e.source, e.target, bool(e.conditional), e.data) for e in g.edges]
+
+
+def _label(name: str) -> str:
+    label = name.split(":", 1)[-1]
+    return label.strip("_") if label.startswith("__") else label
+
+
+def graph_dot(graph: Any, *, xray: bool | int = True, title: str | None = None) -> str:
+    """The graph as Graphviz DOT source (what `draw_graph` lays out with `dot`): one cluster per subgraph
+    (`name:node` ids), conditional edges dashed, back edges (loops) red, edge data (e.g. α-UMi's "caller") as
+    labels. Deterministic: the same graph gives the same text."""
+    nodes, names, edges = _structure(graph, xray)
+    layer = _layers(nodes, [(s, t) for s, t, _, _ in edges])
+
+    def q(text: str) -> str:
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    font = 'fontname="DejaVu Sans"'
+    heading = title or _GRAPH_TITLE.format(name=getattr(graph, "name", "graph"))
+    out = [f"digraph {q(str(getattr(graph, 'name', 'graph')))} {{",
+           f"  graph [rankdir=TB, newrank=true, nodesep=0.25, ranksep=0.32, pad=0.2, {font}, fontsize=12, "
+           f"labelloc=t, label={q(heading)}];",
+           f'  node [shape=box, style="rounded,filled", fillcolor="#dbe9ff", color="#444444", {font}, fontsize=10, '
+           'height=0.32, margin="0.12,0.04"];',
+           f'  edge [color="#555555", arrowsize=0.6, {font}, fontsize=8, fontcolor="#555555"];']
+    groups: dict[str, list[str]] = {}
+    for n in nodes:
+        if ":" in n:
+            groups.setdefault(n.split(":", 1)[0], []).append(n)
+        else:
+            grey = ', fillcolor="#dddddd"' if n in ("__start__", "__end__") else ""
+            out.append(f"  {q(n)} [label={q(_label(names[n]))}{grey}];")
+    rank = {name: i for i, name in enumerate(_CLUSTER_ORDER)}
+    for gname in sorted(groups, key=lambda g: (rank.get(g, len(rank)), g)):
+        out.append(f"  subgraph {q('cluster_' + gname)} {{")
+        out.append(f'    label={q(gname)}; style="rounded,filled"; color="#9aa9c2"; fillcolor="#f3f6fb"; '
+                   'fontcolor="#4a5a7a";')
+        for m in groups[gname]:
+            small = ', fillcolor="#dddddd", fontsize=8, height=0.22' if m.endswith(":__end__") else ""
+            out.append(f"    {q(m)} [label={q(_label(names[m]))}{small}];")
+        out.append("  }")
+    for s, t, conditional, data in edges:
+        attrs = ["style=dashed"] if conditional else []
+        if layer[t] <= layer[s]:
+            attrs.append('color="#b04a4a"')
+        if data:
+            attrs.append(f"xlabel={q(str(data))}")
+        out.append(f"  {q(s)} -> {q(t)}" + (f" [{', '.join(attrs)}]" if attrs else "") + ";")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def _draw_layers(graph: Any, *, xray: bool | int, title: str | None) -> Picture:
+    """`draw_graph` without Graphviz: longest-path layers, one barycentre pass, matplotlib."""
+    plt = _plt()
+    nodes, names, full_edges = _structure(graph, xray)
+    edges = [(s, t, c) for s, t, c, _ in full_edges]
     layer = _layers(nodes, [(s, t) for s, t, _ in edges])
     rows: dict[int, list[str]] = {}
     for n in nodes:
@@ -164,13 +259,13 @@ def draw_graph(graph: Any, *, xray: bool | int = True, title: str | None = None)
     for n in nodes:
         label = names[n].split(":", 1)[-1]
         color = "#dddddd" if label in ("__start__", "__end__") else "#dbe9ff"
-        _box(ax, *pos[n], label.strip("_") if label.startswith("__") else label, color)
+        _box(ax, *pos[n], _label(names[n]), color)
     xs = [p[0] for p in pos.values()]
     ys = [p[1] for p in pos.values()]
     ax.set_xlim(min(xs) - 1.4, max(xs) + 1.4)
     ax.set_ylim(min(ys) - 0.7, max(ys) + 0.8)
     ax.axis("off")
-    ax.set_title(title or f"{getattr(graph, 'name', 'graph')} (dashed: conditional; red: back edge)", fontsize=10)
+    ax.set_title(title or _GRAPH_TITLE.format(name=getattr(graph, "name", "graph")), fontsize=10)
     return _picture(fig)
 
 
@@ -324,7 +419,8 @@ def draw_usage(out: Mapping[str, Any], title: str = "tokens per role") -> Pictur
 
 # ------------------------------------------------------------------ display of compiled graphs
 def _offline_mimebundle(self: Any, **kwargs: Any) -> dict[str, Any]:
-    bundle: dict[str, Any] = {"text/plain": repr(self)}
+    # no object address in the text: a saved notebook does not change when it is run again
+    bundle: dict[str, Any] = {"text/plain": f"<{type(self).__name__} {getattr(self, 'name', '')!r}: drawn offline>"}
     try:
         bundle["image/png"] = draw_graph(self).png
     except Exception as exc:  # no matplotlib, or a graph we cannot lay out: text only, never a network call

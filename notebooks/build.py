@@ -140,14 +140,16 @@ from langgraph_anytool.catalog.search import CatalogSearcher
 searcher = CatalogSearcher(catalog, progress=False)  # no progress bars in the notebook's outputs
 report = evaluate_retrieval(catalog, files, recall_ks=(5, 10, 64), ndcg_ks=(5, 10),
                             search=lambda q, k: [h.api_id for h in searcher.search_apis(q, k)])
-print(catalog, f"— {report.overall.queries} queries in {report.seconds:.1f} s")"""),
+print(catalog, f"— {report.overall.queries} queries")  # no timing: a re-run leaves the saved notebook as it is"""),
     new_code_cell("""rows = [{"group": g.group, "queries": g.queries, **{m: round(100 * v, 1) for m, v in g.metrics.items()}}
         for g in [*report.groups, report.overall]]
 metrics = pd.DataFrame(rows).set_index("group")
 metrics"""),
     new_code_cell("""import matplotlib.pyplot as plt
-ax = metrics.drop(index="overall")[["Recall@5", "Recall@10", "NDCG@5"]].plot.bar(figsize=(8, 3.2), rot=0)
-ax.set_ylabel("%"); ax.set_ylim(0, 100); ax.set_title("catalog search: retrieval by query group")
+ax = metrics.drop(index="overall")[["Recall@5", "Recall@10", "NDCG@5"]].plot.bar(figsize=(9, 3.4), rot=20)
+ax.set_ylabel("%"); ax.set_ylim(0, 100); ax.set_xlabel(""); ax.set_title("catalog search: retrieval by query group")
+plt.setp(ax.get_xticklabels(), ha="right")
+ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)  # beside the bars, never over them
 plt.show()"""),
     new_markdown_cell("""## Pass rate and consumption (Evaluation I)
 
@@ -187,10 +189,15 @@ for mode in ("whole", "reference"):
         passrates.append({"mode": mode, "protocol": protocol, "pass rate %": json.loads(text)["overall"]["rate"]})
 consumption = pd.DataFrame(rows).set_index("mode").round(1)
 consumption"""),
-    new_code_cell("""scores = pd.DataFrame(passrates).pivot(index="mode", columns="protocol", values="pass rate %")
-fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.2))
-scores.plot.bar(ax=a1, rot=0, ylim=(0, 100), title="pass rate (offline stand-in, not an LLM)")
-consumption[["model calls/query", "API calls/query"]].plot.bar(ax=a2, rot=0, title="consumption per query")
+    new_code_cell("""modes = ["whole", "reference"]  # one order in both panels (pivot would sort them)
+scores = pd.DataFrame(passrates).pivot(index="mode", columns="protocol", values="pass rate %").reindex(modes)
+fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.6))
+scores.plot.bar(ax=a1, rot=0, ylim=(0, 100), title="pass rate % (offline stand-in, not an LLM)")
+consumption.reindex(modes)[["model calls/query", "API calls/query"]].plot.bar(ax=a2, rot=0,
+                                                                             title="consumption per query")
+for ax in (a1, a2):  # the legends below the panels, never over a bar
+    ax.set_xlabel("")
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, frameon=False)
 plt.tight_layout(); plt.show()
 scores"""),
 ]
@@ -228,6 +235,26 @@ def export_pictures(nb: Any, name: str, folder: Path) -> list[Path]:
     return written
 
 
+def execute(nb: Any) -> None:
+    """Run the notebook in a fresh kernel, in notebooks/, keeping nothing that changes from one run to the next: no
+    execution timestamps, no interpreter patch version."""
+    import tempfile
+
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+
+    # the kernel on local sockets (IPC), not TCP: it has no unencrypted port to warn about
+    with tempfile.TemporaryDirectory(prefix="anytool-kernel-") as sockets:
+        km = KernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "kernel"))
+        try:
+            NotebookClient(nb, km=km, timeout=600, kernel_name="python3", record_timing=False,
+                           resources={"metadata": {"path": str(HERE)}}).execute()
+        finally:  # a client given a kernel manager leaves the kernel running: it would outlive us and say so
+            if km.has_kernel:
+                km.shutdown_kernel(now=False)
+    nb.metadata.get("language_info", {}).pop("version", None)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     if args.export:
@@ -240,10 +267,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             continue
         nb = new_notebook(cells=cells, metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
                                                                 "language": "python"}})
+        for i, cell in enumerate(nb.cells):  # stable ids: a re-run without changes rewrites nothing
+            cell.id = f"{name}-{i:02d}"
         if args.execute:
-            from nbclient import NotebookClient
-
-            NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(HERE)}}).execute()
+            execute(nb)
             for path in export_pictures(nb, name, args.pictures):
                 print(f"wrote {path}")
         args.out.mkdir(parents=True, exist_ok=True)

@@ -1,15 +1,20 @@
-"""Headless Chromium for tests (a minimal helper: branch first-docs is writing the shared one with the same calls):
-open a page with the network cut off, evaluate JavaScript in it, collect console errors and requests, take a
-screenshot. The DevTools protocol over a pipe (`--remote-debugging-pipe`): no dependency, nothing downloaded.
+"""Headless Chromium for tests: open a page with the network cut off, wait until it is drawn, read its DOM (shadow
+roots included, closed ones too) and take screenshots. No dependency: the DevTools protocol over a pipe.
 
-    with Chromium.start() as browser:      # skips when Chromium is absent (under CI=true: fails)
-        browser.open(path.as_uri())
-        browser.evaluate("document.title")
-        browser.screenshot(tmp_path / "page.png")
-        assert browser.console_errors() == []
+    from tests.browser import Chromium
 
-Chromium: Debian's `chromium` (`.ci/run` installs it), or `$ANYTOOL_CHROMIUM`; headless, fresh profile, no sandbox,
-GPU, first run, sync, component updates or background networking; every host name resolves to nothing.
+    with Chromium.start() as browser:                 # skips the test when Chromium is absent (CI=true: fails)
+        browser.open(path.as_uri(), until="document.querySelector('.md-content') !== null")
+        html = browser.html()                         # the rendered DOM as HTML, shadow roots inlined
+        browser.evaluate("document.title")            # any expression, its value returned as JSON
+        browser.screenshot(tmp_path / "page.png", width=1200)
+        assert browser.console_errors() == []         # console.error calls and uncaught exceptions, as lines
+        assert browser.requests() == [path.as_uri()]  # the URL of every request the page made
+
+Chromium: the Debian package `chromium` (`.ci/run` installs it in CI), or `$ANYTOOL_CHROMIUM`. It runs headless
+with a fresh profile, without sandbox, GPU, first-run, sync, component updates or background networking, and with
+every host name resolving to nothing (`--host-resolver-rules`), so a page reaches no network service: a test sees
+what an offline reader sees.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import fcntl
 import json
 import os
 import select
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -34,23 +40,18 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--dis
 
 
 class BrowserError(RuntimeError):
-    """Chromium failed, or a page was not ready in time."""
-
-
-def _above_4(fd: int) -> int:
-    """`fd` moved to a number above 4 (close-on-exec: only its copies on 3 and 4 reach Chromium)."""
-    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
-    os.close(fd)
-    return moved
+    """Chromium failed, or a page did not get ready in time."""
 
 
 def chromium_path() -> str | None:
+    """The Chromium binary: `$ANYTOOL_CHROMIUM`, else `chromium` / `chromium-browser` / `google-chrome` on PATH."""
     if os.environ.get("ANYTOOL_CHROMIUM"):
         return os.environ["ANYTOOL_CHROMIUM"]
     return next((p for name in ("chromium", "chromium-browser", "google-chrome") if (p := shutil.which(name))), None)
 
 
 def require_chromium() -> str:
+    """The binary; without one the calling test skips, saying how to get it (under `CI=true` it fails instead)."""
     import pytest
 
     path = chromium_path()
@@ -63,49 +64,48 @@ def require_chromium() -> str:
 
 
 class Chromium:
-    """One headless Chromium with one page (a flattened DevTools session)."""
+    """One headless Chromium with one page, driven over the DevTools protocol (`--remote-debugging-pipe`)."""
 
     def __init__(self, process: subprocess.Popen[bytes], to_browser: int, from_browser: int) -> None:
         self._process, self._out, self._in = process, to_browser, from_browser
         self._buffer = b""
         self._next_id = 0
-        self.events: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []  # protocol events seen so far (console messages, page loads, ...)
         target = self._call("Target.createTarget", url="about:blank")["targetId"]
         self._session = self._call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        for domain in ("Page", "Runtime", "Network"):
+        for domain in ("Page", "Runtime", "Network"):  # Network: every request the page makes is an event
             self.call(f"{domain}.enable")
 
     @classmethod
     @contextmanager
     def start(cls, binary: str | None = None) -> Iterator[Chromium]:
+        """A fresh browser (new profile in a temporary folder), closed on exit."""
         binary = binary or require_chromium()
         with tempfile.TemporaryDirectory(prefix="chromium-") as profile:
-            to_r, to_w = os.pipe()  # commands: Chromium reads its fd 3
-            from_r, from_w = os.pipe()  # replies: Chromium writes its fd 4
-            to_r, from_w = _above_4(to_r), _above_4(from_w)  # so that placing one on 3 or 4 clobbers neither
-
-            def child_fds() -> None:  # in the child, before exec: the pipe ends on fds 3 and 4
-                os.dup2(to_r, 3)
-                os.dup2(from_w, 4)
-
-            process = subprocess.Popen([binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-                                       pass_fds=(3, 4), preexec_fn=child_fds, stdin=subprocess.DEVNULL,
+            cmd_r, cmd_w = os.pipe()  # we write commands, Chromium reads them on its fd 3
+            res_r, res_w = os.pipe()  # Chromium writes replies on its fd 4
+            cmd_r, res_w = _above_4(cmd_r), _above_4(res_w)  # so that moving them to 3 and 4 closes neither
+            argv = [binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"]
+            # the protocol pipe must be Chromium's fds 3 and 4: bash puts them there, then becomes Chromium
+            script = f"exec 3<&{cmd_r} 4>&{res_w} {cmd_r}<&- {res_w}>&-; exec {shlex.join(argv)}"
+            process = subprocess.Popen(["bash", "-c", script], pass_fds=(cmd_r, res_w), stdin=subprocess.DEVNULL,
                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            os.close(to_r)
-            os.close(from_w)
+            os.close(cmd_r)
+            os.close(res_w)
             browser = None
             try:
-                browser = cls(process, to_w, from_r)
+                browser = cls(process, cmd_w, res_r)
                 yield browser
             finally:
                 if browser is not None:
-                    with suppress(BrowserError, OSError):
-                        browser._call("Browser.close", timeout=10)
-                os.close(to_w)
-                os.close(from_r)
+                    browser._close()
+                os.close(cmd_w)
+                os.close(res_r)
                 if process.poll() is None:
                     process.kill()
                 process.wait(timeout=30)
+
+    # --- the protocol ------------------------------------------------------------------------------------------
 
     def call(self, method: str, timeout: float = 60, **params: Any) -> dict[str, Any]:
         """One command to the page's session; its result."""
@@ -119,16 +119,7 @@ class Chromium:
         os.write(self._out, json.dumps(message).encode() + b"\0")
         deadline = time.monotonic() + timeout
         while True:
-            while b"\0" not in self._buffer:
-                left = deadline - time.monotonic()
-                if left <= 0 or not select.select([self._in], [], [], left)[0]:
-                    raise BrowserError(f"no reply from Chromium to {method} in time")
-                chunk = os.read(self._in, 1 << 20)
-                if not chunk:
-                    raise BrowserError(f"Chromium exited (code {self._process.poll()}) during {method}")
-                self._buffer += chunk
-            raw, self._buffer = self._buffer.split(b"\0", 1)
-            reply = json.loads(raw)
+            reply = self._read(deadline, method)
             if reply.get("id") == self._next_id:
                 if "error" in reply:
                     raise BrowserError(f"{method}: {reply['error'].get('message')}")
@@ -136,25 +127,49 @@ class Chromium:
             if "method" in reply:
                 self.events.append(reply)
 
-    def open(self, url: str, until: str = "true", timeout: float = 60) -> None:
-        """Load `url`; wait until it is loaded and the JavaScript expression `until` is true."""
+    def _read(self, deadline: float, waiting_for: str) -> dict[str, Any]:
+        while b"\0" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self._in], [], [], left)[0]:
+                raise BrowserError(f"no reply from Chromium to {waiting_for} in time")
+            chunk = os.read(self._in, 1 << 20)
+            if not chunk:
+                raise BrowserError(f"Chromium exited (code {self._process.poll()}) while waiting for {waiting_for}")
+            self._buffer += chunk
+        raw, self._buffer = self._buffer.split(b"\0", 1)
+        return dict(json.loads(raw))
+
+    def _close(self) -> None:
+        with suppress(BrowserError, OSError):
+            self._call("Browser.close", timeout=10)
+
+    # --- what tests use ----------------------------------------------------------------------------------------
+
+    def open(self, url: str, until: str = "document.readyState === 'complete'", timeout: float = 60) -> None:
+        """Load `url` and wait until the JavaScript expression `until` is true (e.g. a diagram is drawn)."""
         self.call("Page.navigate", url=url)
         deadline = time.monotonic() + timeout
         while not self.evaluate(f"document.readyState === 'complete' && Boolean({until})"):
             if time.monotonic() > deadline:
                 raise BrowserError(f"{url}: not ready after {timeout:g} s ({until})")
-            time.sleep(0.1)
+            time.sleep(0.2)
 
     def evaluate(self, expression: str) -> Any:
-        """The value of a JavaScript expression in the page."""
+        """The value of a JavaScript expression in the page (awaited when it is a promise)."""
         result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
         if "exceptionDetails" in result:
             raise BrowserError(f"{expression}: {result['exceptionDetails'].get('text')}")
         return result.get("result", {}).get("value")
 
+    def html(self) -> str:
+        """The page's rendered DOM as HTML, with each shadow root's content inlined in its host (closed ones too,
+        as the developer tools see them): what the reader sees, not the page's source."""
+        root = self.call("DOM.getDocument", depth=-1, pierce=True)["root"]
+        return _html(root)
+
     def console_errors(self) -> list[str]:
-        """`console.error` messages and uncaught exceptions so far, one line each."""
-        self.evaluate("0")
+        """The page's `console.error` messages and uncaught exceptions so far, one line each."""
+        self.evaluate("0")  # reads the events Chromium sent before now
         lines: list[str] = []
         for event in self.events:
             params = event.get("params", {})
@@ -167,7 +182,7 @@ class Chromium:
 
     def requests(self) -> list[str]:
         """The URLs of every request the page made so far (`Network.requestWillBeSent`)."""
-        self.evaluate("0")
+        self.evaluate("0")  # reads the events Chromium sent before now
         return [str(e["params"]["request"]["url"]) for e in self.events
                 if e.get("method") == "Network.requestWillBeSent"]
 
@@ -180,3 +195,29 @@ class Chromium:
             params["clip"] = {"x": 0, "y": 0, "width": width, "height": size["height"], "scale": 1}
         path.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", **params)["data"]))
         return path
+
+
+def _above_4(fd: int) -> int:
+    """`fd` moved to a number above 4."""
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+    os.close(fd)
+    return moved
+
+
+def _html(node: dict[str, Any]) -> str:
+    """A DOM node from `DOM.getDocument` as HTML (shadow roots inlined as <shadow-root> elements)."""
+    kind = node.get("nodeType")
+    if kind == 3:  # text
+        return str(node.get("nodeValue", ""))
+    if kind == 8:  # comment
+        return ""
+    inner = "".join(_html(child) for child in [*node.get("shadowRoots", []), *node.get("children", []),
+                                                 *([node["contentDocument"]] if "contentDocument" in node else [])])
+    if kind in (9, 11):  # document, shadow root / fragment
+        return f"<shadow-root>{inner}</shadow-root>" if kind == 11 else inner
+    name = str(node.get("localName") or node.get("nodeName", "")).lower()
+    if not name:
+        return inner
+    values = node.get("attributes", [])
+    attrs = "".join(f' {values[i]}="{values[i + 1]}"' for i in range(0, len(values), 2))
+    return f"<{name}{attrs}>{inner}</{name}>"

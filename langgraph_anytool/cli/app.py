@@ -195,11 +195,13 @@ def _configure_index(p: argparse.ArgumentParser) -> None:
     from .index_commands import configure, configure_train
 
     sub = p.add_subparsers(dest="index_command", metavar="{build,train}", required=True)
-    b = sub.add_parser("build", help="build every search index of a catalog ahead of time (progress on stderr)")
+    build_help = "build every search index of a catalog ahead of time (progress on stderr)"
+    b = sub.add_parser("build", help=build_help, description=build_help[0].upper() + build_help[1:] + ".")
     _add_catalog_arg(b)
     _add_search_args(b)
     configure(b)
-    t = sub.add_parser("train", help="fine-tune the dense encoder on a catalog's queries (needs the 'train' extra)")
+    train_help = "fine-tune the dense encoder on a catalog's queries (needs the 'train' extra)"
+    t = sub.add_parser("train", help=train_help, description=train_help[0].upper() + train_help[1:] + ".")
     _add_catalog_arg(t)
     configure_train(t)
 
@@ -223,7 +225,9 @@ def _configure_eval(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="eval_command", metavar="{" + names + "}", required=True)
     configure_steps(sub)
     configure_tasks(sub)
-    r = sub.add_parser("retrieval", help="Recall@k / NDCG@k of API search on query files")
+    r = sub.add_parser("retrieval", help="Recall@k / NDCG@k of API search on query files",
+                       description="Recall@k and NDCG@k of the catalog's API search on query files with relevant "
+                                   "APIs, per group (the file stem) and overall.")
     _add_catalog_arg(r)
     r.add_argument("--queries", nargs="+", required=True, metavar="FILE", help="query files (group = file stem)")
     r.add_argument("--k", nargs="+", type=positive_int, default=None, metavar="K",
@@ -275,7 +279,8 @@ def _eval_command(args: argparse.Namespace) -> int:
 
 
 EXIT_STATUS = ("exit status: 0 when the run is {solved}, 1 when it ends otherwise (unsolved, gave_up, "
-               "no_apis, budget_exhausted, time_limit, error: the status line says which), 2 on a usage error")
+               "no_apis, budget_exhausted, time_limit, error: the status line says which), 2 on a usage error or bad "
+               "input, 130 when interrupted (Ctrl-C)")
 
 
 def _configure_run(p: argparse.ArgumentParser) -> None:
@@ -296,11 +301,13 @@ def _configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--virtual-url", metavar="URL", default=None,
                    help="server for --execution virtual (default: $ANYTOOL_VIRTUAL_URL)")
     p.add_argument("--quiet", action="store_true", help="no live progress lines")
-    p.add_argument("--solver", default=None, choices=("dfsdt", "cot", "umi"))
+    p.add_argument("--solver", default=None, choices=("dfsdt", "cot", "umi"),
+                   help="dfsdt: depth-first decision tree with backtracking (default); cot: one chain; umi: α-UMi's "
+                        "planner, caller and summarizer")
     p.add_argument("--profile", default=None, choices=("default", "paper"),
                    help="paper: AnyTool's exact setting (no search hints, no small-category shortcut); default: "
                         "$ANYTOOL_PROFILE, else default")
-    p.add_argument("--max-reflections", type=count, default=None,
+    p.add_argument("--max-reflections", type=count, default=None, metavar="N",
                    help="cap on reflections (default 50; 0 = the paper's no-reflection ablation)")
     add_budget_args(p, "--token-budget")
     p.add_argument("--set", metavar="FIELD=VALUE", action="append", default=[], dest="settings",

@@ -123,7 +123,7 @@ def cmd_steps(args: argparse.Namespace) -> int:
 # ------------------------------------------------------------------------------------------ tasks
 def configure_tasks(sub: Any) -> None:
     p = sub.add_parser("tasks", help="the OPPO paper's eight decomposed tool-use tasks",
-                       description="Runs OPPO tasks (seed 001, §3.4) as the authors' code does (OPPO-Mente-Lab/"
+                       description="Runs OPPO tasks (the OPPO paper, §3.4) as the authors' code does (OPPO-Mente-Lab/"
                                    "agent_eval eval_scripts/) on our sample set over the builtin catalog, or on the "
                                    "release's data/eval_tasks/ (--data) with its toolset/ folder (--catalog).")
     p.add_argument("--task", nargs="+", required=True, metavar="N",

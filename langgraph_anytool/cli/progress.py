@@ -27,14 +27,22 @@ def _calls(messages: Iterable[Any]) -> list[str]:
     return out
 
 
+AGENT_NODES = ("meta_agent", "category_agent", "tool_agent")  # the retrieval agents' nodes, run in parallel
+
+
 @dataclass
 class ProgressPrinter:
-    """Turns stream updates into one line per event: agents, pool size, tokens, solver steps, verdicts."""
+    """Turns stream updates into one line per event: agents, pool size, tokens, solver steps, verdicts.
+
+    The agents of one step run in parallel and report in whatever order they finish: their updates are held until
+    the step is over (the next update of another node), then printed in the order of their ids, so that the same
+    run prints the same lines every time."""
 
     out: TextIO
     pool: dict[str, str] = field(default_factory=dict)  # api_id -> function name
     tokens: int = 0
     agents: dict[str, str] = field(default_factory=dict)  # id -> status
+    held: list[tuple[str, Mapping[str, Any]]] = field(default_factory=list)  # this step's agent updates
 
     def _line(self, text: str) -> None:
         self.out.write(f"[pool {len(self.pool):>2} | {self.tokens:>7} tok] {text}\n")
@@ -57,6 +65,11 @@ class ProgressPrinter:
                 self.pool.setdefault(e["api_id"], e["function_name"])
 
     def handle(self, namespace: tuple[str, ...], node: str, update: Any) -> None:
+        if not namespace:
+            if node in AGENT_NODES and isinstance(update, Mapping):
+                self.held.append((node, update))
+                return
+            self.flush()
         if not isinstance(update, Mapping):
             return
         inner = bool(namespace)
@@ -79,15 +92,6 @@ class ProgressPrinter:
             started = [rid for rid, rec in (update.get("agents") or {}).items() if rec["status"] == "running"]
             if started:
                 self._line(f"step of {len(started)} agent(s): {', '.join(started)}")
-        elif node in ("meta_agent", "category_agent", "tool_agent"):
-            for rid, rec in (update.get("agents") or {}).items():
-                before = self.agents.get(rid)
-                self.agents[rid] = rec["status"]
-                if rec["status"] == "pending" and before is None:
-                    self._line(f"  + {rec['level']} agent {rid} created")
-                elif rec["status"] in ("finished", "stopped"):
-                    self._line(f"{rec['level']} agent {rid} {rec['status']} ({rec.get('end_reason', '')}, "
-                               f"{rec.get('steps', 0)} steps)")
         elif node == "solver":
             for att in update.get("solver_attempts") or []:
                 self._line(f"solver attempt {att['attempt']} ({att['mode']}): {att['finish_type']}, "
@@ -99,6 +103,21 @@ class ProgressPrinter:
             self._line(f"reflection: {_short(update.get('reason', ''), 100)}; removed {len(update.get('removed_apis') or [])} API(s)")
         elif node == "finalize":
             self._line(f"done: {update.get('status')}")
+
+
+    def flush(self) -> None:
+        """Print the held agent updates of the step, in the order of their agents' ids."""
+        held, self.held = self.held, []
+        for _, update in sorted(held, key=lambda h: (sorted(h[1].get("agents") or {}) or [""], h[0])):
+            self._track(update)
+            for rid, rec in (update.get("agents") or {}).items():
+                before = self.agents.get(rid)
+                self.agents[rid] = rec["status"]
+                if rec["status"] == "pending" and before is None:
+                    self._line(f"  + {rec['level']} agent {rid} created")
+                elif rec["status"] in ("finished", "stopped"):
+                    self._line(f"{rec['level']} agent {rid} {rec['status']} ({rec.get('end_reason', '')}, "
+                               f"{rec.get('steps', 0)} steps)")
 
 
 def usage_table(usage: Mapping[str, Any]) -> str:
@@ -122,7 +141,10 @@ def stream_run(graph: Any, inputs: Any, config: Mapping[str, Any], on_event: Cal
                context: Mapping[str, Any] | None = None) -> None:
     """Stream a run (or its resumption when `inputs` is None), calling `on_event(namespace, node, update)`;
     `context`: the run-time context of the call."""
-    for namespace, chunk in graph.stream(inputs, config, context=dict(context) if context else None,
-                                         stream_mode="updates", subgraphs=True):
-        for node, update in (chunk or {}).items():
-            on_event(tuple(namespace), node, update)
+    try:
+        for namespace, chunk in graph.stream(inputs, config, context=dict(context) if context else None,
+                                             stream_mode="updates", subgraphs=True):
+            for node, update in (chunk or {}).items():
+                on_event(tuple(namespace), node, update)
+    finally:
+        on_event((), "__end__", None)  # the stream is over, or stopped: a printer prints what it held

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -137,13 +138,11 @@ def init_model(spec: ModelSpec, catalog: Any = None, *,
 
     try:
         model = init_chat_model(spec.strip())
-    except ImportError as exc:
-        raise ModelNotConfiguredError(f"cannot load model {spec!r}: {exc}") from exc
-    except Exception as exc:  # missing API key, unknown provider, ...
+    except Exception as exc:  # missing API key, provider package not installed, unknown provider, ...
         unknown = unknown_provider(spec.strip()) if "model provider" in str(exc) or "model_provider" in str(exc) else ""
         if unknown:  # a typo ("offlne", "opnai:gpt-4o"): say what was meant, not LangChain's provider list
             raise ModelNotConfiguredError(f"cannot initialise model {spec!r}: {unknown}") from None
-        raise ModelNotConfiguredError(f"cannot initialise model {spec!r}: {exc}") from exc
+        raise ModelNotConfiguredError(init_failure(spec.strip(), exc)) from None  # one line, not the client's chain
     redact_secrets_in_logs(model_secrets(model))  # an endpoint may echo the key into httpx's log records
     endpoint = endpoint_of(model)
     if endpoint is not None and endpoint.loopback:  # a local server: `call_role` streams and sets the timeout
@@ -187,6 +186,27 @@ def unknown_provider(spec: str) -> str:
         hint = f"did you mean {close[0] + ':<model>'!r}? " if close else ""
     return (f"no provider given and none can be inferred from the name; {hint}write 'provider:model' (providers: "
             f"{', '.join(providers)}) or {OFFLINE!r}")
+
+
+OFFLINE_HINT = "model 'offline' (--offline) runs the rule-based stand-in, not an LLM, without one"
+API_KEY_NAME = re.compile(r"\b[A-Z][A-Z0-9_]*_API_KEY\b")
+
+
+def init_failure(spec: str, exc: Exception) -> str:
+    """One line saying why `init_chat_model(spec)` failed and what to do: the key to set (a missing credential),
+    the package to install (a provider whose LangChain package is absent), else the client's own message."""
+    text = " ".join(str(exc).split())
+    keys = sorted(set(API_KEY_NAME.findall(text)))
+    if keys and ("api_key" in text.lower() or "credential" in text.lower()):
+        return (f"model {spec!r} needs an API key: set {' or '.join(keys[:2])}, or pass a BaseChatModel made with "
+                f"api_key=...; {OFFLINE_HINT}")
+    if isinstance(exc, ImportError):
+        package = re.search(r"\b(langchain-[a-z0-9-]+)", text)
+        name = package.group(1) if package else (exc.name or "its LangChain package")
+        return (f"model {spec!r} needs {name}, which is not installed (pip install {name}), or use the provider's "
+                "OpenAI-compatible endpoint: model 'openai:<model>' with OPENAI_BASE_URL (Groq: "
+                f"https://api.groq.com/openai/v1) and OPENAI_API_KEY; {OFFLINE_HINT}")
+    return f"cannot initialise model {spec!r}: {text}"
 
 
 def client_options(model_class: type, request_timeout: float | None) -> dict[str, Any]:

@@ -8,9 +8,10 @@
   `python` are this interpreter with this checkout;
 - ```text and ```mermaid blocks are never run (outputs, synopses, drawings); any other fence is an error.
 
-Wherever a block names a provider model ("openai:gpt-4o-mini", `create_agent("openai:gpt-4o", ...)`), the offline
-stand-in (`OfflinePolicyModel`, a rule-based heuristic, not an LLM) plays it: `offline_models()` swaps it in for
-every `provider:model` string, in this process and in the `anytool` commands. No block reaches the network.
+Every block runs AS WRITTEN, as a user without a key runs it: nothing is swapped in for a provider model, and the
+environment holds no provider key, base URL or `ANYTOOL_MODEL` (`keyless_environ`). So a block must run offline as
+written (the offline model in the code, the provider line beside it as a comment). No block reaches the network.
+After each block the repository's `git status` is what it was before (a block writes only into its scratch folder).
 
 A comment on the line before a fence marks the block: `<!-- docs-test: slow -->` (runs, marked slow),
 `<!-- docs-test: needs-shared -->` (needs ../shared/toolbench; skipped when absent), `<!-- docs-test:
@@ -18,23 +19,21 @@ needs-network REASON -->` (a network service or a key; not run, and the page say
 `<!-- docs-test: manual REASON -->` (a set-up command this suite cannot run inside itself, e.g. `make test`),
 `<!-- docs-test: xfail REASON -->` (a known bug makes the block fail; strict: the test fails once it passes),
 `<!-- docs-test: real-model -->` (needs a real model: run by tests/real_model/ against llama-server, not here).
-
-Run as a script (`python tests/docs/test_docs_blocks.py ARGS`), this file is the `anytool` command with the offline
-stand-in in place of provider models: the bash blocks call it so.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import shlex
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("ANYTOOL_TEST_SHARED") or REPO.parent / "shared")
@@ -45,7 +44,9 @@ FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<body>.*?)\s*-->\s*$")
 EXPECTED_EXIT = re.compile(r"#.*\bexits? (?:code )?(?P<code>\d+)\b")
 HEREDOC = re.compile(r"<<-?\s*(?P<q>['\"]?)(?P<word>\w+)(?P=q)")  # `cat > f <<'EOF'`: the body is not commands
-PROVIDER_MODEL = re.compile(r"^[A-Za-z][\w.-]*:\S")
+# what a user without a key has not set: provider keys, tokens and endpoints, and the default model
+KEYLESS = re.compile(r"^(?:.*_API_KEY|.*_API_TOKEN|.*_BASE_URL|OPENAI_.*|AZURE_OPENAI_.*|ANTHROPIC_.*|GROQ_.*|"
+                     r"MISTRAL_.*|GOOGLE_API_.*|LANGSMITH_.*|LANGCHAIN_API_KEY|ANYTOOL_MODEL)$")
 
 
 @dataclass(frozen=True)
@@ -128,54 +129,6 @@ def all_blocks() -> list[Block]:
     return [b for p in pages() for b in blocks_of(p)]
 
 
-# --- the offline stand-in for provider models -------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def offline_models() -> Iterator[None]:
-    """Within the block, every "provider:model" string resolves to the offline stand-in: the graph's models (via
-    `langgraph_anytool.models.llm.init_model`, over the graph's catalog) and LangChain's own `init_chat_model` (e.g.
-    `create_agent("openai:gpt-4o", ...)`, over the builtin catalog)."""
-    import langchain.chat_models as lc_chat_models
-
-    from langgraph_anytool.catalog import Catalog
-    from langgraph_anytool.models import llm
-    from langgraph_anytool.offline import OfflinePolicyModel
-
-    original_init_model = llm.init_model
-    original_init_chat = lc_chat_models.init_chat_model
-    builtin: list[Catalog] = []
-
-    def stand_in(catalog: Any = None) -> Any:
-        if catalog is None:
-            builtin[:] = builtin or [Catalog.builtin()]
-            catalog = builtin[0]
-        return OfflinePolicyModel(catalog=catalog)
-
-    def init_model(spec: Any, catalog: Any = None, **kwargs: Any) -> Any:
-        if isinstance(spec, str) and PROVIDER_MODEL.match(spec.strip()):
-            return stand_in(catalog)
-        return original_init_model(spec, catalog, **kwargs)
-
-    def init_chat_model(model: Any = None, **kwargs: Any) -> Any:
-        if (isinstance(model, str) and PROVIDER_MODEL.match(model.strip())) or kwargs.get("model_provider"):
-            return stand_in()
-        return original_init_chat(model, **kwargs)
-
-    patched: list[tuple[Any, str, Any]] = []
-    for module in list(sys.modules.values()):  # every module that imported the names before now
-        for name, original, new in (("init_model", original_init_model, init_model),
-                                    ("init_chat_model", original_init_chat, init_chat_model)):
-            if getattr(module, name, None) is original:
-                patched.append((module, name, original))
-                setattr(module, name, new)
-    try:
-        yield
-    finally:
-        for module, name, original in patched:
-            setattr(module, name, original)
-
-
 # --- running blocks ---------------------------------------------------------------------------------------------
 
 
@@ -194,13 +147,17 @@ def work_dir(root: Path) -> Path:
     return work
 
 
-def bash_script(code: str, offline: bool = True) -> str:
+def keyless_environ(environ: Mapping[str, str]) -> dict[str, str]:
+    """`environ` without what a user who has no key has not set (`KEYLESS`: provider keys and endpoints,
+    `ANYTOOL_MODEL`)."""
+    return {name: value for name, value in environ.items() if not KEYLESS.match(name)}
+
+
+def bash_script(code: str) -> str:
     """The block as a bash script that stops at the first command whose exit code is not the one expected
-    (0, or the `# exits N` of its trailing comment). `offline`: `anytool` resolves provider models to the offline
-    stand-in (else it is the installed command, for the real-model tier)."""
-    shim = (f"{shlex.quote(sys.executable)} {shlex.quote(str(Path(__file__).resolve()))}" if offline
-            else shlex.quote(str(Path(sys.executable).with_name("anytool"))))
-    out = [f'anytool() {{ {shim} "$@"; }}', f'python() {{ {shlex.quote(sys.executable)} "$@"; }}']
+    (0, or the `# exits N` of its trailing comment); `anytool` is the installed command of this interpreter."""
+    python = shlex.quote(sys.executable)
+    out = [f'anytool() {{ {python} -m langgraph_anytool.cli "$@"; }}', f'python() {{ {python} "$@"; }}']
     logical: list[tuple[int, str]] = []
     pending, first, heredoc = "", 0, ""
     for n, raw in enumerate(code.splitlines(), 1):
@@ -233,18 +190,29 @@ def run_python(block: Block, namespace: dict[str, Any]) -> None:
     code = "\n" * block.line + block.code  # tracebacks name the page's own lines
     environ = dict(os.environ)
     try:
-        with offline_models():
-            exec(compile(code, str(block.page), "exec"), namespace)  # the documentation's own code, not model output
+        os.environ.clear()
+        os.environ.update(keyless_environ(environ))
+        exec(compile(code, str(block.page), "exec"), namespace)  # the documentation's own code, not model output
     finally:  # a block that sets variables (os.environ["ANYTOOL_MODEL"] = ...) leaves no trace in the next test
         os.environ.clear()
         os.environ.update(environ)
 
 
 def run_bash(block: Block, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+    env = {**keyless_environ(os.environ), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
            "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)}
     return subprocess.run(["bash", "-c", bash_script(block.code)], cwd=cwd, env=env, capture_output=True,
                           text=True, timeout=1800)
+
+
+def repository_status() -> str | None:
+    """`git status --porcelain` of the repository, untracked files included (None: not a git checkout)."""
+    try:
+        done = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=all"],
+                              capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
 def skip_reason(block: Block) -> str | None:
@@ -262,21 +230,8 @@ def skip_reason(block: Block) -> str | None:
     return None
 
 
-def cli_main() -> int:
-    """`anytool ARGS` with the offline stand-in for provider models (what the bash blocks call)."""
-    from langgraph_anytool.cli.app import main
-
-    with offline_models():
-        return int(main(sys.argv[1:]) or 0)
-
-
-if __name__ == "__main__":
-    sys.exit(cli_main())
-
-
 # --- the tests --------------------------------------------------------------------------------------------------
 
-import pytest  # noqa: E402  (the script above runs without it)
 
 BLOCKS = all_blocks()
 
@@ -314,12 +269,27 @@ def page_state(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path], Pag
 
 
 @pytest.mark.parametrize("block", [_param(b) for b in BLOCKS])
-def test_block(block: Block, page_state: Callable[[Path], PageState], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_block(block: Block, page_state: Callable[[Path], PageState], monkeypatch: pytest.MonkeyPatch,
+               capfd: pytest.CaptureFixture[str]) -> None:
     reason = skip_reason(block)
     if reason:
         pytest.skip(reason)
     page = page_state(block.page)
     monkeypatch.chdir(page.cwd)
+    before = repository_status()
+    capfd.readouterr()
+    run_block(block, page)
+    if block.lang == "python":  # what a reader sees is what the block prints: no log line, warning or bar
+        err = capfd.readouterr().err
+        assert not err.strip(), f"{block.name} wrote to stderr (a log line, a warning?):\n{err[-3000:]}"
+    after = repository_status()
+    assert after == before, (f"{block.name} changed the repository (git status --porcelain):\n"
+                             f"before:\n{before}\nafter:\n{after}\na block writes only into its own folder (or was the "
+                             "repository edited while the block ran?)")
+
+
+def run_block(block: Block, page: PageState) -> None:
+    """Run a block in its page's namespace and folder (python: after the page's earlier python blocks)."""
     if block.lang == "python":
         # a selection (-k, -m) may leave out earlier blocks this one builds on: run those first
         for earlier in BLOCKS:
@@ -377,22 +347,6 @@ def test_bash_blocks_check_each_exit_code(tmp_path: Path) -> None:
     assert run_bash(doc, tmp_path).returncode == 0 and (tmp_path / "a.json").read_text() == "[1,\n 2]\n"
 
 
-def test_provider_models_resolve_to_the_offline_stand_in(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    from langgraph_anytool import Catalog
-    from langgraph_anytool.models import llm
-    from langgraph_anytool.offline import OfflinePolicyModel
-
-    cat = Catalog.builtin()
-    with offline_models():
-        assert isinstance(llm.init_model("openai:gpt-4o-mini", cat), OfflinePolicyModel)
-        from langchain.chat_models import init_chat_model
-
-        assert isinstance(init_chat_model("openai:gpt-4o"), OfflinePolicyModel)
-    with pytest.raises(llm.ModelNotConfiguredError):  # outside the block: the real resolution (no key here)
-        llm.init_model("openai:gpt-4o-mini", cat)
-
-
 def test_the_runner_catches_the_old_readme_snippet(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 19 point 2: the README's former "Use it" block, run as the runner runs a block, fails on its first call
     (the temporary context manager closes the connection as soon as it is collected); the README's block now holds
@@ -408,7 +362,7 @@ from langgraph_anytool import AnyToolConfig, Catalog, create_anytool_graph
 cat = Catalog.builtin()
 graph = create_anytool_graph(
     catalog=cat,
-    model="openai:gpt-4o-mini",
+    model="offline",
     config=AnyToolConfig(max_api_pool=64, solver="dfsdt"),
     checkpointer=SqliteSaver.from_conn_string("runs.sqlite").__enter__(),
 )
@@ -418,3 +372,39 @@ out = graph.invoke({"query": "Convert 26.2 miles to kilometers."}, {"configurabl
     (block,) = blocks_of(page)
     with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
         run_python(block, {})
+
+
+def test_blocks_run_as_written_without_a_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 29 point 2: nothing stands in for a provider model, and a key in the test's own environment does not
+    reach the block: a block that names one fails as it fails for a user without a key."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-developers-shell")
+    monkeypatch.setenv("ANYTOOL_MODEL", "offline")
+    monkeypatch.chdir(tmp_path)
+    from langgraph_anytool.models.llm import ModelNotConfiguredError
+
+    seen: dict[str, Any] = {}
+    block = Block(tmp_path / "p.md", 1, "python", "import os\nseen['env'] = dict(os.environ)\n"
+                  "from langgraph_anytool import Catalog, create_anytool_graph\n"
+                  "create_anytool_graph(Catalog.builtin(), 'openai:gpt-4o-mini')\n")
+    with pytest.raises(ModelNotConfiguredError, match="OPENAI_API_KEY"):
+        run_python(block, {"seen": seen})
+    assert "OPENAI_API_KEY" not in seen["env"] and "ANYTOOL_MODEL" not in seen["env"]
+    assert os.environ["OPENAI_API_KEY"] == "sk-from-the-developers-shell"  # restored after the block
+    shell = run_bash(Block(tmp_path / "p.md", 1, "bash", 'test -z "$OPENAI_API_KEY$ANYTOOL_MODEL"\n'
+                           'anytool run "Convert 26.2 miles to kilometers." --model openai:gpt-4o-mini  # exits 2\n'),
+                     tmp_path)
+    assert shell.returncode == 0, shell.stderr
+
+
+def test_a_block_that_writes_into_the_repository_is_seen(tmp_path: Path) -> None:
+    """Issue 29 point 12: the check around each block sees a file a block leaves in the repository."""
+    probe = REPO / "tests" / "docs" / f"_probe_{os.getpid()}.txt"
+    before = repository_status()
+    if before is None:
+        pytest.skip("not a git checkout")
+    try:
+        run_python(Block(tmp_path / "p.md", 1, "python", f"open({str(probe)!r}, 'w').write('x')\n"), {})
+        assert repository_status() != before
+    finally:
+        probe.unlink(missing_ok=True)
+    assert repository_status() == before

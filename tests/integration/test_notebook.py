@@ -58,9 +58,29 @@ def _execute(name: str, tmp_path: Path) -> Any:
     done = subprocess.run([sys.executable, str(NOTEBOOKS / "build.py"), "--execute", name, "--out", str(tmp_path),
                            "--pictures", str(tmp_path / "img")], env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "WARNING" not in done.stderr, done.stderr  # e.g. the kernel's, once per notebook
     for file_name, _ in _build_module().EXPORTS[name]:
         assert (tmp_path / "img" / file_name).read_bytes().startswith(b"\x89PNG"), file_name
     return nbformat.read(tmp_path / f"{name}.ipynb", as_version=4)
+
+
+def _without_pictures(nb: Any) -> str:
+    """The notebook's JSON with each PNG replaced by its size class (a font or library version may move a pixel)."""
+    copy = json.loads(json.dumps(nb))
+    for _, o in _outputs(copy):
+        if "image/png" in o.get("data", {}):
+            o["data"]["image/png"] = "PNG"
+    return json.dumps(copy, indent=1, sort_keys=True)
+
+
+def _same_as_saved(nb: Any, name: str) -> None:
+    """Issue 29 point 12: a re-run without changes writes the saved notebook again (stable ids, no timestamps, no
+    addresses, the same lines in the same order), so `git status` stays clean."""
+    saved = nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4)
+    assert [c.id for c in nb.cells] == [f"{name}-{i:02d}" for i in range(len(nb.cells))]
+    assert "version" not in nb.metadata.get("language_info", {})
+    assert not any("execution" in c.metadata for c in nb.cells)
+    assert _without_pictures(nb) == _without_pictures(saved), f"a re-run changes notebooks/{name}.ipynb"
 
 
 def test_build_command_line_without_names() -> None:
@@ -94,6 +114,7 @@ def test_docs_pictures_come_from_the_notebooks() -> None:
 def test_quickstart_notebook_executes_with_pictures(tmp_path: Path) -> None:
     nb = _execute("quickstart", tmp_path)
     _no_warnings(nb, "quickstart")
+    _same_as_saved(nb, "quickstart")
     for source in ("\ngraph", "draw_agent_tree", "draw_search_tree", "draw_usage"):
         pngs = _pngs(nb, source)
         assert pngs and pngs[0].startswith(b"\x89PNG") and len(pngs[0]) > 5000, source
@@ -109,6 +130,7 @@ def test_quickstart_notebook_executes_with_pictures(tmp_path: Path) -> None:
 def test_evaluate_notebook_executes(tmp_path: Path) -> None:
     nb = _execute("evaluate", tmp_path)
     _no_warnings(nb, "evaluate")
+    _same_as_saved(nb, "evaluate")
     assert _pngs(nb, "plot.bar")
     assert "Recall@5" in json.dumps(nb["cells"]) and "Pass rate and consumption" in json.dumps(nb["cells"])
 

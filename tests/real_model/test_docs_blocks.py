@@ -31,7 +31,7 @@ def test_block(block, proxy: Callable[..., RecordingProxy], tmp_path: Path) -> N
     assert block.lang == "bash", f"{block.name}: a real-model block is a bash block"
     p = proxy(SMOLLM2, GEMMA)
     env = {**client_env(p, tmp_path), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run(["bash", "-c", bash_script(block.code, offline=False)], cwd=work_dir(tmp_path), env=env,
+    done = subprocess.run(["bash", "-c", bash_script(block.code)], cwd=work_dir(tmp_path), env=env,
                           capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, f"{block.name}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
     assert "Traceback (most recent call last)" not in done.stdout + done.stderr

@@ -1,4 +1,4 @@
-"""The model under test in the OPPO tasks (seed 001, §3.3): one small entry point per ability.
+"""The model under test in the OPPO tasks (the OPPO paper's §3.3): one small entry point per ability.
 
 `paper=True` (the default protocol) sends what the authors' `eval_scripts/agent_interface.py` sends (`perform_task1`
 … `perform_task8`), through `wire` (a ChatOpenAI-family model gets the exact message dicts, and its replies are read

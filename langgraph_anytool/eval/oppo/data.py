@@ -1,4 +1,4 @@
-"""The OPPO paper's eight evaluation tasks (seed 001, §3.3-3.4, Table 1, Appendix C): items read from the release's
+"""The OPPO paper's eight evaluation tasks (§3.3-3.4, Table 1, Appendix C): items read from the release's
 `data/eval_tasks/task<N>.csv` files (repository OPPO-Mente-Lab/agent_eval) exactly as they are laid out.
 
 The files are written by pandas: the first column is an unnamed index (the authors read them with

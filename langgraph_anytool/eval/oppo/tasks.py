@@ -1,4 +1,4 @@
-"""`anytool eval tasks`: runners of the OPPO paper's eight tasks (seed 001, §3.4, Table 1), reproducing the authors'
+"""`anytool eval tasks`: runners of the OPPO paper's eight tasks (§3.4, Table 1), reproducing the authors'
 code (repository OPPO-Mente-Lab/agent_eval: `eval_scripts/tasks.py` and `agent_interface.py` run the model,
 `eval_scripts/eval_func.py` scores). Each runner asks the model under test through `oppo_agent` and scores with
 `oppo_score`; the evaluator-judged parts use a `TaskEvaluator`. Without one, a task falls back to our rule checks
