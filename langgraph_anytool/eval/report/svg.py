@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ...text import shorten
 from .markup import attr, esc
 
 CHAR_W = 6.6  # width of one character of the 11 px labels (an estimate for the layout)
@@ -18,7 +19,7 @@ def _svg(width: float, height: float, body: str, *, label: str, cls: str = "char
 
 
 def _clip(text: str, chars: int) -> str:
-    return text if len(text) <= chars else text[: max(1, chars - 1)] + "…"
+    return shorten(text, max(2, chars))  # at a word's end (text.shorten): a label is never cut mid-word
 
 
 def _tick_step(top: float) -> float:
