@@ -99,11 +99,13 @@ def create_anytool_graph(
     builder.add_edge("solver", "judge")
     builder.add_edge("outline", "finalize")
     builder.add_edge("finalize", END)
-    # LangGraph's thread pool defaults to min(32, cores + 4) workers: size it to the agent steps per superstep
+    # LangGraph's thread pool defaults to min(32, cores + 4) workers: size it to the agent steps per superstep, plus
+    # one: a streamed run (`stream(subgraphs=True)`, as the CLI and LangGraph's server stream) runs a subgraph's
+    # tasks in the same pool while its node holds a worker, so a pool of max_concurrency=1 would wait for ever
     compiled = builder.compile(checkpointer=checkpointer, name=name)
     compiled.__class__ = AnyToolGraph  # a run keeps its context on resume (graphs/compiled.py)
     graph = offline_display(compiled.with_config(
-        max_concurrency=max(cfg.max_concurrency, 1)))  # displays in a notebook without a web service
+        max_concurrency=max(cfg.max_concurrency, 1) + 1))  # displays in a notebook without a web service
     if owned:  # closed with the graph; at interpreter exit the process takes its sockets and threads with it
         weakref.finalize(graph, api_executor.close).atexit = False
     return graph

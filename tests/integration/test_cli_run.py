@@ -101,3 +101,18 @@ def test_run_resumes_a_thread_whose_checkpoint_has_no_next_step(capsys: pytest.C
     captured = capsys.readouterr()
     assert "resuming the interrupted run" in captured.err
     assert json.loads(captured.out)["status"] == "solved"
+
+
+def test_run_with_one_agent_step_at_a_time_finishes(capsys: pytest.CaptureFixture[str]) -> None:
+    # the CLI streams with subgraphs: a subgraph's tasks share the thread pool with the node that runs it, so a pool
+    # sized to max_concurrency=1 waited for ever; in a thread, so that a hang fails the test instead of holding it
+    import threading
+
+    codes: list[int] = []
+    worker = threading.Thread(target=lambda: codes.append(main(
+        ["run", "Convert 26.2 miles to kilometers", "--offline", "--no-cache", "--set", "max_concurrency=1"])),
+        daemon=True)
+    worker.start()
+    worker.join(timeout=180)
+    assert codes == [0], "anytool run --set max_concurrency=1 did not finish in 180 s"
+    assert "42.1648128 km" in capsys.readouterr().out
