@@ -27,23 +27,22 @@ def configure(p: argparse.ArgumentParser) -> None:
 
 def configure_train(p: argparse.ArgumentParser) -> None:
     """Arguments of `anytool index train` (the catalog option is added by the caller)."""
-    from ..eval.training import TrainSettings
+    from ..eval import train_defaults as d  # not eval.training: `anytool --help` imports no pydantic
 
-    d = TrainSettings()
     p.add_argument("--queries", nargs="+", required=True, metavar="FILE",
                    help="query files with relevant APIs (any format `anytool eval retrieval` reads)")
     p.add_argument("--out", required=True, metavar="MODEL_DIR",
                    help="folder for the trained model (use it with --embeddings minilm:MODEL_DIR)")
-    p.add_argument("--epochs", type=int, default=d.epochs, metavar="N", help=f"passes over the pairs (default {d.epochs})")
-    p.add_argument("--seed", type=int, default=d.seed, metavar="S", help=f"random seed (default {d.seed})")
-    p.add_argument("--batch-size", type=int, default=d.batch_size, metavar="B",
-                   help=f"pairs per batch; the others in a batch are its negatives (default {d.batch_size})")
-    p.add_argument("--lr", type=float, default=d.learning_rate, metavar="LR",
-                   help=f"peak learning rate (default {d.learning_rate})")
+    p.add_argument("--epochs", type=int, default=d.EPOCHS, metavar="N", help=f"passes over the pairs (default {d.EPOCHS})")
+    p.add_argument("--seed", type=int, default=d.SEED, metavar="S", help=f"random seed (default {d.SEED})")
+    p.add_argument("--batch-size", type=int, default=d.BATCH_SIZE, metavar="B",
+                   help=f"pairs per batch; the others in a batch are its negatives (default {d.BATCH_SIZE})")
+    p.add_argument("--lr", type=float, default=d.LEARNING_RATE, metavar="LR",
+                   help=f"peak learning rate (default {d.LEARNING_RATE})")
     p.add_argument("--no-hard-negatives", action="store_true", help="in-batch negatives only (no BM25 negatives)")
-    p.add_argument("--sentence-pairs", type=float, default=d.sentence_pairs, metavar="P",
+    p.add_argument("--sentence-pairs", type=float, default=d.SENTENCE_PAIRS, metavar="P",
                    help="share of the pairs trained, each epoch, on the query sentence that matches the API best "
-                        f"instead of the whole query (default {d.sentence_pairs})")
+                        f"instead of the whole query (default {d.SENTENCE_PAIRS})")
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="torch threads (default: torch's choice, usually one per core)")
     p.add_argument("--fit-fusion", action="store_true",

@@ -46,6 +46,7 @@ from ..catalog.trained_model import FUSION, MANIFEST, MANIFEST_FORMAT, onnx_file
 from ..sanitize.files import file_digest
 from ..sanitize.schema import Fraction, check_fields
 from ..sanitize.writes import atomic_write, write_folder
+from . import train_defaults as defaults
 
 if TYPE_CHECKING:
     import numpy as np  # imported where used: `anytool index train --help` reads TrainSettings only
@@ -63,10 +64,10 @@ class TrainSettings:
     checked before anything runs: a bad one used to surface after minutes of training, or never (`lr inf` trained
     to NaN weights). Upper bounds keep a run's cost finite."""
 
-    epochs: Annotated[int, Field(ge=1, le=100)] = 3  # 1 → 3: held-out Recall@10 / NDCG@5 89.1 / 77.4 → 90.2 / 78.0 (3-fold CV, docs/benchmarks.md)
-    seed: Annotated[int, Field(ge=0, le=2**32 - 1)] = 0
-    batch_size: Annotated[int, Field(ge=2, le=4096)] = 32  # ≥ 2: the other pairs of a batch are its negatives
-    learning_rate: Annotated[float, Field(ge=1e-9, le=1)] = 1e-4  # chosen by 3-fold CV on the dev queries over 2e-5 (benchmarks/retriever_training.py)
+    epochs: Annotated[int, Field(ge=1, le=100)] = defaults.EPOCHS
+    seed: Annotated[int, Field(ge=0, le=2**32 - 1)] = defaults.SEED
+    batch_size: Annotated[int, Field(ge=2, le=4096)] = defaults.BATCH_SIZE
+    learning_rate: Annotated[float, Field(ge=1e-9, le=1)] = defaults.LEARNING_RATE
     warmup: Fraction = 0.1  # fraction of the steps with a linear warm-up, then linear decay to 0
     weight_decay: Fraction = 0.01
     hard_negatives: bool = True  # one BM25 hard negative per pair (redrawn every epoch)
@@ -75,10 +76,8 @@ class TrainSettings:
     # humanized names) is dropped as a probable unlabelled duplicate; None keeps every negative
     near_duplicate: Annotated[float, Field(ge=1e-9, le=1)] | None = None
     scale: Annotated[float, Field(ge=0.01, le=1000)] = 20.0  # MultipleNegativesRankingLoss scale (1 / temperature)
-    # share of the pairs whose anchor is, in each epoch, the query sentence that matches the API best (BM25) instead
-    # of the whole query: search embeds a query's sentences too and ranks each API by its best sentence
-    # (0 → 0.5: held-out NDCG@5 78.0 → 78.7 at 3 epochs, Recall@10 unchanged)
-    sentence_pairs: Fraction = 0.5
+    # search embeds a query's sentences too and ranks each API by its best sentence: train on them (train_defaults)
+    sentence_pairs: Fraction = defaults.SENTENCE_PAIRS
     max_seq_length: Annotated[int, Field(ge=8, le=512)] = 128
     threads: Annotated[int, Field(ge=1, le=1024)] | None = None  # torch intra-op threads (default: torch's)
     # bfloat16 autocast (about half the CPU time where the CPU has bf16 instructions); None: on when it has them
