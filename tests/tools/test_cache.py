@@ -127,7 +127,7 @@ def test_export_import_roundtrip(tmp_path: Path) -> None:
     assert list(dst.records()) == list(src.records())
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"api_id": "a/b/c", "arguments": {}, "status": "ok"}\n{"nope": 1}\n', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"bad.jsonl, line 2, field 'api_id': Field required"):
+    with pytest.raises(ValueError, match=r"bad.jsonl, line 2, field 'api_id': is missing"):
         dst.import_jsonl(bad)
     src.close()
 
