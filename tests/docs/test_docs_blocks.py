@@ -23,6 +23,7 @@ needs-network REASON -->` (a network service or a key; not run, and the page say
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shlex
@@ -189,6 +190,8 @@ def bash_script(code: str) -> str:
 def run_python(block: Block, namespace: dict[str, Any]) -> None:
     code = "\n" * block.line + block.code  # tracebacks name the page's own lines
     environ = dict(os.environ)
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
     try:
         os.environ.clear()
         os.environ.update(keyless_environ(environ))
@@ -196,6 +199,10 @@ def run_python(block: Block, namespace: dict[str, Any]) -> None:
     finally:  # a block that sets variables (os.environ["ANYTOOL_MODEL"] = ...) leaves no trace in the next test
         os.environ.clear()
         os.environ.update(environ)
+        # nor does one that configures logging (`logging.basicConfig(force=True)` binds a handler to this test's
+        # captured stderr, closed when the test ends: a later test's log record would print a "Logging error")
+        root.handlers[:] = handlers
+        root.setLevel(level)
 
 
 def run_bash(block: Block, cwd: Path) -> subprocess.CompletedProcess[str]:
