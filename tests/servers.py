@@ -780,12 +780,10 @@ def loopback_listener(timeout: float = 4.0) -> Iterator[tuple[int, list[bool]]]:
 
 
 def free_port() -> int:
-    """A free TCP port on the loopback interface."""
-    import socket
+    """A free TCP port on the loopback interface (the package's own helper)."""
+    from langgraph_anytool.integrations.local_models import free_port as package_free_port
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return package_free_port()
 
 
 @contextlib.contextmanager

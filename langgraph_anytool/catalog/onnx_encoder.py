@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import re
 import tempfile
 import threading
@@ -31,6 +30,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 from pydantic import Field
 
+from ..sanitize.paths import user_cache_dir
 from ..sanitize.schema import FileModel, check_model
 from ..sanitize.writes import atomic_file
 from .onnx_graph import EncoderGraph, check_encoder_onnx
@@ -44,11 +44,7 @@ _PRECISIONS = ("fp32", "int8")
 
 def default_model_dir() -> Path:
     """``$ANYTOOL_MODEL_DIR``, else ``$XDG_CACHE_HOME/langgraph-anytool/models`` (``~/.cache`` by default)."""
-    env = os.environ.get(ENV_MODEL_DIR)
-    if env:
-        return Path(env).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
-    return Path(cache).expanduser() / "langgraph-anytool" / "models"
+    return user_cache_dir("models", ENV_MODEL_DIR)
 
 
 def packaged_minilm_dir() -> Path:

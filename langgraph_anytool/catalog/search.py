@@ -21,7 +21,6 @@ mapped (`index_store`). Dense indexes are exact below `dense_index.ANN_THRESHOLD
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
 import threading
 import time
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from ..sanitize.paths import user_cache_dir
 from .dense_index import ANN_THRESHOLD, build_dense_index
 from .documents import (
     DOCUMENT_VERSION,
@@ -59,11 +59,7 @@ _NO_MATCH_TOKEN = "_"  # never produced by `tokenize`: stands in for documents w
 
 def default_index_dir() -> Path:
     """``$ANYTOOL_INDEX_DIR``, else ``$XDG_CACHE_HOME/langgraph-anytool/index`` (``~/.cache`` by default)."""
-    env = os.environ.get(ENV_INDEX_DIR)
-    if env:
-        return Path(env).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or "~/.cache"
-    return Path(cache).expanduser() / "langgraph-anytool" / "index"
+    return user_cache_dir("index", ENV_INDEX_DIR)
 
 
 @dataclass(frozen=True, slots=True)

@@ -313,8 +313,9 @@ def _progress(total: int, *, disabled: bool) -> tuple[Any, Callable[[dict[str, A
 
 # ------------------------------------------------------------------------------------------------ passrate
 def _default_cache() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "langgraph-anytool" / "evaluator.sqlite"
+    from ..sanitize.paths import user_cache_dir
+
+    return user_cache_dir("evaluator.sqlite")
 
 
 def add_evaluator_args(p: argparse.ArgumentParser, *, protocol: str | None = "anytool",

@@ -5,6 +5,8 @@
 - `query_page_name`: the file name of one query's page in a run report (`<group>+<query_id>.html`); `anytool
   report` writes it and `eval compare --report DIR` links to it, so both go through this one function.
 - `check_plain_name`: a name given in a config (a tool name) is a name, never a path: refused otherwise.
+- `user_cache_dir`: the folder of one kind of rebuildable data (search indexes, model conversions, cached
+  responses, evaluator verdicts): `$ANYTOOL_*` when set, else `$XDG_CACHE_HOME/langgraph-anytool/<name>`.
 - `path_inside`: a path under a folder (an output file, a file of a model folder or a toolset), refused when a part
   is absolute or ``..``, or when it resolves outside the folder through a symbolic link (a link that stays inside
   is fine). The result is the resolved path, so a later open cannot be redirected by the same link.
@@ -17,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from .files import DataFileError, brief
@@ -75,3 +78,11 @@ def path_inside(root: str | os.PathLike[str], *parts: str, what: str = "file") -
 
 
 __all__ = ["MAX_FILE_NAME_CHARS", "check_plain_name", "path_inside", "safe_file_name"]
+
+
+def user_cache_dir(name: str, env_var: str | None = None, environ: Mapping[str, str] | None = None) -> Path:
+    """`$env_var` when it is set, else `$XDG_CACHE_HOME/langgraph-anytool/<name>` (`~/.cache` by default)."""
+    env = os.environ if environ is None else environ
+    if env_var and env.get(env_var):
+        return Path(env[env_var]).expanduser()
+    return Path(env.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "langgraph-anytool" / name

@@ -12,7 +12,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from ..sanitize.paths import safe_file_name
+from ..sanitize.paths import safe_file_name, user_cache_dir
 
 ENV_CACHE = "ANYTOOL_CACHE"
 ENV_CACHE_DIR = "ANYTOOL_CACHE_DIR"
@@ -21,10 +21,7 @@ _OFF = frozenset({"0", "off", "no", "false", "none", "disabled"})
 
 def default_cache_dir(environ: Mapping[str, str] | None = None) -> Path:
     """`$ANYTOOL_CACHE_DIR`, else `$XDG_CACHE_HOME/langgraph-anytool/responses` (`~/.cache` by default)."""
-    env = os.environ if environ is None else environ
-    if env.get(ENV_CACHE_DIR):
-        return Path(env[ENV_CACHE_DIR]).expanduser()
-    return Path(env.get("XDG_CACHE_HOME") or "~/.cache").expanduser() / "langgraph-anytool" / "responses"
+    return user_cache_dir("responses", ENV_CACHE_DIR, environ)
 
 
 def cache_enabled(environ: Mapping[str, str] | None = None) -> bool:
