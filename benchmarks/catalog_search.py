@@ -48,7 +48,8 @@ from langchain_core.embeddings import Embeddings
 from langgraph_anytool.catalog import Catalog, Category, Tool
 from langgraph_anytool.catalog.dense_index import describe
 from langgraph_anytool.catalog.documents import api_dense_text, split_query, tokenize
-from langgraph_anytool.catalog.embeddings import embeddings_id, minilm_available, resolve_embeddings
+from langgraph_anytool.catalog.embeddings import resolve_embeddings
+from langgraph_anytool.catalog.encoders import embeddings_id, minilm_available
 from langgraph_anytool.catalog.search import CatalogSearcher, FusionWeights
 from langgraph_anytool.eval.retrieval import evaluate_retrieval
 

@@ -114,9 +114,11 @@ def cpu():
     r = resource.getrusage(resource.RUSAGE_SELF); return r.ru_utime + r.ru_stime
 marks = [("start", time.perf_counter(), cpu())]
 def mark(name): marks.append((name, time.perf_counter(), cpu()))
+from langgraph_anytool.cli.app import import_numpy_one_blas_thread
+import_numpy_one_blas_thread()  # as `anytool search` does
 from langgraph_anytool.catalog import Catalog
 from langgraph_anytool.catalog.search import CatalogSearcher
-mark("import catalog and search (numpy, LangChain's Embeddings base)")
+mark("import catalog and search (numpy, pydantic; no LangChain)")
 catalog = Catalog.load(None)
 mark("load the builtin catalog")
 searcher = CatalogSearcher(catalog)
@@ -132,6 +134,8 @@ from langgraph_anytool.catalog.search import relevance
 mark("import the relevance score (`anytool search` prints it)")
 for (_, w0, c0), (name, w1, c1) in zip(marks, marks[1:]):
     print(f"  {name:<58} {w1 - w0:6.2f} s wall {c1 - c0:6.2f} s CPU")
+heavy = ("langgraph", "langchain_core", "langsmith", "torch", "onnxruntime", "faiss", "numpy", "pydantic")
+print(f"  heavy packages a warm search imports: {sorted({m.split('.')[0] for m in sys.modules} & set(heavy))}")
 """
 
 

@@ -127,7 +127,7 @@ def fusion_of(result_dir: Path) -> FusionWeights | None:
 
 def p50_latency(catalog: Catalog, queries: Sequence[EvalQuery], model_dir: Path, index_dir: Path) -> dict[str, float]:
     """p50 / mean ms per `search_apis(q, 10)` of the untrained and the trained encoder, interleaved."""
-    from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEmbeddings
+    from langgraph_anytool.catalog.embeddings import OnnxMiniLMEmbeddings
 
     searchers = {
         "untrained": CatalogSearcher(catalog, embeddings=OnnxMiniLMEmbeddings(cache_size=0), index_dir=index_dir,

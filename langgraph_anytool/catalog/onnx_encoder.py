@@ -5,8 +5,10 @@ encoder (embeddings + LayerNorm, 6 × [self-attention, GELU feed-forward], post-
 is mean-pooled over the attention mask and L2-normalised in numpy, exactly as sentence-transformers' pooling does.
 Nothing is downloaded: the conversion runs locally the first time a model file is missing and is cached under
 ``<index cache>/../models`` (``$ANYTOOL_MODEL_DIR`` overrides). ``int8`` applies ONNX Runtime's dynamic
-quantization (per-channel int8 weights for every MatMul) to the fp32 graph; it quantizes activations per batch,
-so an int8 vector moves slightly with its batch mates (cosine ≥ 0.98 in the tests), fp32 vectors do not.
+quantization to the fp32 graph: int8 weights for every MatMul (per channel) and for the two embedding tables
+(`INT8_OPS`; the tables were 47 of the file's 59 MB, and the bytes a process reads, checks and hands to ONNX
+Runtime at every start: 23 MB now). It quantizes activations per batch, so an int8 vector moves slightly with its
+batch mates (cosine ≥ 0.98 in the tests), fp32 vectors do not.
 
 A fine-tuned folder (`model_path`, e.g. written by ``anytool index train``) that ships ``model-<precision>.onnx``
 is run from that file; its `model_id` carries a digest of its weights, so persisted indexes follow the encoder.
@@ -27,7 +29,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import numpy as np
-from langchain_core.embeddings import Embeddings
 from pydantic import Field
 
 from ..sanitize.paths import user_cache_dir
@@ -40,6 +41,12 @@ ENV_MODEL_DIR = "ANYTOOL_MODEL_DIR"
 ONNX_HINT = "pip install 'langgraph-anytool[local-embeddings]'"
 _OPSET = 17
 _PRECISIONS = ("fp32", "int8")
+INT8_OPS = ("MatMul", "Gather")  # what int8 quantizes: the layers' weights and the embedding tables
+
+
+def precision_tag(precision: str) -> str:
+    """`precision` as it names vectors (model ids, conversion keys): int8 carries what it quantized."""
+    return f"int8[{'+'.join(INT8_OPS)}]" if precision == "int8" else precision
 
 
 def default_model_dir() -> Path:
@@ -144,7 +151,7 @@ def conversion_key(model_dir: Path) -> str:
     """
     from .model_folder import folder_digest
 
-    recipe = f"bert-onnx/opset{_OPSET}"
+    recipe = f"bert-onnx/opset{_OPSET}/{precision_tag('int8')}"  # both files: the int8 one is made from the fp32
     try:
         packaged = model_dir.resolve() == packaged_minilm_dir().resolve()
     except ImportError:
@@ -204,7 +211,7 @@ def encoder_graph(model_dir: Path, precision: str, cache_dir: Path | None = None
 
 
 def _quantize(fp32: Path, target: Path) -> None:
-    """ONNX Runtime's dynamic int8 quantization (per-channel weights of every MatMul) of `fp32` into `target`."""
+    """ONNX Runtime's dynamic int8 quantization of `fp32`'s `INT8_OPS` (MatMul weights per channel) into `target`."""
     import logging
 
     from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -214,7 +221,7 @@ def _quantize(fp32: Path, target: Path) -> None:
     root.setLevel(max(level, logging.ERROR))  # quantize_dynamic logs a pre-processing hint on the root logger
     try:
         atomic_file(target, lambda tmp: quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8,
-                                                         per_channel=True, op_types_to_quantize=["MatMul"]),
+                                                         per_channel=True, op_types_to_quantize=list(INT8_OPS)),
                     mode=0o644)  # a model file is not a secret
     finally:
         root.setLevel(level)
@@ -239,7 +246,7 @@ def export_onnx(model_dir: Path, target: Path, precision: str = "int8") -> Path:
 
 # ---------------------------------------------------------------------- embeddings
 class _OnnxSettings(FileModel):
-    """The bounds of `OnnxMiniLMEmbeddings`' settings."""
+    """The bounds of `OnnxMiniLMEncoder`'s settings."""
 
     max_seq_length: Annotated[int, Field(ge=1, le=8192)]
     batch_size: Annotated[int, Field(ge=1, le=4096)]
@@ -247,8 +254,11 @@ class _OnnxSettings(FileModel):
     threads: Annotated[int, Field(ge=1, le=1024)] | None
 
 
-class OnnxMiniLMEmbeddings(Embeddings):
+class OnnxMiniLMEncoder:
     """all-MiniLM-L6-v2 (384-d, L2-normalised) on ONNX Runtime; `precision` ``"int8"`` (default) or ``"fp32"``.
+
+    A plain encoder (`embed_documents`, `embed_query`, `query_matrix`) that imports no LangChain;
+    `embeddings.OnnxMiniLMEmbeddings` is the LangChain `Embeddings`.
 
     Loads lazily; `ImportError` names the extra when onnxruntime, tokenizers or the weights are missing.
     Query embeddings are kept in an LRU cache of `cache_size` texts (0 disables it). `threads` bounds ONNX Runtime's
@@ -279,7 +289,7 @@ class OnnxMiniLMEmbeddings(Embeddings):
         self.batch_size = batch_size
         self.cache_size = cache_size
         self.threads = threads
-        self.model_id = f"{self.name}@{max_seq_length}+onnx-{precision}"
+        self.model_id = f"{self.name}@{max_seq_length}+onnx-{precision_tag(precision)}"
         self.fusion_weights: dict[str, Any] | None = None  # fitted weights stored beside a trained model
         self.trained: Any = None  # trained_model.TrainedModel of a folder written by `anytool index train`
         self._shipped: Path | None = None  # the folder's own ONNX export, run instead of a conversion
@@ -310,9 +320,9 @@ class OnnxMiniLMEmbeddings(Embeddings):
             identity = folder_digest(root, (shipped.name, "tokenizer.json"), "onnx")
         else:  # converted locally: the conversion's inputs make the vectors
             identity = folder_digest(root, ("config.json", "model.safetensors", "tokenizer.json"),
-                                     f"convert/opset{_OPSET}/{self.precision}")
+                                     f"convert/opset{_OPSET}/{precision_tag(self.precision)}")
         self.name = f"local:{identity[:32]}"
-        self.model_id = f"{self.name}@{self.max_seq_length}+onnx-{self.precision}"
+        self.model_id = f"{self.name}@{self.max_seq_length}+onnx-{self.precision}"  # the digest names the recipe
         return root
 
     def _load(self) -> tuple[Any, Any]:

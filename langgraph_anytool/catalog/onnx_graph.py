@@ -27,12 +27,12 @@ from typing import Any
 
 from ..sanitize.files import DataFileError, read_bytes
 
-MAX_ONNX_BYTES = (2 << 30) - 1  # protobuf's own limit; MiniLM int8 is 23 MB, fp32 91 MB
+MAX_ONNX_BYTES = (2 << 30) - 1  # protobuf's own limit; MiniLM int8 is 23 MB, fp32 90 MB
 MAX_NODES = 20_000  # MiniLM int8: 346
 MAX_CELLS_PER_POSITION = 1 << 16  # numbers per (batch, seq) position of one tensor; MiniLM's largest: 1,536
-ENCODER_OPS = frozenset({"Add", "Cast", "Div", "DynamicQuantizeLinear", "Erf", "Gather", "Identity",
-                         "LayerNormalization", "MatMul", "MatMulInteger", "Mul", "Reshape", "Softmax", "Sub",
-                         "Transpose", "Unsqueeze"})
+ENCODER_OPS = frozenset({"Add", "Cast", "DequantizeLinear", "Div", "DynamicQuantizeLinear", "Erf", "Gather",
+                         "Identity", "LayerNormalization", "MatMul", "MatMulInteger", "Mul", "Reshape", "Softmax",
+                         "Sub", "Transpose", "Unsqueeze"})
 INPUTS = ("input_ids", "attention_mask", "position_ids")
 OUTPUT = "last_hidden_state"
 _DIMS = ("batch", "seq")

@@ -42,7 +42,7 @@ from .documents import (
     tokenize,
     tool_document,
 )
-from .embeddings import embeddings_id, resolve_embeddings
+from .encoders import Encoder, embeddings_id, resolve_encoder
 from .fusion import FusionWeights
 from .index_store import load_bm25, load_faiss, save_bm25, save_faiss
 from .models import Category
@@ -180,8 +180,10 @@ class CatalogSearcher:
     """Hybrid search over a catalog's APIs, tools and categories; builds lazily and thread-safely.
 
     `embeddings`: a LangChain `Embeddings`, a spec string (``"minilm"``, ``"openai:<model>"``, ``"none"``) or None
-    for the default policy of `embeddings.default_embeddings` (env ``ANYTOOL_EMBEDDINGS``, else MiniLM when
-    installed, else BM25 only). `index_dir`: where indexes persist (None → `default_index_dir()`).
+    for the default policy of `encoders` (env ``ANYTOOL_EMBEDDINGS``, else MiniLM when installed, else BM25
+    only). The attribute `embeddings` holds the encoder in use: a given `Embeddings` as is; for a spec, our plain
+    encoder (`encoders.resolve_encoder`, no LangChain import; `embeddings.resolve_embeddings` gives its
+    LangChain face). `index_dir`: where indexes persist (None → `default_index_dir()`).
     `ann_threshold`: API count above which the API-level dense index is IVF + SQ8 instead of exact.
     `weights`: the fusion weights; default: those fitted beside a trained encoder (``anytool index train
     --fit-fusion``, exposed as its `fusion_weights`), else `FusionWeights()`.
@@ -198,7 +200,7 @@ class CatalogSearcher:
         ann_threshold: int = ANN_THRESHOLD,
     ) -> None:
         self.catalog = catalog
-        self.embeddings = resolve_embeddings(embeddings)
+        self.embeddings: Encoder | None = resolve_encoder(embeddings)
         self.index_dir = Path(index_dir).expanduser() if index_dir else default_index_dir()
         self.weights = weights or _fitted_weights(self.embeddings) or FusionWeights()
         self.progress = progress
@@ -486,7 +488,7 @@ def relevance(score: float, searcher: CatalogSearcher) -> float:
     return round(1.0 / effective_rank, 3)
 
 
-def _fitted_weights(embeddings: Embeddings | None) -> FusionWeights | None:
+def _fitted_weights(embeddings: Encoder | None) -> FusionWeights | None:
     """The fusion weights a trained encoder carries (`fusion_weights`, a dict of `FusionWeights` fields), if any."""
     fitted = getattr(embeddings, "fusion_weights", None)
     if not isinstance(fitted, dict) or not fitted:
@@ -496,7 +498,7 @@ def _fitted_weights(embeddings: Embeddings | None) -> FusionWeights | None:
 
 
 # ---------------------------------------------------------------------- dense helpers
-def _embed_documents(embeddings: Embeddings, texts: list[str], *, desc: str, progress: bool) -> np.ndarray:
+def _embed_documents(embeddings: Encoder, texts: list[str], *, desc: str, progress: bool) -> np.ndarray:
     """Embed in chunks (a tqdm bar on stderr when `progress`); L2-normalised float32."""
     from tqdm import tqdm
 

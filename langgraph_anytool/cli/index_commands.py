@@ -72,7 +72,7 @@ def run_train(catalog: Catalog, args: argparse.Namespace, *, out: TextIO) -> int
 
 def run_build(catalog: Catalog, *, embeddings: str | None, index_dir: str | None, as_json: bool, out: TextIO) -> int:
     """Build the BM25 and dense indexes of `catalog` and print what was built or loaded, and where."""
-    from ..catalog.embeddings import embeddings_id
+    from ..catalog.encoders import embeddings_id
     from ..catalog.search import CatalogSearcher
 
     searcher = CatalogSearcher(catalog, embeddings=embeddings, index_dir=index_dir, progress=True)

@@ -245,10 +245,10 @@ def _seed_everything(seed: int) -> None:
 
 def _load_base_model(max_seq_length: int) -> Any:
     """all-MiniLM-L6-v2 from the packaged files, on CPU, offline."""
-    from ..catalog.embeddings import _quiet_transformers
     from ..catalog.onnx_encoder import packaged_minilm_dir
+    from ..catalog.st_encoder import quiet_transformers
 
-    _quiet_transformers()
+    quiet_transformers()
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
@@ -478,10 +478,10 @@ def train_encoder(
                       "objective": "fixed weights for a trained encoder (training.TRAINED_FUSION, chosen by "
                                    "cross-validation on ToolBench's development queries); not fitted on these queries"}
         else:
-            from ..catalog.embeddings import minilm
+            from ..catalog.encoders import minilm_encoder
 
             t2 = time.perf_counter()
-            searcher = CatalogSearcher(catalog, embeddings=minilm("int8", model_path=folder), index_dir=index_dir,
+            searcher = CatalogSearcher(catalog, embeddings=minilm_encoder("int8", model_path=folder), index_dir=index_dir,
                                        progress=progress)
             searcher.weights = searcher.weights.__class__()  # fit from the defaults, not from an older fusion.json
             weights, scores = fit_fusion(searcher, data.used_queries, progress=progress)

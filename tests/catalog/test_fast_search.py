@@ -13,9 +13,9 @@ import pytest
 
 from langgraph_anytool.catalog import Catalog
 from langgraph_anytool.catalog.dense_index import AnnParams, build_dense_index, describe
-from langgraph_anytool.catalog.embeddings import MiniLMEmbeddings, onnx_minilm_available
+from langgraph_anytool.catalog.embeddings import MiniLMEmbeddings, OnnxMiniLMEmbeddings
+from langgraph_anytool.catalog.encoders import onnx_minilm_available
 from langgraph_anytool.catalog.index_store import load_bm25
-from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEmbeddings
 from langgraph_anytool.catalog.search import CatalogSearcher
 from langgraph_anytool.cli.app import main
 from langgraph_anytool.eval.retrieval import evaluate_retrieval
@@ -55,6 +55,43 @@ def test_onnx_minilm_matches_sentence_transformers() -> None:
     assert np.allclose(alone32[0], fp32[0], atol=1e-4)
     alone8 = OnnxMiniLMEmbeddings(precision="int8", cache_size=0).encode([TEXTS[0]])
     assert float(alone8[0] @ int8[0]) > 0.98
+
+
+@pytest.mark.skipif(not onnx_minilm_available(), reason="onnxruntime / MiniLM weights not installed")
+def test_int8_quantizes_the_embedding_tables_and_an_older_matmul_only_export_still_loads(tmp_path: Path) -> None:
+    """The int8 file's embedding tables are int8 too (23 MB, not 59: every process reads, checks and loads it),
+    its vectors are keyed apart from the older MatMul-only conversion, and a folder shipping that older form loads."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEncoder, ensure_onnx_model, packaged_minilm_dir
+    from langgraph_anytool.catalog.onnx_graph import check_encoder_onnx
+
+    encoder = OnnxMiniLMEncoder(precision="int8", cache_size=0)
+    vectors = encoder.encode(TEXTS)
+    graph = encoder._graph
+    assert graph is not None and len(graph.data) < 30_000_000
+    assert encoder.model_id.endswith("+onnx-int8[MatMul+Gather]")
+    model = onnx.load_model_from_string(graph.data)
+    tables = {t.name: t.data_type for t in model.graph.initializer}
+    gathered = [tables[n.input[0]] for n in model.graph.node if n.op_type == "Gather" and n.input[0] in tables]
+    assert len(gathered) == 2 and set(gathered) <= {onnx.TensorProto.INT8, onnx.TensorProto.UINT8}  # 8-bit tables
+
+    fp32 = ensure_onnx_model(packaged_minilm_dir(), "fp32")
+    older = tmp_path / "matmul-only.onnx"
+    quantize_dynamic(str(fp32), str(older), weight_type=QuantType.QInt8, per_channel=True,
+                     op_types_to_quantize=["MatMul"])
+    checked = check_encoder_onnx(older)
+    assert checked.dimension == 384 and older.stat().st_size > 50_000_000
+    import onnxruntime as ort
+
+    ids = np.array([[101, 7592, 102]], dtype=np.int64)
+    hidden = ort.InferenceSession(checked.data, providers=["CPUExecutionProvider"]).run(
+        ["last_hidden_state"], {"input_ids": ids, "attention_mask": np.ones_like(ids),
+                                "position_ids": np.arange(3, dtype=np.int64)[None]})[0]
+    assert hidden.shape == (1, 3, 384)
+    fp32_vectors = OnnxMiniLMEncoder(precision="fp32", cache_size=0).encode(TEXTS)
+    assert np.min(np.sum(vectors * fp32_vectors, axis=1)) > 0.98
 
 
 def test_onnx_rejects_unknown_precision() -> None:

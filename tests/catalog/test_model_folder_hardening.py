@@ -613,7 +613,7 @@ def test_a_damaged_conversion_is_converted_again(folders: dict[str, Path], tmp_p
 @pytest.mark.parametrize("kwargs", [{"max_seq_length": 0}, {"batch_size": -1}, {"threads": 0},
                                     {"cache_size": -5}, {"max_seq_length": 10**9}])
 def test_encoder_settings_are_bounded(kwargs: dict[str, int]) -> None:
-    from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEmbeddings
+    from langgraph_anytool.catalog.embeddings import OnnxMiniLMEmbeddings
 
     with pytest.raises(ValueError, match="ONNX MiniLM settings"):
         OnnxMiniLMEmbeddings(**kwargs)  # type: ignore[arg-type]

@@ -15,16 +15,11 @@ from langchain_core.embeddings import Embeddings
 
 from langgraph_anytool.catalog import Catalog, UnknownNameError
 from langgraph_anytool.catalog.documents import humanize, split_query, stem, tokenize
-from langgraph_anytool.catalog.embeddings import (
-    LOCAL_EXTRA_HINT,
-    MiniLMEmbeddings,
-    embeddings_id,
-    minilm_available,
-    onnx_minilm_available,
-    resolve_embeddings,
-)
-from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEmbeddings
+from langgraph_anytool.catalog.embeddings import MiniLMEmbeddings, OnnxMiniLMEmbeddings, resolve_embeddings
+from langgraph_anytool.catalog.encoders import embeddings_id, minilm_available, onnx_minilm_available, resolve_encoder
+from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEncoder
 from langgraph_anytool.catalog.search import CatalogSearcher, FusionWeights, default_index_dir
+from langgraph_anytool.catalog.st_encoder import LOCAL_EXTRA_HINT, MiniLMEncoder
 
 # category -> [(tool name, tool description, [(api name, api description, [param names])])]
 TOOLS: dict[str, list[tuple[str, str, list[tuple[str, str, list[str]]]]]] = {
@@ -344,6 +339,29 @@ def test_resolve_embeddings_specs(monkeypatch: pytest.MonkeyPatch) -> None:
     assert isinstance(resolve_embeddings(None), minilm_types)
     monkeypatch.delenv("ANYTOOL_EMBEDDINGS")
     assert isinstance(resolve_embeddings(None), minilm_types) == minilm_available()
+
+
+def test_search_resolves_specs_to_plain_encoders_that_match_their_langchain_face(catalog: Catalog, tmp_path: Path) -> None:
+    fake = FakeEmbeddings()
+    assert resolve_encoder(fake) is fake  # a user's Embeddings is used as is
+    with pytest.raises(TypeError, match="got int"):
+        resolve_encoder(3)
+    with pytest.raises(TypeError, match="got OnnxMiniLMEncoder"):
+        resolve_embeddings(OnnxMiniLMEncoder())  # type: ignore[arg-type]  # the LangChain face promises Embeddings
+    plain, face = resolve_encoder("minilm:torch"), resolve_embeddings("minilm:torch")
+    assert type(plain) is MiniLMEncoder and not isinstance(plain, Embeddings)
+    assert isinstance(face, MiniLMEmbeddings) and isinstance(face, Embeddings)
+    assert embeddings_id(plain) == embeddings_id(face)  # one on-disk index for both
+    for precision in ("int8", "fp32"):
+        plain, face = resolve_encoder(f"minilm:{precision}"), resolve_embeddings(f"minilm:{precision}")
+        assert type(plain) is OnnxMiniLMEncoder and isinstance(face, OnnxMiniLMEmbeddings)
+        assert (plain.precision, embeddings_id(plain)) == (face.precision, embeddings_id(face))  # type: ignore[union-attr]
+    searcher = CatalogSearcher(catalog, embeddings="minilm:int8", index_dir=tmp_path, progress=False)
+    assert type(searcher.embeddings) is OnnxMiniLMEncoder
+    if onnx_minilm_available():
+        plain, face = OnnxMiniLMEncoder(cache_size=0), OnnxMiniLMEmbeddings(cache_size=0)
+        assert np.array_equal(np.asarray(plain.embed_query("weather in Paris")),
+                              np.asarray(face.embed_query("weather in Paris")))
 
 
 def test_openai_spec_honours_base_url(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from langgraph_anytool.catalog import Catalog, CatalogError
-from langgraph_anytool.catalog.embeddings import minilm_available
+from langgraph_anytool.catalog.encoders import minilm_available
 from langgraph_anytool.catalog.search import CatalogSearcher
 from langgraph_anytool.cli.app import main
 from langgraph_anytool.eval.metrics import ndcg_at_k, recall_at_k

