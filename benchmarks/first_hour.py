@@ -1,6 +1,6 @@
 """A new user's first hour, timed: `make demo` from a fresh clone, the CLI's start-up, the Studio graph factory.
 
-    python benchmarks/first_hour.py [demo] [cli] [studio] [--runs 5] [--source REPO] [--keep]
+    python benchmarks/first_hour.py [demo] [cli] [studio] [--runs 5] [--source REPO] [--keep] [--against REV]
 
 Every figure is printed with the command that produced it. The machine may be shared: besides wall time, each
 figure gives the CPU time (user + sys) of the processes it ran, from `resource.getrusage(RUSAGE_CHILDREN)` (or of
@@ -13,7 +13,9 @@ this process, for the in-process Studio factory), which a loaded machine stretch
 - cli: `anytool --help`, an argument error and `anytool search` (warm: its indexes built by a first run) in child
   processes, the median of `--runs`; then `python -X importtime` of `anytool --help` (the slowest imports), and the
   phases of one warm search in a child (imports, catalog load, index load, encoder load, the query). Goals:
-  `--help` under 0.5 s CPU, a warm search under 1 s.
+  `--help` under 0.5 s CPU, a warm search under 1 s. With `--against REV`, also a warm search with the code of git
+  revision REV (extracted into a temporary folder, run with this venv) and with this checkout, interleaved run by run,
+  so that a machine whose speed drifts stretches both alike.
 - studio: the graph factory of `langgraph.json` (`graphs/studio.py:make_graph`), called as `langgraph dev` calls it on
   each request: the first call (build) and the median of the next ones. Goal: under 100 ms after the first call.
 """
@@ -180,6 +182,44 @@ def bench_cli(runs: int) -> None:
     print(proc.stdout.rstrip() or proc.stderr[-2000:])
 
 
+# the child that runs `anytool` from a given source folder, not from the venv's editable install of this checkout
+_FROM_SOURCE = """
+import sys
+root = sys.argv.pop(1)
+sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+sys.path.insert(0, root)
+import langgraph_anytool
+assert langgraph_anytool.__file__.startswith(root), langgraph_anytool.__file__
+from langgraph_anytool.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def bench_against(rev: str, runs: int) -> None:
+    query = "convert miles to kilometers"
+    with tempfile.TemporaryDirectory(prefix="first-hour-") as tmp:
+        old = Path(tmp) / "old"
+        old.mkdir()
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "langgraph_anytool"], capture_output=True,
+                                 check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(old)], input=archive, check=True)
+        sources = {f"at {rev}": str(old), "this checkout": str(ROOT)}
+        cpus: dict[str, list[float]] = {name: [] for name in sources}
+        walls: dict[str, list[float]] = {name: [] for name in sources}
+        for _ in range(runs + 1):  # the first round warms both (indexes, conversion caches) and is not counted
+            for name, root in sources.items():
+                wall, cpu, proc = timed([sys.executable, "-I", "-c", _FROM_SOURCE, root, "search", query])
+                if proc.returncode:
+                    raise SystemExit(f"{name}: anytool search exited {proc.returncode}: {proc.stderr[-500:]}")
+                cpus[name].append(cpu)
+                walls[name].append(wall)
+    print(f"\n== a warm `anytool search {query!r}`, {runs} interleaved runs of each (CPU = user + sys)")
+    for name in sources:
+        c, w = cpus[name][1:], walls[name][1:]
+        print(f"  {name:<28} median {statistics.median(c):5.2f} s CPU (min {min(c):.2f}, max {max(c):.2f})  "
+              f"{statistics.median(w):5.2f} s wall")
+
+
 # ------------------------------------------------------------------------------------------------ studio
 def bench_studio(runs: int) -> None:
     import asyncio
@@ -212,6 +252,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5, help="repetitions of each CLI command and factory call")
     parser.add_argument("--source", default=str(ROOT), help="the repository `demo` clones (default: this checkout)")
     parser.add_argument("--keep", action="store_true", help="keep the demo's clone")
+    parser.add_argument("--against", metavar="REV", help="cli: also time a warm search with the code of git revision "
+                        "REV and with this checkout, interleaved")
     args = parser.parse_args()
     sections = args.sections or ["cli", "studio"]
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average "
@@ -220,6 +262,8 @@ def main() -> None:
         bench_demo(args.source, args.keep)
     if "cli" in sections:
         bench_cli(args.runs)
+        if args.against:
+            bench_against(args.against, max(args.runs, 9))
     if "studio" in sections:
         bench_studio(args.runs)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from langchain_core.embeddings import Embeddings
 
-from .encoders import minilm_encoder, resolve_encoder
+from .encoders import MiniLMClasses, minilm_encoder, resolve_encoder
 from .onnx_encoder import OnnxMiniLMEncoder
 from .st_encoder import MiniLMEncoder
 
@@ -31,6 +31,9 @@ class MiniLMEmbeddings(MiniLMEncoder, Embeddings):
     """`MiniLMEncoder` (sentence-transformers) as a LangChain `Embeddings`."""
 
 
+LANGCHAIN_CLASSES = MiniLMClasses(onnx=OnnxMiniLMEmbeddings, st=MiniLMEmbeddings)
+
+
 def _checked(value: object) -> Embeddings | None:
     if value is not None and not isinstance(value, Embeddings):
         raise TypeError(f"embeddings must be a spec string or a LangChain Embeddings, got {type(value).__name__}")
@@ -39,7 +42,7 @@ def _checked(value: object) -> Embeddings | None:
 
 def resolve_embeddings(spec: str | Embeddings | None) -> Embeddings | None:
     """A LangChain `Embeddings` for a spec (see `encoders`), or None for BM25-only search."""
-    return _checked(resolve_encoder(spec, langchain=True))
+    return _checked(resolve_encoder(spec, classes=LANGCHAIN_CLASSES))
 
 
 def default_embeddings() -> Embeddings | None:
@@ -52,6 +55,6 @@ def minilm(precision: str | None = None, model_path: str | Path | None = None) -
 
     `model_path`: a fine-tuned model folder instead of the packaged weights.
     """
-    embeddings = minilm_encoder(precision, model_path, langchain=True)
+    embeddings = minilm_encoder(precision, model_path, classes=LANGCHAIN_CLASSES)
     assert isinstance(embeddings, Embeddings)
     return embeddings

