@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
 
 from ...sanitize.paths import query_page_name
 from ..intervals import bootstrap_mean
@@ -54,6 +55,12 @@ def rate_section(records: Sequence[Mapping[str, Any]]) -> str:
                    note=note)
 
 
+def filter_link(field: str, value: str) -> str:
+    """The link that filters the queries table to `field` = `value` (each part percent-encoded: a value may hold
+    ``&``, ``=``, ``%`` or ``#``; the page's script decodes each part after splitting)."""
+    return f"#queries?{quote(field, safe='')}={quote(value, safe='')}"
+
+
 def taxonomy_section(records: Sequence[Mapping[str, Any]]) -> str:
     by_status = Counter(text(r.get("status")) or "unknown" for r in records)
     by_kind = Counter(text(r.get("error_kind")) for r in records if r.get("error_kind"))
@@ -61,7 +68,7 @@ def taxonomy_section(records: Sequence[Mapping[str, Any]]) -> str:
     order = sorted(by_status, key=lambda s: (STATUSES.index(s) if s in STATUSES else len(STATUSES), s))
 
     def links(field: str, counts: Counter[str], keys: Sequence[str]) -> str:
-        return table([field, "queries"], [[badge(k, k), f'<a class="filter-link" href={attr(f"#queries?{field}={k}")}>'
+        return table([field, "queries"], [[badge(k, k), f'<a class="filter-link" href={attr(filter_link(field, k))}>'
                                            f"{counts[k]}</a>"] for k in keys])
 
     body = '<div class="cards">' + links("status", by_status, order)

@@ -89,11 +89,14 @@ function apply(){if(!table)return;var q=(document.getElementById('q-text')||{}).
   for(var f in sel){if(sel[f]&&r.getAttribute('data-'+f)!==sel[f])ok=false;}
   r.classList.toggle('hidden',!ok);if(ok)shown++;});
  var c=document.getElementById('q-count');if(c)c.textContent=shown+' shown';}
-function fromHash(){var h=decodeURIComponent(location.hash.slice(1));if(h.indexOf('queries?')!==0)return;
+function part(x){try{return decodeURIComponent(x);}catch(e){return null;}}
+function fromHash(){var h=location.hash.slice(1);if(h.indexOf('queries?')!==0)return;
  document.querySelectorAll('select[data-field]').forEach(function(s){s.value='';});
- h.slice(8).split('&').forEach(function(p){var kv=p.split('=');var s=document.querySelector('select[data-field="'+kv[0]+'"]');
-  if(s){if(!Array.prototype.some.call(s.options,function(o){return o.value===kv[1];})){var o=document.createElement('option');
-   o.value=o.textContent=kv[1];s.appendChild(o);}s.value=kv[1];}});
+ h.slice(8).split('&').forEach(function(p){var i=p.indexOf('=');if(i<0)return;var f=part(p.slice(0,i)),v=part(p.slice(i+1));
+  if(f===null||v===null)return;var s=null;document.querySelectorAll('select[data-field]').forEach(function(e){
+   if(e.getAttribute('data-field')===f)s=e;});
+  if(s){if(!Array.prototype.some.call(s.options,function(o){return o.value===v;})){var o=document.createElement('option');
+   o.value=o.textContent=v;s.appendChild(o);}s.value=v;}});
  apply();if(table)table.scrollIntoView();}
 document.querySelectorAll('#q-text,select[data-field]').forEach(function(e){e.addEventListener('input',apply);
  e.addEventListener('change',apply);});

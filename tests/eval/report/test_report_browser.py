@@ -95,3 +95,25 @@ def test_query_page_in_chromium(site: Path, tmp_path: Path) -> None:
         assert browser.console_errors() == []
     hostile = (site / query_page_name("queries", 3)).read_text()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in hostile and hostile.count("<script>") == 1
+
+
+def test_a_failure_link_whose_value_holds_url_characters_filters_to_its_query(tmp_path: Path) -> None:
+    # a record's error_kind is text of the record: `&`, `=`, `%` and `#` must survive the link and the page's script
+    results = batch(tmp_path)
+    records = [json.loads(line) for line in results.read_text().splitlines() if line.strip()]
+    kind = "quota & rate=limit 100% #1"
+    records[0]["error_kind"] = kind
+    results.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert main(["report", str(results), "--out", str(tmp_path / "site")]) == 0
+    with Chromium.start() as browser:
+        browser.open((tmp_path / "site" / "index.html").as_uri())
+        hrefs = browser.evaluate("Array.from(document.querySelectorAll('a.filter-link')).map(a => a.getAttribute('href'))")
+        link = next(h for h in hrefs if h.startswith("#queries?error_kind="))
+        assert link == "#queries?error_kind=quota%20%26%20rate%3Dlimit%20100%25%20%231"
+        browser.open((tmp_path / "site" / "index.html").as_uri() + link,
+                     until="document.querySelectorAll('#queries tbody tr:not(.hidden)').length < "
+                           f"{len(records)}")
+        shown = browser.evaluate("Array.from(document.querySelectorAll('#queries tbody tr:not(.hidden)'))"
+                                 ".map(r => r.getAttribute('data-error_kind'))")
+        assert shown == [kind]
+        assert browser.console_errors() == []
