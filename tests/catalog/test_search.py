@@ -16,10 +16,16 @@ from langchain_core.embeddings import Embeddings
 from langgraph_anytool.catalog import Catalog, UnknownNameError
 from langgraph_anytool.catalog.documents import humanize, split_query, stem, tokenize
 from langgraph_anytool.catalog.embeddings import MiniLMEmbeddings, OnnxMiniLMEmbeddings, resolve_embeddings
-from langgraph_anytool.catalog.encoders import embeddings_id, minilm_available, onnx_minilm_available, resolve_encoder
+from langgraph_anytool.catalog.encoders import (
+    embeddings_id,
+    minilm_available,
+    onnx_minilm_available,
+    resolve_encoder,
+)
+from langgraph_anytool.catalog.minilm_package import LOCAL_EXTRA_HINT
 from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEncoder
 from langgraph_anytool.catalog.search import CatalogSearcher, FusionWeights, default_index_dir
-from langgraph_anytool.catalog.st_encoder import LOCAL_EXTRA_HINT, MiniLMEncoder
+from langgraph_anytool.catalog.st_encoder import MiniLMEncoder
 
 # category -> [(tool name, tool description, [(api name, api description, [param names])])]
 TOOLS: dict[str, list[tuple[str, str, list[tuple[str, str, list[str]]]]]] = {
