@@ -153,13 +153,16 @@ def not_a_catalog(path: Path, why: str) -> CatalogError:
 def check_spec_file(path: Path) -> None:
     """Raise `not_a_catalog` unless the file is (or tries to be) an OpenAPI/Swagger document: its JSON or YAML
     holds an `openapi` or `swagger` field. A file that mentions them but does not parse keeps its parse error."""
+    from ..sanitize.files import DataFileError, read_head
     from .openapi import read_spec_file
 
     try:
         doc = read_spec_file(path)
     except CatalogError as exc:
-        with path.open("rb") as fh:
-            head = fh.read(4096).lower()
+        try:
+            head = read_head(path, what="OpenAPI spec").lower()
+        except DataFileError:
+            raise exc from None  # no regular file (a FIFO, a device...): the reader's own refusal says so
         if b"openapi" in head or b"swagger" in head:
             raise  # a broken spec: its own error (line, column) is the useful one
         detail = str(exc).removeprefix(f"file {path}: ")

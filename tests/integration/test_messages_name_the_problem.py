@@ -4,7 +4,9 @@ shortened for a model or a user (never mid-word)."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -54,6 +56,25 @@ def test_a_broken_openapi_spec_keeps_its_own_error(tmp_path: Path) -> None:
     empty.mkdir()
     with pytest.raises(CatalogError, match=r"not a catalog: a directory without <Category>/<tool>\.json files"):
         Catalog.load(empty)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes are a POSIX feature")
+def test_a_named_pipe_given_as_a_catalog_is_refused_without_waiting_for_a_writer(tmp_path: Path) -> None:
+    pipe = tmp_path / "api.yaml"
+    os.mkfifo(pipe)  # opening it for reading would block until something writes
+    errors: list[Exception] = []
+
+    def load() -> None:
+        try:
+            Catalog.load(pipe)
+        except Exception as exc:  # the outcome is checked below
+            errors.append(exc)
+
+    worker = threading.Thread(target=load, daemon=True)  # a hang must fail this test, not stall the suite
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "Catalog.load blocked on the named pipe"
+    assert len(errors) == 1 and isinstance(errors[0], CatalogError) and "not a regular file" in str(errors[0])
 
 
 @pytest.mark.parametrize(("spec", "hint"), [
