@@ -414,8 +414,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     import uuid
     from contextlib import ExitStack
 
+    from ..context import resume_context
     from ..eval.anytool.persistence import compact_thread_sync, sync_checkpointer
     from ..graphs.anytool import create_anytool_graph
+    from ..graphs.compiled import RUN_CONTEXT_KEY
     from ..models.llm import NO_MODEL_HELP
     from ..tools.dbfile import describe_error
     from .interaction import answer_questions, read_line
@@ -460,7 +462,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             if earlier != query:
                 raise UsageError(f"thread {thread!r} has an interrupted run of another query ({earlier!r}); "
                                  "resume it with that query or use another --thread")
-            stored = dict(pending.values.get("run_context") or {})
+            stored = dict(pending.values.get(RUN_CONTEXT_KEY) or {})
             kept = {k: v for k, v in stored.items() if k not in context}
             log.write(f"resuming the interrupted run on thread {thread}"
                       + (f" with the settings it started with ({describe_settings(kept)})" if kept else "") + "\n")
@@ -480,7 +482,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         after = graph.get_state(run_config)
         if inputs is None and not after.next and after.values.get("status") == "running":
             log.write("the checkpoint holds no step to resume from; the run starts over\n")
-            stream_run(graph, {"query": query}, run_config, printer.handle, {**stored, **context})
+            stream_run(graph, {"query": query}, run_config, printer.handle, resume_context(stored, context))
         while (resume := answer_questions(graph, run_config, read_line(sys.stdin, log), log)) is not None:
             # ask_user: the user's answer continues the run
             stream_run(graph, resume, run_config, printer.handle, context)
