@@ -380,20 +380,6 @@ def _given_fields(args: argparse.Namespace) -> list[str]:
     return [*named, *budget_values(args), *set_pairs(args.settings), *env_settings()[1]]
 
 
-def _model_spec(args: argparse.Namespace) -> str | None:
-    """The run's model: --model, else $ANYTOOL_MODEL, else "offline" with --offline (None: none given)."""
-    from ..models.llm import OFFLINE
-
-    return args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or (OFFLINE if args.offline else None)
-
-
-def _offline_label(model: Any) -> str:
-    """The offline stand-in's label when `model` is it (an instance, or the name "offline"), else ""."""
-    from .labels import stand_in_label
-
-    return stand_in_label(model)
-
-
 def _result_json(values: dict[str, Any], thread: str) -> dict[str, Any]:
     agents = {i: {k: a.get(k) for k in ("level", "parent", "category", "tools", "status", "end_reason", "steps",
                                          "activations", "tokens", "invalid_calls")}
@@ -421,7 +407,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..models.llm import NO_MODEL_HELP
     from ..tools.dbfile import describe_error
     from .interaction import answer_questions, read_line
-    from .labels import first_line, last_line
+    from .labels import first_line, last_line, model_spec, stand_in_label
     from .preflight import build_executor, check_execution
     from .progress import ProgressPrinter, stream_run, usage_table
     from .resuming import describe_settings, explicit_settings, run_interrupted
@@ -429,7 +415,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     query = _query(args.query)
     catalog = _load_catalog(args.catalog)
     config = run_settings(args)
-    spec = _model_spec(args)
+    spec = model_spec(args)
     # the settings the command line gives travel as the run's context: the run keeps them, and a resume of the
     # thread without the same flags gets them back from the checkpoint (graphs/compiled.py)
     profile = args.profile or (os.environ.get("ANYTOOL_PROFILE") or "").strip()
@@ -469,7 +455,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             inputs = None
         if not (spec or stored.get("model")):
             raise UsageError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
-        stand_in = _offline_label(spec or stored.get("model"))
+        stand_in = stand_in_label(spec or stored.get("model"))
         if stand_in:
             log.write(first_line() + "\n")
         if catalog.name == "builtin":

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from typing import Any
 
 from .argtypes import positive_int
-from .labels import first_line, is_stand_in, last_line, resolve_stand_in, stand_in_label, stand_in_roles
+from .labels import first_line, is_stand_in, last_line, model_spec, resolve_stand_in, stand_in_label, stand_in_roles
 
 
 def _add_model_args(p: argparse.ArgumentParser) -> None:
@@ -48,18 +47,13 @@ def configure_steps(sub: Any) -> None:
     p.set_defaults(eval_handler=cmd_steps)
 
 
-def _model_spec(args: argparse.Namespace) -> str | None:
-    """--model, else $ANYTOOL_MODEL, else "offline" with --offline (None: none given)."""
-    return args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or ("offline" if args.offline else None)
-
-
 def _models_for(args: argparse.Namespace) -> tuple[Any, str]:
     """(catalog -> ModelSet, label of the model under test). The stand-in, by --offline or by the name "offline"
     for the model or a role, is made over each catalog and named by its label."""
     from ..models.llm import NO_MODEL_HELP, ModelSet  # here, not at the top: `anytool --help` never loads LangChain
 
     roles = {r: getattr(args, r) for r in ("planner", "caller", "summarizer") if getattr(args, r, None)}
-    spec = _model_spec(args)
+    spec = model_spec(args)
     if not (spec or roles):
         raise ValueError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
     real = ModelSet(default=None, by_role={}).with_overrides(
@@ -97,7 +91,7 @@ def cmd_steps(args: argparse.Namespace) -> int:
                              "--mode multi")
         book = load_prompts(args.prompts_from, umi_book)
     models_for, label = _models_for(args)
-    offline = stand_in_roles({"model": _model_spec(args), **{r: getattr(args, r) for r in ("planner", "caller",
+    offline = stand_in_roles({"model": model_spec(args), **{r: getattr(args, r) for r in ("planner", "caller",
                                                                                             "summarizer")}})
     if offline:
         print(first_line([] if offline == ["model"] else offline), file=sys.stderr)
@@ -200,7 +194,7 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     except TaskDataError as exc:
         raise ValueError(str(exc)) from exc
     catalog = Catalog.load(args.catalog)
-    spec = _model_spec(args)
+    spec = model_spec(args)
     if spec is None:
         raise ValueError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
     model: Any = resolve_stand_in(spec, catalog) if is_stand_in(spec) else init_model(spec)

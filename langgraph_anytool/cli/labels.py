@@ -4,10 +4,17 @@ as an evaluator — prints its label in its first line and in its last one (`fir
 
 from __future__ import annotations
 
+import argparse
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 OFFLINE_NAME = "offline"  # the model name of the stand-in (models.llm.OFFLINE; not imported: it loads LangChain)
+
+
+def model_spec(args: argparse.Namespace) -> str | None:
+    """The command's model: --model, else $ANYTOOL_MODEL, else "offline" with --offline (None: none given)."""
+    return args.model or os.environ.get("ANYTOOL_MODEL", "").strip() or (OFFLINE_NAME if args.offline else None)
 
 
 def is_stand_in(model: Any) -> bool:
