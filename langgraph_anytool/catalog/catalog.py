@@ -54,7 +54,7 @@ class Catalog:
         self._apis: dict[str, Api] = {}
         self._namer = FunctionNamer()
         categories = list(map(_repaired_category, categories))
-        preferred = {a.id: a.function_name for c in categories for t in c.tools for a in t.apis if a.function_name}
+        preferred = {a.id: a.preferred_name for c in categories for t in c.tools for a in t.apis if a.preferred_name}
         for api_id, kept in kept_names(preferred).items():  # names loaders prefer (a LangChain tool's own name)
             self._namer.reserve(api_id, kept)
         for given in categories:
@@ -87,15 +87,13 @@ class Catalog:
         self._fingerprint: str | None = None
 
     def _named(self, cat: Category) -> Category:
-        """`cat` with every API's `function_name` set to the name this catalog gives it. A fresh API (no name yet:
-        no catalog holds it) is named in place; one that another catalog named otherwise is copied."""
+        """`cat` with every API's `function_name` set to the name this catalog gives it: an API named otherwise (or
+        not yet) is copied, never changed in place, since other catalogs may hold the same object."""
         tools = []
         for tool in cat.tools:
             apis = []
             for api in tool.apis:
                 name = self._namer.add(api.id, api.id.rsplit("/", 1)[1], tool.key, cat.name)
-                if not api.function_name:
-                    object.__setattr__(api, "function_name", name)  # its first name (frozen for everyone after)
                 apis.append(api if api.function_name == name else replace(api, function_name=name))
             tools.append(tool if all(a is b for a, b in zip(apis, tool.apis, strict=True))
                          else replace(tool, apis=tuple(apis)))

@@ -75,7 +75,7 @@ def load_langchain_tools(tools: Sequence[BaseTool], *, category: str, tool_name:
     tool = parse_tool(doc, category=category, source=source)
     # each API prefers its LangChain tool's own name as its function name (`get_weather`, not
     # `get_weather_for_langchain_tools`); the catalog keeps it unless another API wants it too (catalog/naming.py)
-    tool = replace(tool, apis=tuple(replace(api, function_name=api.name) for api in tool.apis))
+    tool = replace(tool, apis=tuple(replace(api, preferred_name=api.name) for api in tool.apis))
     return [Category(name=category, tools=(tool,))]
 
 

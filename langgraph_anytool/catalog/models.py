@@ -87,9 +87,9 @@ class Api:
 
     `function_name` is the name a model calls it by in the catalog that holds it (the pool entries' and the
     retriever's `function_name`; `Catalog.function_name(api.id)`): unique in the catalog, ≤ 64 characters of
-    `[a-zA-Z0-9_-]`, `<api>_for_<tool>` by default. A loader may set it first as the name it prefers (LangChain
-    and MCP tools: their own name); the catalog keeps that name when no other of its APIs wants it (see
-    `catalog/naming.py`). "" for an API outside any catalog.
+    `[a-zA-Z0-9_-]`, `<api>_for_<tool>` by default. A loader may set `preferred_name` (LangChain and MCP tools:
+    their own name); a catalog gives that name when no other of its APIs wants it (see `catalog/naming.py`).
+    "" for an API outside any catalog.
     """
 
     id: str
@@ -105,6 +105,7 @@ class Api:
     deterministic: bool = True  # False: clock, randomness, sandboxed code...: the response cache never stores it
     max_argument_chars: int | None = None  # cap on each argument's size; None: validation's documented default
     function_name: str = field(default="", compare=False)  # the catalog's name for it (see the class docstring)
+    preferred_name: str = field(default="", compare=False)  # a loader's wish (a LangChain tool's own name), kept when unique
 
     @property
     def required_params(self) -> tuple[Param, ...]:

@@ -53,3 +53,20 @@ def test_names_wanted_twice_are_kept_by_none() -> None:
     assert "lookup_capital" not in wanted_twice and len(set(wanted_twice)) == 2
     assert all(n.startswith("lookup_capital") and n.endswith("_for_langchain_tools") for n in wanted_twice)
     assert kept_names({"a": "x", "b": "x", "c": "y", "d": "bad name!"}) == {"c": "y"}
+
+
+def test_a_catalogs_names_do_not_depend_on_the_catalogs_built_before() -> None:
+    # two categories share one API key and tool; a catalog of both disambiguates them, one of B alone need not,
+    # and building the first must not leave its name on the shared API objects
+    from langgraph_anytool.catalog.models import Category, Tool
+
+    def category(name: str) -> Category:
+        api = Api(id=f"{name}/t/get", name="get", tool_key="t", tool_name="T", category=name)
+        return Category(name=name, tools=(Tool(key="t", name="T", category=name, apis=(api,)),))
+
+    a, b = category("A"), category("B")
+    fresh = Catalog([category("B")]).function_name("B/t/get")
+    both = Catalog([a, b])
+    assert both.function_name("A/t/get") != both.function_name("B/t/get")
+    assert Catalog([b]).function_name("B/t/get") == fresh
+    assert b.tools[0].apis[0].function_name == ""  # the caller's objects are left as they were
