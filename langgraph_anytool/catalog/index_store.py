@@ -25,7 +25,7 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import numpy as np
 from pydantic import Field
@@ -38,7 +38,8 @@ from .dense_index import import_faiss
 
 logger = logging.getLogger(__name__)
 
-INDEX_FORMAT = 2  # 2: meta.json lists every file's sha256
+IndexFormat = Literal[2]  # 2: meta.json lists every file's sha256 (a bump here rebuilds older indexes)
+INDEX_FORMAT: int = get_args(IndexFormat)[0]
 MAX_META_BYTES = 1 << 20
 MAX_PARAMS_BYTES = 64 << 10
 MAX_VOCAB_BYTES = 512 << 20
@@ -50,7 +51,7 @@ BM25_FILES = ("params.index.json", "vocab.index.json", "data.csc.index.npy", "in
 class IndexMeta(FileModel):
     """An index folder's ``meta.json``."""
 
-    format: Literal[2]  # INDEX_FORMAT
+    format: IndexFormat
     counts: Annotated[dict[str, Annotated[int, Field(ge=0, le=MAX_LEVEL_SIZE)]], Field(max_length=16)]
     files: Annotated[dict[str, Annotated[str, Field(pattern="^[0-9a-f]{64}$")]], Field(max_length=256)]
     model: Annotated[str, Field(max_length=1000)] | None = None

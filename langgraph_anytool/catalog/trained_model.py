@@ -19,7 +19,7 @@ import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import Field
 
@@ -29,7 +29,8 @@ from .fusion import FusionWeights
 from .model_folder import Sha256Hex, model_file, read_model_json
 
 MANIFEST = "manifest.json"
-FUSION = "fusion.json"
+FusionName = Literal["fusion.json"]
+FUSION: str = get_args(FusionName)[0]
 MANIFEST_FORMAT = "anytool-trained-encoder/1"
 
 
@@ -61,7 +62,7 @@ class Manifest(FileModel):
     weights_sha256: Sha256Hex | None = None  # recorded for people; the encoder's identity is computed
     query_hashes: Annotated[list[Hex16], Field(max_length=MAX_QUERIES)] = Field(default_factory=list)
     query_ids: Annotated[list[Annotated[str, Field(max_length=1000)]], Field(max_length=MAX_QUERIES)] | None = None
-    fusion: Literal["fusion.json"] | None = None
+    fusion: FusionName | None = None
     onnx: _OnnxRecord | None = None
     created: Annotated[str, Field(max_length=64)] | None = None
     queries: Annotated[int, Field(ge=0, le=1 << 40)] | None = None
