@@ -35,7 +35,7 @@ from urllib.parse import quote
 from pydantic import Field as PydanticField
 
 from ...catalog.errors import CatalogError
-from ...sanitize.files import DataFileError, loads_json, read_text
+from ...sanitize.files import DataFileError, InvalidJson, loads_json, read_text
 from ...sanitize.paths import query_page_name
 from ...sanitize.schema import Count, FileModel, Fraction, check_model
 from ..intervals import (
@@ -189,9 +189,15 @@ def is_passrate_report(path: str | Path) -> bool:
     if isinstance(first, dict) and "query_id" in first:
         return False
     try:
-        data = loads_json(read_text(p, max_bytes=MAX_REPORT_BYTES, what="pass-rate report"), source=str(p))
+        text = read_text(p, max_bytes=MAX_REPORT_BYTES, what="pass-rate report")
     except DataFileError:
-        return False
+        return False  # larger than any report, or not UTF-8: the results reader (streaming) reads it or says why
+    try:
+        data = loads_json(text, source=str(p))
+    except InvalidJson:
+        return False  # JSON lines, or no JSON at all: the results reader says which
+    except DataFileError:
+        return True  # one JSON document refused as a whole (too deep, too large): `side_from_report` says why
     return isinstance(data, dict) and "protocol" in data and ("queries" in data or "overall" in data)
 
 

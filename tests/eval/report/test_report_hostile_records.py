@@ -208,7 +208,9 @@ def test_a_passrate_report_nested_100000_deep_is_one_line(tmp_path: Path, capsys
     deep.write_text('{"protocol": "anytool", "queries": ' + "[" * 100_000 + "]" * 100_000 + "}")
     one_line = tmp_path / "deep-line.json"  # the sniff reads the first line: here the whole nesting
     one_line.write_text('{"query_id": ' + "[" * 100_000 + "]" * 100_000 + "}\n")
-    for path in (deep, one_line):
+    indented = tmp_path / "deep-indented.json"  # a report as `--json` prints it: the first line is `{`
+    indented.write_text('{\n "protocol": "anytool",\n "overall": ' + '{"a": ' * 100_000 + "1" + "}" * 100_001)
+    for path in (deep, one_line, indented):
         assert is_passrate_report(path) in (True, False)
         code = main(["eval", "compare", str(path), str(path), "--evaluator", "openai:gpt-test", "--samples", "1",
                      "--no-cache"])
