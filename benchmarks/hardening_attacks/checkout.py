@@ -32,6 +32,8 @@ def _refused(load: Callable[[], object], *needles: str, seconds: float = 20) -> 
     except PromptSourceError as exc:
         text = str(exc)
         return "\n" not in text and all(n in text for n in needles) and time.monotonic() - started < seconds
+    except Exception:  # a traceback (a MemoryError too: the class's address-space limit was reached)
+        return False
     return False
 
 

@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks.hardening_attacks.local import _cli, _one_line, _workdir  # noqa: E402
+from benchmarks.hardening_attacks.local import _cli as _cli_raw  # noqa: E402
+from benchmarks.hardening_attacks.local import _one_line, _workdir  # noqa: E402
 from tests.eval.report.test_report_hostile_records import (  # noqa: E402
     HOSTILE_IDS,
     WRONG,
@@ -35,13 +36,25 @@ from tests.eval.report.test_report_hostile_records import (  # noqa: E402
 DATA = ROOT / "tests" / "data"
 
 
+def _cli(args: list[str]) -> tuple[int, str]:
+    """`anytool ARGS` in this process: exit code and stderr; a traceback is an attempt that did not hold (exit 1,
+    the exception as stderr), not the end of the class."""
+    try:
+        return _cli_raw(args)
+    except Exception as exc:
+        return 1, f"Traceback: {type(exc).__name__}: {exc}"
+
+
 def _cli_out(args: list[str]) -> tuple[int, str, str]:
-    """`anytool ARGS` in this process: exit code, stdout and stderr."""
+    """`anytool ARGS` in this process: exit code, stdout and stderr (a traceback as in `_cli`)."""
     from langgraph_anytool.cli.app import main
 
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        rc = main(args)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = main(args)
+    except Exception as exc:
+        return 1, out.getvalue(), f"Traceback: {type(exc).__name__}: {exc}"
     return rc, out.getvalue(), err.getvalue()
 
 
@@ -69,7 +82,7 @@ def report_records() -> tuple[int, int]:
                     try:
                         query_usage(record)
                         results.append(page.is_file() and (out / "index.html").is_file())
-                    except Exception:  # a traceback in compare's reader
+                    except Exception:  # a traceback in compare's reader (the size of the failure is the figure)
                         results.append(False)
                 else:
                     results.append(_one_line(rc, err, "r.jsonl, line 1, field '"))
@@ -183,6 +196,8 @@ def yaml_characters() -> tuple[int, int]:
                 results.append(False)
             except PromptSourceError as exc:
                 results.append("\n" not in str(exc) and code in str(exc))
+            except Exception:  # a traceback
+                results.append(False)
             tooleval_cfg.write_text(tooleval_text, encoding="utf-8")
     return len(results), sum(results)
 
