@@ -19,12 +19,14 @@ from markdown_it import MarkdownIt
 
 from langgraph_anytool.cli.app import main
 from langgraph_anytool.eval.anytool.compare import (
+    catalog_of,
     compare_sides,
     comparison_markdown,
     is_passrate_report,
     query_usage,
     side_from_report,
 )
+from langgraph_anytool.eval.anytool.passrate import answer_process, called_finish
 from langgraph_anytool.eval.anytool.results import ResultsRecord
 from langgraph_anytool.eval.report import render_run, write_site
 from langgraph_anytool.eval.report.index import index_page
@@ -97,7 +99,10 @@ def test_every_field_the_pages_read_with_every_wrong_value_renders_or_is_one_lin
             try:
                 query_page(record)
                 index_page([record], title="t", sources=[])
-                query_usage(record)
+                query_usage(record)  # eval compare's reader of a results file
+                catalog_of(record)
+                answer_process(record)  # what compare's evaluator is shown (eval passrate's inputs)
+                called_finish(record)
                 rendered += 1
             except Exception as exc:
                 broken.append(f"{path} = {value!r}: {type(exc).__name__}: {exc}")
