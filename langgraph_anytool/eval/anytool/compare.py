@@ -37,7 +37,7 @@ from pydantic import Field as PydanticField
 from ...catalog.errors import CatalogError
 from ...sanitize.files import DataFileError, InvalidJson, loads_json, read_text
 from ...sanitize.paths import query_page_name
-from ...sanitize.schema import Count, FileModel, Fraction, check_model
+from ...sanitize.schema import FileModel, Fraction, Tally, check_model
 from ..intervals import (
     LEVEL,
     RESAMPLES,
@@ -148,9 +148,9 @@ class _ReportQuery(FileModel):
     query_id: str | int
     value: Fraction
     coin_flips: Annotated[int, PydanticField(ge=0)] = 0
-    tokens: Count | None = None
-    model_calls: Count | None = None
-    cost_usd: Count | None = None
+    tokens: Tally | None = None  # bounded: medians and paired differences of 1.7e308 are inf and nan
+    model_calls: Tally | None = None
+    cost_usd: Tally | None = None
     catalog: str | None = None
 
 

@@ -221,3 +221,16 @@ def test_a_passrate_report_nested_100000_deep_is_one_line(tmp_path: Path, capsys
                      "--no-cache"])
         err = capsys.readouterr().err.strip()
         assert code == 2 and "\n" not in err and "Traceback" not in err and "nesting too deep" in err, err
+
+
+@pytest.mark.parametrize("field", ["tokens", "model_calls", "cost_usd"])
+@pytest.mark.parametrize("value", [1.7e308, 1e16, -1, "2", [1]])
+def test_a_passrate_report_with_an_unusable_count_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              field: str, value: Any) -> None:
+    for side, v in (("a", value), ("b", 0.0)):
+        queries = [{"group": "g", "query_id": str(i), "value": float(i % 2), field: v} for i in range(4)]
+        (tmp_path / f"{side}.json").write_text(json.dumps({"protocol": "anytool", "samples": 1, "queries": queries}))
+    code = main(["eval", "compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--resamples", "50"])
+    out = capsys.readouterr()
+    assert code == 2 and "inf" not in out.out and "nan" not in out.out
+    assert out.err.count("\n") == 1 and f"field 'queries[0].{field}'" in out.err
