@@ -15,6 +15,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
+from .sanitize import NestingTooDeep, check_nesting
+
 FINISH_NAME = "Finish"
 ASK_USER_NAME = "ask_user"
 NO_USER_ANSWER = (
@@ -50,7 +52,9 @@ def _first_json_object(text: str) -> tuple[Any, str]:
     decoder = json.JSONDecoder()
     try:
         value, end = decoder.raw_decode(text)
-        return value, text[:end]
+        return check_nesting(value), text[:end]
+    except (NestingTooDeep, RecursionError):  # deeper than any arguments (`sanitize.MAX_NESTING`): not arguments
+        return None, text
     except ValueError:
         pass
     cut = _END_MARKERS.search(text)

@@ -20,6 +20,13 @@ A string is a constant, an f-string, a `+` of those (a bare name there is a plac
 makes `{x}` a placeholder (the authors' code fills it at run time).
 
 Every refusal is one line naming the file and the constant (`PromptSourceError`).
+
+A checkout is data we did not write, read bounded: every file through `Checkout.data` (a regular file inside the
+checkout — its real path, symbolic links followed, never outside the checkout's root — of at most
+`MAX_FILE_BYTES`); a constant evaluates to at most `MAX_PROMPT_CHARS` characters, and its `.replace(...)` calls do
+at most `MAX_REPLACE_WORK` characters of work in all (nine chained `.replace('x', 'xxxxxxxxxx')` calls would make
+a 4 MB file 4 TB); a `+` of any number of terms is read without recursion, and a constant nested past Python's
+recursion limit is refused in one line.
 """
 
 from __future__ import annotations
@@ -33,11 +40,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..sanitize.files import DataFileError, read_bytes
+from ..sanitize.files import DataFileError, brief, read_bytes
+from ..sanitize.paths import path_inside
+from ..text import shorten
 
 Mode = Literal["replace", "format", "literal"]
 
 MAX_FILE_BYTES = 4_000_000  # a prompt file larger than this is refused (no release file comes near it)
+MAX_PROMPT_CHARS = 1_000_000  # one prompt constant, evaluated (the authors' longest are a few thousand characters)
+MAX_REPLACE_WORK = 20_000_000  # characters read and written by one constant's `.replace` calls, in all
 _REPLACE_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
@@ -126,7 +137,41 @@ class _Raw:
 _Seg = _Raw | Placeholder | str  # str: literal text of an f-string (never split)
 
 
-def _expr_segments(node: ast.expr, where: str, top: bool = True) -> list[_Seg]:
+@dataclass
+class _Budget:
+    """The work left for one constant's `.replace` calls (characters read and written)."""
+
+    where: str
+    work: int = MAX_REPLACE_WORK
+
+    def replaced(self, segs: Sequence[_Seg], old: str, new: str) -> None:
+        """Charge a `.replace(old, new)` over `segs`; refused (one line) when its result would exceed
+        `MAX_PROMPT_CHARS` or the constant's work would exceed `MAX_REPLACE_WORK`, before any text is built."""
+        texts = [s.text if isinstance(s, _Raw) else s for s in segs if not isinstance(s, Placeholder)]
+        before = sum(len(t) for t in texts)
+        after = before + sum(t.count(old) for t in texts) * (len(new) - len(old)) if old else before
+        if old == "":  # str.replace('', x) puts x between every two characters
+            after = before + (before + len(texts)) * len(new)
+        if after > MAX_PROMPT_CHARS:
+            raise PromptSourceError(f"{self.where}: .replace({brief(old)}, {brief(new)}) makes the "
+                                    f"constant {after:,} characters long (at most {MAX_PROMPT_CHARS:,}); refused")
+        self.work -= before + after
+        if self.work < 0:
+            raise PromptSourceError(f"{self.where}: the constant's .replace calls do more than {MAX_REPLACE_WORK:,} "
+                                    "characters of work; refused")
+
+
+def _terms(node: ast.expr) -> list[ast.expr]:
+    """The terms of `a + b + c + ...` (a left-leaning tree of any depth), found without recursion."""
+    right: list[ast.expr] = []
+    while isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        right.append(node.right)
+        node = node.left
+    return [node, *reversed(right)]
+
+
+def _expr_segments(node: ast.expr, where: str, top: bool = True, budget: _Budget | None = None) -> list[_Seg]:
+    budget = budget if budget is not None else _Budget(where)
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return [_Raw(node.value)]
     if isinstance(node, ast.JoinedStr):
@@ -143,15 +188,23 @@ def _expr_segments(node: ast.expr, where: str, top: bool = True) -> list[_Seg]:
                 out.append(Placeholder(name))
         return out
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        return _expr_segments(node.left, where, False) + _expr_segments(node.right, where, False)
+        out = []
+        for term in _terms(node):
+            out += _expr_segments(term, where, False, budget)
+        if sum(len(s.text) if isinstance(s, _Raw) else len(s) for s in out if not isinstance(s, Placeholder)) \
+                > MAX_PROMPT_CHARS:
+            raise PromptSourceError(f"{where}: the constant is more than {MAX_PROMPT_CHARS:,} characters long; "
+                                    "refused")
+        return out
     if not top and isinstance(node, ast.Name | ast.Attribute):
         return [Placeholder(ast.unparse(node))]
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "replace"
             and len(node.args) == 2 and not node.keywords
             and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-        segs = _expr_segments(node.func.value, where, top)
+        segs = _expr_segments(node.func.value, where, top, budget)
         old, new = node.args[0].value, node.args[1]
         if isinstance(new, ast.Constant) and isinstance(new.value, str):
+            budget.replaced(segs, old, new.value)
             return [_Raw(s.text.replace(old, new.value)) if isinstance(s, _Raw)
                     else s.replace(old, new.value) if isinstance(s, str) else s for s in segs]
         field_match = _REPLACE_FIELD.fullmatch(old)
@@ -160,7 +213,7 @@ def _expr_segments(node: ast.expr, where: str, top: bool = True) -> list[_Seg]:
                                     "'{name}' placeholder")
         return _split_on(segs, old, Placeholder(field_match.group(1)))
     raise PromptSourceError(f"{where}: not a string constant (line {getattr(node, 'lineno', '?')}: "
-                            f"{ast.unparse(node)[:60]})")
+                            f"{shorten(ast.unparse(node), 60)})")
 
 
 def _split_on(segs: Sequence[_Seg], token: str, ph: Placeholder) -> list[_Seg]:
@@ -180,8 +233,12 @@ def _split_on(segs: Sequence[_Seg], token: str, ph: Placeholder) -> list[_Seg]:
 
 
 def _template(node: ast.expr, mode: Mode, where: str) -> Template:
+    try:
+        segments = _expr_segments(node, where)
+    except (RecursionError, MemoryError):  # e.g. `'a' + ('a' + ('a' + ...))`, or calls nested as deep
+        raise PromptSourceError(f"{where}: the constant nests too deeply to read; refused") from None
     parts: list[Part] = []
-    for s in _expr_segments(node, where):
+    for s in segments:
         parts += _literal_parts(s.text, mode, where) if isinstance(s, _Raw) else [s]
     merged: list[Part] = []
     for p in parts:  # adjacent literals joined
@@ -310,12 +367,18 @@ class PythonFile:
 
 
 # ------------------------------------------------------------------------------------------------ checkout
-def _read(path: Path, shown: str) -> bytes:
-    """A file of the checkout: a regular file of at most `MAX_FILE_BYTES` (`sanitize.files.read_bytes`)."""
-    if not path.exists():
-        raise PromptSourceError(f"{path}: no such file (the checkout has no {shown})")
+def _read(root: Path, rel: str) -> bytes:
+    """A file of the checkout at `root`: its real path (symbolic links followed) inside `root`
+    (`sanitize.paths.path_inside`), a regular file of at most `MAX_FILE_BYTES` (`sanitize.files.read_bytes`)."""
+    path = root / rel
     try:
-        return read_bytes(path, max_bytes=MAX_FILE_BYTES, what="prompt file")
+        real = path_inside(root, *rel.split("/"), what="prompt file")
+    except DataFileError as exc:
+        raise PromptSourceError(f"{path}: its real path is outside the checkout {root} ({exc.message})") from None
+    if not real.exists():
+        raise PromptSourceError(f"{path}: no such file (the checkout has no {rel})")
+    try:
+        return read_bytes(real, max_bytes=MAX_FILE_BYTES, what="prompt file")
     except DataFileError as exc:
         raise PromptSourceError(str(exc)) from None
 
@@ -340,7 +403,7 @@ class Checkout:
         return cls(path.resolve(), repo)
 
     def data(self, rel: str) -> bytes:
-        raw = _read(self.root / rel, rel)
+        raw = _read(self.root, rel)
         self.files[rel] = hashlib.sha256(raw).hexdigest()
         return raw
 

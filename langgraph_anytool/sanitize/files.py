@@ -222,13 +222,18 @@ def loads_yaml(text: str, *, source: str, max_depth: int = MAX_NESTING) -> Any:
     """`text` parsed as YAML (the safe loader), bounded (see the module docstring); faults as `DataFileError`."""
     import yaml
 
-    loader = _yaml_loader(text)
+    loader = None
     try:
+        loader = _yaml_loader(text)  # the reader checks every character here: a NUL is refused already
         value = _jsonable(loader.get_single_data(), [MAX_VALUES])
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow (NUL, other controls)
+        ch = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\0")
+        raise DataFileError(f"invalid YAML: the character U+{ch:04X} (at character {exc.position:,}) is not "
+                            "allowed in YAML", source=source) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
+        problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
         raise DataFileError(f"invalid YAML{at}: {problem}", source=source) from None
     except _TooManyAliases as exc:
         raise DataFileError(str(exc), source=source) from None
@@ -241,7 +246,8 @@ def loads_yaml(text: str, *, source: str, max_depth: int = MAX_NESTING) -> Any:
     except ValueError as exc:
         raise DataFileError(f"invalid YAML: {exc}", source=source) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     return _checked_depth(value, source, max_depth)
 
 

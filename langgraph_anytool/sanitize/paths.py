@@ -26,26 +26,33 @@ from .files import DataFileError, brief
 
 MAX_FILE_NAME_CHARS = 120  # a file name made from data (before its suffix and digest)
 PAGE_SUFFIX = ".html"  # a query's page in a run report
+MAX_PAGE_PART_CHARS = 100  # a page name's group or query part: 2 × (100 + 17) + 1 + 5 = 240 < 255 bytes
+DIGEST_HEX = 16  # hex digits of the digest a changed name carries (64 bits: no collision in billions of names)
+_DIGESTED = re.compile(r"-[0-9a-f]{16}$")
 _UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
 def safe_file_name(name: object, *, fallback: str = "item", max_chars: int = MAX_FILE_NAME_CHARS) -> str:
     """A file name (no suffix) made from a name that comes from data (a group, a query id, a thread id): only
-    `[A-Za-z0-9._-]`, no leading dot, at most `max_chars` characters. A name that had to change gets a digest of
-    the original appended (`a_b-3f2a1c0d`), so two different names never share a file."""
+    `[A-Za-z0-9._-]`, no leading dot, at most `max_chars` + 17 characters. A name that had to change gets a
+    64-bit digest of the original appended (`a_b-3f2a1c0d9e8b7a65`), and so does a plain name that ends like a
+    digest, so two different names never share a file (short of a 64-bit sha256 collision: a reader that keys
+    pages by name still checks, e.g. `report.site.write_site`)."""
     text = str(name)
     cleaned = _UNSAFE_NAME_CHARS.sub("_", text).lstrip(".")[:max_chars] or fallback
-    if cleaned == text:
+    if cleaned == text and not _DIGESTED.search(text):
         return cleaned
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:DIGEST_HEX]
     return f"{cleaned}-{digest}"
 
 
 def query_page_name(group: object, query_id: object) -> str:
     """The file name (in the report's folder, no subfolder) of one query's page: `<group>+<query_id>.html`, each
-    part through `safe_file_name`. A query is known by (group, query_id) (`results.record_key`); `+` never occurs
-    in a safe name, so the split is unambiguous and two keys never share a page."""
-    return f"{safe_file_name(group, fallback='group')}+{safe_file_name(query_id, fallback='query')}{PAGE_SUFFIX}"
+    part through `safe_file_name` (at most `MAX_PAGE_PART_CHARS` before its digest, so the whole name stays under
+    the 255 bytes a file system allows). A query is known by (group, query_id) (`results.record_key`); `+` never
+    occurs in a safe name, so the split is unambiguous and two keys never share a page."""
+    return (f"{safe_file_name(group, fallback='group', max_chars=MAX_PAGE_PART_CHARS)}+"
+            f"{safe_file_name(query_id, fallback='query', max_chars=MAX_PAGE_PART_CHARS)}{PAGE_SUFFIX}")
 
 
 def check_plain_name(name: str, *, source: str, field: str, what: str = "name") -> str:

@@ -4,7 +4,9 @@ fault one line naming the file, the line and the field, what was expected and wh
 - `FileModel`: an object of a data file, strict (``"8"`` is no integer, ``true`` no number, no coercion), numbers
   finite; its declared fields are checked, any other field is kept as it is (files written by other tools or later
   versions carry more). A reader declares its file's models beside it and calls `check_model`.
-- `Count`: a finite number ≥ 0 (a token count, seconds, a price); `Fraction`: a finite number in [0, 1].
+- `Count`: a finite number ≥ 0 (a token count, seconds, a price); `Fraction`: a finite number in [0, 1];
+  `Tally`: a count that is summed over records and drawn (tokens, calls, cost): at most `MAX_TALLY`, so sums and
+  plot scales stay finite (two token counts of 1.7e308 add up to infinity).
 - `check_model`: data validated against a model; the first fault is a `DataFileError`, e.g.
   ``config.json, field 'hidden_size': must be an integer from 1 to 4,096, got '8'``.
 - `check_fields` / `fields_model`: the fields of a dataclass of settings (`TrainSettings`, `FusionWeights`), their
@@ -25,7 +27,9 @@ from .files import DataFileError, brief, join_field
 
 M = TypeVar("M", bound=BaseModel)
 
+MAX_TALLY = 1e15  # a token count, call count or cost no run reaches; a million of them still sum finitely
 Count = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Tally = Annotated[float, Field(ge=0, le=MAX_TALLY, allow_inf_nan=False)]
 Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)]
 
 

@@ -23,19 +23,21 @@ evaluator, protocol and cache, so a query passes exactly when `eval passrate` sa
 from __future__ import annotations
 
 import json
+import re
 import stat
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from pydantic import Field as PydanticField
 
 from ...catalog.errors import CatalogError
-from ...sanitize.files import DataFileError, loads_json, read_text
+from ...sanitize.files import DataFileError, InvalidJson, loads_json, read_text
 from ...sanitize.paths import query_page_name
-from ...sanitize.schema import Count, FileModel, Fraction, check_model
+from ...sanitize.schema import FileModel, Fraction, Tally, check_model
 from ..intervals import (
     LEVEL,
     RESAMPLES,
@@ -73,8 +75,8 @@ def query_usage(record: Mapping[str, Any]) -> QueryUsage:
     u = record.get("usage") or {}
     roles = u.get("roles") or {}
     priced = any(isinstance(r, Mapping) and "cost_usd" in r for r in roles.values())
-    return QueryUsage(float(u.get("input_tokens", 0)) + float(u.get("output_tokens", 0)),
-                      float(u.get("model_calls", 0)), float(u.get("cost_usd", 0.0)) if priced else None)
+    return QueryUsage(float(u.get("input_tokens") or 0) + float(u.get("output_tokens") or 0),
+                      float(u.get("model_calls") or 0), float(u.get("cost_usd") or 0.0) if priced else None)
 
 
 def catalog_of(record: Mapping[str, Any]) -> str | None:
@@ -146,9 +148,9 @@ class _ReportQuery(FileModel):
     query_id: str | int
     value: Fraction
     coin_flips: Annotated[int, PydanticField(ge=0)] = 0
-    tokens: Count | None = None
-    model_calls: Count | None = None
-    cost_usd: Count | None = None
+    tokens: Tally | None = None  # bounded: medians and paired differences of 1.7e308 are inf and nan
+    model_calls: Tally | None = None
+    cost_usd: Tally | None = None
     catalog: str | None = None
 
 
@@ -181,15 +183,21 @@ def is_passrate_report(path: str | Path) -> bool:
     if not head.startswith(b"{"):
         return False
     try:
-        first = json.loads(head.split(b"\n", 1)[0])
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        first = None  # an indented report's first line is `{`; or a line longer than the sniff
+        first = loads_json(head.split(b"\n", 1)[0], source=str(p), allow_nonfinite=True)
+    except DataFileError:
+        first = None  # an indented report's first line is `{`; a line longer than the sniff; or a refused one
     if isinstance(first, dict) and "query_id" in first:
         return False
     try:
-        data = loads_json(read_text(p, max_bytes=MAX_REPORT_BYTES, what="pass-rate report"), source=str(p))
+        text = read_text(p, max_bytes=MAX_REPORT_BYTES, what="pass-rate report")
     except DataFileError:
-        return False
+        return False  # larger than any report, or not UTF-8: the results reader (streaming) reads it or says why
+    try:
+        data = loads_json(text, source=str(p))
+    except InvalidJson:
+        return False  # JSON lines, or no JSON at all: the results reader says which
+    except DataFileError:
+        return True  # one JSON document refused as a whole (too deep, too large): `side_from_report` says why
     return isinstance(data, dict) and "protocol" in data and ("queries" in data or "overall" in data)
 
 
@@ -499,30 +507,50 @@ def comparison_table(c: Comparison) -> str:
     return "\n".join(parts)
 
 
+_MD_MARKUP = re.compile(r"([\\`*_{}\[\]<>#|~&!$])")  # what opens markup, wherever it stands in a line
+
+
+def _md_text(text: Any) -> str:
+    """A value from data as Markdown text: on one line (every line break, a bare carriage return included, made a
+    space) and each character that can open markup backslash-escaped (CommonMark lets any ASCII punctuation be):
+    no tag, comment, entity, link, image, emphasis, code, heading, math or table cell can be opened by it."""
+    return _MD_MARKUP.sub(r"\\\1", " ".join(str(text).splitlines()))
+
+
 def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A cell we formatted (a number, a label): only the table's own `|` escaped."""
+    return " ".join(text.splitlines()).replace("|", "\\|")
 
 
 def _md_table(head: Sequence[str], rows: Sequence[Sequence[str]], right: range) -> list[str]:
     align = ["---:" if i in right else "---" for i in range(len(head))]
     return ["| " + " | ".join(_md_cell(h) for h in head) + " |", "| " + " | ".join(align) + " |",
-            *("| " + " | ".join(_md_cell(x) for x in r) + " |" for r in rows)]
+            *("| " + " | ".join(_md_text(x) if i == 0 else _md_cell(x) for i, x in enumerate(r)) + " |"
+              for r in rows)]
+
+
+def _md_link(label: str, path: str) -> str:
+    """A link to a report page: the path percent-encoded (a folder name from the command line may hold `)`, `<`
+    or spaces), so it never leaves the link's destination."""
+    return f"[{_md_text(label)}]({quote(Path(path).as_posix(), safe='/._-~+')})"
 
 
 def comparison_markdown(c: Comparison) -> str:
-    """The comparison as GitHub-flavoured Markdown (for a paper's notes or a pull request)."""
+    """The comparison as GitHub-flavoured Markdown (for a paper's notes or a pull request). Every value from data
+    (file names, groups, query ids, the evaluator, notes) goes through `_md_text`."""
     head, rows = rate_rows(c)
     uhead, urows = usage_rows(c)
-    out = [f"**{Path(c.b).name}** vs **{Path(c.a).name}**: " + "; ".join(describe(c)[2:]), "",
+    out = [f"**{_md_text(Path(c.b).name)}** vs **{_md_text(Path(c.a).name)}**: "
+           + "; ".join(_md_text(line) for line in describe(c)[2:]), "",
            *_md_table(head, rows, range(1, len(head))), "", *_md_table(uhead, urows, range(2, len(uhead)))]
     for title, flips in zip(_flip_titles(c), (c.lost, c.gained), strict=True):
         out += ["", f"**{title}** ({len(flips)})" + (":" if flips else "")]
         for f in flips:
-            name = _md_cell(f"{f.group}/{f.query_id}")
-            links = ", ".join(f"[{s.upper()}]({Path(p).as_posix()})" for s, p in f.pages.items())
+            name = _md_text(f"{f.group}/{f.query_id}")
+            links = ", ".join(_md_link(s.upper(), p) for s, p in f.pages.items())
             out.append(f"- {name}" + (f" ({f.a:.2f} → {f.b:.2f})" if c.protocol == "sopr" else "")
                        + (f": {links}" if links else ""))
-    out += [f"\n_{_md_cell(n)}_" for n in c.notes]
+    out += [f"\n_{_md_text(n)}_" for n in c.notes]
     return "\n".join(out)
 
 

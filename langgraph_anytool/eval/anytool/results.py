@@ -26,52 +26,119 @@ from pydantic import Field
 
 from ...catalog.errors import CatalogError
 from ...sanitize.files import DataFileError, iter_json_lines
-from ...sanitize.schema import Count, FileModel, Fraction, check_model
+from ...sanitize.schema import FileModel, Fraction, Tally, check_model
 from ...tools.dbfile import StorageError, describe_error
 
 MAX_RECORD_BYTES = 64 << 20  # one results line (a long run's trajectory is a few MB at most)
 
 
+Ident = str | int  # an id a page uses as a key (a node, an attempt, a tool call): a scalar, never a list
+
+
 class _RoleUsage(FileModel):
-    model_calls: Count | None = None
-    input_tokens: Count | None = None
-    output_tokens: Count | None = None
-    estimated_tokens: Count | None = None
+    model_calls: Tally | None = None
+    input_tokens: Tally | None = None
+    output_tokens: Tally | None = None
+    estimated_tokens: Tally | None = None
+    cost_usd: Tally | None = None
 
 
 class _Usage(_RoleUsage):
-    api_calls: Count | None = None
-    reflections: Count | None = None
-    pool_size: Count | None = None
+    api_calls: Tally | None = None
+    reflections: Tally | None = None
+    solver_attempts: Tally | None = None
+    pool_size: Tally | None = None
     roles: dict[str, _RoleUsage] | None = None
-    agents: dict[str, Count] | None = None
+    agents: dict[str, Tally] | None = None
+
+
+class _ToolCall(FileModel):
+    id: Ident | None = None
+    name: str | None = None
+
+
+class _Message(FileModel):
+    role: str | None = None
+    tool_call_id: Ident | None = None
+    tool_calls: list[_ToolCall] | None = None
 
 
 class _Call(FileModel):
     function: str | None = None
     status: str | None = None
-    tool_call_id: str | None = None
-
-
-class _Message(FileModel):
-    role: str | None = None
-    tool_call_id: str | None = None
+    tool_call_id: Ident | None = None
+    api_id: str | None = None
 
 
 class _Node(FileModel):
+    id: Ident | None = None
+    parent: Ident | None = None
+    status: str | None = None
     calls: list[_Call] | None = None
     messages: list[_Message] | None = None
 
 
 class _Attempt(FileModel):
     attempt: int | None = None
+    round: int | None = None
     finish_type: str | None = None
     answer: str | None = None
+    api_calls: Tally | None = None
+    failed_functions: list[str] | None = None
     tree: list[_Node] | None = None
 
 
+class _Agent(FileModel):
+    """One retriever agent (`runner.agents_record`), as the report's agent tree reads it."""
+
+    id: str | None = None
+    parent: str | None = None
+    level: str | None = None
+    category: str | None = None
+    tools: list[str] | None = None
+    status: str | None = None
+    end_reason: str | None = None
+    steps: Tally | None = None
+    activations: Tally | None = None
+    tokens: Tally | None = None
+    messages: list[_Message] | None = None
+
+
+class _PoolEntry(FileModel):
+    api_id: str | None = None
+    function_name: str | None = None
+    added_by: str | None = None
+    round: int | None = None
+
+
+class _Verdict(FileModel):
+    label: str | None = None
+    by: str | None = None
+    apis: Tally | None = None
+
+
+class _Event(FileModel):
+    """One event of the run's log (`state.run_event`), as the report's sections read it."""
+
+    kind: str | None = None
+    agent: str | None = None
+    level: str | None = None
+    round: int | None = None
+    attempt: Ident | None = None
+    label: str | None = None
+    by: str | None = None
+    request: str | None = None
+    functions: list[str] | None = None
+    reactivated: list[str] | None = None
+    pruned: list[_PoolEntry] | None = None
+    solvable: list[_Verdict] | None = None
+    pool: list[Any] | None = None
+
+
 class ResultsRecord(FileModel):
-    """The fields of a results record that pass rate, stats, convert, the report and a resumed batch read."""
+    """The fields of a results record that pass rate, stats, convert, the report and a resumed batch read: every
+    field a report page reads is typed here (a node id is a scalar, a count a bounded number), so a record the
+    schema accepts renders, and one it refuses is one line naming the record and the field."""
 
     query_id: str | int
     group: str | int = ""
@@ -80,9 +147,10 @@ class ResultsRecord(FileModel):
     answer: str | None = None
     reason: str | None = None
     error_kind: str | None = None
+    stop_reason: str | None = None
     attempt: Annotated[int, Field(ge=1)] | None = None
-    retries: Count | None = None
-    wall_time: Count | None = None
+    retries: Tally | None = None
+    wall_time: Tally | None = None
     pool_recall: Fraction | None = None
     pool: list[str] | None = None
     relevant: list[str] | None = None
@@ -90,12 +158,13 @@ class ResultsRecord(FileModel):
     trajectory: list[_Attempt] | None = None
     config: dict[str, Any] | None = None
     model: str | None = None
+    catalog: str | None = None
     # read by `anytool report` (absent in records of older versions: the report says "not recorded")
-    verdict: dict[str, Any] | None = None
-    agents: list[dict[str, Any]] | None = None
-    pool_entries: list[dict[str, Any]] | None = None
+    verdict: _Verdict | None = None
+    agents: list[_Agent] | None = None
+    pool_entries: list[_PoolEntry] | None = None
     removed_apis: list[str] | None = None
-    events: list[dict[str, Any]] | None = None
+    events: list[_Event] | None = None
 
 
 class ResultsInUse(StorageError):

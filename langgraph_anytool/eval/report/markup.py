@@ -8,6 +8,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ...sanitize.files import loads_json
+
 FOLD_CHARS = 600  # longer texts fold (<details>): the first line shows, the rest on demand
 FOLD_LINES = 8
 
@@ -37,8 +39,8 @@ def pretty(value: Any) -> str:
     if isinstance(value, str):
         text = value.strip()
         if text[:1] in "{[":
-            try:
-                return json.dumps(json.loads(text), ensure_ascii=False, indent=1)
+            try:  # bounded: a string from a record may nest 100,000 levels deep
+                return json.dumps(loads_json(text, source="text", allow_nonfinite=True), ensure_ascii=False, indent=1)
             except ValueError:
                 return value
         return value

@@ -400,10 +400,10 @@ def role_rows(roles: Mapping[str, Any]) -> list[str]:
 def usage_charts(roles: Mapping[str, Mapping[str, Any]], *, per: str = "") -> str:
     """Tokens (input / output) and model calls per role, as bar charts; cost when any is known."""
     names = role_rows(roles)
-    tokens = svg.bar_chart([svg.Bar(r, [(float(roles[r].get("input_tokens", 0)), "s-input", "input"),
-                                        (float(roles[r].get("output_tokens", 0)), "s-output", "output")])
+    tokens = svg.bar_chart([svg.Bar(r, [(float(roles[r].get("input_tokens") or 0), "s-input", "input"),
+                                        (float(roles[r].get("output_tokens") or 0), "s-output", "output")])
                             for r in names], title=f"Tokens per role{per}", unit="tokens")
-    calls = svg.bar_chart([svg.Bar(r, [(float(roles[r].get("model_calls", 0)), "s-calls", "model calls")])
+    calls = svg.bar_chart([svg.Bar(r, [(float(roles[r].get("model_calls") or 0), "s-calls", "model calls")])
                            for r in names], title=f"Model calls per role{per}", unit="calls")
     out = tokens + calls
     if any(roles[r].get("cost_usd") for r in names):

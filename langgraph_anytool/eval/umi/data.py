@@ -173,6 +173,18 @@ def _toolbench_functions(path: Path, raw: Any) -> tuple[FunctionSpec, ...]:
     return tuple(out)
 
 
+def _checked_reference(ref: StepRef, p: Path, where: str) -> StepRef:
+    """`ref`, refused (one line naming the file and the step) when its arguments are JSON text nested deeper than
+    `sanitize.MAX_NESTING` levels: no scorer can read them (Python's `json.loads` gives up near 1,000 levels)."""
+    if isinstance(ref.args, str) and ref.args.lstrip()[:1] in ("{", "["):
+        try:
+            loads_json(ref.args, source=str(p), allow_nonfinite=True)
+        except DataFileError as exc:
+            if exc.message.startswith("nesting too deep"):
+                raise StepDataError(f"{p}: {where}: the reference arguments: {exc.message}; refused") from None
+    return ref
+
+
 def _json_object(raw: Any) -> dict[str, Any]:
     if isinstance(raw, Mapping):
         return dict(raw)
@@ -254,6 +266,7 @@ def load_toolbench_answer(path: str | Path, source: str | None = None) -> tuple[
         query, history = _toolbench_history(chain[:-1], f"s{n}")
         if not query:
             query = str(ag.get("query") or "")
+        ref = _checked_reference(ref, p, f"answer_generation.train_messages[{n}] (its last function_call.arguments)")
         cases.append(StepCase(label, p.stem, n, query, functions, tuple(history), ref))
     return cases, skipped
 
@@ -339,7 +352,8 @@ def load_umi_test(path: str | Path, source: str | None = None) -> tuple[list[Ste
                     continue
                 m = list(_NEXT.finditer(value))
                 thought = value[: m[-1].start()].strip() if m else value.strip()
-                ref = _umi_reference(value, conv[j + 1] if j + 1 < len(conv) else None, thought)
+                ref = _checked_reference(_umi_reference(value, conv[j + 1] if j + 1 < len(conv) else None, thought),
+                                         p, f"item {i}: conversations[{j}] (its step's Action Input)")
                 cases.append(StepCase(label, f"{p.stem}#{i}", step, query, functions, tuple(history), ref))
                 step += 1
                 history.append(AIMessage(content=value, name="planner"))

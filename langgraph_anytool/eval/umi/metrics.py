@@ -25,10 +25,11 @@ punctuation removed, one LCS over the whole text — Lin's sentence-level defini
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from ...sanitize.files import loads_json
 
 Plan = Literal["call", "conclusion", "give_up"]
 METRICS: tuple[str, ...] = ("plan_acc", "act_em", "hallu", "arg_f1", "rouge_l", "rouge_l_norm")
@@ -118,8 +119,8 @@ def _loads(raw: Any) -> Any:
     if isinstance(raw, Mapping):
         return dict(raw)
     text = NO_INPUT if raw is None else str(raw)
-    try:
-        return json.loads(text)
+    try:  # bounded (`sanitize.files.loads_json`): arguments nested past `MAX_NESTING` levels do not parse either
+        return loads_json(text, source="arguments", allow_nonfinite=True)
     except ValueError:
         return _MISSING
 
