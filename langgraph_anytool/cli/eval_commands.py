@@ -14,6 +14,7 @@ from typing import Any
 
 from ..catalog.errors import CatalogError
 from .argtypes import add_budget_args, budget_values, count, positive_float, positive_int
+from .exits import EXIT_ALL_ERRORS, RUN_EPILOG
 from .labels import first_line, is_stand_in, last_line, resolve_stand_in, stand_in_roles
 from .resuming import batch_interrupted
 
@@ -68,12 +69,19 @@ def configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retry-errors", choices=("transport", "all", "none"), default="transport",
                    help="which queries already recorded with an error a resumed batch runs again (their new "
                         "record supersedes the old one for passrate, stats and convert): transport (default) — "
-                        "errors of kind rate_limited, server_error, connection or timeout; all — every error "
-                        "(auth, bad_request, other, ...) and every --timeout; none — keep every record")
+                        "errors no query caused: of kind rate_limited, server_error, connection or timeout, and "
+                        "configuration or auth (a missing or refused key: run again once it is fixed); all — "
+                        "every error (bad_request, other, ...) and every --timeout; none — keep every record")
     p.add_argument("--max-retries-per-batch", type=count, default=None, metavar="N",
                    help="at most N model-call retries (after rate limits, server errors, dropped connections) "
                         "across the whole batch; once spent, a failing call fails at once and its query is "
                         "recorded as an error, to retry by resuming later (default: each run's own retry policy)")
+    p.add_argument("--no-model-check", action="store_true",
+                   help="start without the model check: before the first query each role's model is resolved (a "
+                        "missing key or provider package stops the batch at once) and each distinct endpoint is "
+                        "sent one request that spends no tokens (its model list); a refused key, an unreachable "
+                        "endpoint or no answer within 15 s stops the batch with exit 2 and no record written")
+    p.epilog = RUN_EPILOG
 
 
 def _select(args: argparse.Namespace, catalog: Any) -> tuple[list[Any], list[str]]:
@@ -179,6 +187,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         log.write(f"note: {n}\n")
     log.write(f"{len(queries)} queries | catalog {catalog.name} ({len(catalog)} APIs) | mode {args.mode} | "
               f"model {label} | out {args.out}\n")
+    if not args.server:  # before the first query and before the results file is opened: no record of a fault
+        _check_models(model, config, catalog, log, probe=not args.no_model_check)
     options = BatchOptions(mode=args.mode, settings=settings, concurrency=args.concurrency, timeout=args.timeout,
                            model_label=label, retry_errors=args.retry_errors, db=args.db)
     import asyncio  # here, not at the top: `anytool --help` stays light
@@ -207,7 +217,27 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(summary_table(whole))
     if stand_in:
         print(last_line())
+    if whole.done and whole.count("error") == whole.done:
+        sys.stderr.write(f"anytool: every one of the {whole.done} queries of this batch ended in an error "
+                         f"({whole.errors_text()}): nothing to score (exit {EXIT_ALL_ERRORS})\n")
+        return EXIT_ALL_ERRORS
     return 0
+
+
+def _check_models(model: Any, config: Any, catalog: Any, log: Any, *, probe: bool) -> None:
+    """The model check before a batch: every role's model is resolved (`ModelNotConfiguredError`: a missing key
+    or provider package, one line, exit 2) and, with `probe`, each distinct endpoint answers one request that
+    spends no tokens (`models.preflight.check_models`; `ModelCheckError`, one line, exit 2)."""
+    from ..models.preflight import check_models
+    from ..runtime import resolve_models, roles_in_use
+
+    models = resolve_models(model, None, config, catalog)
+    roles = [*roles_in_use(config), *(["simulator"] if config.execution == "llm" else [])]
+    pairs = [(role, models.for_role(role)) for role in roles]
+    if probe:
+        asked = check_models(pairs)
+        if asked:
+            log.write(f"model check: {', '.join(sorted(set(asked)))} answered\n")
 
 
 async def _run_async(args: argparse.Namespace, queries: list[Any], catalog: Any, model: Any, writer: Any,
