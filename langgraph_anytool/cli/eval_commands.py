@@ -14,7 +14,7 @@ from typing import Any
 
 from ..catalog.errors import CatalogError
 from .argtypes import add_budget_args, budget_values, count, positive_float, positive_int
-from .exits import EXIT_ALL_ERRORS, RUN_EPILOG
+from .exits import EVALUATOR_EPILOG, EXIT_ALL_ERRORS, EXIT_EVALUATOR, RUN_EPILOG
 from .labels import first_line, is_stand_in, last_line, resolve_stand_in, stand_in_roles
 from .resuming import batch_interrupted
 
@@ -372,6 +372,11 @@ def add_evaluator_args(p: argparse.ArgumentParser, *, protocol: str | None = "an
                    help="your clone of StableToolBench (or ToolBench): the evaluator gets ToolEval's own templates "
                         "(toolbench/tooleval/evaluators/tooleval_gpt-3.5-turbo_default), read from it as data, "
                         "instead of ours")
+    p.add_argument("--failed-as-zero", action="store_true",
+                   help="when an evaluator call fails for good, score that query as failed and go on (as the "
+                        "authors' scripts count a failed check), and print the figures with the count; without it "
+                        "the first failure stops the scoring and no figure is printed (exit 4 either way)")
+    p.epilog = EVALUATOR_EPILOG
 
 
 def configure_passrate(p: argparse.ArgumentParser) -> None:
@@ -432,7 +437,7 @@ class Evaluator:
         try:
             verdicts = evaluate_records(records, self.model, self.key, samples=samples, protocol=protocol,
                                         cache=cache, concurrency=args.concurrency, exclusion=exclusion,
-                                        prompts=self.book)
+                                        prompts=self.book, failed_as_zero=args.failed_as_zero)
         finally:
             if cache is not None:
                 cache.close()
@@ -446,12 +451,14 @@ def cmd_passrate(args: argparse.Namespace) -> int:
         EXCLUSION_RULE,
         INTERVAL_NOTE,
         UNSURE_RULE,
+        evaluator_faults,
         passrate_table,
         query_outcomes,
         report_dict,
         score,
     )
     from ..eval.anytool.results import read_results
+    from ..eval.evaluator_faults import EvaluatorFault, failed_as_zero_note
     from ..render import print_json as _print_json
 
     records = [r for f in args.results for r in read_results(f)]
@@ -459,7 +466,12 @@ def cmd_passrate(args: argparse.Namespace) -> int:
         raise EvalUsageError(f"no results in {', '.join(args.results)}")
     evaluator = Evaluator(args)
     exclusion = args.protocol == "anytool" and not args.no_exclusion
-    verdicts, cache = evaluator.evaluate(records, args, args.protocol, args.samples, exclusion)
+    try:
+        verdicts, cache = evaluator.evaluate(records, args, args.protocol, args.samples, exclusion)
+    except EvaluatorFault as exc:
+        sys.stderr.write(f"anytool: {exc.line(evaluator.label)}\n")
+        return EXIT_EVALUATOR
+    faults = evaluator_faults(verdicts)
     groups, overall = score(verdicts, args.protocol, args.samples)
     in_loop = sorted({str(r.get("model", "")) for r in records})
     meta = {"protocol": args.protocol, "evaluator": evaluator.label, "evaluator_identity": evaluator.identity,
@@ -470,11 +482,16 @@ def cmd_passrate(args: argparse.Namespace) -> int:
             "runs_made_by": in_loop,
             "catalogs": sorted({catalog_of(r) for r in records}, key=str),
             "prompts": evaluator.prompts,
-            "cache": None if cache is None else {"path": str(cache.path), "hits": cache.hits, "calls": cache.misses}}
+            "cache": None if cache is None else {"path": str(cache.path), "hits": cache.hits, "calls": cache.misses},
+            "evaluator_faults": faults}
+    code = EXIT_EVALUATOR if faults else 0
+    if faults:
+        sys.stderr.write(f"anytool: evaluator {evaluator.label} failed: {failed_as_zero_note(faults, len(verdicts))}; "
+                         f"exit {EXIT_EVALUATOR}\n")
     if args.json:
         queries = query_entries(records, query_outcomes(verdicts, args.protocol, args.samples))
         _print_json({**report_dict(groups, overall, **meta), "queries": queries})
-        return 0
+        return code
     title = {"anytool": "AnyTool Eq. 2: Solved / (Solved + Unsolved)",
              "toolllm": "ToolLLM Eq. 1: (Non-solvable + Solved) / all (inflated when the APIs offered are unrelated)",
              "sopr": "StableToolBench SoPR: Solved 1, Unsure 0.5, Unsolved 0; mean over samples"}[args.protocol]
@@ -493,9 +510,11 @@ def cmd_passrate(args: argparse.Namespace) -> int:
     if evaluator.book is not None:
         print(f"evaluator prompts: ToolEval's, from {evaluator.book.root} ({', '.join(evaluator.book.files)})")
     print(INTERVAL_NOTE + ("; std: over the evaluator samples (StableToolBench)" if args.protocol == "sopr" else ""))
+    if faults:
+        print(f"note: {failed_as_zero_note(faults, len(verdicts))}")
     print()
     print(passrate_table(groups, overall, args.protocol))
-    return 0
+    return code
 
 
 # ------------------------------------------------------------------------------------------------ compare
@@ -540,8 +559,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         side_from_records,
         side_from_report,
     )
-    from ..eval.anytool.passrate import query_outcomes
+    from ..eval.anytool.passrate import evaluator_faults, query_outcomes
     from ..eval.anytool.results import record_key
+    from ..eval.evaluator_faults import EvaluatorFault, failed_as_zero_note
     from ..render import print_json as _print_json
 
     if len(args.report) > 2:
@@ -573,10 +593,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     a, b = sides
     check_comparable(a, b, allow_mismatch=args.allow_mismatch)  # refusals before any evaluator call
     paired = set(common_keys(a, b))
+    faults = 0
     for side in sides:
         if side.path in records and evaluator is not None:
             todo = [r for r in records[side.path] if record_key(r) in paired]
-            verdicts, _ = evaluator.evaluate(todo, args, protocol, samples, exclusion)
+            try:
+                verdicts, _ = evaluator.evaluate(todo, args, protocol, samples, exclusion)
+            except EvaluatorFault as exc:
+                sys.stderr.write(f"anytool: {exc.line(evaluator.label, f'queries of {side.path}', 'comparison')}\n")
+                return EXIT_EVALUATOR
+            faults += evaluator_faults(verdicts)
+            if evaluator_faults(verdicts):
+                sys.stderr.write(f"anytool: evaluator {evaluator.label} failed on {side.path}: "
+                                 f"{failed_as_zero_note(evaluator_faults(verdicts), len(verdicts))}\n")
             side.add_outcomes(query_outcomes(verdicts, protocol, samples))
     result = compare_sides(a, b, report=args.report, allow_mismatch=args.allow_mismatch, level=args.level,
                            resamples=args.resamples, seed=args.seed)
@@ -586,7 +615,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(comparison_markdown(result))
     else:
         print(comparison_table(result))
-    return 0
+    return EXIT_EVALUATOR if faults else 0
 
 
 # ------------------------------------------------------------------------------------------------ stats
