@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from .argtypes import positive_int
+from .exits import EVALUATOR_EPILOG, EXIT_EVALUATOR
 from .labels import first_line, is_stand_in, last_line, model_spec, resolve_stand_in, stand_in_label, stand_in_roles
 
 
@@ -146,6 +147,10 @@ def configure_tasks(sub: Any) -> None:
     p.add_argument("--rename-duplicates", action="store_true",
                    help="paper protocol: of two offered functions that share a name, rename the later one to its "
                         "catalog function name (ours; the authors send both under the same name)")
+    p.add_argument("--failed-as-zero", action="store_true",
+                   help="when an evaluator call fails for good, score that item 0 and go on, as the authors' "
+                        "eval_func.py does, and print the figures with the count; without it the first failure "
+                        "stops the task and no figure of it is printed (exit 4 either way)")
     p.add_argument("--json-verdicts", action="store_true",
                    help="also read our JSON verdict form {\"label\": \"pass\"|\"fail\"} from the evaluator (ours; the "
                         "authors only count a reply that starts with yes)")
@@ -158,6 +163,7 @@ def configure_tasks(sub: Any) -> None:
                         "(user profile, location, time, calendar, calculator) always run locally")
     p.add_argument("--limit", type=positive_int, default=None, metavar="N", help="the first N items of each task")
     p.add_argument("--json", action="store_true", help="print JSON (metrics and every item)")
+    p.epilog = EVALUATOR_EPILOG
     p.set_defaults(eval_handler=cmd_tasks)
 
 
@@ -178,6 +184,7 @@ def task_numbers(values: list[str]) -> list[int]:
 
 def cmd_tasks(args: argparse.Namespace) -> int:
     from ..catalog import Catalog
+    from ..eval.evaluator_faults import EvaluatorFault
     from ..eval.oppo.data import TaskDataError, load_task
     from ..eval.oppo.judge import TaskEvaluator, evaluator_identity
     from ..eval.oppo.tasks import TaskRunner
@@ -212,18 +219,29 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     kind = args.execution if args.execution != "auto" else ("local" if catalog.name == "builtin" else "http")
     executor = ApiExecutor(catalog, default=make_executor(kind), use_catalog_executors=True)
     reports = []
+    fault: EvaluatorFault | None = None
     try:
         runner = TaskRunner(catalog, model, evaluator=evaluator, executor=executor, model_label=label,
                             protocol=args.protocol, ask_user=args.ask_user, functions_api=args.functions_api,
-                            rename_duplicates=args.rename_duplicates, prompts=book)
+                            rename_duplicates=args.rename_duplicates, prompts=book, failed_as_zero=args.failed_as_zero)
         for task in tasks:
             reports.append(runner.run(task, items_of[task]))
+    except EvaluatorFault as exc:  # the tasks scored before are printed; the failed one and the rest are not
+        fault = exc
     finally:
         executor.close()
     if args.json:
         print(json.dumps([r.to_dict() for r in reports], ensure_ascii=False, indent=2, default=str))
-    else:
+    elif reports:
         print("\n\n".join(r.table() for r in reports))
     if label != spec:
         print(last_line(), file=sys.stderr)
+    if fault is not None:
+        print(f"anytool: {fault.line(args.evaluator, 'items', 'figure of this task')}", file=sys.stderr)
+        return EXIT_EVALUATOR
+    failed = sum(r.evaluator_faults for r in reports)
+    if failed:
+        print(f"anytool: evaluator {args.evaluator} failed on {failed} item(s), scored 0 (--failed-as-zero); "
+              f"exit {EXIT_EVALUATOR}", file=sys.stderr)
+        return EXIT_EVALUATOR
     return 0

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..catalog.errors import CatalogError
 from .argtypes import add_budget_args, budget_values, count, positive_float, positive_int
+from .exits import EVALUATOR_EPILOG, EXIT_ALL_ERRORS, EXIT_EVALUATOR, RUN_EPILOG
 from .labels import first_line, is_stand_in, last_line, resolve_stand_in, stand_in_roles
 from .resuming import batch_interrupted
 
@@ -68,12 +69,19 @@ def configure_run(p: argparse.ArgumentParser) -> None:
     p.add_argument("--retry-errors", choices=("transport", "all", "none"), default="transport",
                    help="which queries already recorded with an error a resumed batch runs again (their new "
                         "record supersedes the old one for passrate, stats and convert): transport (default) — "
-                        "errors of kind rate_limited, server_error, connection or timeout; all — every error "
-                        "(auth, bad_request, other, ...) and every --timeout; none — keep every record")
+                        "errors no query caused: of kind rate_limited, server_error, connection or timeout, and "
+                        "configuration or auth (a missing or refused key: run again once it is fixed); all — "
+                        "every error (bad_request, other, ...) and every --timeout; none — keep every record")
     p.add_argument("--max-retries-per-batch", type=count, default=None, metavar="N",
                    help="at most N model-call retries (after rate limits, server errors, dropped connections) "
                         "across the whole batch; once spent, a failing call fails at once and its query is "
                         "recorded as an error, to retry by resuming later (default: each run's own retry policy)")
+    p.add_argument("--no-model-check", action="store_true",
+                   help="start without the model check: before the first query each role's model is resolved (a "
+                        "missing key or provider package stops the batch at once) and each distinct endpoint is "
+                        "sent one request that spends no tokens (its model list); a refused key, an unreachable "
+                        "endpoint or no answer within 15 s stops the batch with exit 2 and no record written")
+    p.epilog = RUN_EPILOG
 
 
 def _select(args: argparse.Namespace, catalog: Any) -> tuple[list[Any], list[str]]:
@@ -179,6 +187,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         log.write(f"note: {n}\n")
     log.write(f"{len(queries)} queries | catalog {catalog.name} ({len(catalog)} APIs) | mode {args.mode} | "
               f"model {label} | out {args.out}\n")
+    if not args.server:  # before the first query and before the results file is opened: no record of a fault
+        _check_models(model, config, catalog, log, probe=not args.no_model_check)
     options = BatchOptions(mode=args.mode, settings=settings, concurrency=args.concurrency, timeout=args.timeout,
                            model_label=label, retry_errors=args.retry_errors, db=args.db)
     import asyncio  # here, not at the top: `anytool --help` stays light
@@ -207,7 +217,27 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(summary_table(whole))
     if stand_in:
         print(last_line())
+    if whole.done and whole.count("error") == whole.done:
+        sys.stderr.write(f"anytool: every one of the {whole.done} queries of this batch ended in an error "
+                         f"({whole.errors_text()}): nothing to score (exit {EXIT_ALL_ERRORS})\n")
+        return EXIT_ALL_ERRORS
     return 0
+
+
+def _check_models(model: Any, config: Any, catalog: Any, log: Any, *, probe: bool) -> None:
+    """The model check before a batch: every role's model is resolved (`ModelNotConfiguredError`: a missing key
+    or provider package, one line, exit 2) and, with `probe`, each distinct endpoint answers one request that
+    spends no tokens (`models.preflight.check_models`; `ModelCheckError`, one line, exit 2)."""
+    from ..models.preflight import check_models
+    from ..runtime import resolve_models, roles_in_use
+
+    models = resolve_models(model, None, config, catalog)
+    roles = [*roles_in_use(config), *(["simulator"] if config.execution == "llm" else [])]
+    pairs = [(role, models.for_role(role)) for role in roles]
+    if probe:
+        asked = check_models(pairs)
+        if asked:
+            log.write(f"model check: {', '.join(sorted(set(asked)))} answered\n")
 
 
 async def _run_async(args: argparse.Namespace, queries: list[Any], catalog: Any, model: Any, writer: Any,
@@ -342,6 +372,11 @@ def add_evaluator_args(p: argparse.ArgumentParser, *, protocol: str | None = "an
                    help="your clone of StableToolBench (or ToolBench): the evaluator gets ToolEval's own templates "
                         "(toolbench/tooleval/evaluators/tooleval_gpt-3.5-turbo_default), read from it as data, "
                         "instead of ours")
+    p.add_argument("--failed-as-zero", action="store_true",
+                   help="when an evaluator call fails for good, score that query as failed and go on (as the "
+                        "authors' scripts count a failed check), and print the figures with the count; without it "
+                        "the first failure stops the scoring and no figure is printed (exit 4 either way)")
+    p.epilog = EVALUATOR_EPILOG
 
 
 def configure_passrate(p: argparse.ArgumentParser) -> None:
@@ -402,7 +437,7 @@ class Evaluator:
         try:
             verdicts = evaluate_records(records, self.model, self.key, samples=samples, protocol=protocol,
                                         cache=cache, concurrency=args.concurrency, exclusion=exclusion,
-                                        prompts=self.book)
+                                        prompts=self.book, failed_as_zero=args.failed_as_zero)
         finally:
             if cache is not None:
                 cache.close()
@@ -416,12 +451,14 @@ def cmd_passrate(args: argparse.Namespace) -> int:
         EXCLUSION_RULE,
         INTERVAL_NOTE,
         UNSURE_RULE,
+        evaluator_faults,
         passrate_table,
         query_outcomes,
         report_dict,
         score,
     )
     from ..eval.anytool.results import read_results
+    from ..eval.evaluator_faults import EvaluatorFault, failed_as_zero_note
     from ..render import print_json as _print_json
 
     records = [r for f in args.results for r in read_results(f)]
@@ -429,7 +466,12 @@ def cmd_passrate(args: argparse.Namespace) -> int:
         raise EvalUsageError(f"no results in {', '.join(args.results)}")
     evaluator = Evaluator(args)
     exclusion = args.protocol == "anytool" and not args.no_exclusion
-    verdicts, cache = evaluator.evaluate(records, args, args.protocol, args.samples, exclusion)
+    try:
+        verdicts, cache = evaluator.evaluate(records, args, args.protocol, args.samples, exclusion)
+    except EvaluatorFault as exc:
+        sys.stderr.write(f"anytool: {exc.line(evaluator.label)}\n")
+        return EXIT_EVALUATOR
+    faults = evaluator_faults(verdicts)
     groups, overall = score(verdicts, args.protocol, args.samples)
     in_loop = sorted({str(r.get("model", "")) for r in records})
     meta = {"protocol": args.protocol, "evaluator": evaluator.label, "evaluator_identity": evaluator.identity,
@@ -440,11 +482,16 @@ def cmd_passrate(args: argparse.Namespace) -> int:
             "runs_made_by": in_loop,
             "catalogs": sorted({catalog_of(r) for r in records}, key=str),
             "prompts": evaluator.prompts,
-            "cache": None if cache is None else {"path": str(cache.path), "hits": cache.hits, "calls": cache.misses}}
+            "cache": None if cache is None else {"path": str(cache.path), "hits": cache.hits, "calls": cache.misses},
+            "evaluator_faults": faults}
+    code = EXIT_EVALUATOR if faults else 0
+    if faults:
+        sys.stderr.write(f"anytool: evaluator {evaluator.label} failed: {failed_as_zero_note(faults, len(verdicts))}; "
+                         f"exit {EXIT_EVALUATOR}\n")
     if args.json:
         queries = query_entries(records, query_outcomes(verdicts, args.protocol, args.samples))
         _print_json({**report_dict(groups, overall, **meta), "queries": queries})
-        return 0
+        return code
     title = {"anytool": "AnyTool Eq. 2: Solved / (Solved + Unsolved)",
              "toolllm": "ToolLLM Eq. 1: (Non-solvable + Solved) / all (inflated when the APIs offered are unrelated)",
              "sopr": "StableToolBench SoPR: Solved 1, Unsure 0.5, Unsolved 0; mean over samples"}[args.protocol]
@@ -463,9 +510,11 @@ def cmd_passrate(args: argparse.Namespace) -> int:
     if evaluator.book is not None:
         print(f"evaluator prompts: ToolEval's, from {evaluator.book.root} ({', '.join(evaluator.book.files)})")
     print(INTERVAL_NOTE + ("; std: over the evaluator samples (StableToolBench)" if args.protocol == "sopr" else ""))
+    if faults:
+        print(f"note: {failed_as_zero_note(faults, len(verdicts))}")
     print()
     print(passrate_table(groups, overall, args.protocol))
-    return 0
+    return code
 
 
 # ------------------------------------------------------------------------------------------------ compare
@@ -510,8 +559,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         side_from_records,
         side_from_report,
     )
-    from ..eval.anytool.passrate import query_outcomes
+    from ..eval.anytool.passrate import evaluator_faults, query_outcomes
     from ..eval.anytool.results import record_key
+    from ..eval.evaluator_faults import EvaluatorFault, failed_as_zero_note
     from ..render import print_json as _print_json
 
     if len(args.report) > 2:
@@ -543,10 +593,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
     a, b = sides
     check_comparable(a, b, allow_mismatch=args.allow_mismatch)  # refusals before any evaluator call
     paired = set(common_keys(a, b))
+    faults = 0
     for side in sides:
         if side.path in records and evaluator is not None:
             todo = [r for r in records[side.path] if record_key(r) in paired]
-            verdicts, _ = evaluator.evaluate(todo, args, protocol, samples, exclusion)
+            try:
+                verdicts, _ = evaluator.evaluate(todo, args, protocol, samples, exclusion)
+            except EvaluatorFault as exc:
+                sys.stderr.write(f"anytool: {exc.line(evaluator.label, f'queries of {side.path}', 'comparison')}\n")
+                return EXIT_EVALUATOR
+            faults += evaluator_faults(verdicts)
+            if evaluator_faults(verdicts):
+                sys.stderr.write(f"anytool: evaluator {evaluator.label} failed on {side.path}: "
+                                 f"{failed_as_zero_note(evaluator_faults(verdicts), len(verdicts))}\n")
             side.add_outcomes(query_outcomes(verdicts, protocol, samples))
     result = compare_sides(a, b, report=args.report, allow_mismatch=args.allow_mismatch, level=args.level,
                            resamples=args.resamples, seed=args.seed)
@@ -556,7 +615,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         print(comparison_markdown(result))
     else:
         print(comparison_table(result))
-    return 0
+    return EXIT_EVALUATOR if faults else 0
 
 
 # ------------------------------------------------------------------------------------------------ stats

@@ -64,9 +64,11 @@ class ModelNotConfiguredError(RuntimeError):
 TRANSPORT_KINDS = frozenset({"rate_limited", "server_error", "connection", "timeout"})
 # All kinds: the transport ones, and "context_length" (the prompt does not fit even shrunk), "auth" (401/403),
 # "not_found" (unknown model), "bad_request" (another 400), "no_tool_calling" (the endpoint refuses `tools`),
-# "refused" (the model declined), "other".
+# "refused" (the model declined), "configuration" (no usable model: a missing key or provider package, an unknown
+# provider or role; `ModelNotConfiguredError`), "other".
+CONFIG_KIND = "configuration"
 ERROR_KINDS = (*sorted(TRANSPORT_KINDS), "context_length", "auth", "not_found", "bad_request", "no_tool_calling",
-               "refused", "budget", "time_limit", "other")
+               "refused", "budget", "time_limit", CONFIG_KIND, "other")
 # "budget": the call was not sent because it would pass the run's token budget (the run ends budget_exhausted)
 BUDGET_KIND = "budget"
 # "time_limit": the run's hard wall-clock limit (`max_run_seconds`) came before or during the call (the run ends

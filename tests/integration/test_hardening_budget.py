@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from langgraph_anytool.cli.app import main
+from langgraph_anytool.cli.exits import EXIT_ALL_ERRORS
 
 
 def _group(path: Path, query: str) -> Path:
@@ -21,7 +22,7 @@ def test_a_1mb_query_is_refused_before_any_model_call(tmp_path: Path, capsys: py
     big = "Convert 5 kilograms to pounds. " + "lorem ipsum dolor sit amet " * 38_000  # about 1 MB
     out = tmp_path / "r.jsonl"
     assert main(["eval", "run", "--queries", str(_group(tmp_path / "big.json", big)), "--offline", "--out", str(out),
-                 "--no-progress"]) == 0
+                 "--no-progress"]) == EXIT_ALL_ERRORS  # the batch's only query failed
     rec = json.loads(out.read_text().splitlines()[0])
     assert rec["status"] == "error" and "the limit is 50,000 characters" in rec["reason"]
     assert rec["usage"].get("model_calls", 0) == 0

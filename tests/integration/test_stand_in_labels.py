@@ -98,6 +98,7 @@ def test_eval_run_labels_a_role_the_stand_in_plays(tmp_path: Path, monkeypatch: 
     monkeypatch.setattr(commands, "_model", lambda args, catalog: (give_up, "scripted-model"))
     queries = tmp_path / "G1.json"
     queries.write_text(json.dumps([{"query": "Convert 26.2 miles to kilometers", "query_id": 1,
+                                    "api_list": [{"tool_name": "Universal Unit Converter", "api_name": "Convert Units"}],
                                     "relevant APIs": [["Universal Unit Converter", "Convert Units"]]}]))
     out = tmp_path / "results.jsonl"
     assert main(["eval", "run", "--queries", str(queries), "--model", "scripted", "--mode", "reference",

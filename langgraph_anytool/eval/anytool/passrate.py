@@ -46,6 +46,7 @@ from ...nodes.judge.tooleval import JudgeResult, Stage, check_is_solved, check_t
 from ...paper_prompts import PromptBook
 from ...sanitize.files import DataFileError, loads_json
 from ...sanitize.schema import Count, FileModel, check_model
+from ..evaluator_faults import EvaluatorFault, fault_text
 from ..intervals import Interval, bootstrap_mean
 
 log = logging.getLogger(__name__)
@@ -146,6 +147,7 @@ class QueryVerdicts:
     task_labels: list[str] = field(default_factory=list)  # per sample (toolllm): Solvable | Unsolvable | Unsure
     reasons: list[str] = field(default_factory=list)
     excluded: str | None = None  # anytool: the exclusion word that made every sample Unsolved without a call
+    fault: str = ""  # the evaluator failed on this query (`evaluator_faults`): unscored, or scored failed on request
 
 
 # the finish types of our solver that are not a Finish call (a budget, an error, ...): `state.SolverAttempt`
@@ -171,20 +173,45 @@ def called_finish(record: Mapping[str, Any]) -> bool:
 def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evaluator_id: str, *,
                      samples: int = 3, protocol: Protocol = "anytool", cache: EvaluatorCache | None = None,
                      concurrency: int = 4, exclusion: bool | None = None,
-                     prompts: PromptBook | None = None) -> list[QueryVerdicts]:
+                     prompts: PromptBook | None = None, failed_as_zero: bool = False) -> list[QueryVerdicts]:
     """Per record, `samples` two-stage verdicts (and, for `toolllm`, solvability verdicts) from the evaluator.
 
     `evaluator_id` is the evaluator's part of the cache key: it must name the evaluator fully (model, endpoint,
     sampling settings — `identity.evaluator_key`). `exclusion` (default: on for `anytool` only) applies AnyTool's
     exclusion-word rule before any evaluator call. `prompts`: ToolEval's own templates read from a checkout
     (`paper_prompts.tooleval_book`) instead of ours; their files' hashes join the cache key, so a verdict given
-    with our prompts is never reused for theirs (nor one of another version of their files)."""
+    with our prompts is never reused for theirs (nor one of another version of their files).
+
+    An evaluator call that fails for good (`evaluator_faults`) stops the scoring: no further query is sent, and
+    `EvaluatorFault` says how many queries were left without a score (a failed call is never cached). With
+    `failed_as_zero` each query it failed on is scored Unsolved instead (`QueryVerdicts.fault` says why; the
+    authors' scripts count a failed check so) and the others are scored."""
     use_exclusion = protocol == "anytool" if exclusion is None else exclusion
     # our prompts keep the key they always had; the authors' add their files' fingerprint
     theirs: tuple[str, ...] = (f"prompts:{prompts.key}",) if prompts is not None else ()
 
+    stop = threading.Event()
+
     def one(rec: Mapping[str, Any]) -> QueryVerdicts:
         qv = QueryVerdicts(str(rec.get("group", "")), str(rec.get("query_id", "")))
+        if stop.is_set():
+            qv.fault = "not asked: the evaluator had failed"
+            return qv
+        try:
+            return scored(rec, qv)
+        except Exception as exc:  # the evaluator failed for good (after its call's retries)
+            qv.fault = fault_text(exc, evaluator)
+            if not failed_as_zero:
+                stop.set()
+                return qv
+            done = len(qv.answer_labels)
+            qv.answer_labels += ["Unsolved"] * (samples - done)
+            qv.reasons += [f"evaluator failed ({qv.fault}): scored as failed (--failed-as-zero)"] * (samples - done)
+            if protocol == "toolllm":
+                qv.task_labels += ["Solvable"] * (samples - len(qv.task_labels))
+            return qv
+
+    def scored(rec: Mapping[str, Any], qv: QueryVerdicts) -> QueryVerdicts:
         query, answer = str(rec.get("query", "")), str(rec.get("answer") or "")
         if not called_finish(rec):  # ToolEval's "No answer": failed, the task taken as Solvable, no evaluator call
             qv.answer_labels = ["Unsolved"] * samples
@@ -221,7 +248,18 @@ def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evalu
         return qv
 
     with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        return list(pool.map(one, records))
+        verdicts = list(pool.map(one, records))
+    failed = [v for v in verdicts if v.fault]
+    if failed and not failed_as_zero:
+        first = next(v for v in failed if not v.fault.startswith("not asked"))
+        raise EvaluatorFault(first.fault, unscored=len(failed), total=len(verdicts),
+                             where=f"query {first.group}/{first.query_id}" if first.group else f"query {first.query_id}")
+    return verdicts
+
+
+def evaluator_faults(verdicts: Sequence[QueryVerdicts]) -> int:
+    """Queries the evaluator failed on (scored as failed with `failed_as_zero`)."""
+    return sum(1 for v in verdicts if v.fault)
 
 
 

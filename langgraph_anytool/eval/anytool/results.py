@@ -202,8 +202,25 @@ def read_results(path: str | Path, *, strict: bool = False) -> list[dict[str, An
     return list(out.values())
 
 
+# how the error of a query whose model could not be made began, in records written before such errors had their
+# own kind ("configuration"; they were recorded as "other")
+CONFIG_ERROR_HEADS = ("ModelNotConfiguredError:",)
+CONFIG_KIND = "configuration"  # = models.llm.CONFIG_KIND (not imported: reading results needs no LangChain)
+
+
+def record_error_kind(record: Mapping[str, Any]) -> str | None:
+    """The `error_kind` of a record, an older record's "other" that was a configuration error read as
+    "configuration" (so that a resumed batch runs it again once the model is configured)."""
+    kind = record.get("error_kind")
+    if record.get("status") == "error" and kind in (None, "", "other"):
+        text = str(record.get("error") or record.get("reason") or "")
+        if text.startswith(CONFIG_ERROR_HEADS):
+            return CONFIG_KIND
+    return kind if isinstance(kind, str) or kind is None else str(kind)
+
+
 def _brief(record: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: record.get(k) for k in ("status", "error_kind", "attempt")}
+    return {"status": record.get("status"), "error_kind": record_error_kind(record), "attempt": record.get("attempt")}
 
 
 class ResultsWriter:

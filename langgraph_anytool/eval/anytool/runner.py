@@ -3,12 +3,14 @@
 - Modes: `whole` (AnyTool's setting: the graph searches the whole catalog) and `reference` (ToolBench's setting:
   the solver gets the query's `api_list`, mapped to catalog API ids, through `AnyToolConfig(retriever="reference")`).
 - One JSON line per finished query (see `ResultsWriter`): re-running skips finished queries, except those whose
-  record is an error a later try may overcome (`retry_errors`: by default the transport kinds of
-  `llm.TRANSPORT_KINDS`: rate_limited, server_error, connection, timeout); their new record supersedes the old
-  one for every reader. With a persistent checkpointer (`--db`) a query that was in flight when the process died
+  record is an error a later try may overcome (`retry_errors`: by default `RETRIED_KINDS`, the transport kinds of
+  `llm.TRANSPORT_KINDS` — rate_limited, server_error, connection, timeout — and "configuration" and "auth": a
+  model without a key or package, a refused key; no query caused those); their new record supersedes the old one
+  for every reader. With a persistent checkpointer (`--db`) a query that was in flight when the process died
   resumes from its last checkpoint.
 - A query whose run ended in `error` (or whose run raised) is recorded with its `error_kind` (a
-  `ModelCallError`'s kind, else "other") and the reason; the batch goes on.
+  `ModelCallError`'s kind, "configuration" for a model that could not be made, else "other") and the reason; the
+  batch goes on. (`anytool eval run` checks every role's model before the first query: `models/preflight.py`.)
 - Bounded concurrency (an asyncio semaphore), a per-query timeout (the run is cancelled and recorded as
   `timeout`; the batch goes on), a progress bar with running pass counts, a summary table.
 
@@ -30,12 +32,19 @@ from langchain_core.messages import BaseMessage
 
 from ...config import AnyToolConfig, ConfigError
 from ...models.faults import USAGE_KEYS
-from ...models.llm import CALL_USAGE_KEYS, TRANSPORT_KINDS, ModelCallError, error_kind_of
+from ...models.llm import (
+    CALL_USAGE_KEYS,
+    CONFIG_KIND,
+    TRANSPORT_KINDS,
+    ModelCallError,
+    ModelNotConfiguredError,
+    error_kind_of,
+)
 from ...paper_prompts import prompts_record
 from ...text import shorten
 from ...tools.dbfile import StorageError, describe_error, is_storage_fault
 from ..datasets import BenchQuery, api_ids
-from .results import ResultsWriter
+from .results import ResultsWriter, record_error_kind
 
 Mode = Literal["whole", "reference"]
 log = logging.getLogger(__name__)
@@ -189,8 +198,15 @@ def run_retries(values: Mapping[str, Any]) -> int:
 
 
 def exception_kind(exc: BaseException) -> str:
-    """The `error_kind` of an exception that escaped a query's run: a `ModelCallError`'s kind, else "other"."""
-    return exc.kind if isinstance(exc, ModelCallError) else "other"
+    """The `error_kind` of an exception that escaped a query's run: a `ModelCallError`'s kind, "configuration" for
+    a model that could not be made (`ModelNotConfiguredError`: a missing key or provider package; an
+    `ImportError`), else "other" (a `ConfigError` too: it may be the query's own, e.g. no `api_list` in reference
+    mode, which no re-run fixes)."""
+    if isinstance(exc, ModelCallError):
+        return exc.kind
+    if isinstance(exc, (ModelNotConfiguredError, ImportError)):
+        return CONFIG_KIND
+    return "other"
 
 
 AGENT_MESSAGE_CHARS = 2000  # per message of an agent's history in a results record
@@ -251,16 +267,22 @@ def failure_record(q: BenchQuery, status: str, error: str, *, relevant: list[str
 
 # ------------------------------------------------------------------------------------------------ the batch
 RetryErrors = Literal["transport", "all", "none"]
+# errors no query caused: the endpoint may answer later (`llm.TRANSPORT_KINDS`), or the model was not usable
+# ("configuration": a missing key or package; "auth": a refused key) and is once the user fixes it. A query that
+# ended so is never finished: the default policy runs it again (the model check stops a batch whose model is
+# still unusable before its first query).
+RETRIED_KINDS = TRANSPORT_KINDS | {CONFIG_KIND, "auth"}
 
 
 def wants_retry(record: Mapping[str, Any], policy: str) -> bool:
-    """Whether a resumed batch runs the query of `record` again: "transport" — an `error` of a transport kind
-    (`llm.TRANSPORT_KINDS`: the endpoint may answer later); "all" — every `error` and `timeout`; "none"."""
+    """Whether a resumed batch runs the query of `record` again: "transport" — an `error` of a kind in
+    `RETRIED_KINDS` (a transport fault, a configuration or a refused key; an older record's configuration error
+    recorded as "other" included, `results.record_error_kind`); "all" — every `error` and `timeout`; "none"."""
     status = record.get("status")
     if policy == "all":
         return status in ("error", "timeout")
     if policy == "transport":
-        return status == "error" and record.get("error_kind") in TRANSPORT_KINDS
+        return status == "error" and record_error_kind(record) in RETRIED_KINDS
     return False
 
 
@@ -296,7 +318,7 @@ class BatchTally:
         status = str(rec.get("status"))
         g["statuses"][status] = g["statuses"].get(status, 0) + 1
         if status == "error":
-            kind = str(rec.get("error_kind") or "other")
+            kind = str(record_error_kind(rec) or "other")
             self.error_kinds[kind] = self.error_kinds.get(kind, 0) + 1
         self.retries += int(rec.get("retries") or 0)
         g["retries"] += int(rec.get("retries") or 0)
@@ -461,7 +483,7 @@ def summary_table(tally: BatchTally) -> str:
     notes = []
     if tally.count("error"):
         notes.append(f"errors: {tally.errors_text()}; resuming the batch with --retry-errors transport (the default) "
-                     f"runs those of a transport kind again ({', '.join(sorted(TRANSPORT_KINDS))}; all: every error)")
+                     f"runs those of these kinds again: {', '.join(sorted(RETRIED_KINDS))} (all: every error)")
     if tally.rerun:
         notes.append(f"{tally.rerun} of these queries were run again after an error (their newer record counts)")
     return _table(head, rows, right=range(1, len(head))) + "".join(f"\n{n}" for n in notes) + \

@@ -28,6 +28,7 @@ from ...models.llm import ModelNotConfiguredError
 from ...paper_prompts import PromptBook, ours_provenance
 from ...text import shorten
 from ...tools.pipeline import ApiExecutor
+from ..evaluator_faults import EvaluatorFault, failed_as_zero_note, fault_text
 from . import agent, score, wire
 from . import prompts as P
 from .data import TASKS, TaskDataError, TaskItem, parse_label, resolve_api
@@ -62,6 +63,7 @@ class TaskReport:
     seconds: float = 0.0
     evaluator_calls: int = 0
     evaluator_cache_hits: int = 0
+    evaluator_faults: int = 0  # items the evaluator failed on, scored 0 (`failed_as_zero`)
     notes: list[str] = field(default_factory=list)
     prompts: dict[str, Any] = field(default_factory=ours_provenance)  # which prompts ran (files and sha256)
 
@@ -71,7 +73,8 @@ class TaskReport:
                 "scoring": self.scoring, "notes": self.notes, "model": self.model_label, "types": self.types,
                 "errors": self.errors,
                 "seconds": round(self.seconds, 3), "evaluator_calls": self.evaluator_calls,
-                "evaluator_cache_hits": self.evaluator_cache_hits, "items": [asdict(i) for i in self.items]}
+                "evaluator_cache_hits": self.evaluator_cache_hits, "evaluator_faults": self.evaluator_faults,
+                "items": [asdict(i) for i in self.items]}
 
     def table(self) -> str:
         head = f"task {self.task} ({self.name}): {len(self.items)} items, types " + \
@@ -107,7 +110,7 @@ class TaskRunner:
     def __init__(self, catalog: Catalog, model: BaseChatModel, *, evaluator: TaskEvaluator | None = None,
                  executor: ApiExecutor | None = None, model_label: str = "", protocol: str = "paper",
                  ask_user: bool = False, functions_api: str = "auto", rename_duplicates: bool = False,
-                 prompts: PromptBook | None = None) -> None:
+                 prompts: PromptBook | None = None, failed_as_zero: bool = False) -> None:
         if protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {protocol!r}; expected one of: {', '.join(PROTOCOLS)}")
         if functions_api not in agent.FUNCTIONS_APIS:
@@ -126,11 +129,21 @@ class TaskRunner:
         self._legacy: bool | None = None  # tasks 1-3 send functions= (resolved on first use)
         self._refused = ""  # the provider's refusal of functions= (auto: tools= from then on)
         self.prompts = prompts
+        self.failed_as_zero = failed_as_zero
+        self._faults = 0  # evaluator calls that failed for good (each item it failed on; `failed_as_zero`)
 
     def _judge(self, task: int, prompt: str) -> Verdict:
-        """The evaluator's verdict (its cache key holds the authors' prompt files' fingerprint when they are used)."""
+        """The evaluator's verdict (its cache key holds the authors' prompt files' fingerprint when they are used).
+        A call that fails for good raises `EvaluatorFault` (the task stops: no figure from items never scored),
+        or with `failed_as_zero` the provider's error, which the task scores 0 as the authors' scripts do."""
         assert self.evaluator is not None
-        return self.evaluator.judge(task, prompt, prompts_key=self.prompts.key if self.prompts is not None else "")
+        try:
+            return self.evaluator.judge(task, prompt, prompts_key=self.prompts.key if self.prompts is not None else "")
+        except Exception as exc:
+            self._faults += 1
+            if self.failed_as_zero:
+                raise
+            raise EvaluatorFault(fault_text(exc, self.evaluator.model), unscored=0, total=0) from None
 
     def _api(self, item: TaskItem) -> str:
         tool, api = item.api_ref()
@@ -144,11 +157,15 @@ class TaskRunner:
         errors = 0
         calls0 = self.evaluator.calls if self.evaluator else 0
         hits0 = self.evaluator.hits if self.evaluator else 0
+        faults0 = self._faults
         for item in items:
             try:
                 results.append(handler(item, extra))
             except LookupError as exc:  # a row the task cannot use
                 raise ValueError(f"{item.where()}: {exc}") from exc
+            except EvaluatorFault as exc:  # this item and the rest are not scored: no figure of this task
+                raise EvaluatorFault(exc.fault, unscored=len(items) - len(results), total=len(items),
+                                     where=f"task {task}, item {item.id}") from None
             except (TaskDataError, ModelNotConfiguredError):
                 raise
             except Exception as exc:  # a provider error costs this item, not the run
@@ -166,6 +183,9 @@ class TaskRunner:
                  f"{'strict_correct_rate' if task == 4 else 'progress_failed_as_0'})"] if excluded else []
         if task in (1, 2, 3) and self.paper:
             notes.append(self._functions_note())
+        faults = self._faults - faults0
+        if faults:
+            notes.append(failed_as_zero_note(faults, len(items), "items"))
         return TaskReport(task=task, name=TASKS[task], metrics=metrics, items=results, scoring=self._scoring(task),
                           notes=notes,
                           model_label=self.model_label, protocol=self.protocol,
@@ -173,7 +193,7 @@ class TaskRunner:
                           seconds=time.perf_counter() - start,
                           evaluator_calls=(self.evaluator.calls - calls0) if self.evaluator else 0,
                           evaluator_cache_hits=(self.evaluator.hits - hits0) if self.evaluator else 0,
-                          prompts=self.prompts.provenance() if self.prompts is not None else ours_provenance())
+                          evaluator_faults=faults, prompts=self.prompts.provenance() if self.prompts is not None else ours_provenance())
 
     @staticmethod
     def _failed(task: int, item: TaskItem, extra: dict[str, list[Any]]) -> None:
@@ -320,6 +340,8 @@ class TaskRunner:
                         item.instruction, fill.offer.functions[0], {"name": call.function, "arguments": call.args},
                         self.prompts))
                     strict, why = v.passed, v.reason
+                except EvaluatorFault:
+                    raise
                 except Exception as exc:  # _check_params_with_gpt4: a failed check costs only the verdict
                     strict, why = False, f"WARNING: evaluator failed: {type(exc).__name__}: {exc}"
             elif strict and item.ref_call() is not None:
@@ -365,6 +387,8 @@ class TaskRunner:
                                               self.prompts)
             try:
                 v = self._judge(6, prompt)
+            except EvaluatorFault:
+                raise
             except Exception as exc:
                 return ItemResult(item.id, item.type, 0.0, pred,
                                   f"WARNING: fail to check. Exception: {type(exc).__name__}: {exc}")
@@ -394,6 +418,8 @@ class TaskRunner:
         if self.evaluator is not None:
             try:
                 v = self._judge(7, P.solved_prompt(chain.messages, self.prompts))
+            except EvaluatorFault:
+                raise
             except Exception as exc:  # evaluate_task7: a failed evaluation scores 0 and stays in the average
                 return ItemResult(item.id, item.type, 0.0, pred,
                                   f"WARNING: to double check. failed to evaluate: {type(exc).__name__}: {exc}")

@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ...sanitize.paths import query_page_name
+from ...text import shorten
 from ..intervals import bootstrap_mean
 from . import svg
 from .markup import attr, badge, data_value, esc, mapping, number, section, table, text
@@ -78,6 +79,35 @@ def taxonomy_section(records: Sequence[Mapping[str, Any]]) -> str:
         body += links("stop_reason", by_stop, sorted(by_stop))
     return section("failures", "Failure taxonomy", body + "</div>",
                    note="Each count links to its queries in the table below.")
+
+
+MAX_ERROR_MESSAGES = 30  # distinct messages listed (the most frequent first)
+ERROR_MESSAGE_CHARS = 400
+
+
+def error_messages_section(records: Sequence[Mapping[str, Any]]) -> str:
+    """The distinct error messages of the runs that ended in an error, each with its kind and how many queries it
+    ended (47 missing-key errors are one line saying so, not only `error_kind: other`). The records reach this
+    page already masked (`redact.Scrubber`), so a key inside a message never does."""
+    from ..anytool.results import record_error_kind
+
+    counts: Counter[tuple[str, str]] = Counter()
+    for r in records:
+        if text(r.get("status")) != "error":
+            continue
+        message = " ".join((text(r.get("error")) or text(r.get("reason")) or "(no message recorded)").split())
+        counts[(shorten(message, ERROR_MESSAGE_CHARS), text(record_error_kind(r)) or "other")] += 1
+    if not counts:
+        return ""
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    rows = [[badge(kind, "warn"), f"<code>{esc(message)}</code>",
+             f'<a class="filter-link" href={attr(filter_link("error_kind", kind))}>{n}</a>']
+            for (message, kind), n in ranked[:MAX_ERROR_MESSAGES]]
+    more = len(ranked) - MAX_ERROR_MESSAGES
+    note = (f"{sum(counts.values())} queries ended in an error, with {len(ranked)} distinct messages"
+            + (f"; the {MAX_ERROR_MESSAGES} most frequent are listed ({more} more)" if more > 0 else "")
+            + ". Each count links to the queries of its kind.")
+    return section("errors", "Error messages", table(["error_kind", "message", "queries"], rows), note=note)
 
 
 def usage_section(records: Sequence[Mapping[str, Any]]) -> str:
@@ -151,5 +181,6 @@ def index_page(records: Sequence[Mapping[str, Any]], *, title: str, sources: Seq
     models = sorted({text(r.get("model")) for r in records if r.get("model")})
     head = (f"<h1>{esc(title)}</h1><p class=\"muted\">{len(records)} queries from "
             f"{esc(', '.join(sources))}" + (f" · model: {esc(', '.join(models))}" if models else "") + "</p>")
-    body = head + rate_section(records) + taxonomy_section(records) + usage_section(records) + query_table(records)
+    body = (head + rate_section(records) + taxonomy_section(records) + error_messages_section(records)
+            + usage_section(records) + query_table(records))
     return document(title, body)

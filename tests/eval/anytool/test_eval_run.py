@@ -246,15 +246,15 @@ def test_errors_are_recorded_by_kind_and_a_resume_reruns_exactly_the_transport_o
     assert tally.errors_text() == "2 errors (auth 1, rate_limited 1)"
     assert "errors: 2 errors (auth 1, rate_limited 1)" in summary_table(tally)
 
-    # the endpoint recovers: resuming runs the rate-limited query again, and nothing else
+    # the endpoint recovers: resuming runs the rate-limited and the refused query again, and nothing else
     second = FlakyEndpoint({refused: "auth"})
     tally = asyncio.run(batch(second))
-    assert (tally.done, tally.skipped, tally.rerun) == (1, 3, 1)
-    assert second.queries() == {limited}  # model calls only for that query (its solve and its judge)
+    assert (tally.done, tally.skipped, tally.rerun) == (2, 2, 2)
+    assert second.queries() == {limited, refused}  # model calls only for those queries
     recs = {r["query"]: r for r in read_results(out)}
-    assert len(recs) == 4 and len(out.read_text().splitlines()) == 5  # the newer record supersedes the older
+    assert len(recs) == 4 and len(out.read_text().splitlines()) == 6  # the newer record supersedes the older
     assert (recs[limited]["status"], recs[limited]["error_kind"], recs[limited]["attempt"]) == ("solved", None, 2)
-    assert recs[refused]["status"] == "error"  # auth is not a transport error: kept
+    assert recs[refused]["status"] == "error"  # the key is still refused: kept (no query caused it)
 
     # every reader takes the newer record
     capsys.readouterr()
@@ -267,11 +267,11 @@ def test_errors_are_recorded_by_kind_and_a_resume_reruns_exactly_the_transport_o
     assert main(["eval", "convert", str(out), "--to", "tooleval", "--out", str(conv), "--quiet"]) == 0
     assert len(json.loads((conv / "g.json").read_text())) == 4
 
-    # the other errors only on request
+    # a refused key is no finished query either: once the key is taken, the default policy runs it again
     third = FlakyEndpoint({})
-    tally = asyncio.run(batch(third))
+    tally = asyncio.run(batch(third, retry_errors="none"))
     assert tally.done == 0 and third.seen == []
-    tally = asyncio.run(batch(third, retry_errors="all"))
+    tally = asyncio.run(batch(third))
     assert tally.done == 1 and third.queries() == {refused}
     assert {r["status"] for r in read_results(out)} == {"solved"}
 

@@ -297,12 +297,14 @@ def test_task6_sends_the_release_conversation_and_evaluates_as_the_authors(cat: 
 def test_task6_failed_evaluator_scores_0_with_a_warning(cat: Catalog, tmp_path: Path) -> None:
     """eval_func.py _check_response_w_tool: a failed evaluator call should return (0, "WARNING: fail to check.
     Exception: ...") but raises NameError (`str(ret)`, never assigned), ending the whole evaluation; a working
-    version scores the item 0 and goes on. Item 1 passes the URL rule and loses its verdict (0); item 2's reply
+    version scores the item 0 and goes on (ours: with failed_as_zero, `--failed-as-zero`). Item 1 passes the URL rule and loses its verdict (0); item 2's reply
     carries a 49-character URL the tool result lacks → 0 by the URL rule, no evaluator call. pass_rate 0/2."""
     replies = ["I am in Porto.", "See https://example.org/guides/tide-pools-for-experts"]
     with OpenAIChatServer(replies) as server, OpenAIChatServer([]) as judge:  # every evaluator request: a 400
-        rep = TaskRunner(cat, _chat(server), evaluator=_evaluator(judge, tmp_path)).run(6, load_task(6, DATA))
+        rep = TaskRunner(cat, _chat(server), evaluator=_evaluator(judge, tmp_path),
+                         failed_as_zero=True).run(6, load_task(6, DATA))  # the authors' count, on request
     assert rep.items[0].reason.startswith("WARNING: fail to check. Exception:") and rep.errors == 0
+    assert rep.evaluator_faults == 1 and "1 of 2 items were not scored by the evaluator" in rep.table()
     assert rep.items[1].reason.startswith("Found URL") and rep.metrics["pass_rate"] == 0.0
 
 

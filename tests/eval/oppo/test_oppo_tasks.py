@@ -423,17 +423,20 @@ def test_sample_set_offline_end_to_end(task: int) -> None:
 
 
 def test_failures_count_as_the_authors_count_them(cat: Catalog, tmp_path: Path) -> None:
-    """A failed evaluator check costs only its verdict (eval_func.py `_check_params_with_gpt4` returns 0 with a
-    warning; `evaluate_task7` scores the row 0 and keeps it in the average); a failed run of the model under test
+    """With failed_as_zero (`--failed-as-zero`), a failed evaluator check costs only its verdict (eval_func.py
+    `_check_params_with_gpt4` returns 0 with a warning; `evaluate_task7` scores the row 0 and keeps it in the
+    average); a failed run of the model under test
     is left out of tasks 4 and 7's figures (run_eval.ipynb)."""
     executor = _executor(cat)
     try:
         with OpenAIChatServer([]) as server:  # an exhausted script: every evaluator request gets a 400
             evaluator = _evaluator(server, tmp_path)
             m4 = ScriptedChatModel(replies=[ai("", call("days_of_month", year=2024, month=3))])
-            rep4 = TaskRunner(cat, m4, evaluator=evaluator, executor=executor).run(4, load_task(4, DATA)[:1])
+            rep4 = TaskRunner(cat, m4, evaluator=evaluator, executor=executor,
+                              failed_as_zero=True).run(4, load_task(4, DATA)[:1])
             m7 = ScriptedChatModel(replies=[ai("", call("list_currencies")), ai("Here are the currencies.")])
-            rep7 = TaskRunner(cat, m7, evaluator=evaluator, executor=executor).run(7, load_task(7, DATA)[1:])
+            rep7 = TaskRunner(cat, m7, evaluator=evaluator, executor=executor,
+                              failed_as_zero=True).run(7, load_task(7, DATA)[1:])
 
         def broken(messages: Any, names: Any) -> AIMessage:
             raise RuntimeError("provider down")
