@@ -404,13 +404,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..eval.anytool.persistence import compact_thread_sync, sync_checkpointer
     from ..graphs.anytool import create_anytool_graph
     from ..graphs.compiled import RUN_CONTEXT_KEY
-    from ..models.llm import NO_MODEL_HELP
+    from ..graphs.retry_point import retry_point
+    from ..models.llm import NO_MODEL_HELP, TRANSPORT_KINDS
     from ..tools.dbfile import describe_error
     from .interaction import answer_questions, read_line
     from .labels import first_line, last_line, model_spec, stand_in_label
     from .preflight import build_executor, check_execution
     from .progress import ProgressPrinter, stream_run, usage_table
-    from .resuming import describe_settings, explicit_settings, run_interrupted
+    from .resuming import describe_settings, explicit_settings, run_failed, run_interrupted
 
     query = _query(args.query)
     catalog = _load_catalog(args.catalog)
@@ -441,6 +442,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         run_config: Any = {"configurable": {"thread_id": thread}}
         pending = graph.get_state(run_config)
         inputs: Any = {"query": query}
+        start_config: Any = run_config  # where the run starts: a resume after a transport error forks the thread
         stored: dict[str, Any] = {}
         # unfinished: a step is due, or the run never reached finalize (a kill between a node and its checkpoint)
         if pending.next or pending.values.get("status") == "running":
@@ -453,6 +455,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             log.write(f"resuming the interrupted run on thread {thread}"
                       + (f" with the settings it started with ({describe_settings(kept)})" if kept else "") + "\n")
             inputs = None
+        elif args.thread and pending.values.get("query") == query \
+                and (point := retry_point(graph, run_config)) is not None:
+            # ended by a transport error (a dead or failing server): the failed model call is made again
+            stored = dict(pending.values.get(RUN_CONTEXT_KEY) or {})
+            log.write(f"resuming the run on thread {thread}, which ended in error ({point.kind}), from its last "
+                      f"checkpoint before the failed model call; {point.describe()}\n")
+            inputs, start_config = point.resume_input(), point.config
         if not (spec or stored.get("model")):
             raise UsageError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
         stand_in = stand_in_label(spec or stored.get("model"))
@@ -464,7 +473,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             announce_code_tool(log.write)
         log.write(f"thread {thread} | catalog {catalog!r}\n")
         printer = ProgressPrinter(io.StringIO() if args.quiet else log)
-        stream_run(graph, inputs, run_config, printer.handle, context)
+        stream_run(graph, inputs, start_config, printer.handle, context)
         after = graph.get_state(run_config)
         if inputs is None and not after.next and after.values.get("status") == "running":
             log.write("the checkpoint holds no step to resume from; the run starts over\n")
@@ -474,7 +483,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             stream_run(graph, resume, run_config, printer.handle, context)
         final = graph.get_state(run_config)
         values = final.values
-        if args.db and not final.next and values.get("status") not in (None, "running"):
+        resumable = bool(args.db) and values.get("status") == "error" and values.get("error_kind") in TRANSPORT_KINDS
+        if args.db and not final.next and values.get("status") not in (None, "running") and not resumable:
             compact_thread_sync(checkpointer, thread)  # a finished run keeps its final checkpoint only
     except sqlite3.Error as exc:  # the checkpoint database failed mid-run (full disk, damaged file)
         if not args.db:
@@ -495,6 +505,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(usage_table(values.get("usage") or {}))
         if stand_in:
             print(last_line())
+    if resumable:  # the same command (with the run's --thread) resumes it from the checkpoint before the failure
+        sys.stderr.write(run_failed(getattr(args, "argv", []), thread, str(values.get("error_kind"))) + "\n")
     return 0 if values.get("status") in ("solved", "planned") else 1
 
 
