@@ -169,3 +169,53 @@ def test_no_retry_point_without_a_failure_recorded_before_the_end() -> None:
     point = find_retry_point([Snap("1", None, {"status": "running", "usage": {}}), Snap("2", "1", failed)])
     assert point is not None and point.carried == {"solver": {"retries": 2}}
     assert find_retry_point([Snap("1", None, {}), Snap("2", "1", {**failed, "error_kind": "auth"})]) is None
+
+
+# ------------------------------------------------------------------------------------------ eval run's records
+def test_a_batch_query_ended_by_a_dead_server_resumes_from_its_checkpoint(tmp_path: Path) -> None:
+    """`eval run` with --db: the query's record is error / connection; the batch's resume retries it from its
+    checkpoint before the failed call (its thread was not compacted), the usage of its first try kept. Old code:
+    the thread was compacted and the query ran again from the start."""
+    import asyncio
+
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    from langgraph_anytool.catalog.catalog import Catalog
+    from langgraph_anytool.eval.anytool.results import ResultsWriter, read_results
+    from langgraph_anytool.eval.anytool.runner import BatchOptions, run_batch
+    from langgraph_anytool.eval.datasets import load_queries
+
+    group = tmp_path / "g.json"
+    group.write_text(json.dumps([{"query": QUERY, "query_id": 1, "api_list": []}]))
+    queries, out, port = load_queries(group), tmp_path / "r.jsonl", free_port()
+    model = ChatOpenAI(model="m", base_url=f"http://127.0.0.1:{port}/v1", api_key="sk-x", max_retries=0,
+                       streaming=True)
+    options = BatchOptions(mode="whole", concurrency=1, settings={"seed_with_search": False})
+
+    async def batch() -> Any:
+        async with AsyncSqliteSaver.from_conn_string(str(tmp_path / "ck.sqlite")) as saver:
+            with ResultsWriter(out) as w:
+                return await run_batch(queries, Catalog.builtin(), model, w, options, checkpointer=saver)
+
+    dying = OpenAIChatServer(policy=builtin_reply, port=port)
+
+    def die(n: int, body: dict[str, Any]) -> ChatFault | None:
+        if is_solver(body):
+            threading.Thread(target=dying.stop, daemon=True).start()
+            return ChatFault.dropped()
+        return None
+
+    dying.fault_hook = die
+    with dying:
+        asyncio.run(batch())
+    first = read_results(out)[-1]
+    assert (first["status"], first["error_kind"]) == ("error", "connection"), first["reason"]
+    with OpenAIChatServer(policy=builtin_reply, port=port) as server:
+        tally = asyncio.run(batch())
+        sent = server.chat_requests
+    second = read_results(out)[-1]
+    assert tally.rerun == 1 and (second["status"], second["attempt"]) == ("solved", 2)
+    assert sent and is_solver(sent[0])  # from the failed call on: the retrieval is not run again
+    assert not any("create_agent_category_level" in json.dumps(r.get("tools")) for r in sent)
+    before, after = first["usage"]["roles"], second["usage"]["roles"]
+    assert after["meta"] == before["meta"] and after["solver"]["model_calls"] == 1
