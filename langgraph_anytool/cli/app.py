@@ -529,6 +529,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(query, sys.stdout, model=args.model, cache=not args.no_cache, config=config)
 
 
+def _configure_serve(p: argparse.ArgumentParser) -> None:
+    from .serve_command import configure
+
+    configure(p)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """`anytool serve MODEL`: a packaged small model on a loopback llama-server until Ctrl-C."""
+    from .serve_command import run
+
+    return run(args)
+
+
 SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("run", "answer a request with AnyTool (live progress, usage table)", _configure_run, cmd_run),
     Subcommand("demo", "run AnyTool offline on the builtin catalog", _configure_demo, cmd_demo),
@@ -539,6 +552,8 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
                        "OPPO tasks", _configure_eval, cmd_eval),
     Subcommand("report", "write a static, offline HTML report of runs (a results file, or one checkpointed run)",
                configure_report, cmd_report),
+    Subcommand("serve", "serve a packaged small model (smollm2, gemma3-270m) on a loopback llama-server",
+               _configure_serve, cmd_serve),
 )
 
 
