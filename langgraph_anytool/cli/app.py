@@ -10,6 +10,7 @@ import argparse
 import io
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -441,7 +442,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         graph = create_anytool_graph(catalog, spec, config=config, checkpointer=checkpointer, executor=executor)
         run_config: Any = {"configurable": {"thread_id": thread}}
         pending = graph.get_state(run_config)
-        inputs: Any = {"query": query}
+        # the run's clock starts with the command: loading the catalog and building the graph count too
+        fresh: Any = {"query": query, "clock_start": getattr(args, "started", None) or time.time()}
+        inputs: Any = fresh
         start_config: Any = run_config  # where the run starts: a resume after a transport error forks the thread
         stored: dict[str, Any] = {}
         # unfinished: a step is due, or the run never reached finalize (a kill between a node and its checkpoint)
@@ -477,7 +480,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         after = graph.get_state(run_config)
         if inputs is None and not after.next and after.values.get("status") == "running":
             log.write("the checkpoint holds no step to resume from; the run starts over\n")
-            stream_run(graph, {"query": query}, run_config, printer.handle, resume_context(stored, context))
+            stream_run(graph, fresh, run_config, printer.handle, resume_context(stored, context))
         while (resume := answer_questions(graph, run_config, read_line(sys.stdin, log), log)) is not None:
             # ask_user: the user's answer continues the run
             stream_run(graph, resume, run_config, printer.handle, context)
@@ -576,12 +579,14 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `anytool`; returns the exit code."""
+    started = time.time()  # the command's start: `anytool run`'s clock (max_run_seconds) counts from here
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help or a usage error (already printed by argparse)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     args.argv = list(sys.argv[1:] if argv is None else argv)  # the command as given (the line that resumes a run)
+    args.started = started
     from ..sanitize import TerminalSafeWriter
 
     saved = sys.stdout, sys.stderr
