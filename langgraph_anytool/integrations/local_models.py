@@ -163,6 +163,16 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def port_free(port: int) -> bool:
+    """Whether nothing listens on 127.0.0.1:`port` now (it can be bound)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 class LlamaServer:
     """`llama-server -m MODEL --jinja -c CTX` on 127.0.0.1 (a free port), its output in `log_path`.
 
@@ -209,6 +219,9 @@ class LlamaServer:
 
     def start(self) -> Self:
         """Start the server and wait until /health answers 200 (a few tries on a port taken meanwhile)."""
+        if self.fixed_port and not port_free(self.fixed_port):  # else another server's /health would answer
+            raise LocalModelError(f"port {self.fixed_port} on 127.0.0.1 is in use (another server?): stop it or "
+                                  "choose another port")
         for _ in range(1 if self.fixed_port else 3):
             self.port = self.fixed_port or free_port()
             self._log = self.log_path.open("ab") if self.log_path else None

@@ -137,6 +137,20 @@ def test_a_server_that_ends_by_itself_is_an_error_with_its_log(tmp_path: Path) -
     assert "Traceback" not in child.stderr
 
 
+def test_a_port_in_use_is_one_line(tmp_path: Path) -> None:
+    model_file("smollm2")
+    fake = tmp_path / "llama-server"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        child = subprocess.run([sys.executable, "-m", "langgraph_anytool.cli", "serve", "smollm2", "--port",
+                                str(taken.getsockname()[1])], env={**os.environ, "ANYTOOL_LLAMA_SERVER": str(fake)},
+                               text=True, capture_output=True, timeout=60)
+    assert child.returncode == 1 and "is in use" in child.stderr and len(child.stderr.strip().splitlines()) == 1
+
+
 def test_serve_with_the_real_llama_server(tmp_path: Path) -> None:
     """A real start: the model answers a chat request at the printed base URL; Ctrl-C stops it."""
     binary = find_llama_server()

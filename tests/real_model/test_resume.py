@@ -46,9 +46,9 @@ def test_a_server_killed_mid_run_then_resumed_keeps_the_usage(llama_binary: Path
         unavailable(str(exc))
     port, log = free_port(), tmp_path / "server.log"
 
-    def server() -> LlamaServer:
+    def server() -> LlamaServer:  # not started: `with` (or `start()`) starts it
         return LlamaServer(model, ctx=SERVER_CTX, alias=SMOLLM2, binary=llama_binary, threads=THREADS, port=port,
-                           log_path=log, extra=("--temp", "0", "--seed", "1")).start()
+                           log_path=log, extra=("--temp", "0", "--seed", "1"))
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANYTOOL_MODEL"))}
     env.update(OPENAI_BASE_URL=f"http://127.0.0.1:{port}/v1", OPENAI_API_KEY="sk-local-unused",
@@ -58,7 +58,7 @@ def test_a_server_killed_mid_run_then_resumed_keeps_the_usage(llama_binary: Path
             "--db", str(tmp_path / "runs.sqlite"), "--thread", "killed",
             *settings(f"max_run_seconds={MAX_SECONDS:g}",
                       f"model_profiles={profiles([SMOLLM2], WINDOW, native, MAX_TOKENS)}")]
-    first_server = server()
+    first_server = server().start()
     try:
         child = subprocess.Popen([str(ANYTOOL), *args], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True)
