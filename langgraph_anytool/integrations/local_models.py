@@ -164,8 +164,10 @@ def free_port() -> int:
 
 
 def port_free(port: int) -> bool:
-    """Whether nothing listens on 127.0.0.1:`port` now (it can be bound)."""
+    """Whether nothing listens on 127.0.0.1:`port` now (it can be bound as a server binds it: connections of a
+    stopped server that linger in TIME_WAIT do not count)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:
