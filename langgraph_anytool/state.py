@@ -179,6 +179,9 @@ class AnyToolInput(TypedDict):
     query: NotRequired[str]
     messages: NotRequired[Annotated[list[AnyMessage], add_messages]]
     api_ids: NotRequired[list[str]]
+    # epoch seconds the run's clock (`max_run_seconds`, the events' times) starts at, when it started before the
+    # graph did: `anytool run` gives its own start, so that loading and building count (default: `init`'s time)
+    clock_start: NotRequired[float]
 
 
 class PlanStep(TypedDict):
@@ -203,6 +206,7 @@ class AnyToolState(TypedDict):
     plan: NotRequired[list[PlanStep]]  # plan_only: the outline
     run_key: NotRequired[str]
     started_at: NotRequired[float]  # epoch seconds when the run started (max_seconds counts from it, also on resume)
+    clock_start: NotRequired[float | None]  # the input's start of the clock (AnyToolInput), taken by `init`
     round: NotRequired[int]  # retrieval round: 0, then +1 per reflection
     tick: NotRequired[int]  # dispatch supersteps so far
     agents: Annotated[dict[str, AgentRecord], merge_agents]

@@ -90,8 +90,10 @@ class _Fault:
 class LoopbackServer:
     """Base class: subclasses implement `handle(request) -> Response`."""
 
-    def __init__(self, *, lifetime: float = 300.0, max_body: int = 16 * 1024 * 1024, record_limit: int = 20_000) -> None:
+    def __init__(self, *, lifetime: float = 300.0, max_body: int = 16 * 1024 * 1024, record_limit: int = 20_000,
+                 port: int = 0) -> None:
         self.lifetime = lifetime
+        self.bind_port = port  # 0: a free port; else this one (a server restarted where a stopped one listened)
         self.max_body = max_body
         self.record_limit = record_limit
         self._lock = threading.Lock()
@@ -225,7 +227,7 @@ class LoopbackServer:
                 if task is not None:
                     tasks.discard(task)
 
-        server = await asyncio.start_server(on_client, "127.0.0.1", 0, backlog=4096, limit=256 * 1024)
+        server = await asyncio.start_server(on_client, "127.0.0.1", self.bind_port, backlog=4096, limit=256 * 1024)
         self._port = server.sockets[0].getsockname()[1]
         self._ready.set()
         with contextlib.suppress(TimeoutError):

@@ -10,6 +10,7 @@ import argparse
 import io
 import os
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -404,13 +405,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..eval.anytool.persistence import compact_thread_sync, sync_checkpointer
     from ..graphs.anytool import create_anytool_graph
     from ..graphs.compiled import RUN_CONTEXT_KEY
-    from ..models.llm import NO_MODEL_HELP
+    from ..graphs.retry_point import retry_point
+    from ..models.llm import NO_MODEL_HELP, TRANSPORT_KINDS
     from ..tools.dbfile import describe_error
     from .interaction import answer_questions, read_line
     from .labels import first_line, last_line, model_spec, stand_in_label
     from .preflight import build_executor, check_execution
     from .progress import ProgressPrinter, stream_run, usage_table
-    from .resuming import describe_settings, explicit_settings, run_interrupted
+    from .resuming import describe_settings, explicit_settings, run_failed, run_interrupted
 
     query = _query(args.query)
     catalog = _load_catalog(args.catalog)
@@ -440,7 +442,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         graph = create_anytool_graph(catalog, spec, config=config, checkpointer=checkpointer, executor=executor)
         run_config: Any = {"configurable": {"thread_id": thread}}
         pending = graph.get_state(run_config)
-        inputs: Any = {"query": query}
+        # the run's clock starts with the command: loading the catalog and building the graph count too
+        fresh: Any = {"query": query, "clock_start": getattr(args, "started", None) or time.time()}
+        inputs: Any = fresh
+        start_config: Any = run_config  # where the run starts: a resume after a transport error forks the thread
         stored: dict[str, Any] = {}
         # unfinished: a step is due, or the run never reached finalize (a kill between a node and its checkpoint)
         if pending.next or pending.values.get("status") == "running":
@@ -453,6 +458,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             log.write(f"resuming the interrupted run on thread {thread}"
                       + (f" with the settings it started with ({describe_settings(kept)})" if kept else "") + "\n")
             inputs = None
+        elif args.thread and pending.values.get("query") == query \
+                and (point := retry_point(graph, run_config)) is not None:
+            # ended by a transport error (a dead or failing server): the failed model call is made again
+            stored = dict(pending.values.get(RUN_CONTEXT_KEY) or {})
+            log.write(f"resuming the run on thread {thread}, which ended in error ({point.kind}), from its last "
+                      f"checkpoint before the failed model call; {point.describe()}\n")
+            inputs, start_config = point.resume_input(), point.config
         if not (spec or stored.get("model")):
             raise UsageError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
         stand_in = stand_in_label(spec or stored.get("model"))
@@ -464,17 +476,18 @@ def cmd_run(args: argparse.Namespace) -> int:
             announce_code_tool(log.write)
         log.write(f"thread {thread} | catalog {catalog!r}\n")
         printer = ProgressPrinter(io.StringIO() if args.quiet else log)
-        stream_run(graph, inputs, run_config, printer.handle, context)
+        stream_run(graph, inputs, start_config, printer.handle, context)
         after = graph.get_state(run_config)
         if inputs is None and not after.next and after.values.get("status") == "running":
             log.write("the checkpoint holds no step to resume from; the run starts over\n")
-            stream_run(graph, {"query": query}, run_config, printer.handle, resume_context(stored, context))
+            stream_run(graph, fresh, run_config, printer.handle, resume_context(stored, context))
         while (resume := answer_questions(graph, run_config, read_line(sys.stdin, log), log)) is not None:
             # ask_user: the user's answer continues the run
             stream_run(graph, resume, run_config, printer.handle, context)
         final = graph.get_state(run_config)
         values = final.values
-        if args.db and not final.next and values.get("status") not in (None, "running"):
+        resumable = bool(args.db) and values.get("status") == "error" and values.get("error_kind") in TRANSPORT_KINDS
+        if args.db and not final.next and values.get("status") not in (None, "running") and not resumable:
             compact_thread_sync(checkpointer, thread)  # a finished run keeps its final checkpoint only
     except sqlite3.Error as exc:  # the checkpoint database failed mid-run (full disk, damaged file)
         if not args.db:
@@ -495,6 +508,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(usage_table(values.get("usage") or {}))
         if stand_in:
             print(last_line())
+    if resumable:  # the same command (with the run's --thread) resumes it from the checkpoint before the failure
+        sys.stderr.write(run_failed(getattr(args, "argv", []), thread, str(values.get("error_kind"))) + "\n")
     return 0 if values.get("status") in ("solved", "planned") else 1
 
 
@@ -517,6 +532,19 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(query, sys.stdout, model=args.model, cache=not args.no_cache, config=config)
 
 
+def _configure_serve(p: argparse.ArgumentParser) -> None:
+    from .serve_command import configure
+
+    configure(p)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """`anytool serve MODEL`: a packaged small model on a loopback llama-server until Ctrl-C."""
+    from .serve_command import run
+
+    return run(args)
+
+
 SUBCOMMANDS: tuple[Subcommand, ...] = (
     Subcommand("run", "answer a request with AnyTool (live progress, usage table)", _configure_run, cmd_run),
     Subcommand("demo", "run AnyTool offline on the builtin catalog", _configure_demo, cmd_demo),
@@ -527,6 +555,8 @@ SUBCOMMANDS: tuple[Subcommand, ...] = (
                        "OPPO tasks", _configure_eval, cmd_eval),
     Subcommand("report", "write a static, offline HTML report of runs (a results file, or one checkpointed run)",
                configure_report, cmd_report),
+    Subcommand("serve", "serve a packaged small model (smollm2, gemma3-270m) on a loopback llama-server",
+               _configure_serve, cmd_serve),
 )
 
 
@@ -549,12 +579,14 @@ def _user_errors() -> tuple[type[BaseException], ...]:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of `anytool`; returns the exit code."""
+    started = time.time()  # the command's start: `anytool run`'s clock (max_run_seconds) counts from here
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help or a usage error (already printed by argparse)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     args.argv = list(sys.argv[1:] if argv is None else argv)  # the command as given (the line that resumes a run)
+    args.started = started
     from ..sanitize import TerminalSafeWriter
 
     saved = sys.stdout, sys.stderr

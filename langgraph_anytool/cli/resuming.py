@@ -59,6 +59,13 @@ def run_interrupted(argv: Sequence[str], thread: str, db: str | None) -> str:
             f"  {resume_command([*argv, '--db', 'anytool-runs.sqlite'], thread=thread)}")
 
 
+def run_failed(argv: Sequence[str], thread: str, kind: str) -> str:
+    """What `anytool run` prints after a run (checkpointed in a file) ended in an error of a transport kind: the
+    same command resumes it from its last checkpoint before the failed model call, keeping its usage."""
+    return (f"the run ended in error ({kind}): once the model server answers again, resume it from its last "
+            f"checkpoint before the failed model call (its usage is kept) with\n  {resume_command(argv, thread=thread)}")
+
+
 def batch_interrupted(argv: Sequence[str], out: str, done: int, db: str | None) -> str:
     """What `anytool eval run` prints when Ctrl-C stops it: the same command resumes the batch (the queries with a
     record in the results file are skipped; with --db, a query in flight resumes from its checkpoint)."""

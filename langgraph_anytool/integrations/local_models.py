@@ -163,15 +163,28 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def port_free(port: int) -> bool:
+    """Whether nothing listens on 127.0.0.1:`port` now (it can be bound as a server binds it: connections of a
+    stopped server that linger in TIME_WAIT do not count)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 class LlamaServer:
     """`llama-server -m MODEL --jinja -c CTX` on 127.0.0.1 (a free port), its output in `log_path`.
 
     `alias` is the model name the server answers to (and reports in /v1/models); `parallel` its slots (1: the
-    whole window for each request, one request at a time); `extra` more command-line options."""
+    whole window for each request, one request at a time); `extra` more command-line options; `port` a fixed port
+    (0: a free one)."""
 
     def __init__(self, model: str | Path, *, ctx: int, alias: str | None = None, binary: str | Path | None = None,
                  log_path: str | Path | None = None, parallel: int = 1, threads: int | None = None,
-                 extra: tuple[str, ...] = (), startup_timeout: float = 180.0) -> None:
+                 extra: tuple[str, ...] = (), startup_timeout: float = 180.0, port: int = 0) -> None:
         self.model = Path(model)
         self.ctx = ctx
         self.alias = alias or self.model.stem
@@ -185,7 +198,8 @@ class LlamaServer:
         self.threads = threads
         self.extra = extra
         self.startup_timeout = startup_timeout
-        self.port = 0
+        self.fixed_port = port  # 0: a free port (tried again when another process takes it first)
+        self.port = port
         self._process: subprocess.Popen[bytes] | None = None
         self._log: IO[bytes] | None = None
 
@@ -207,8 +221,11 @@ class LlamaServer:
 
     def start(self) -> Self:
         """Start the server and wait until /health answers 200 (a few tries on a port taken meanwhile)."""
-        for _ in range(3):
-            self.port = free_port()
+        if self.fixed_port and not port_free(self.fixed_port):  # else another server's /health would answer
+            raise LocalModelError(f"port {self.fixed_port} on 127.0.0.1 is in use (another server?): stop it or "
+                                  "choose another port")
+        for _ in range(1 if self.fixed_port else 3):
+            self.port = self.fixed_port or free_port()
             self._log = self.log_path.open("ab") if self.log_path else None
             self._process = subprocess.Popen(self.command(), stdout=self._log or subprocess.DEVNULL,
                                              stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
@@ -232,6 +249,11 @@ class LlamaServer:
                 pass
             time.sleep(0.25)
         return False
+
+    def wait(self) -> int | None:
+        """Block until the server ends by itself; its exit code (None when it was not started)."""
+        process = self._process
+        return process.wait() if process is not None else None
 
     def log_tail(self, lines: int = 30) -> str:
         if not self.log_path or not self.log_path.is_file():

@@ -11,7 +11,10 @@ error: it propagates unchanged.
 
 Transport kinds (`rate_limited`, `server_error`, `connection`, `timeout`) are retried with exponential backoff and
 full jitter (a uniform wait in [0, min(retry_max_wait, 1 s · 2^n)] before retry n+1), or exactly the wait the
-server asks for in `Retry-After` / `retry-after-ms` (seconds or an HTTP date), capped at `retry_max_wait`.
+server asks for in `Retry-After` / `retry-after-ms` (seconds or an HTTP date), capped at `retry_max_wait`. A
+loopback server that refuses the connection (`refused`: it is not running) is retried `REFUSED_RETRIES` times only,
+after at most `REFUSED_MAX_WAIT` seconds each: a dead local server is given up in seconds (a run that ends so
+resumes from its checkpoint, see graphs/retry_point.py).
 
 Settings (`AnyToolConfig`): `model_retries` (retries of one call, default 6), `retry_max_wait` (seconds, 60),
 `max_retries_per_run` (retries over all calls of one run, across parallel branches, 50), `request_timeout` (seconds
@@ -23,6 +26,7 @@ for good with `llm.ModelCallError(kind, ...)` naming the cap that stopped it.
 
 from __future__ import annotations
 
+import errno
 import random
 import re
 import threading
@@ -42,6 +46,11 @@ from .endpoint import Endpoint, Endpoints
 from .profiles import unwrap
 
 BASE_DELAY = 1.0  # seconds: the first backoff window (doubled per retry, capped at `retry_max_wait`)
+# A loopback server that refuses the connection is not running (a crash, a kill, not started yet): not a transient
+# fault worth minutes of backoff. It gets this many retries (a server restarting), each after at most
+# `REFUSED_MAX_WAIT` seconds, so that the call is given up in seconds.
+REFUSED_RETRIES = 2
+REFUSED_MAX_WAIT = 1.0
 
 # Kinds named by the exception's type (langchain-core's provider-agnostic errors); order matters (subclasses).
 _TYPED_KINDS: tuple[tuple[type[BaseException], str], ...] = (
@@ -155,6 +164,19 @@ def classify(exc: BaseException) -> str | None:
     if names & _CONNECTION_NAMES:
         return "connection"
     return _message_kind(text)
+
+
+def refused(exc: BaseException) -> bool:
+    """Whether a failed call never reached a server: its connection was refused (nothing listens on the port), as
+    the exception or one in its chain (`__cause__` / `__context__`: the client wraps the socket's error) says."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError) or getattr(current, "errno", None) == errno.ECONNREFUSED:
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def overflow_counts(exc: BaseException) -> tuple[int | None, int | None]:

@@ -32,7 +32,17 @@ from .fitting import (
     reply_allowance,
     reply_limit,
 )
-from .guard import CallGuard, classify, describe_error, model_secrets, overflow_counts, retry_after
+from .guard import (
+    REFUSED_MAX_WAIT,
+    REFUSED_RETRIES,
+    CallGuard,
+    classify,
+    describe_error,
+    model_secrets,
+    overflow_counts,
+    refused,
+    retry_after,
+)
 from .profiles import profile_for, unwrap
 
 log = logging.getLogger(__name__)
@@ -417,11 +427,17 @@ def call_role(
                     raise _call_error(kind, role, exc, model, retries, None, overflows > 0,
                                       note=_timeout_note(options, watch, endpoint), spent=used_extra) from exc
             capped = None
+            dead = kind == "connection" and endpoint is not None and guard.is_local(endpoint) and refused(exc)
+            if dead and retries >= REFUSED_RETRIES and endpoint is not None:  # nothing listens on the local port
+                raise _call_error(kind, role, exc, model, retries, None, overflows > 0,
+                                  note=f" — nothing listens at {endpoint.base_url} (is the server running?)",
+                                  spent=used_extra) from exc
             if kind in TRANSPORT_KINDS and retries < guard.policy.retries:
                 capped = guard.timeout_gate() if kind == "timeout" else None
                 capped = capped or guard.gate()
                 if capped is None:
                     wait = guard.policy.wait(retries, retry_after(exc), guard.rng)
+                    wait = min(wait, REFUSED_MAX_WAIT) if dead else wait
                     left = _time_left(guard)
                     guard.sleep(wait if left is None else max(0.0, min(wait, left)))
                     retries += 1

@@ -94,6 +94,11 @@ KNOWN_MODELS: Mapping[str, Mapping[str, Any]] = {
     "llama2": {"context_window": 4_096, "tool_calling": False},
     "gemma": {"context_window": 8_192, "tool_calling": False},
     "phi3": {"context_window": 4_096, "tool_calling": False},
+    # the tiny models that ship as PyPI packages (integrations/local_models.py), under the names `anytool serve`
+    # gives them: their trained windows, and replies of 256 tokens at most, which a CPU generates in seconds to a
+    # minute (3-30 tokens a second; the roles' defaults, 512-2048, let Gemma's replies run for minutes)
+    "smollm2": {"context_window": 8_192, "max_tokens": 256},
+    "gemma3-270m": {"context_window": 32_768, "max_tokens": 256},
     # ToolBench's and α-UMi's fine-tuned models: text-mode (Action / Action Input), LLaMA-2 context
     "toolllama": {"context_window": 8_192, "tool_calling": False},
     "alpha-umi": {"context_window": 4_096, "tool_calling": False},

@@ -7,6 +7,7 @@ setting), or the top-k of our hybrid search (search: a non-LLM baseline).
 
 from __future__ import annotations
 
+import math
 import time
 import uuid
 from collections.abc import Mapping
@@ -92,8 +93,8 @@ def make_init(base: Deps) -> Any:
             {FLAT_AGENT_ID: new_agent_record(FLAT_AGENT_ID, "flat")} if mode == "flat"
             else {META_AGENT_ID: new_agent_record(META_AGENT_ID, "meta")})
         pool = initial_pool(deps, {**state, **request}) if mode in ("reference", "search") else []
-        run_key, started_at = uuid.uuid4().hex, time.time()  # wall clock: a resumed run counts from here
-        deps.signals.seed_start(run_key, started_at)
+        run_key, started_at = uuid.uuid4().hex, clock_start(state.get("clock_start"), time.time())
+        deps.signals.seed_start(run_key, started_at)  # wall clock: a resumed run counts from here
         return {
             **request,
             "plan": [],
@@ -104,9 +105,18 @@ def make_init(base: Deps) -> Any:
             "pool_at_last_solve": [], "verdict": {}, "answer": "", "status": "running", "reason": "", "error_kind": "",
             "reflect_request": "", "reflect_level": "", "events": Overwrite([run_event("start", started_at)]),
             "run_context": storable_context(context_values(runtime.context)),  # a resume without context uses it
+            "clock_start": None,  # taken: the thread's next run starts its own clock
         }
 
     return init
+
+
+def clock_start(given: Any, now: float) -> float:
+    """When the run's clock starts: the input's `clock_start` (a caller's start, e.g. the command's) when it is a
+    finite time not after `now`, else `now`."""
+    if isinstance(given, int | float) and not isinstance(given, bool) and math.isfinite(given) and given <= now:
+        return float(given)
+    return now
 
 
 def make_gate(base: Deps) -> Any:

@@ -212,25 +212,36 @@ def test_llama_cpps_counts_are_read_from_its_error_body() -> None:
 # ------------------------------------------------------------------------------------------------ max_tokens
 def test_every_call_carries_the_roles_max_tokens_which_a_profile_changes() -> None:
     with OpenAIChatServer(["ok"] * 4) as server:
-        model = ChatOpenAI(model="smollm2-135m", base_url=server.base_url, api_key="x", max_retries=0)
+        model = ChatOpenAI(model="house-model", base_url=server.base_url, api_key="x", max_retries=0)
         call_role(model, "solver", PROMPT)
         call_role(model, "judge", PROMPT)
-        call_role(model, "judge", PROMPT, profiles={"smollm2": {"max_tokens": {"judge": 99}}})
-        call_role(model, "solver", PROMPT, profiles={"smollm2": {"max_tokens": 64}})
+        call_role(model, "judge", PROMPT, profiles={"house-model": {"max_tokens": {"judge": 99}}})
+        call_role(model, "solver", PROMPT, profiles={"house-model": {"max_tokens": 64}})
         caps = [r["max_completion_tokens"] for r in server.chat_requests]
     assert caps == [ROLE_REPLY_TOKENS["solver"], ROLE_REPLY_TOKENS["judge"], 99, 64]
 
 
 def test_reply_limits_and_windows() -> None:
     own = ChatOpenAI(model="gpt-4o-mini", api_key="x", max_tokens=3000)
-    plain = ChatOpenAI(model="smollm2-135m", api_key="x")
-    profile = profile_for("smollm2-135m")
+    plain = ChatOpenAI(model="house-model-135m", api_key="x")
+    profile = profile_for("house-model-135m")
     assert reply_limit(own, "solver", profile, 32768) == 3000  # the model's own wins
     assert reply_limit(plain, "solver", profile, 32768) == ROLE_REPLY_TOKENS["solver"]
     assert reply_limit(plain, "solver", profile, 2048) == 512  # at most a quarter of a small window
-    declared = profile_for("smollm2-135m", {"smollm2": {"context_window": 8192}})
+    declared = profile_for("house-model-135m", {"house-model": {"context_window": 8192}})
     assert context_window(declared, 16384) == 8192 and context_window(declared, 4096) == 4096
     assert context_window(profile, 16384) == 16384 and context_window(profile, None) == profile.context_window
+
+
+@pytest.mark.parametrize("name", ["smollm2", "gemma3-270m", "SmolLM2-135M-Instruct"])
+def test_the_packaged_tiny_models_reply_in_at_most_256_tokens_in_every_role(name: str) -> None:
+    """Issue 38 §4: Gemma 3 270M's replies ran to the solver's 1,024 (or the agents' 512) tokens at ~3 tokens/s on a
+    CPU; the packaged models' profiles cap every role at 256 (the real-model tier's figure), overridable."""
+    model = ChatOpenAI(model=name, api_key="x")
+    profile = profile_for(name)
+    assert {reply_limit(model, role, profile, 8192) for role in ROLE_REPLY_TOKENS} == {256}
+    assert reply_limit(model, "solver", profile_for(name, {name: {"max_tokens": 512}}), 8192) == 512
+    assert context_window(profile, 4096) == 4096  # the server's smaller window still wins
 
 
 def test_bad_max_tokens_in_a_profile_are_named() -> None:

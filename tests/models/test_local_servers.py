@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from langgraph_anytool.cli.app import main
-from langgraph_anytool.models.fitting import ROLE_REPLY_TOKENS
+from langgraph_anytool.models.profiles import profile_for
 from tests.model_servers import LlamaCppServer, ModelServer, OllamaServer, VllmServer, recorded
 
 QUERY = "Convert 26.2 miles to kilometers."
@@ -126,7 +126,8 @@ def test_a_slow_local_server_is_waited_for_and_never_asked_twice(monkeypatch: py
         hung_up = server.disconnects
     assert out["status"] != "error", out["reason"]
     assert len(chats) == model_calls(out) and hung_up == 0  # no request cut, none sent twice
-    assert all(c.stream and c.max_tokens in set(ROLE_REPLY_TOKENS.values()) for c in chats)
+    assert all(c.stream and c.max_tokens == profile_for(server.model).max_tokens == 256 for c in chats)  # a tiny
+    # model's profile: every role's replies capped at 256 tokens
 
 
 def test_a_silent_local_server_is_not_sent_the_same_request_again(monkeypatch: pytest.MonkeyPatch,

@@ -54,15 +54,26 @@ def _offered(tool_spec: ToolSpec, code_runs: bool) -> ToolSpec | None:
 
 
 def _build() -> tuple[list[Category], dict[str, ApiSpec]]:
-    categories: list[Category] = []
-    specs: dict[str, ApiSpec] = {}
+    """The categories and API declarations (fresh containers over immutable objects: callers may change them).
+
+    Parsed once per process for each sandbox state: a run asks three times (the catalog, the executor's callables,
+    its worker APIs), and each parse of the 194 declarations cost about a quarter of a second of CPU before the
+    first model request."""
     status = sandbox_status()
     if not status.available:  # said by the commands that offer the code tool (`announce_code_tool`), not here
         logger.debug("%s", status.detail)
+    categories, specs = _parsed(status.available)
+    return list(categories), dict(specs)
+
+
+@functools.lru_cache(maxsize=2)
+def _parsed(code_runs: bool) -> tuple[tuple[Category, ...], tuple[tuple[str, ApiSpec], ...]]:
+    categories: list[Category] = []
+    specs: dict[str, ApiSpec] = {}
     for mod_name, cat in category_specs():
         tools = []
         for declared in cat.tools:
-            tool_spec = _offered(declared, status.available)
+            tool_spec = _offered(declared, code_runs)
             if tool_spec is None:
                 continue
             tool = parse_tool(tool_document(tool_spec), category=cat.name, source=f"builtin:{mod_name}",
@@ -73,7 +84,7 @@ def _build() -> tuple[list[Category], dict[str, ApiSpec]]:
                 specs[api.id] = api_spec
             tools.append(tool)
         categories.append(Category(name=cat.name, description=cat.description, tools=tuple(tools)))
-    return categories, specs
+    return tuple(categories), tuple(specs.items())
 
 
 def builtin_categories() -> list[Category]:

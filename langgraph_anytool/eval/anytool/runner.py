@@ -7,7 +7,8 @@
   `llm.TRANSPORT_KINDS` — rate_limited, server_error, connection, timeout — and "configuration" and "auth": a
   model without a key or package, a refused key; no query caused those); their new record supersedes the old one
   for every reader. With a persistent checkpointer (`--db`) a query that was in flight when the process died
-  resumes from its last checkpoint.
+  resumes from its last checkpoint, and one whose run ended in a transport error from its last checkpoint before
+  the failed model call, its usage kept (its thread is not compacted until it ends otherwise).
 - A query whose run ended in `error` (or whose run raised) is recorded with its `error_kind` (a
   `ModelCallError`'s kind, "configuration" for a model that could not be made, else "other") and the reason; the
   batch goes on. (`anytool eval run` checks every role's model before the first query: `models/preflight.py`.)
@@ -95,6 +96,7 @@ async def solve(catalog: Any, model: Any, config: AnyToolConfig, query: str, *, 
     (with `rerun`, a finished one is run again: the retry of a recorded error). `retry_budget` (one for the
     whole batch) caps the model-call retries of all its queries together."""
     from ...graphs.anytool import create_anytool_graph
+    from ...graphs.retry_point import aretry_point
 
     graph = create_anytool_graph(catalog, model, config=config, checkpointer=checkpointer, executor=executor,
                                  retry_budget=retry_budget)
@@ -108,6 +110,11 @@ async def solve(catalog: Any, model: Any, config: AnyToolConfig, query: str, *, 
             inputs = None
         elif pending.values.get("status") not in (None, "running") and not rerun:
             return dict(pending.values)  # finished, but its record was never written
+        elif (point := await aretry_point(graph, run_config)) is not None:
+            # the retry of a run ended by a transport error: from its checkpoint before the failed call, its
+            # usage kept (graphs/retry_point.py)
+            await graph.ainvoke(point.resume_input(), point.config)
+            return dict((await graph.aget_state(run_config)).values)
     await graph.ainvoke(inputs, run_config)
     return dict((await graph.aget_state(run_config)).values)
 
@@ -429,7 +436,8 @@ async def run_batch(
                                      retries=int(getattr(exc, "retries", 0) or 0))
             rec["attempt"] = int((earlier or {}).get("attempt") or 1) + 1 if earlier is not None else 1
             writer.append(rec)
-            if checkpointer is not None and remote is None and options.compact and rec["status"] != "timeout":
+            if checkpointer is not None and remote is None and options.compact and rec["status"] != "timeout" \
+                    and not resumable(rec):
                 await _compact(checkpointer, thread_id_for(q, run_info), options.db)
             if done is not None:
                 await done(q)
@@ -446,6 +454,12 @@ async def run_batch(
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
     return tally
+
+
+def resumable(record: Mapping[str, Any]) -> bool:
+    """Whether a query's run ended in an error of a transport kind: its thread keeps its checkpoints, so that the
+    batch's resume retries it from the last one before the failed model call (graphs/retry_point.py)."""
+    return record.get("status") == "error" and record.get("error_kind") in TRANSPORT_KINDS
 
 
 async def _compact(checkpointer: Any, thread_id: str, db: str | None) -> None:
