@@ -11,9 +11,13 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
+from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
 
 import langgraph_anytool
 from langgraph_anytool.extras import install_hint, install_source
@@ -143,3 +147,41 @@ def test_after_make_demo_the_last_line_says_how_to_reach_anytool(tmp_path: Path)
                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert typed.returncode == 0, typed.stderr[-2000:]
     assert Path(typed.stdout.splitlines()[0]).parent.resolve() == anytool.parent.resolve()
+
+
+def _requirements() -> list[tuple[str, Requirement]]:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return [("dependencies", Requirement(r)) for r in project["dependencies"]] + [
+        (f"[{extra}]", Requirement(r)) for extra, rs in project["optional-dependencies"].items() for r in rs]
+
+
+# Packages whose major version is a different program for us: a checkpoint format, a graph or chat-model API, the
+# MCP SDK. Their floor must be in the major version the suite runs, never an older one it has never run.
+MAJOR_BOUND = ("langgraph", "langchain", "langchain-core", "langchain-openai", "langgraph-checkpoint-sqlite",
+               "langgraph-checkpoint-postgres", "mcp", "langchain-mcp-adapters")
+
+
+@pytest.mark.parametrize("name", MAJOR_BOUND)
+def test_floors_are_in_the_major_version_the_suite_runs(name: str) -> None:
+    try:
+        installed = Version(metadata.version(name))
+    except metadata.PackageNotFoundError:
+        pytest.skip(f"{name} is not installed here")
+    declared = [(where, r) for where, r in _requirements() if r.name == name]
+    assert declared, f"{name} is not a dependency"
+    for where, req in declared:
+        assert req.specifier.contains(installed, prereleases=True), f"{where} {req} excludes the installed {installed}"
+        floors = [Version(s.version) for s in req.specifier if s.operator in (">=", "==", "~=")]
+        assert floors and floors[0].major == installed.major and floors[0] <= installed, (
+            f"{where} {req}: its floor is not in {installed.major}.x, the major version the suite runs ({installed})")
+
+
+def test_mcp_2_is_excluded_while_the_adapters_and_the_test_server_need_mcp_1() -> None:
+    """mcp 2 removed `mcp.server.fastmcp` (tests/mcp_notes_server.py) and langchain-mcp-adapters requires mcp<2:
+    every declaration of mcp says so itself, not only through the adapters' cap."""
+    mcps = [(where, r) for where, r in _requirements() if r.name == "mcp"]
+    assert mcps
+    for where, req in mcps:
+        assert not req.specifier.contains("2.0.0") and not req.specifier.contains("2.3.0"), f"{where} {req}"
+    adapters = Requirement(next(r for r in metadata.requires("langchain-mcp-adapters") or [] if r.startswith("mcp")))
+    assert not adapters.specifier.contains("2.0.0"), f"langchain-mcp-adapters now accepts {adapters}: try mcp 2"
