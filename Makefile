@@ -64,7 +64,7 @@ test: install
 # a second time (15 min on 2 cores, for tests that never look at those tools): the collection of every module, then
 # the test files that mention the sandbox, the code tool, Chromium or Graphviz (found by grep, so new ones join).
 WITHOUT_TOOLS := $(PY) scripts/without_programs.py --unset CI --unset ANYTOOL_REQUIRE_SANDBOX bwrap chromium dot --
-TOOL_TESTS = $$(grep -rlE 'python_sandbox|run_python|sandbox|bwrap|Code_Execution|chromium|graphviz' tests --include='test_*.py' | sort)
+TOOL_TESTS = $$(grep -rlE 'python_sandbox|run_python_|sandbox|bwrap|Code_Execution|[Cc]hromium|graphviz|which\("dot' tests --include='test_*.py' | sort)
 test-without-tools: install
 	@out=$$($(WITHOUT_TOOLS) $(BIN)/pytest --collect-only -q -p no:cacheprovider 2>&1); status=$$?; \
 		if [ $$status = 0 ]; then echo "$$out" | tail -n 2; else echo "$$out" | tail -n 60; fi; exit $$status

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .extras import install_hint
+from .install.extras import install_hint
 from .text import shorten
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from ..extras import install_hint
+from ..install.extras import install_hint
 from .errors import CatalogError
 from .models import Category, Tool
 

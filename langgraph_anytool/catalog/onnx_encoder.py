@@ -31,7 +31,7 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
-from ..extras import install_hint
+from ..install.extras import install_hint
 from ..sanitize.paths import user_cache_dir
 from ..sanitize.schema import FileModel, check_model
 from ..sanitize.writes import atomic_file

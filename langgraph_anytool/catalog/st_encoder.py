@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..extras import install_hint
+from ..install.extras import install_hint
 from .minilm_package import LOCAL_EXTRA, packaged_minilm_dir
 
 

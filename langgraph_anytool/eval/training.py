@@ -43,7 +43,7 @@ from pydantic import Field
 
 from ..catalog.documents import DOCUMENT_VERSION, api_dense_text
 from ..catalog.trained_model import FUSION, MANIFEST, MANIFEST_FORMAT, onnx_file, query_hash
-from ..extras import install_hint
+from ..install.extras import install_hint
 from ..sanitize.files import file_digest
 from ..sanitize.schema import Fraction, check_fields
 from ..sanitize.writes import atomic_write, write_folder

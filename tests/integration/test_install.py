@@ -20,7 +20,7 @@ from packaging.requirements import Requirement
 from packaging.version import Version
 
 import langgraph_anytool
-from langgraph_anytool.extras import install_hint, install_source
+from langgraph_anytool.install.extras import install_hint, install_source
 from tests.docs.test_docs_blocks import blocks_of, keyless_environ
 
 REPO = Path(__file__).resolve().parents[2]
@@ -121,6 +121,38 @@ def test_a_wheel_in_a_fresh_venv_runs_the_readme_example_from_another_folder(tmp
     assert cli.returncode == 0, cli.stderr[-3000:]
     assert shutil.which("anytool", path=env["PATH"]) == str(venv / "bin" / "anytool")
     assert sorted(p.name for p in app.iterdir()) == ["example.py", "runs.sqlite"]
+    # the example files the docs read ship in the wheel: copied out, they run the docs' compare command
+    copied = subprocess.run([str(python), "-m", "langgraph_anytool.examples"], cwd=app, env=env, capture_output=True,
+                            text=True, timeout=600)
+    assert copied.returncode == 0, copied.stderr[-2000:]
+    compare = subprocess.run(["anytool", "eval", "compare", "examples/compare/a.jsonl", "examples/compare/b.jsonl",
+                              "--offline", "--no-cache"], cwd=app, env=env, capture_output=True, text=True,
+                             timeout=600)
+    assert compare.returncode == 0, compare.stderr[-2000:]
+    assert re.search(r"^overall +10 +50.0 +80.0 ", compare.stdout, re.M), compare.stdout
+    tasks = subprocess.run(["anytool", "eval", "tasks", "--task", "1-8", "--data", "examples/oppo_tasks", "--catalog",
+                            "examples/oppo_toolset", "--offline", "--execution", "template"], cwd=app, env=env,
+                           capture_output=True, text=True, timeout=600)
+    assert tasks.returncode == 0, tasks.stderr[-2000:]
+
+
+def test_the_examples_copy_into_any_folder_and_keep_the_users_edits(tmp_path: Path) -> None:
+    from langgraph_anytool.examples import NAMES, copy_examples, example_path, main
+
+    assert main([str(tmp_path)]) == 0
+    for name in NAMES:
+        shipped = sorted(p.relative_to(example_path(name)) for p in example_path(name).rglob("*") if p.is_file())
+        copied = sorted(p.relative_to(tmp_path / "examples" / name)
+                        for p in (tmp_path / "examples" / name).rglob("*") if p.is_file())
+        assert shipped and copied == shipped, name
+    edited = tmp_path / "examples" / "compare" / "a.jsonl"
+    edited.write_text("mine\n", encoding="utf-8")
+    copy_examples(tmp_path)
+    assert edited.read_text(encoding="utf-8") == "mine\n"
+    for bad in ("../__init__.py", "__init__.py", "no_such_example", "/etc/passwd"):
+        with pytest.raises(FileNotFoundError):
+            example_path(bad)
+    assert main(["a", "b"]) == 2
 
 
 def test_after_make_demo_the_last_line_says_how_to_reach_anytool(tmp_path: Path) -> None:

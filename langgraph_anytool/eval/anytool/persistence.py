@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
-from ...extras import install_hint
+from ...install.extras import install_hint
 
 _SETUP_LOCK = 0x616E7974  # advisory lock serialising schema set-up of workers starting together
 
