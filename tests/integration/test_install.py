@@ -26,10 +26,14 @@ from tests.docs.test_docs_blocks import blocks_of, keyless_environ
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = Path(langgraph_anytool.__file__).resolve().parent
 # the PyPI form of an install line: `pip install 'langgraph-anytool[viz]'` (or without quotes / extras)
-PYPI_FORM = re.compile(r"pip install (-U )?['\"]?langgraph-anytool(\[[\w,-]+\])?['\"]?(?![\w/@.-]* @)")
+PYPI_FORM = re.compile(r"pip install (-U )?['\"]?langgraph-anytool(\[[\w,-]+\])?(?![\[\w-])(?! @)['\"]?(?! @)")
 
 
 def test_no_message_or_page_tells_to_install_from_pypi() -> None:
+    for line, pypi in [("pip install 'langgraph-anytool[viz]'", True), ("pip install -U langgraph-anytool", True),
+                       ("pip install 'langgraph-anytool[viz] @ git+https://host/me/x.git'", False),
+                       ("pip install '/src/langgraph-anytool[viz]'", False)]:
+        assert bool(PYPI_FORM.search(line)) is pypi, line
     found = [f"{path.relative_to(REPO)}:{n}" for path in [*PACKAGE.rglob("*.py"), REPO / "README.md",
                                                            *(REPO / "docs").rglob("*.md")]
              for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if PYPI_FORM.search(line)]
