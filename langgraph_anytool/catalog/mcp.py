@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
+from ..install.extras import install_hint
 from .errors import CatalogError
 from .models import Category, Tool
 
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 
 C = TypeVar("C")  # a Catalog (class given by Catalog.from_mcp: mcp.py does not import catalog.py)
 
-_MISSING = ("Catalog.from_mcp needs langchain-mcp-adapters: pip install 'langgraph-anytool[mcp]'")
 
 
 def step_deadline(timeout: object) -> float:
@@ -51,7 +51,7 @@ async def aload_mcp_categories(
     try:
         from langchain_mcp_adapters.client import MultiServerMCPClient
     except ImportError as exc:
-        raise ImportError(_MISSING) from exc
+        raise ImportError(f"Catalog.from_mcp needs langchain-mcp-adapters: {install_hint('mcp')}") from exc
     from .lc_tools import bind_langchain_tools
 
     if not connections:

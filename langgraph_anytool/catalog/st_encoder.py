@@ -14,7 +14,8 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from .minilm_package import LOCAL_EXTRA_HINT, packaged_minilm_dir
+from ..install.extras import install_hint
+from .minilm_package import LOCAL_EXTRA, packaged_minilm_dir
 
 
 def quiet_transformers() -> None:
@@ -54,7 +55,7 @@ def check_st_folder(path: Path) -> None:
     try:
         import sentence_transformers
     except ImportError as exc:
-        raise ImportError(f"MiniLM embeddings need 'sentence-transformers': {LOCAL_EXTRA_HINT}") from exc
+        raise ImportError(f"MiniLM embeddings need 'sentence-transformers': {install_hint(LOCAL_EXTRA)}") from exc
 
     from .model_folder import check_st_modules, load_tokenizer, load_weights_header, read_config
 
@@ -75,7 +76,7 @@ def _sentence_transformer(path: str, device: str, max_seq_length: int) -> Any:
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
-        raise ImportError(f"MiniLM embeddings need 'sentence-transformers': {LOCAL_EXTRA_HINT}") from exc
+        raise ImportError(f"MiniLM embeddings need 'sentence-transformers': {install_hint(LOCAL_EXTRA)}") from exc
     try:
         model = SentenceTransformer(path, device=device, local_files_only=True)
     except (ImportError, OSError):
@@ -127,7 +128,7 @@ class MiniLMEncoder:
             if self._model is None:
                 path = self._model_path or packaged_minilm_dir()
                 if not (path / "config.json").is_file():
-                    raise ImportError(f"no MiniLM model files under {path}; reinstall them: {LOCAL_EXTRA_HINT}")
+                    raise ImportError(f"no MiniLM model files under {path}; reinstall them: {install_hint(LOCAL_EXTRA)}")
                 if self._model_path is not None:
                     check_st_folder(path)
                 self._model = _sentence_transformer(str(path), self.device, self.max_seq_length)

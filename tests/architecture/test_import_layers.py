@@ -32,7 +32,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # bottom modules; models/profiles is a table of model facts that config.py validates overrides against,
     # so it sits here although it lives in models/ (it imports nothing of the package); paper_prompts reads the
     # authors' prompts from a checkout, which config.py validates `prompts_from` with
-    ("bottom", ("config", "context", "state", "protocol", "sanitize", "render", "text", "chat", "viz", "_compat",
+    ("bottom", ("config", "context", "state", "protocol", "sanitize", "render", "text", "chat", "viz", "_compat", "install", "examples",
                 "models.profiles", "paper_prompts")),
 )
 

@@ -22,7 +22,7 @@ from langgraph_anytool.catalog.encoders import (
     onnx_minilm_available,
     resolve_encoder,
 )
-from langgraph_anytool.catalog.minilm_package import LOCAL_EXTRA_HINT
+from langgraph_anytool.catalog.minilm_package import LOCAL_EXTRA
 from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEncoder
 from langgraph_anytool.catalog.search import CatalogSearcher, FusionWeights, default_index_dir
 from langgraph_anytool.catalog.st_encoder import MiniLMEncoder
@@ -396,7 +396,7 @@ def test_minilm_import_error_names_extra(monkeypatch: pytest.MonkeyPatch, tmp_pa
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
     with pytest.raises(ImportError, match=r"sentence-transformers.*local-embeddings"):
         MiniLMEmbeddings(model_path=tmp_path).embed_documents(["x"])
-    assert "local-embeddings" in LOCAL_EXTRA_HINT
+    assert LOCAL_EXTRA == "local-embeddings"
 
 
 @pytest.mark.skipif(not minilm_available(), reason="MiniLM extra not installed")

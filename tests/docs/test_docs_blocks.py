@@ -135,15 +135,16 @@ def all_blocks() -> list[Block]:
 
 def work_dir(root: Path) -> Path:
     """A page's working directory: `root/work`, beside `root/shared` → the shared data (when it exists), with
-    links to the repository's `notebooks`, `benchmarks` and `tests` (so `python notebooks/build.py` runs as
-    documented, a block may read the hand-made files under `tests/data/`, and what a block writes lands in the
-    scratch folder, not in the repository)."""
+    links to the repository's `notebooks` and `benchmarks` (contributors' scripts, run from a checkout: `python
+    notebooks/build.py`), and what a block writes lands in the scratch folder, not in the repository. No link to
+    `tests/`: the example files a block reads come with the package (`python -m langgraph_anytool.examples`), as
+    in a user's own folder (issue 35 §3)."""
     work = root / "work"
     if not work.exists():
         work.mkdir(parents=True)
         if SHARED.is_dir():
             (root / "shared").symlink_to(SHARED)
-        for name in ("notebooks", "benchmarks", "tests"):
+        for name in ("notebooks", "benchmarks"):
             (work / name).symlink_to(REPO / name)
     return work
 

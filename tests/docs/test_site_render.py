@@ -76,3 +76,25 @@ def test_mermaid_diagrams_are_drawn_offline(site: Path, page: str, tmp_path: Pat
         assert len(re.findall(r'class="[^"]*\bnode\b', svg)) >= 3, "a diagram with almost no nodes"
     assert errors == [], errors
     assert picture.stat().st_size > 10_000
+
+
+@pytest.mark.slow
+def test_a_strict_build_that_cannot_ship_mermaid_fails(tmp_path: Path) -> None:
+    """Offline, with no cached script and no npm, the site would draw no diagram: `--strict` (what `make test` and
+    mkdocs.yml's `strict: true` use) fails saying so and how to fix it; a plain build warns and goes on."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from without_programs import path_without
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env.update(NO_MKDOCS_2_WARNING="1", ANYTOOL_DOCS_CACHE=str(tmp_path / "empty-cache"),
+               PATH=path_without({"npm"}, tmp_path / "bin", os.environ.get("PATH", "")))
+    build = [sys.executable, "-m", "mkdocs", "build", "--site-dir", str(tmp_path / "site")]
+    strict = subprocess.run([*build, "--strict"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert strict.returncode != 0
+    (line,) = [ln for ln in strict.stderr.splitlines() if "mermaid:" in ln]
+    assert line.startswith("WARNING") and "no npm" in line and "scripts/mkdocs_mermaid.py" in line, line
+    plain = subprocess.run([*build, "--no-strict"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert plain.returncode == 0, plain.stderr[-2000:]
+    assert "WARNING" in plain.stderr and not (tmp_path / "site" / "assets" / "javascripts" / "mermaid.min.js").exists()

@@ -40,7 +40,7 @@ def test_demo_labels_the_stand_in_chosen_by_name(how: str, monkeypatch: pytest.M
     main(["demo", "Convert 26.2 miles to kilometers", *flags])
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith("model: OfflinePolicyModel (rule-based heuristic stand-in, NOT an LLM); chosen by")
-    assert lines[-1].startswith(LAST)
+    assert lines[-2].startswith(LAST) and lines[-1].startswith("next: ")  # the last line: what to type next
 
 
 def test_eval_run_labels_the_stand_in_chosen_by_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,6 +12,10 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langgraph_anytool import Catalog, create_anytool_graph
+from langgraph_anytool.catalog.builtin import code_tools
+from langgraph_anytool.catalog.builtin._registry import tool_document
+from langgraph_anytool.catalog.models import Api
+from langgraph_anytool.catalog.parse import parse_tool
 from langgraph_anytool.models.llm import INPUTS_KEY, ROLE_KEY
 from langgraph_anytool.offline import OfflinePolicyModel, extract_arguments
 from langgraph_anytool.offline.mentions import code_of
@@ -19,8 +23,19 @@ from langgraph_anytool.tools.observation import reported_error, reported_error_i
 from tests.catalog.test_builtin import needs_sandbox
 
 BUILTIN = Catalog.builtin()
-RUN = BUILTIN.api("Code_Execution/python_sandbox/run_python_code")
-EVALUATE = BUILTIN.api("Code_Execution/python_sandbox/evaluate_python_expression")
+
+
+def _declared(api_id: str) -> Api:
+    """A code API as declared, whether or not this machine offers it: `Catalog.builtin()` leaves the code tool out
+    without a working bubblewrap, and this module must still import there (issue 35 §3)."""
+    category = code_tools.category()
+    apis = [api for spec in category.tools
+            for api in parse_tool(tool_document(spec), category=category.name, source="builtin:code_tools").apis]
+    return next(api for api in apis if api.id == api_id)
+
+
+RUN = _declared("Code_Execution/python_sandbox/run_python_code")
+EVALUATE = _declared("Code_Execution/python_sandbox/evaluate_python_expression")
 
 
 @pytest.mark.parametrize(("text", "mode", "code"), [

@@ -8,7 +8,8 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
-POSTGRES_HELP = "a PostgreSQL --db needs the postgres extra: pip install 'langgraph-anytool[postgres]'"
+from ...install.extras import install_hint
+
 _SETUP_LOCK = 0x616E7974  # advisory lock serialising schema set-up of workers starting together
 
 
@@ -52,7 +53,7 @@ def check_db(db: str | None, *, what: str = "--db") -> None:
         try:
             import psycopg
         except ImportError as exc:
-            raise ImportError(f"{POSTGRES_HELP} ({exc})") from None
+            raise ImportError(f"a PostgreSQL --db needs the postgres extra: {install_hint('postgres')} ({exc})") from None
         try:
             psycopg.connect(db, connect_timeout=10).close()
         except psycopg.Error as exc:
@@ -77,7 +78,7 @@ def sync_checkpointer(db: str | None) -> Iterator[Any]:
         try:
             from langgraph.checkpoint.postgres import PostgresSaver
         except ImportError as exc:
-            raise ImportError(f"{POSTGRES_HELP} ({exc})") from None
+            raise ImportError(f"a PostgreSQL --db needs the postgres extra: {install_hint('postgres')} ({exc})") from None
         check_db(db)
         with PostgresSaver.from_conn_string(db) as saver:
             saver.setup()
@@ -106,7 +107,7 @@ async def async_checkpointer(db: str | None, *, check: bool = True) -> AsyncIter
         try:
             from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
         except ImportError as exc:
-            raise ImportError(f"{POSTGRES_HELP} ({exc})") from None
+            raise ImportError(f"a PostgreSQL --db needs the postgres extra: {install_hint('postgres')} ({exc})") from None
         if check:
             check_db(db)
         async with AsyncPostgresSaver.from_conn_string(db) as saver:
@@ -136,7 +137,7 @@ class PostgresClaims:
         try:
             import psycopg
         except ImportError as exc:
-            raise ImportError(f"{POSTGRES_HELP} ({exc})") from None
+            raise ImportError(f"a PostgreSQL --db needs the postgres extra: {install_hint('postgres')} ({exc})") from None
         self._conn = await psycopg.AsyncConnection.connect(self.db, autocommit=True)
         async with _setup_lock(self.db):
             await self._conn.execute(
