@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
+from langchain_core.messages.tool import tool_call_chunk
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
 from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -112,14 +113,17 @@ class ScriptedChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=self._reply(messages, kwargs.get("tools"), metadata))])
 
 
+def _metadata_var() -> contextvars.ContextVar[dict[str, Any] | None]:
+    return contextvars.ContextVar("scripted_call_metadata", default=None)
+
+
 class StreamingScriptedChatModel(ScriptedChatModel):
     """A `ScriptedChatModel` that streams: when LangChain streams the call (`astream_events`, `stream_mode="messages"`,
     `model.stream`), the reply's text arrives word by word, then one chunk with its tool calls and usage. The chunks
     add up to the same reply `invoke` gives. (LangChain calls `_stream` without the run's callback manager, so the
     call's metadata, which a responder may read, is kept from `invoke` for the duration of the call.)"""
 
-    _metadata: contextvars.ContextVar[dict[str, Any] | None] = PrivateAttr(
-        default_factory=lambda: contextvars.ContextVar("scripted_call_metadata", default=None))
+    _metadata: contextvars.ContextVar[dict[str, Any] | None] = PrivateAttr(default_factory=_metadata_var)
 
     def invoke(self, input: LanguageModelInput, config: RunnableConfig | None = None, *, stop: list[str] | None = None,
                **kwargs: Any) -> AIMessage:
@@ -144,7 +148,7 @@ class StreamingScriptedChatModel(ScriptedChatModel):
         text = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
         for piece in re.findall(r"\S+\s*|\s+", text):
             yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
-        calls = [{"name": c["name"], "args": json.dumps(c["args"]), "id": c["id"], "index": i}
+        calls = [tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i)
                  for i, c in enumerate(reply.tool_calls)]
         yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=calls,
                                                          usage_metadata=reply.usage_metadata))
