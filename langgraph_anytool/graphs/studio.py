@@ -87,3 +87,16 @@ def build_graph(environ: dict[str, str] | None = None, *, build_index: bool = Fa
     # no key needed to build: Studio draws the graph and its schemas; a run reports a missing key in one line
     return create_anytool_graph(catalog=catalog, model=env.get("ANYTOOL_MODEL") or None, config=config,
                                 executor=executor, defer_model_errors=True)
+
+
+MODEL_ROUTE = "/anytool/model"  # the HTTP app's route that says which model the served graph runs (studio_app.py)
+
+
+def served_models(environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """Which model the graph built from `environ` runs: `{"model": ANYTOOL_MODEL or None, "models": {role: spec}}`
+    (per-role models from ANYTOOL_MODELS; instances named by their class). A client that sends batches to the
+    server (`anytool eval run --server`) labels its records with it, the offline stand-in as NOT an LLM."""
+    env = os.environ if environ is None else environ
+    roles = AnyToolConfig.from_env(env).models
+    return {"model": (env.get("ANYTOOL_MODEL") or "").strip() or None,
+            "models": {role: spec if isinstance(spec, str) else type(spec).__name__ for role, spec in roles.items()}}

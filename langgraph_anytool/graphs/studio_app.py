@@ -1,6 +1,7 @@
 """The HTTP app `langgraph dev` serves beside the Studio graph (langgraph.json, "http": {"app": ...}).
 
-It adds no route. Its lifespan builds the Studio graph (its catalog and search index too) while the server starts,
+It adds one route, `GET /anytool/model`: which model the served graph runs (`served_models`), so that a client
+that sends it batches labels its records with the model (`anytool eval run --server`). Its lifespan builds the Studio graph (its catalog and search index too) while the server starts,
 in a thread (`langgraph dev` rejects blocking calls on its event loop). Every request then finds the graph built:
 without it the first request would wait for the build and the server would log "Slow graph load" for it. A build
 that fails (a bad `ANYTOOL_CATALOG`, say) is logged in one line and the server starts anyway: the factory raises the
@@ -22,12 +23,14 @@ from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.requests import Request
 from starlette.responses import JSONResponse
+from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from langgraph_anytool.config import ConfigError
 from langgraph_anytool.context import check_context
-from langgraph_anytool.graphs.studio import make_graph
+from langgraph_anytool.graphs.studio import MODEL_ROUTE, make_graph, served_models
 
 logger = logging.getLogger(__name__)
 
@@ -92,4 +95,10 @@ class ContextCheck:
         await self.app(scope, replay, send)
 
 
-app = Starlette(lifespan=build_at_start, middleware=[Middleware(ContextCheck)])
+async def model_info(_request: Request) -> JSONResponse:
+    """Which model the served graph runs (a run's context may name another for that run)."""
+    return JSONResponse(served_models())
+
+
+app = Starlette(routes=[Route(MODEL_ROUTE, model_info)], lifespan=build_at_start,
+                middleware=[Middleware(ContextCheck)])
