@@ -357,13 +357,15 @@ def offline_resolved(model: Any, models: Mapping[str, Any], catalog: Any, *,
     return one(spec), {role: one(m) for role, m in models.items()}
 
 
-def resolve_models(model: Any, models: Mapping[str, Any] | None, config: AnyToolConfig, catalog: Catalog) -> ModelSet:
+def resolve_models(model: Any, models: Mapping[str, Any] | None, config: AnyToolConfig, catalog: Catalog, *,
+                   defer: bool = False) -> ModelSet:
     """The models of a graph built with `config`: `model` and per-role `models` over `config.models`, with the
-    config's request timeout; with `max_cost` set, every role's price must be known (`check_prices`)."""
+    config's request timeout; with `max_cost` set, every role's price must be known (`check_prices`). `defer`: a
+    model that cannot be made now (a missing key) is reported by the first run that needs it (`ModelSet`)."""
     model, role_models = offline_resolved(model, {**config.models, **dict(models or {})}, catalog)
     try:
         model_set = ModelSet.resolve(model, role_models, catalog=catalog,
-                                     request_timeout=config.request_timeout)
+                                     request_timeout=config.request_timeout, defer=defer)
     except ModelNotConfiguredError as exc:  # the user's call and this line, not the resolver's frames
         raise exc.with_traceback(None) from None
     check_prices(model_set, config)  # max_cost needs every role's price: fail before any call

@@ -8,7 +8,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +148,30 @@ def _model(args: argparse.Namespace, catalog: Any) -> tuple[Any, str]:
     raise EvalUsageError(f"{NO_MODEL_HELP}, or pass --offline for the rule-based stand-in")
 
 
+def _server_label(args: argparse.Namespace, settings: Mapping[str, Any]) -> tuple[str, bool, list[str]]:
+    """(the records' model label, whether the stand-in plays every role, the roles it plays) for a batch sent to
+    `--server`: the model the server's graph runs, as its HTTP app says (`/anytool/model`), with the per-role
+    models the run context names (`--set models=...`) over its own; the stand-in labelled as NOT an LLM."""
+    import asyncio
+
+    from ..eval.anytool.remote import RemoteSolver
+    from ..eval.anytool.runner import OFFLINE_LABEL
+
+    remote = RemoteSolver(args.server, assistant=args.assistant, api_key=os.environ.get("LANGSMITH_API_KEY"))
+    info = asyncio.run(remote.served_models())
+    if info is None:
+        return f"server {args.server}: model unknown (the server does not say)", False, []
+    served = info
+    spec = served.get("model")
+    roles = {**dict(served.get("models") or {}), **dict(settings.get("models") or {})}
+    everywhere = is_stand_in(spec) if spec else False
+    offline_roles = [] if everywhere else stand_in_roles(roles)
+    label = f"server {args.server}: " + (OFFLINE_LABEL if everywhere else str(spec or "no model configured"))
+    if offline_roles:
+        label += f" ({', '.join(offline_roles)}: {OFFLINE_LABEL})"
+    return label, everywhere, offline_roles
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """`anytool eval run`."""
     from ..catalog.catalog import Catalog
@@ -169,17 +193,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     from ..config import env_note
 
     notes.extend([env_note()] if env_note() else [])
-    model, label = (None, f"server {args.server}") if args.server else _model(args, catalog)
     log = _log(args)
+    if args.server:
+        model = None
+        label, everywhere, offline_roles = _server_label(args, settings)
+        stand_in = everywhere or bool(offline_roles)
+        if stand_in:
+            log.write(first_line([] if everywhere else offline_roles) + "\n")
+    else:
+        model, label = _model(args, catalog)
+        # the stand-in for every role, or for some (--set 'models={"judge": "offline"}'): labelled either way
+        offline_roles = stand_in_roles(dict(settings.get("models") or {}))
+        stand_in = is_stand_in(model) or bool(offline_roles)
+        if stand_in:
+            log.write(first_line([] if is_stand_in(model) else offline_roles) + "\n")
     if args.server and settings:
         notes.append(f"settings (--set, ANYTOOL_<FIELD>) travel to {args.server} as the run context ({', '.join(sorted(settings))}); "
                      "the served graph applies those its context schema declares")
-    # the stand-in for every role, or for some (--set 'models={"judge": "offline"}'): labelled either way
-    offline_roles = [] if args.server else stand_in_roles(dict(settings.get("models") or {}))
-    stand_in = not args.server and (is_stand_in(model) or bool(offline_roles))
-    if stand_in:
-        log.write(first_line([] if is_stand_in(model) else offline_roles) + "\n")
-    if offline_roles and not is_stand_in(model):
+    if not args.server and offline_roles and not is_stand_in(model):
         from ..eval.anytool.runner import OFFLINE_LABEL
 
         label += f" ({', '.join(offline_roles)}: {OFFLINE_LABEL})"

@@ -17,6 +17,7 @@ from ..nodes.agents.records import NODE_FOR_LEVEL
 from ..nodes.agents.roles import role_for_level
 from ..nodes.agents.step import AgentStepState, make_call_model, make_run_functions, route_after_model
 from ..state import AgentInput, AgentOutput
+from .subgraph import node_output
 
 if TYPE_CHECKING:
     from ..nodes.agents.context import Role
@@ -32,4 +33,4 @@ def build_agent_step(role: Role | str, deps: Deps) -> CompiledStateGraph[Any, An
     builder.add_edge(START, "call_model")
     builder.add_conditional_edges("call_model", route_after_model, ["run_functions", END])
     builder.add_edge("run_functions", END)
-    return builder.compile(name=NODE_FOR_LEVEL[spec.level])
+    return node_output(builder.compile(name=NODE_FOR_LEVEL[spec.level]))  # its output, also under astream_events

@@ -55,6 +55,7 @@ def create_anytool_graph(
     executor: ApiExecutor | None = None,
     name: str = "anytool",
     retry_budget: RetryBudget | None = None,
+    defer_model_errors: bool = False,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Build (and compile) the AnyTool graph.
 
@@ -73,10 +74,14 @@ def create_anytool_graph(
 
     Model calls retry transport faults (guard.py: `model_retries`, `retry_max_wait`, `max_retries_per_run`);
     `retry_budget` (a `RetryBudget`) caps the retries of all runs of this graph together, e.g. one batch.
+
+    A model that cannot be made (a missing API key, a provider package not installed) fails the build with one
+    line; with `defer_model_errors=True` the graph builds and each run that needs that model fails with the same
+    line, unless its context names another model (Studio and the Agent Server build their graph so).
     """
     cfg = config or AnyToolConfig()
     cat = catalog if catalog is not None else Catalog.builtin()
-    model_set = resolve_models(model, models, cfg, cat)
+    model_set = resolve_models(model, models, cfg, cat, defer=defer_model_errors)
     owned = executor is None
     api_executor = executor if executor is not None else default_executor(cat, cfg)
     deps = Deps(catalog=cat, models=model_set, executor=api_executor, config=cfg, signals=RunSignals(),

@@ -15,9 +15,9 @@ from contextlib import aclosing
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.graph.state import CompiledStateGraph
 
 from ..context import check_context, resume_context
+from .subgraph import NodeOutputGraph
 
 RUN_CONTEXT_KEY = "run_context"
 
@@ -33,7 +33,7 @@ def _top_level(config: RunnableConfig | None) -> bool:
     return bool(configurable.get("thread_id")) and not configurable.get("checkpoint_ns")
 
 
-class AnyToolGraph(CompiledStateGraph[Any, Any, Any, Any]):
+class AnyToolGraph(NodeOutputGraph):
     """A compiled AnyTool graph (`create_anytool_graph`): a run's context holds for the whole run, resumes
     included. A resume that passes a context overrides the fields it sets for that call only."""
 

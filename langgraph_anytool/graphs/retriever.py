@@ -31,6 +31,7 @@ from ..nodes.lifecycle import META_AGENT_ID
 from ..runtime import Deps, RunSignals, resolve_models
 from ..state import AgentRecord, PoolEntry, RunEvent, extend, latest_round, merge_agents, merge_usage, update_pool
 from .agent_step import build_agent_step
+from .subgraph import node_output
 
 
 class RetrieverInput(TypedDict):
@@ -113,4 +114,4 @@ def create_retriever_graph(
     builder.add_edge("finish", END)
     from ..viz import offline_display
 
-    return offline_display(builder.compile(checkpointer=checkpointer, name=name))
+    return offline_display(node_output(builder.compile(checkpointer=checkpointer, name=name)))

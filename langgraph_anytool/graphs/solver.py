@@ -32,6 +32,7 @@ from ..nodes.solver.tree import SolverState
 from ..nodes.solver.umi import QUERY_LIMIT, make_call, make_plan, make_summarize, route_after_plan
 from ..runtime import per_run
 from ..state import SolverInput, SolverOutput
+from .subgraph import node_output
 
 if TYPE_CHECKING:
     from ..runtime import Deps
@@ -70,4 +71,4 @@ def build_solver_graph(deps: Deps) -> CompiledStateGraph:
     g.add_conditional_edges("execute_call", after_execute, ["expand", "plan", "summarize", "backtrack", "finalize"])
     g.add_conditional_edges("backtrack", step, ["expand", "plan", "finalize"])
     g.add_edge("finalize", END)
-    return g.compile(name="solver").with_config(recursion_limit=RECURSION_SAFETY_NET)
+    return node_output(g.compile(name="solver")).with_config(recursion_limit=RECURSION_SAFETY_NET)

@@ -1,8 +1,8 @@
 """Graph factory for LangGraph Studio / `langgraph dev` (see langgraph.json), built once per process.
 
-Compiled without a checkpointer (the server brings its own) and without needing a model: Studio lists and draws
-the graph and shows its input, output and context schemas; a run without a model ends with the one-line
-"configure a model" error. Configured from the environment (`AnyToolConfig.from_env`): `ANYTOOL_MODEL`
+Compiled without a checkpointer (the server brings its own) and without needing a model or its key: Studio lists
+and draws the graph and shows its input, output and context schemas; a run without a model ends with the one-line
+"configure a model" error, a run whose model lacks its key with the one-line "set OPENAI_API_KEY" error. Configured from the environment (`AnyToolConfig.from_env`): `ANYTOOL_MODEL`
 ("provider:model", e.g. "openai:gpt-4o-mini" with OPENAI_BASE_URL etc. honoured; "offline" for the heuristic
 stand-in, NOT an LLM), `ANYTOOL_CATALOG` (a ToolBench-layout directory; default: the built-in offline catalog),
 `ANYTOOL_PROFILE` (default | paper) and `ANYTOOL_<FIELD>` for any `AnyToolConfig` field (e.g.
@@ -84,5 +84,19 @@ def build_graph(environ: dict[str, str] | None = None, *, build_index: bool = Fa
         catalog.searcher().build()
     config = AnyToolConfig.from_env(env)
     executor = default_executor(catalog, config, persistent_cache=True)  # ANYTOOL_CACHE=off turns it off
+    # no key needed to build: Studio draws the graph and its schemas; a run reports a missing key in one line
     return create_anytool_graph(catalog=catalog, model=env.get("ANYTOOL_MODEL") or None, config=config,
-                                executor=executor)
+                                executor=executor, defer_model_errors=True)
+
+
+MODEL_ROUTE = "/anytool/model"  # the HTTP app's route that says which model the served graph runs (studio_app.py)
+
+
+def served_models(environ: dict[str, str] | None = None) -> dict[str, Any]:
+    """Which model the graph built from `environ` runs: `{"model": ANYTOOL_MODEL or None, "models": {role: spec}}`
+    (per-role models from ANYTOOL_MODELS; instances named by their class). A client that sends batches to the
+    server (`anytool eval run --server`) labels its records with it, the offline stand-in as NOT an LLM."""
+    env = os.environ if environ is None else environ
+    roles = AnyToolConfig.from_env(env).models
+    return {"model": (env.get("ANYTOOL_MODEL") or "").strip() or None,
+            "models": {role: spec if isinstance(spec, str) else type(spec).__name__ for role, spec in roles.items()}}

@@ -1,15 +1,14 @@
 """AnyTool as one LangChain tool: an outer agent hands it a request and gets back the answer and its sources.
 
 `create_anytool_tool(catalog, model)` runs the whole AnyTool graph (hierarchical retrieval, solver, judge,
-reflection) inside one tool call. The tool's content — what the outer model reads — is compact JSON: the answer,
-the run's status (and reason when it is not solved) and the sources, the APIs whose results the answer rests on
-(function, tool, API, category, how many calls and the last call's status). The ToolMessage's `artifact` carries
-the same plus token usage and the candidate pool, for the application (it is not sent to the model).
+reflection) inside one tool call. The tool's content — what the outer model reads — is text: the answer (or why
+there is none) and the APIs it rests on. The ToolMessage's `artifact` is the run's record, for the application (it
+is not sent to the model): answer, status (and reason when it is not solved), the sources (function, tool, API,
+category, how many calls and the last call's status), the query, token usage and the candidate pool.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -82,16 +81,30 @@ def run_sources(values: Mapping[str, Any], catalog: Catalog) -> list[dict[str, A
     return list(out.values())
 
 
+def tool_text(record: Mapping[str, Any]) -> str:
+    """What the outer model reads: the answer (with why it is not confirmed when the run was not judged solved), or
+    why there is none; then the APIs it rests on."""
+    answer, status, reason = str(record.get("answer") or "").strip(), record.get("status", ""), record.get("reason")
+    if answer:
+        text = answer if status == "solved" else f"{answer}\n\n(Not confirmed: {status}: {reason or 'no reason given'})"
+    else:
+        text = f"No answer ({status}): {reason or 'no reason given'}"
+    sources = [f"{s.get('tool') or s['function']} / {s.get('api') or s['function']} ({s['calls']} "
+               f"call{'s' if s['calls'] != 1 else ''}, {s['status']})" for s in record.get("sources") or []]
+    return text + ("\n\nSources: " + "; ".join(sources) if sources else "")
+
+
 def tool_result(values: Mapping[str, Any], catalog: Catalog) -> tuple[str, dict[str, Any]]:
-    """(content for the model, artifact for the application) from a run's output."""
-    summary: dict[str, Any] = {"answer": values.get("answer", ""), "status": values.get("status", "")}
-    if summary["status"] != "solved":
-        summary["reason"] = values.get("reason", "")
-    summary["sources"] = run_sources(values, catalog)
-    artifact = {**summary, "query": values.get("query", ""),
-                "total_tokens": (values.get("usage") or {}).get("total_tokens", 0),
-                "api_pool": [dict(e) for e in values.get("api_pool") or []]}
-    return json.dumps(summary, ensure_ascii=False), artifact
+    """(content for the model: readable text, artifact for the application: the run's record) from a run's
+    output. The record: answer, status, reason (when not solved), sources, query, token total and pool."""
+    record: dict[str, Any] = {"answer": values.get("answer", ""), "status": values.get("status", "")}
+    if record["status"] != "solved":
+        record["reason"] = values.get("reason", "")
+    record["sources"] = run_sources(values, catalog)
+    record.update({"query": values.get("query", ""),
+                   "total_tokens": (values.get("usage") or {}).get("total_tokens", 0),
+                   "api_pool": [dict(e) for e in values.get("api_pool") or []]})
+    return tool_text(record), record
 
 
 def create_anytool_tool(
@@ -108,9 +121,10 @@ def create_anytool_tool(
     """A LangChain tool (one argument, `request`) that answers the request with the AnyTool graph over `catalog`.
 
     `catalog`, `model`, `models`, `config` and `executor` are those of `create_anytool_graph`; `context` is passed
-    to every run (per-run overrides such as `{"max_api_pool": 16}`). The result is compact JSON — answer, status
-    (reason when not solved), sources — with `response_format="content_and_artifact"`: the artifact adds the
-    query, the token total and the candidate pool. Sync and async (`ainvoke`) both run the graph.
+    to every run (per-run overrides such as `{"max_api_pool": 16}`). `response_format="content_and_artifact"`: the
+    content is readable text (the answer, or why there is none, and its sources), the artifact the run's record
+    (`tool_result`): invoke the tool with a tool call to get the `ToolMessage` that carries both. Sync and async
+    (`ainvoke`) both run the graph.
     """
     cat = catalog if catalog is not None else Catalog.builtin()
     graph = create_anytool_graph(cat, model, models=models, config=config, executor=executor, name=name)

@@ -8,7 +8,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from langchain_core.callbacks import BaseCallbackHandler, BaseCallbackManager
@@ -242,42 +242,63 @@ class ModelSet:
     """One chat model per role, with fall-backs (planner → solver → default).
 
     May be empty: a graph can be built (and drawn, e.g. in Studio) without a model; the first model call then
-    raises `ModelNotConfiguredError` saying how to configure one.
+    raises `ModelNotConfiguredError` saying how to configure one. Resolved with `defer=True`, a model that cannot
+    be made now (a missing API key, a provider package not installed) is kept as its one-line error (`unmade`,
+    role → message, "" for the default) and raised by the first call that needs it; a model given later for that
+    role (a run's context) replaces it.
     """
 
     default: BaseChatModel | None
     by_role: Mapping[str, BaseChatModel]
     request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT  # for models made from strings (see `init_model`)
+    unmade: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def resolve(cls, model: ModelSpec | None, models: Mapping[str, ModelSpec] | None = None, *,
-                catalog: Any = None, request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT) -> ModelSet:
+                catalog: Any = None, request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+                defer: bool = False) -> ModelSet:
         spec = model if model is not None else os.environ.get("ANYTOOL_MODEL")
         return cls(default=None, by_role={}, request_timeout=request_timeout).with_overrides(
-            spec or None, models or {}, catalog=catalog)
+            spec or None, models or {}, catalog=catalog, defer=defer)
 
     def with_overrides(self, model: ModelSpec | None, models: Mapping[str, ModelSpec], *,
-                       catalog: Any = None) -> ModelSet:
-        """A copy whose default and per-role models are replaced where given."""
-        by_role = dict(self.by_role)
+                       catalog: Any = None, defer: bool = False) -> ModelSet:
+        """A copy whose default and per-role models are replaced where given (`defer`: see the class)."""
+        by_role, unmade = dict(self.by_role), dict(self.unmade)
+
+        def made(key: str, spec: ModelSpec) -> BaseChatModel | None:
+            try:
+                built = init_model(spec, catalog, request_timeout=self.request_timeout)
+            except ModelNotConfiguredError as exc:
+                if not defer:
+                    raise
+                unmade[key] = str(exc)
+                return None
+            unmade.pop(key, None)
+            return built
+
         for role, m in models.items():
             if role not in ROLES:
                 raise ModelNotConfiguredError(f"unknown model role {role!r}; roles are {', '.join(ROLES)}")
-            by_role[role] = init_model(m, catalog, request_timeout=self.request_timeout)
-        default = init_model(model, catalog, request_timeout=self.request_timeout) if model is not None \
-            else self.default
-        return ModelSet(default=default, by_role=by_role, request_timeout=self.request_timeout)
+            by_role.pop(role, None)
+            own = made(role, m)
+            if own is not None:
+                by_role[role] = own
+        default = made("", model) if model is not None else self.default
+        return ModelSet(default=default, by_role=by_role, request_timeout=self.request_timeout, unmade=unmade)
 
     def for_role(self, role: str) -> BaseChatModel:
         seen = role
         while True:
             if seen in self.by_role:
                 return self.by_role[seen]
+            if seen in self.unmade:
+                raise ModelNotConfiguredError(self.unmade[seen])
             if seen not in ROLE_FALLBACK:
                 break
             seen = ROLE_FALLBACK[seen]
         if self.default is None:
-            raise ModelNotConfiguredError(f"no model for role {role!r}: {NO_MODEL_HELP}")
+            raise ModelNotConfiguredError(self.unmade.get("", f"no model for role {role!r}: {NO_MODEL_HELP}"))
         return self.default
 
     def has_own(self, role: str) -> bool:

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import itertools
+import json
+import re
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import Runnable
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage, SystemMessage
+from langchain_core.messages.tool import tool_call_chunk
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.runnables import Runnable, RunnableConfig, ensure_config
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import ConfigDict, Field, PrivateAttr
 
@@ -107,6 +111,63 @@ class ScriptedChatModel(BaseChatModel):
             await asyncio.sleep(self.latency)
         metadata = run_manager.metadata if run_manager is not None else None
         return ChatResult(generations=[ChatGeneration(message=self._reply(messages, kwargs.get("tools"), metadata))])
+
+
+def _metadata_var() -> contextvars.ContextVar[dict[str, Any] | None]:
+    return contextvars.ContextVar("scripted_call_metadata", default=None)
+
+
+class StreamingScriptedChatModel(ScriptedChatModel):
+    """A `ScriptedChatModel` that streams: when LangChain streams the call (`astream_events`, `stream_mode="messages"`,
+    `model.stream`), the reply's text arrives word by word, then one chunk with its tool calls and usage. The chunks
+    add up to the same reply `invoke` gives. (LangChain calls `_stream` without the run's callback manager, so the
+    call's metadata, which a responder may read, is kept from `invoke` for the duration of the call.)"""
+
+    _metadata: contextvars.ContextVar[dict[str, Any] | None] = PrivateAttr(default_factory=_metadata_var)
+
+    def invoke(self, input: LanguageModelInput, config: RunnableConfig | None = None, *, stop: list[str] | None = None,
+               **kwargs: Any) -> AIMessage:
+        token = self._metadata.set(dict(ensure_config(config).get("metadata") or {}))
+        try:
+            return super().invoke(input, config, stop=stop, **kwargs)
+        finally:
+            self._metadata.reset(token)
+
+    async def ainvoke(self, input: LanguageModelInput, config: RunnableConfig | None = None, *,
+                      stop: list[str] | None = None, **kwargs: Any) -> AIMessage:
+        token = self._metadata.set(dict(ensure_config(config).get("metadata") or {}))
+        try:
+            return await super().ainvoke(input, config, stop=stop, **kwargs)
+        finally:
+            self._metadata.reset(token)
+
+    def _call_metadata(self, run_manager: Any) -> dict[str, Any] | None:
+        return run_manager.metadata if run_manager is not None else self._metadata.get()
+
+    def _chunks(self, reply: AIMessage) -> Iterator[ChatGenerationChunk]:
+        text = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
+        for piece in re.findall(r"\S+\s*|\s+", text):
+            yield ChatGenerationChunk(message=AIMessageChunk(content=piece))
+        calls = [tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i)
+                 for i, c in enumerate(reply.tool_calls)]
+        yield ChatGenerationChunk(message=AIMessageChunk(content="", tool_call_chunks=calls,
+                                                         usage_metadata=reply.usage_metadata))
+
+    def _stream(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                run_manager: CallbackManagerForLLMRun | None = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+        if self.latency:
+            time.sleep(self.latency)
+        metadata = self._call_metadata(run_manager)
+        yield from self._chunks(self._reply(messages, kwargs.get("tools"), metadata))
+
+    async def _astream(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                       run_manager: AsyncCallbackManagerForLLMRun | None = None,
+                       **kwargs: Any) -> AsyncIterator[ChatGenerationChunk]:
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        metadata = self._call_metadata(run_manager)
+        for chunk in self._chunks(self._reply(messages, kwargs.get("tools"), metadata)):
+            yield chunk
 
 
 def system_text(messages: list[BaseMessage]) -> str:

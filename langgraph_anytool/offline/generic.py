@@ -3,8 +3,9 @@ tool-calling assistant for the last human message over the bound tools. Catalog 
 documentation; other tools are read from their JSON schema. With no tool bound it can only say what it is.
 
 A bound tool whose one parameter is a whole request (`request`, `query`, `question`, `task`, `instruction`,
-`prompt`: another agent, such as `create_anytool_tool`) is a delegate: it gets the whole last human message, not
-the fragment that matches its description best, and its answer is the reply."""
+`prompt`: another agent, such as `create_anytool_tool`) is a delegate: when none of the other bound tools fits the
+request, it gets the whole last human message, not the fragment that matches its description best, and its answer
+is the reply; a request one of the other tools fits (the weather, given `get_weather`) goes to that tool."""
 
 from __future__ import annotations
 
@@ -93,16 +94,23 @@ def generic_reply(h: Heuristics, call: RoleCall, schemas: Sequence[Mapping[str, 
         return AIMessage(content=f"[{label}] I play the AnyTool graph's roles (given as call metadata) or call "
                                  "bound tools; this call has neither, so I have nothing to do for: " + repr(shorten(query, 200)))
     apis = bound_apis(h, schemas)
+    steps = steps_from_messages(call.messages, plain_ok=True)
     delegate = delegate_tool(apis)
     if delegate is not None and query:
         function, param = delegate
         answer = delegate_answer(call.messages, function)
-        if answer is None:
+        if answer is not None:
+            if FINISH_NAME in call.tools:
+                return finish_call(Answer(answer, []))
+            return AIMessage(content=answer)
+        # the delegate is one tool among the ones given: a tool of the caller's own that fits the request (or has
+        # answered it) comes first; the delegate takes the requests none of them fits
+        apis = {fn: api for fn, api in apis.items() if fn != function}
+        decision = decide(h, query, apis, steps, relative_to_given=True) if apis else None
+        if not isinstance(decision, CallApi | Answer):
             return tool_calls(f"I pass the whole request to {function}.", (function, {param: query}))
-        if FINISH_NAME in call.tools:
-            return finish_call(Answer(answer, []))
-        return AIMessage(content=answer)
-    decision = decide(h, query, apis, steps_from_messages(call.messages, plain_ok=True), relative_to_given=True)
+    else:
+        decision = decide(h, query, apis, steps, relative_to_given=True)
     if isinstance(decision, CallApi):
         return tool_calls(f"For {decision.clause!r} I call {decision.function}.", (decision.function, decision.args))
     if FINISH_NAME in call.tools:

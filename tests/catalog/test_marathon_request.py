@@ -4,8 +4,6 @@ says so, and the offline stand-in reads "a <unit>" as one of that unit; the answ
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from langgraph_anytool import Catalog, create_anytool_tool
@@ -37,7 +35,8 @@ def test_the_readme_request_is_answered_offline(embeddings: str | None, monkeypa
     if embeddings is None:
         pytest.importorskip("onnxruntime")
         monkeypatch.delenv("ANYTOOL_EMBEDDINGS", raising=False)  # the default search (minilm when installed)
-    result = json.loads(create_anytool_tool(Catalog.builtin(), "offline").invoke({"request": QUERY}))
+    result = create_anytool_tool(Catalog.builtin(), "offline").invoke(
+        {"type": "tool_call", "id": "c1", "name": "anytool", "args": {"request": QUERY}}).artifact
     assert result["status"] == "solved", result
     assert "42.195 km" in result["answer"]
     assert [(s["tool"], s["api"], s["status"]) for s in result["sources"]] == [

@@ -152,19 +152,19 @@ def test_create_agent_with_the_anytool_tool_gets_the_answer_with_sources() -> No
         results = [m for m in messages if isinstance(m, ToolMessage)]
         if not results:
             return ai("", call("find_and_call_apis", request="What is the temperature in Rome right now?"))
-        found = json.loads(str(results[-1].content))
-        return ai(f"{found['answer']} (via {found['sources'][0]['tool']})")
+        found = str(results[-1].content)  # text: the answer, then its sources
+        return ai(f"{found.splitlines()[0]} (via {found.split('Sources: ')[1].split(' / ')[0]})")
 
     outer = ScriptedChatModel(responder=outer_reply)
     agent = create_agent(outer, tools=[tool])
     out = agent.invoke({"messages": [{"role": "user", "content": "How warm is it in Rome?"}]})
 
     result = next(m for m in out["messages"] if isinstance(m, ToolMessage))
-    content = json.loads(str(result.content))
-    assert content == {"answer": "It is 21°C in Rome.", "status": "solved",
-                       "sources": [{"function": weather, "tool": "Weather Now", "api": "Current",
-                                    "category": "Weather", "calls": 1, "status": "ok"}]}
-    assert len(str(result.content)) < 400  # compact: not the whole state
+    assert result.content == "It is 21°C in Rome.\n\nSources: Weather Now / Current (1 call, ok)"
+    record = {k: result.artifact[k] for k in ("answer", "status", "sources")}
+    assert record == {"answer": "It is 21°C in Rome.", "status": "solved",
+                      "sources": [{"function": weather, "tool": "Weather Now", "api": "Current",
+                                   "category": "Weather", "calls": 1, "status": "ok"}]}
     assert result.artifact["query"] == "What is the temperature in Rome right now?"
     assert result.artifact["total_tokens"] > 0 and result.artifact["api_pool"][0]["function_name"] == weather
     assert out["messages"][-1].content == "It is 21°C in Rome. (via Weather Now)"
@@ -199,7 +199,7 @@ def test_the_tool_names_only_the_apis_of_the_answer_and_runs_async() -> None:
     tool = create_anytool_tool(catalog, ScriptedChatModel(responder=world), config=CFG, executor=executor)
     msg = asyncio.run(tool.ainvoke({"type": "tool_call", "id": "t1", "name": "anytool",
                                     "args": {"request": "Price of AAPL?"}}))
-    body = json.loads(str(msg.content))
+    body = msg.artifact
     assert body["status"] == "solved" and body["answer"] == "AAPL trades at 187.5 USD."
     assert [s["function"] for s in body["sources"]] == [backup] and body["sources"][0]["status"] == "ok"
 
@@ -218,7 +218,10 @@ def test_a_failed_tool_run_reports_status_reason_and_the_apis_it_tried() -> None
     })
     tool = create_anytool_tool(catalog, ScriptedChatModel(responder=world), executor=executor,
                                config=AnyToolConfig(seed_with_search=False, max_reflections=0))
-    body = json.loads(str(tool.invoke({"request": "Price of AAPL?"})))
+    msg = tool.invoke({"type": "tool_call", "id": "t1", "name": "anytool", "args": {"request": "Price of AAPL?"}})
+    assert msg.content == ("No answer (gave_up): the quote API is down\n\nSources: Stocks API / Quote (1 call, "
+                           "error)")
+    body = msg.artifact
     assert body["status"] == "gave_up" and body["answer"] == "" and body["reason"] == "the quote API is down"
     assert body["sources"] == [{"function": broken, "tool": "Stocks API", "api": "Quote", "category": "Finance",
                                 "calls": 1, "status": "error"}]

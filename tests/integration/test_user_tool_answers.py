@@ -9,7 +9,6 @@ recursion limit (25 supersteps) cut a run with a few reflections short (GraphRec
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -39,7 +38,8 @@ def _user_catalog() -> Catalog:
 @pytest.mark.parametrize("query", ["What is the capital of France?", "What is the capital city of France?"])
 def test_a_user_tool_that_answers_solves_the_run(merged: bool, query: str) -> None:
     catalog = Catalog.merge(_user_catalog(), Catalog.builtin()) if merged else _user_catalog()
-    result = json.loads(create_anytool_tool(catalog, "offline").invoke({"request": query}))
+    result = create_anytool_tool(catalog, "offline").invoke(
+        {"type": "tool_call", "id": "c1", "name": "anytool", "args": {"request": query}}).artifact
     assert result["status"] == "solved", result
     assert "Paris" in result["answer"] and "France" in result["answer"]
     assert [(s["api"], s["status"]) for s in result["sources"]] == [("lookup_capital", "ok")]
@@ -75,7 +75,8 @@ def test_a_run_with_many_reflections_fits_in_a_tool_call() -> None:
     """A judge that is never convinced: the run reflects until its own budgets end it (over 25 supersteps)."""
     judge = ScriptedChatModel(responder=lambda messages, tools: ai('{"label": "Unsolved", "reason": "not convinced"}'))
     anytool = create_anytool_tool(Catalog.builtin(), "offline", models={"judge": judge})
-    result = json.loads(anytool.invoke({"request": "Convert 26.2 miles to kilometers."}))
+    result = anytool.invoke({"type": "tool_call", "id": "c1", "name": "anytool",
+                             "args": {"request": "Convert 26.2 miles to kilometers."}}).artifact
     assert result["status"] == "unsolved" and result["reason"] == "not convinced"
     assert len(judge.calls) >= 2  # a second attempt was judged
     # the last attempt answered from the calls it carried over: they are its sources

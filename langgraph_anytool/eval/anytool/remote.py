@@ -23,6 +23,17 @@ class RemoteSolver:
         self.assistant = assistant
         self.client = get_client(url=url, api_key=api_key)
 
+    async def served_models(self) -> dict[str, Any] | None:
+        """Which model the server's graph runs, as its HTTP app says (`graphs.studio.served_models`); None when the
+        server does not say (another graph, or an older version)."""
+        from ...graphs.studio import MODEL_ROUTE
+
+        try:
+            info = await self.client.http.get(MODEL_ROUTE)
+        except Exception:
+            return None
+        return dict(info) if isinstance(info, Mapping) and "model" in info else None
+
     async def solve(self, query: str, *, api_ids: list[str] | None, thread_key: str,
                     settings: Mapping[str, Any]) -> dict[str, Any]:
         """One run on a thread named after the query and run settings; `settings` travel as the run's context."""

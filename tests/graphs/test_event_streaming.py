@@ -1,0 +1,162 @@
+"""The graphs through LangChain's streaming doors: `astream_events(version="v2")` and `stream_mode="messages"`.
+
+Under a streaming callback handler LangGraph runs a subgraph node with `astream` instead of `invoke`; the package's
+subgraphs must then write what they write under `invoke` (graphs/subgraph.py), so every graph the package builds
+ends in the same state whichever door a run comes through; and a model that streams shows its tokens with the
+role that called it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+from langchain_core.messages import BaseMessage, HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, StateGraph
+from typing_extensions import TypedDict
+
+from langgraph_anytool import AnyToolConfig, Catalog, create_anytool_graph, create_retriever_graph
+from langgraph_anytool.models.llm import ROLE_KEY
+from langgraph_anytool.models.testing import StreamingScriptedChatModel
+from tests.fakes import ai, call
+from tests.graph_world import World, adds, make_world, solved_judge, turns
+
+QUERY = "Convert 26.2 miles to kilometers."
+
+
+def comparable(value: Any) -> Any:
+    """A run's output without what differs between two identical runs: message and tool-call ids (the scripted
+    model numbers its calls across runs) and the event log's clock."""
+    if isinstance(value, BaseMessage):
+        return (value.type, value.content, [(c["name"], c["args"]) for c in getattr(value, "tool_calls", [])])
+    if isinstance(value, Mapping):
+        return {k: comparable(v) for k, v in value.items() if k not in ("t", "t0", "id", "tool_call_id")}
+    if isinstance(value, list | tuple):
+        return [comparable(v) for v in value]
+    return value
+
+
+async def run_events(graph: Any, payload: Any, config: Any = None) -> tuple[list[dict[str, Any]], Any]:
+    """All events of one `astream_events` run and the output of its root run."""
+    events = [e async for e in graph.astream_events(payload, config, version="v2")]
+    ends = [e for e in events if e["event"] == "on_chain_end" and not e["parent_ids"]]
+    assert len(ends) == 1
+    return events, ends[0]["data"]["output"]
+
+
+def offline(**settings: Any) -> Callable[..., Any]:
+    return lambda checkpointer=None: create_anytool_graph(
+        Catalog.builtin(), "offline", config=AnyToolConfig(**settings), checkpointer=checkpointer)
+
+
+def world_graph(checkpointer: Any = None) -> Any:
+    """The scripted world: a meta-agent and a tool agent step in the same superstep (parallel `Send`s)."""
+    catalog, executor = make_world()
+    weather = catalog.function_name(catalog.find_api("Weather Now", "Current").id)
+    world = World({
+        "meta": lambda m: (ai("", call("create_agent_category_level", category_name="Weather"))
+                           if turns(m) == 0 else ai("", call("finish_search"))),
+        "tool:Weather Now": lambda m: [adds("Weather Now", "Current"), ai("", call("check_if_request_solvable"))][
+            turns(m)] if turns(m) < 2 else ai("", call("finish_search")),
+        "solvable": lambda m: ai("Solvable"),
+        "solver": lambda m: (ai("Let me call the API.", call(weather, city="Paris")) if turns(m) == 0 else
+                             ai("", call("Finish", return_type="give_answer", final_answer="It is 21°C in Paris."))),
+        "judge": solved_judge,
+    })
+    return create_anytool_graph(catalog, StreamingScriptedChatModel(responder=world),
+                                config=AnyToolConfig(seed_with_search=False), executor=executor,
+                                checkpointer=checkpointer)
+
+
+BUILDERS: dict[str, Callable[..., Any]] = {
+    "anytool-dfsdt": offline(solver="dfsdt"),
+    "anytool-umi": offline(solver="umi"),
+    "anytool-cot": offline(solver="cot"),
+    "anytool-scripted-parallel": world_graph,
+    "retriever": lambda checkpointer=None: create_retriever_graph(Catalog.builtin(), "offline",
+                                                                  checkpointer=checkpointer),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+@pytest.mark.parametrize("door", ["query", "messages+checkpointer"])
+def test_astream_events_ends_where_invoke_ends(name: str, door: str) -> None:
+    build = BUILDERS[name]
+    if door == "query" or name == "retriever":  # the retriever's input is a query only
+        payload: Any = {"query": QUERY}
+        saver, config = None, None
+    else:
+        payload = {"messages": [HumanMessage(QUERY)]}
+        saver, config = InMemorySaver(), {"configurable": {"thread_id": "t"}}
+    expected = build().invoke(payload)
+    graph = build(saver)
+    events, output = asyncio.run(run_events(graph, payload, config))
+    # the root run's output is the last `values` chunk: the whole state, as with any LangGraph graph's astream
+    assert comparable({k: output[k] for k in expected}) == comparable(expected)
+    if saver is not None:  # the checkpointed state holds the same run
+        state = graph.get_state(config).values
+        assert comparable({k: state[k] for k in expected}) == comparable(expected)
+    assert any(e["event"] == "on_chain_stream" for e in events)
+
+
+class Outer(TypedDict, total=False):
+    query: str
+    status: str
+    answer: str
+    note: str
+
+
+def test_anytool_as_a_node_of_a_users_graph_writes_its_output_only_under_astream_events() -> None:
+    """The graph as one node of someone else's graph: it hands back its output schema; its internal keys (run_key,
+    tick, ...) stay inside it."""
+    inner = offline(solver="dfsdt")()
+    builder = StateGraph(Outer)
+    builder.add_node("anytool", inner)
+    builder.add_node("after", lambda s: {"note": f"{s['status']}: {s['answer'][:20]}"})
+    builder.add_edge(START, "anytool")
+    builder.add_edge("anytool", "after")
+    builder.add_edge("after", END)
+    outer = builder.compile()
+    expected = outer.invoke({"query": QUERY})
+    writes: list[set[str]] = []
+
+    async def go() -> Any:
+        out = None
+        async for e in outer.astream_events({"query": QUERY}, version="v2"):
+            if e["event"] == "on_chain_end" and e["name"] == "anytool" and e["metadata"].get("langgraph_node") \
+                    == "anytool" and isinstance(e["data"].get("output"), Mapping):
+                writes.append(set(e["data"]["output"]))
+            if e["event"] == "on_chain_end" and not e["parent_ids"]:
+                out = e["data"]["output"]
+        return out
+
+    assert comparable(asyncio.run(go())) == comparable(expected)
+    assert writes and all(w <= set(inner.output_channels) for w in writes), writes  # not run_key, tick, ...
+
+
+def test_streamed_tokens_carry_the_role_in_events_and_in_messages_mode() -> None:
+    graph = world_graph()
+    events, output = asyncio.run(run_events(graph, {"query": "What's the temperature in Paris?"}))
+    assert output["status"] == "solved"
+    tokens = [e for e in events if e["event"] == "on_chat_model_stream"]
+    by_role: dict[str, str] = {}
+    for e in tokens:
+        role = e["metadata"].get(ROLE_KEY)
+        assert role, e["metadata"]
+        by_role[role] = by_role.get(role, "") + str(e["data"]["chunk"].content)
+    assert by_role["solver"].startswith("Let me call the API.")
+    assert len([e for e in tokens if e["metadata"][ROLE_KEY] == "solver" and e["data"]["chunk"].content]) >= 5
+    assert {"meta", "tool", "solvable", "judge"} <= set(by_role)
+
+    async def messages_mode() -> list[tuple[Any, dict[str, Any]]]:
+        return [part async for part in world_graph().astream({"query": "What's the temperature in Paris?"},
+                                                            stream_mode="messages", subgraphs=True)
+                for part in [part[1]]]
+
+    parts = asyncio.run(messages_mode())
+    solver_text = "".join(str(chunk.content) for chunk, meta in parts if meta.get(ROLE_KEY) == "solver")
+    assert solver_text.startswith("Let me call the API.")
+    assert all(meta.get(ROLE_KEY) for chunk, meta in parts if type(chunk).__name__ == "AIMessageChunk")

@@ -1,0 +1,68 @@
+"""A real model's tokens through LangChain's streaming doors: `astream_events(version="v2")` and
+`astream(stream_mode="messages")`, with SmolLM2 on llama-server playing the solver and the judge (the retrieval
+agents are the offline stand-in, to keep the tier's CPU time small).
+
+What must hold whatever the model says: the run ends with a documented status, the solver's and the judge's tokens
+arrive as `on_chat_model_stream` events (several per call) carrying the role in their metadata, and the tokens of
+each call add up to the reply the call ended with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from langchain_openai import ChatOpenAI
+
+from langgraph_anytool import AnyToolConfig, Catalog, create_anytool_graph
+from langgraph_anytool.integrations.local_models import LlamaServer
+from langgraph_anytool.models.llm import ROLE_KEY
+from tests.real_model.harness import ENDED, MAX_TOKENS, SMOLLM2, WINDOW
+
+pytestmark = pytest.mark.slow
+
+QUERY = "Convert 26.2 miles to kilometers."
+
+
+def graph_on(server: LlamaServer) -> Any:
+    real = ChatOpenAI(model=SMOLLM2, base_url=server.base_url, api_key="sk-local-unused")  # type: ignore[arg-type]
+    profile = {SMOLLM2: {"context_window": WINDOW, "tool_calling": True, "input_price": 0, "output_price": 0,
+                         "max_tokens": MAX_TOKENS}}
+    config = AnyToolConfig(max_reflections=0, max_api_calls=2, max_run_seconds=240, model_profiles=profile)
+    return create_anytool_graph(Catalog.builtin(), "offline", models={"solver": real, "judge": real}, config=config)
+
+
+def test_real_model_tokens_stream_with_their_role(servers: Callable[[str], LlamaServer]) -> None:
+    server = servers(SMOLLM2)
+
+    async def events() -> list[dict[str, Any]]:
+        return [e async for e in graph_on(server).astream_events({"query": QUERY}, version="v2")]
+
+    seen = asyncio.run(events())
+    final = next(e for e in seen if e["event"] == "on_chain_end" and not e["parent_ids"])["data"]["output"]
+    assert final["status"] in ENDED, final.get("reason")
+    streamed: dict[str, list[str]] = {}
+    for e in seen:
+        if e["event"] == "on_chat_model_stream":
+            assert e["metadata"].get(ROLE_KEY), e["metadata"]
+            streamed.setdefault(e["run_id"], []).append(str(e["data"]["chunk"].content))
+    ends = {e["run_id"]: e for e in seen if e["event"] == "on_chat_model_end"}
+    roles = {ends[r]["metadata"][ROLE_KEY] for r in streamed}
+    assert "solver" in roles, roles
+    for run_id, pieces in streamed.items():
+        reply = ends[run_id]["data"]["output"]
+        assert "".join(pieces) == str(reply.content)
+        if str(reply.content).strip():
+            assert sum(1 for p in pieces if p) >= 2, pieces  # streamed token by token, not in one piece
+
+    async def messages() -> list[tuple[Any, dict[str, Any]]]:
+        return [part[1] async for part in graph_on(server).astream({"query": QUERY}, stream_mode="messages",
+                                                                   subgraphs=True)]
+
+    parts = asyncio.run(messages())
+    chunks = [(c, m) for c, m in parts if type(c).__name__ == "AIMessageChunk"]
+    assert chunks and all(m.get(ROLE_KEY) for _, m in chunks)
+    assert {m[ROLE_KEY] for _, m in chunks} >= {"solver"}, json.dumps(sorted({m[ROLE_KEY] for _, m in chunks}))
