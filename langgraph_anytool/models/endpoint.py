@@ -13,7 +13,8 @@
   `tools`). Either count is the server's own for that request: what `usage.prompt_tokens` will say.
 
 Hosted APIs (OpenAI, Groq, Anthropic, ...) have none of these and are never asked. A server that does not answer,
-answers an error or something unexpected is taken as saying nothing (the probe's timeout is `PROBE_TIMEOUT`):
+answers an error or something unexpected is taken as saying nothing (each request has `PROBE_TIMEOUT` seconds in
+all, and the run's deadline, however its server drips its reply; its reply is read up to `MAX_REPLY_BYTES`):
 the profile's window and the estimate stand, and the run goes on. A loopback address (127.0.0.0/8, ::1,
 `localhost`) is a *local* endpoint (see guard.py for how its slow calls are handled).
 """
@@ -36,11 +37,14 @@ from urllib.parse import quote, urlsplit
 import httpx
 from langchain_core.messages import BaseMessage, convert_to_openai_messages
 
+from .deadline import bounded, bounded_client
 from .profiles import model_name, unwrap
 
 log = logging.getLogger(__name__)
 
-PROBE_TIMEOUT = 5.0  # seconds for one discovery or tokenize request
+PROBE_TIMEOUT = 5.0  # seconds for one discovery or tokenize request, all of it (not per read)
+# the most bytes of one discovery or tokenize reply read (a /tokenize of a 128k-token prompt is about 1 MB)
+MAX_REPLY_BYTES = 8 * 1024 * 1024
 MAX_CACHED_COUNTS = 4096  # token counts kept (least recently used first out)
 MIN_CALIBRATION = 200  # estimated tokens of a prompt below which its count says too little about the tokenizer
 MAX_RATIO = 4.0  # the most tokens per estimated token a calibration takes
@@ -159,7 +163,7 @@ def ollama_window(show: Any) -> tuple[int, str] | None:
         return None
     params = show.get("parameters")
     found = re.search(r"(?m)^\s*num_ctx\s+(\d+)", params) if isinstance(params, str) else None
-    if found:
+    if found and int(found.group(1)) > 0:  # `num_ctx 0` says nothing (as llama.cpp's n_ctx 0)
         return int(found.group(1)), "Ollama POST /api/show: num_ctx"
     info = show.get("model_info")
     trained = [v for k, v in info.items() if k.endswith(".context_length") and _positive(v)] \
@@ -241,17 +245,29 @@ class Endpoints:
 
     def _get(self, client: httpx.Client, url: str) -> Any:
         self.probes += 1
-        response = client.get(url)
-        return response.json() if response.status_code == 200 else None
+        return self._read(client, "GET", url, None)
 
     def _post(self, client: httpx.Client, url: str, body: Mapping[str, Any]) -> Any:
-        response = client.post(url, json=dict(body))
-        return response.json() if response.status_code == 200 else None
+        return self._read(client, "POST", url, dict(body))
+
+    def _read(self, client: httpx.Client, method: str, url: str, body: dict[str, Any] | None) -> Any:
+        """The JSON of a 200 reply read within `timeout` seconds in all (and the run's deadline: deadline.py),
+        whatever the server sends meanwhile; None past `MAX_REPLY_BYTES` or for another status."""
+        with bounded(within=self.timeout), client.stream(method, url, json=body) as response:
+            if response.status_code != 200:
+                return None
+            data = bytearray()
+            for chunk in response.iter_bytes():
+                data += chunk
+                if len(data) > MAX_REPLY_BYTES:
+                    log.debug("%s %s: reply over %d bytes, not read", method, url, MAX_REPLY_BYTES)
+                    return None
+            return json.loads(bytes(data))
 
     def _probe(self, endpoint: Endpoint) -> ServerFacts:
         """Ask the server (llama.cpp, then vLLM, then Ollama; Ollama only for an Ollama client)."""
         try:
-            with httpx.Client(timeout=self.timeout) as client:
+            with bounded_client(self.timeout) as client:
                 if endpoint.client == "openai":
                     # `?model=` and `"model"` below: a llama-server in router mode (several models on one address)
                     # answers for the model named, a single-model one ignores them
@@ -277,7 +293,7 @@ class Endpoints:
         """A probe's JSON answer, or None when the request failed (refused, timed out, not JSON)."""
         try:
             return request()
-        except (httpx.HTTPError, ValueError, OSError) as exc:
+        except (httpx.HTTPError, ValueError, OSError, RecursionError) as exc:
             log.debug("probe request failed: %s", exc)
             return None
 
@@ -299,6 +315,12 @@ class Endpoints:
                 return self._counts[key]
         try:
             tokens = self._count(endpoint, facts, body)
+        except httpx.TimeoutException as exc:  # a server too slow to count is not asked again: estimates
+            log.info("counting on %s timed out (%s): its prompts are estimated from now on", endpoint.base_url, exc)
+            with self._lock:
+                known = self._facts.get(endpoint, facts)
+                self._facts[endpoint] = ServerFacts(known.server, known.window, known.source, False)
+            tokens = None
         except Exception as exc:  # a count that fails leaves the estimate
             log.debug("counting on %s failed: %s", endpoint.base_url, exc)
             tokens = None
@@ -311,7 +333,7 @@ class Endpoints:
         return tokens
 
     def _count(self, endpoint: Endpoint, facts: ServerFacts, body: dict[str, Any]) -> int | None:
-        with httpx.Client(timeout=self.timeout) as client:
+        with bounded_client(self.timeout) as client:
             if facts.server == "llama.cpp":
                 self.count_requests += 2
                 rendered = self._post(client, f"{endpoint.root}/apply-template", {"model": endpoint.model, **body})

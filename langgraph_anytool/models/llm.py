@@ -20,6 +20,9 @@ from typing_extensions import TypedDict
 from ..config import ROLES, AnyToolConfig
 from ..state import merge_usage  # noqa: F401  (moved there; importable here too)
 from ..tools.executors.log_redaction import redact_secrets_in_logs
+from . import plain_stream
+from .deadline import ReadLimits, bounded, clients_of
+from .deadline import install as bound_reads
 from .endpoint import NOTHING, Endpoint, Endpoints, ServerFacts, endpoint_of, sent_request
 from .fitting import (
     MIN_REPLY_TOKENS,
@@ -358,6 +361,18 @@ def call_role(
     guard = guard if guard is not None else getattr(on_usage, "guard", None)
     if not isinstance(guard, CallGuard):
         guard = CallGuard()
+    for client in clients_of(model):
+        bound_reads(client)  # its reads keep to the limits set below (deadline.py), whatever the server sends
+        plain_stream.install(client)  # a plain JSON reply to a streamed request is read as the completion
+    with bounded(guard.deadline()):  # discovery, counting and the call itself end by the run's deadline
+        return _call_role(model, role, prompt, config, inputs=inputs, on_usage=on_usage, profiles=profiles,
+                          guard=guard, texts=texts)
+
+
+def _call_role(model: Runnable[Any, BaseMessage], role: str, prompt: list[BaseMessage],
+               config: RunnableConfig | None, *, inputs: Mapping[str, Any] | None,
+               on_usage: Callable[[RoleUsage], Any] | None, profiles: Mapping[str, Any] | None, guard: CallGuard,
+               texts: bool) -> tuple[AIMessage, RoleUsage]:
     profile = profile_for(model, profiles)
     endpoints, endpoint = guard.endpoints, endpoint_of(model)
     facts = endpoints.facts(endpoint) if endpoints is not None else NOTHING
@@ -389,14 +404,21 @@ def call_role(
                                  "call was sent", retries=retries, role=role)
         options, watch = transport_options(model, endpoint, guard, left)
         try:
-            reply_msg = runnable.invoke(messages, _watched(run_config, watch), **capping, **options)
+            with bounded(stall=guard.stall_timeout if watch is not None else None) as limits:
+                if watch is not None:
+                    watch.limits = limits
+                reply_msg = runnable.invoke(messages, _watched(run_config, watch), **capping, **options)
             break
-        except RunTimeLimitError as exc:
-            raise ModelCallError(TIME_LIMIT_KIND, f"{role} model: {exc}", retries=retries, role=role) from exc
         except Exception as exc:
             kind = classify(exc)
             if kind is None:
                 raise
+            left = _time_left(guard)
+            if left is not None and left <= DEADLINE_SLACK:  # cut at the run's deadline, whatever the fault's kind
+                if kind == "timeout":
+                    used_extra["timeouts"] = used_extra.get("timeouts", 0) + 1
+                raise ModelCallError(TIME_LIMIT_KIND, f"{role} model: the run's time limit was reached during "
+                                     "the call", retries=retries, role=role, spent=used_extra) from exc
             if kind == "context_length" and overflows < MAX_OVERFLOW_FITS:
                 overflows += 1
                 again = _refit(exc, runnable, messages, fitted, window, reply, endpoints, endpoint, count, texts)
@@ -407,10 +429,6 @@ def call_role(
                     continue
             if kind == "timeout":
                 used_extra["timeouts"] = used_extra.get("timeouts", 0) + 1
-                left = _time_left(guard)
-                if left is not None and left <= 1:  # the call was cut at the run's deadline
-                    raise ModelCallError(TIME_LIMIT_KIND, f"{role} model: the run's time limit was reached during "
-                                         "the call", retries=retries, role=role, spent=used_extra) from exc
                 if endpoint is not None and guard.is_local(endpoint):  # the same long request would only start over
                     raise _call_error(kind, role, exc, model, retries, None, overflows > 0,
                                       note=_timeout_note(options, watch, endpoint), spent=used_extra) from exc
@@ -524,29 +542,28 @@ def reply_cap(model: Any, reply: int, prompt_tokens: int, left: int | None, wind
     return min(cap, room), min(cap, room), room < cap
 
 
-class RunTimeLimitError(RuntimeError):
-    """Raised from a streamed call's token callback once the run's hard deadline has passed (the call is cut)."""
+DEADLINE_SLACK = 1.0  # seconds: a call that failed this close to the run's deadline was cut by it
 
 
 class _StreamWatch(BaseCallbackHandler):
     """Watches a streamed call: when its first reply token came (a silent server is told apart from a slow one),
-    how many chunks arrived, and the run's deadline (passed: the stream is cut by raising `RunTimeLimitError`)."""
+    how many chunks arrived; each token restarts the stall count of the call's read limits (deadline.py), which
+    cut the stream, so that nothing is raised here (a time limit is a status, not a callback error)."""
 
-    raise_error = True
-
-    def __init__(self, deadline: float | None) -> None:
-        self.deadline = deadline
+    def __init__(self) -> None:
         self.started = time.monotonic()
         self.first_token: float | None = None  # seconds after the start
         self.chunks = 0
+        self.limits: ReadLimits | None = None
 
     def on_llm_new_token(self, token: Any, *, chunk: Any = None, **kwargs: Any) -> None:
         self.chunks += 1
         message = getattr(chunk, "message", None)
-        if self.first_token is None and (token or getattr(message, "tool_call_chunks", None)):
-            self.first_token = time.monotonic() - self.started
-        if self.deadline is not None and time.time() > self.deadline:
-            raise RunTimeLimitError("the run's time limit was reached while the reply was streaming")
+        if token or getattr(message, "tool_call_chunks", None):
+            if self.first_token is None:
+                self.first_token = time.monotonic() - self.started
+            if self.limits is not None:
+                self.limits.token()
 
 
 def _time_left(guard: CallGuard) -> float | None:
@@ -588,7 +605,7 @@ def transport_options(model: Any, endpoint: Endpoint | None, guard: CallGuard, l
         timeout = max(0.5, min(timeout if timeout is not None else left, left))
     if timeout is not None:
         options["timeout"] = timeout
-    return options, (_StreamWatch(guard.deadline()) if streamed else None)
+    return options, (_StreamWatch() if streamed else None)
 
 
 def _watched(config: RunnableConfig, watch: _StreamWatch | None) -> RunnableConfig:
