@@ -21,6 +21,7 @@ the profile's window and the estimate stand, and the run goes on. A loopback add
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import ipaddress
 import json
@@ -29,7 +30,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -37,7 +38,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 from langchain_core.messages import BaseMessage, convert_to_openai_messages
 
-from .deadline import bounded, bounded_client
+from .deadline import bounded, bounded_client, current
 from .profiles import model_name, unwrap
 
 log = logging.getLogger(__name__)
@@ -126,6 +127,14 @@ class ServerFacts:
     window: int | None = None
     source: str = ""
     tokenizer: bool = False
+    slots: int = 1  # llama.cpp's `total_slots`: requests it runs at once (see `Endpoints.admitted`)
+
+    @property
+    def shared(self) -> bool:
+        """Whether requests run at once may share one cache of `window` tokens: a llama-server with several slots
+        (started without `--parallel`, its 4 slots run over one unified cache of `-c` tokens, each slot's `n_ctx`
+        being all of it; with `--parallel N`, each has its own `-c / N`: /props says the same either way)."""
+        return self.server == "llama.cpp" and self.slots > 1 and self.window is not None
 
 
 NOTHING = ServerFacts()
@@ -188,7 +197,11 @@ class Endpoints:
         self._counts: OrderedDict[str, int] = OrderedDict()
         self._ratios: dict[Endpoint, float] = {}
         self._max_counts = max_counts
+        self._room = threading.Condition(self._lock)
+        self._load: dict[Endpoint, int] = {}  # tokens (prompt + max_tokens) of the requests in flight per endpoint
+        self._in_flight: dict[Endpoint, int] = {}
         self.probes = 0  # discovery requests sent (for tests and logs)
+        self.slot_waits = 0  # requests that waited for room in a shared cache
         self.count_requests = 0  # tokenize / apply-template requests sent
 
     # ---------------------------------------------------------------------------------------------- facts
@@ -241,7 +254,7 @@ class Endpoints:
         with self._lock:
             old = self._facts.get(endpoint, NOTHING)
             if old.window is None or window < old.window:
-                self._facts[endpoint] = ServerFacts(old.server, window, source, old.tokenizer)
+                self._facts[endpoint] = ServerFacts(old.server, window, source, old.tokenizer, old.slots)
 
     def _get(self, client: httpx.Client, url: str) -> Any:
         self.probes += 1
@@ -271,10 +284,12 @@ class Endpoints:
                 if endpoint.client == "openai":
                     # `?model=` and `"model"` below: a llama-server in router mode (several models on one address)
                     # answers for the model named, a single-model one ignores them
-                    window = llama_cpp_window(self._ask(lambda: self._get(
-                        client, f"{endpoint.root}/props?model={quote(endpoint.model, safe='')}")))
+                    props = self._ask(lambda: self._get(
+                        client, f"{endpoint.root}/props?model={quote(endpoint.model, safe='')}"))
+                    window = llama_cpp_window(props)
                     if window:
-                        return ServerFacts("llama.cpp", window, "llama.cpp GET /props: n_ctx", True)
+                        return ServerFacts("llama.cpp", window, "llama.cpp GET /props: n_ctx", True,
+                                           _positive(props.get("total_slots")) or 1)
                     models = self._ask(lambda: self._get(client, f"{endpoint.root}/v1/models"))
                     window = vllm_window(models, endpoint.model)
                     if window:
@@ -296,6 +311,39 @@ class Endpoints:
         except (httpx.HTTPError, ValueError, OSError, RecursionError) as exc:
             log.debug("probe request failed: %s", exc)
             return None
+
+    # ---------------------------------------------------------------------------------------------- slots
+    @contextlib.contextmanager
+    def admitted(self, endpoint: Endpoint | None, tokens: int, *, alone: bool = False) -> Iterator[int]:
+        """Hold room for one request of `tokens` (its prompt and its `max_tokens`) in a server's shared cache
+        (`ServerFacts.shared`) while it runs: it waits until it fits beside the requests in flight to that endpoint
+        (one alone always goes), or, `alone`, until none is in flight. Yields how many others were in flight when
+        it went. A wait keeps to the current read limits' deadline (deadline.py): past it, `TimeoutError`."""
+        facts = self._facts.get(endpoint) if endpoint is not None else None
+        if endpoint is None or facts is None or not facts.shared:
+            yield 0
+            return
+        window = facts.window or 0
+        waited = False
+        with self._room:
+            while self._in_flight.get(endpoint, 0) and (alone or self._load.get(endpoint, 0) + tokens > window):
+                waited = True
+                limits = current()
+                left = limits.left() if limits is not None else None
+                if left is not None and left[0] <= 0:
+                    raise TimeoutError(f"waiting for room in {endpoint.base_url}'s shared cache: {left[1]}")
+                self._room.wait(1.0 if left is None else min(1.0, left[0]))
+            self.slot_waits += waited
+            others = self._in_flight.get(endpoint, 0)
+            self._load[endpoint] = self._load.get(endpoint, 0) + tokens
+            self._in_flight[endpoint] = others + 1
+        try:
+            yield others
+        finally:
+            with self._room:
+                self._load[endpoint] -= tokens
+                self._in_flight[endpoint] -= 1
+                self._room.notify_all()
 
     # ---------------------------------------------------------------------------------------------- counts
     def count(self, endpoint: Endpoint | None, facts: ServerFacts, messages: Sequence[Mapping[str, Any]],
@@ -319,7 +367,7 @@ class Endpoints:
             log.info("counting on %s timed out (%s): its prompts are estimated from now on", endpoint.base_url, exc)
             with self._lock:
                 known = self._facts.get(endpoint, facts)
-                self._facts[endpoint] = ServerFacts(known.server, known.window, known.source, False)
+                self._facts[endpoint] = ServerFacts(known.server, known.window, known.source, False, known.slots)
             tokens = None
         except Exception as exc:  # a count that fails leaves the estimate
             log.debug("counting on %s failed: %s", endpoint.base_url, exc)

@@ -3,6 +3,7 @@ into the context window, see guard.py and fitting.py) and account its usage from
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -35,7 +36,7 @@ from .fitting import (
     reply_allowance,
     reply_limit,
 )
-from .guard import CallGuard, classify, describe_error, model_secrets, overflow_counts, retry_after
+from .guard import CallGuard, capacity_fault, classify, describe_error, model_secrets, overflow_counts, retry_after
 from .profiles import profile_for, unwrap
 
 log = logging.getLogger(__name__)
@@ -283,8 +284,9 @@ class ModelSet:
 # `max_turns_without_call`)
 FUNCTIONS_DROPPED = "functions_dropped"
 NO_CALL_ENDS = "no_call_ends"
+# `capacity_faults` (replies saying a server's shared cache was full, met by waiting for it: see `call_role`)
 CALL_USAGE_KEYS = ("fit_counted", "fit_estimated", "overflows", "timeouts", "cut_at_max_tokens", "trimmed",
-                   FUNCTIONS_DROPPED, NO_CALL_ENDS)
+                   FUNCTIONS_DROPPED, NO_CALL_ENDS, "capacity_faults")
 
 
 class RoleUsage(TypedDict, total=False):
@@ -394,7 +396,7 @@ def _call_role(model: Runnable[Any, BaseMessage], role: str, prompt: list[BaseMe
     refusal = guard.admit(fitted.tokens + reply_tokens)
     if refusal is not None:
         raise ModelCallError(BUDGET_KIND, f"{role} model: {refusal}", role=role)
-    retries, overflows = 0, 0
+    retries, overflows, capacity, alone = 0, 0, 0, False
     run_config = role_config(config, role, inputs)
     while True:
         capping = {cast(str, cap_kwarg(model)): cap} if cap is not None else {}
@@ -403,8 +405,11 @@ def _call_role(model: Runnable[Any, BaseMessage], role: str, prompt: list[BaseMe
             raise ModelCallError(TIME_LIMIT_KIND, f"{role} model: the run's time limit was reached before the "
                                  "call was sent", retries=retries, role=role)
         options, watch = transport_options(model, endpoint, guard, left)
+        others = 0
         try:
-            with bounded(stall=guard.stall_timeout if watch is not None else None) as limits:
+            # a server whose slots share one cache runs this request once it fits beside those in flight
+            with _admitted(endpoints, endpoint, fitted.tokens + (cap or reply), alone) as others, \
+                    bounded(stall=guard.stall_timeout if watch is not None else None) as limits:
                 if watch is not None:
                     watch.limits = limits
                 reply_msg = runnable.invoke(messages, _watched(run_config, watch), **capping, **options)
@@ -413,6 +418,15 @@ def _call_role(model: Runnable[Any, BaseMessage], role: str, prompt: list[BaseMe
             kind = classify(exc)
             if kind is None:
                 raise
+            if capacity_fault(exc) and capacity < MAX_CAPACITY_WAITS:
+                # the server's shared cache was full: never the same request at once again; it waits until no
+                # other request is in flight, and a request that was alone already is fitted smaller
+                capacity += 1
+                used_extra["capacity_faults"] = used_extra.get("capacity_faults", 0) + 1
+                if others:
+                    alone = True
+                    continue
+                kind = "context_length"
             left = _time_left(guard)
             if left is not None and left <= DEADLINE_SLACK:  # cut at the run's deadline, whatever the fault's kind
                 if kind == "timeout":
@@ -477,6 +491,15 @@ def _call_role(model: Runnable[Any, BaseMessage], role: str, prompt: list[BaseMe
 
 
 MAX_OVERFLOW_FITS = 2  # overflow replies met by fitting again, per call
+MAX_CAPACITY_WAITS = 2  # "context size has been exceeded" replies met by waiting for the cache, per call
+
+
+def _admitted(endpoints: Endpoints | None, endpoint: Endpoint | None, tokens: int,
+              alone: bool) -> contextlib.AbstractContextManager[int]:
+    """Room in the endpoint's shared cache for one request (`Endpoints.admitted`; none to hold without one)."""
+    if endpoints is None:
+        return contextlib.nullcontext(0)
+    return endpoints.admitted(endpoint, tokens, alone=alone)
 
 
 def _counter(endpoints: Endpoints | None, endpoint: Endpoint | None, facts: ServerFacts) -> Counter | None:
