@@ -405,6 +405,10 @@ def _call_role(model: Runnable[Any, BaseMessage], role: str, prompt: list[BaseMe
             raise ModelCallError(TIME_LIMIT_KIND, f"{role} model: the run's time limit was reached before the "
                                  "call was sent", retries=retries, role=role)
         options, watch = transport_options(model, endpoint, guard, left)
+        if options and endpoints is not None and endpoints.facts(endpoint).shared:
+            # every request in one slot: the cache an idle slot keeps (llama-server keeps each slot's prompt for
+            # reuse) would otherwise hold room that the next request, in another slot, needs
+            options["extra_body"] = {"id_slot": SHARED_SLOT}
         others = 0
         try:
             # a server whose slots share one cache runs this request once it fits beside those in flight
@@ -491,6 +495,7 @@ def _call_role(model: Runnable[Any, BaseMessage], role: str, prompt: list[BaseMe
 
 
 MAX_OVERFLOW_FITS = 2  # overflow replies met by fitting again, per call
+SHARED_SLOT = 0  # the llama-server slot every request to a shared cache is sent to (`id_slot`)
 MAX_CAPACITY_WAITS = 2  # "context size has been exceeded" replies met by waiting for the cache, per call
 
 

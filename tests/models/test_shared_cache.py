@@ -1,8 +1,9 @@
 """Issue 38 §2: llama-server started without `--parallel` runs 4 slots over one unified cache of `-c` tokens, and
 `/props` reports all of it as each slot's `n_ctx`. Requests run at once then fail inside an HTTP 200 stream with
 "Context size has been exceeded." (verified on the tier's llama-server: `total_slots` 4, each slot's `n_ctx` the
-whole `-c`, `kv_unified = 'true'` in its log). The loopback server here keeps such a cache: a request holds its
-prompt and its `max_tokens` while it runs, and one that does not fit beside the others gets that error event.
+whole `-c`, `kv_unified = 'true'` in its log); an idle slot keeps its last prompt's cache for reuse, so requests
+are also sent to one slot (`id_slot`). The loopback server here keeps such a cache: a request holds its prompt and
+its `max_tokens` while it runs, and one that does not fit beside the others gets that error event.
 """
 
 from __future__ import annotations
@@ -95,6 +96,8 @@ def test_requests_to_one_shared_cache_run_so_that_they_fit(callers: int, monkeyp
     assert results == ["done"] * callers, results
     assert server.full == 0 and server.peak <= server.n_ctx  # no capacity fault: their windows fitted the cache
     assert len(server.chats) == callers  # each sent once
+    # all in one slot: an idle slot keeps its prompt's cache, which would hold room the next request needs
+    assert all(c.get("id_slot") == 0 for c in server.chats)
     assert endpoints.slot_waits >= 1
 
 
