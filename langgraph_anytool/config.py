@@ -109,6 +109,12 @@ def unknown_field_message(name: str, known: list[str], what: str) -> str:
     return f"unknown {what} {name!r}{hint}; fields are {', '.join(known)}"
 
 
+# settings counted in seconds, each added to a clock (a deadline, a socket or lock timeout): beyond `MAX_SECONDS`
+# they would overflow a timestamp or a timeout ("timestamp out of range", OverflowError) at the first call
+SECONDS_FIELDS = frozenset({"max_seconds", "retry_max_wait", "request_timeout", "stall_timeout", "max_run_seconds"})
+MAX_SECONDS = 1e9
+
+
 @dataclass(frozen=True)
 class AnyToolConfig:
     """Limits and switches of one AnyTool run (see the module docstring for which defaults are the paper's)."""
@@ -228,6 +234,10 @@ class AnyToolConfig:
                     raise ConfigError(f"AnyToolConfig.{f.name} must be a number > 0"
                                       + (" (or null: no limit)" if f.type == "float | None" else "")
                                       + f", got {value!r}")
+                if f.name in SECONDS_FIELDS and value > MAX_SECONDS:  # a deadline or timeout past any clock
+                    raise ConfigError(f"AnyToolConfig.{f.name} is a number of seconds: at most {MAX_SECONDS:g} "
+                                      "(about 31 years)" + (", or null: no limit" if f.type == "float | None"
+                                                            else "") + f"; got {value!r}")
                 object.__setattr__(self, f.name, float(value))
             elif f.type == "bool" and not isinstance(value, bool):
                 raise ConfigError(f"AnyToolConfig.{f.name} must be true or false, got {value!r}")

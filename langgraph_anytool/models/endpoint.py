@@ -13,13 +13,15 @@
   `tools`). Either count is the server's own for that request: what `usage.prompt_tokens` will say.
 
 Hosted APIs (OpenAI, Groq, Anthropic, ...) have none of these and are never asked. A server that does not answer,
-answers an error or something unexpected is taken as saying nothing (the probe's timeout is `PROBE_TIMEOUT`):
+answers an error or something unexpected is taken as saying nothing (each request has `PROBE_TIMEOUT` seconds in
+all, and the run's deadline, however its server drips its reply; its reply is read up to `MAX_REPLY_BYTES`):
 the profile's window and the estimate stand, and the run goes on. A loopback address (127.0.0.0/8, ::1,
 `localhost`) is a *local* endpoint (see guard.py for how its slow calls are handled).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import ipaddress
 import json
@@ -28,7 +30,7 @@ import os
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote, urlsplit
@@ -36,11 +38,14 @@ from urllib.parse import quote, urlsplit
 import httpx
 from langchain_core.messages import BaseMessage, convert_to_openai_messages
 
+from .deadline import bounded, bounded_client, current
 from .profiles import model_name, unwrap
 
 log = logging.getLogger(__name__)
 
-PROBE_TIMEOUT = 5.0  # seconds for one discovery or tokenize request
+PROBE_TIMEOUT = 5.0  # seconds for one discovery or tokenize request, all of it (not per read)
+# the most bytes of one discovery or tokenize reply read (a /tokenize of a 128k-token prompt is about 1 MB)
+MAX_REPLY_BYTES = 8 * 1024 * 1024
 MAX_CACHED_COUNTS = 4096  # token counts kept (least recently used first out)
 MIN_CALIBRATION = 200  # estimated tokens of a prompt below which its count says too little about the tokenizer
 MAX_RATIO = 4.0  # the most tokens per estimated token a calibration takes
@@ -122,6 +127,14 @@ class ServerFacts:
     window: int | None = None
     source: str = ""
     tokenizer: bool = False
+    slots: int = 1  # llama.cpp's `total_slots`: requests it runs at once (see `Endpoints.admitted`)
+
+    @property
+    def shared(self) -> bool:
+        """Whether requests run at once may share one cache of `window` tokens: a llama-server with several slots
+        (started without `--parallel`, its 4 slots run over one unified cache of `-c` tokens, each slot's `n_ctx`
+        being all of it; with `--parallel N`, each has its own `-c / N`: /props says the same either way)."""
+        return self.server == "llama.cpp" and self.slots > 1 and self.window is not None
 
 
 NOTHING = ServerFacts()
@@ -159,7 +172,7 @@ def ollama_window(show: Any) -> tuple[int, str] | None:
         return None
     params = show.get("parameters")
     found = re.search(r"(?m)^\s*num_ctx\s+(\d+)", params) if isinstance(params, str) else None
-    if found:
+    if found and int(found.group(1)) > 0:  # `num_ctx 0` says nothing (as llama.cpp's n_ctx 0)
         return int(found.group(1)), "Ollama POST /api/show: num_ctx"
     info = show.get("model_info")
     trained = [v for k, v in info.items() if k.endswith(".context_length") and _positive(v)] \
@@ -184,7 +197,11 @@ class Endpoints:
         self._counts: OrderedDict[str, int] = OrderedDict()
         self._ratios: dict[Endpoint, float] = {}
         self._max_counts = max_counts
+        self._room = threading.Condition(self._lock)
+        self._load: dict[Endpoint, int] = {}  # tokens (prompt + max_tokens) of the requests in flight per endpoint
+        self._in_flight: dict[Endpoint, int] = {}
         self.probes = 0  # discovery requests sent (for tests and logs)
+        self.slot_waits = 0  # requests that waited for room in a shared cache
         self.count_requests = 0  # tokenize / apply-template requests sent
 
     # ---------------------------------------------------------------------------------------------- facts
@@ -237,28 +254,42 @@ class Endpoints:
         with self._lock:
             old = self._facts.get(endpoint, NOTHING)
             if old.window is None or window < old.window:
-                self._facts[endpoint] = ServerFacts(old.server, window, source, old.tokenizer)
+                self._facts[endpoint] = ServerFacts(old.server, window, source, old.tokenizer, old.slots)
 
     def _get(self, client: httpx.Client, url: str) -> Any:
         self.probes += 1
-        response = client.get(url)
-        return response.json() if response.status_code == 200 else None
+        return self._read(client, "GET", url, None)
 
     def _post(self, client: httpx.Client, url: str, body: Mapping[str, Any]) -> Any:
-        response = client.post(url, json=dict(body))
-        return response.json() if response.status_code == 200 else None
+        return self._read(client, "POST", url, dict(body))
+
+    def _read(self, client: httpx.Client, method: str, url: str, body: dict[str, Any] | None) -> Any:
+        """The JSON of a 200 reply read within `timeout` seconds in all (and the run's deadline: deadline.py),
+        whatever the server sends meanwhile; None past `MAX_REPLY_BYTES` or for another status."""
+        with bounded(within=self.timeout), client.stream(method, url, json=body) as response:
+            if response.status_code != 200:
+                return None
+            data = bytearray()
+            for chunk in response.iter_bytes():
+                data += chunk
+                if len(data) > MAX_REPLY_BYTES:
+                    log.debug("%s %s: reply over %d bytes, not read", method, url, MAX_REPLY_BYTES)
+                    return None
+            return json.loads(bytes(data))
 
     def _probe(self, endpoint: Endpoint) -> ServerFacts:
         """Ask the server (llama.cpp, then vLLM, then Ollama; Ollama only for an Ollama client)."""
         try:
-            with httpx.Client(timeout=self.timeout) as client:
+            with bounded_client(self.timeout) as client:
                 if endpoint.client == "openai":
                     # `?model=` and `"model"` below: a llama-server in router mode (several models on one address)
                     # answers for the model named, a single-model one ignores them
-                    window = llama_cpp_window(self._ask(lambda: self._get(
-                        client, f"{endpoint.root}/props?model={quote(endpoint.model, safe='')}")))
+                    props = self._ask(lambda: self._get(
+                        client, f"{endpoint.root}/props?model={quote(endpoint.model, safe='')}"))
+                    window = llama_cpp_window(props)
                     if window:
-                        return ServerFacts("llama.cpp", window, "llama.cpp GET /props: n_ctx", True)
+                        return ServerFacts("llama.cpp", window, "llama.cpp GET /props: n_ctx", True,
+                                           _positive(props.get("total_slots")) or 1)
                     models = self._ask(lambda: self._get(client, f"{endpoint.root}/v1/models"))
                     window = vllm_window(models, endpoint.model)
                     if window:
@@ -277,9 +308,42 @@ class Endpoints:
         """A probe's JSON answer, or None when the request failed (refused, timed out, not JSON)."""
         try:
             return request()
-        except (httpx.HTTPError, ValueError, OSError) as exc:
+        except (httpx.HTTPError, ValueError, OSError, RecursionError) as exc:
             log.debug("probe request failed: %s", exc)
             return None
+
+    # ---------------------------------------------------------------------------------------------- slots
+    @contextlib.contextmanager
+    def admitted(self, endpoint: Endpoint | None, tokens: int, *, alone: bool = False) -> Iterator[int]:
+        """Hold room for one request of `tokens` (its prompt and its `max_tokens`) in a server's shared cache
+        (`ServerFacts.shared`) while it runs: it waits until it fits beside the requests in flight to that endpoint
+        (one alone always goes), or, `alone`, until none is in flight. Yields how many others were in flight when
+        it went. A wait keeps to the current read limits' deadline (deadline.py): past it, `TimeoutError`."""
+        facts = self._facts.get(endpoint) if endpoint is not None else None
+        if endpoint is None or facts is None or not facts.shared:
+            yield 0
+            return
+        window = facts.window or 0
+        waited = False
+        with self._room:
+            while self._in_flight.get(endpoint, 0) and (alone or self._load.get(endpoint, 0) + tokens > window):
+                waited = True
+                limits = current()
+                left = limits.left() if limits is not None else None
+                if left is not None and left[0] <= 0:
+                    raise TimeoutError(f"waiting for room in {endpoint.base_url}'s shared cache: {left[1]}")
+                self._room.wait(1.0 if left is None else min(1.0, left[0]))
+            self.slot_waits += waited
+            others = self._in_flight.get(endpoint, 0)
+            self._load[endpoint] = self._load.get(endpoint, 0) + tokens
+            self._in_flight[endpoint] = others + 1
+        try:
+            yield others
+        finally:
+            with self._room:
+                self._load[endpoint] -= tokens
+                self._in_flight[endpoint] -= 1
+                self._room.notify_all()
 
     # ---------------------------------------------------------------------------------------------- counts
     def count(self, endpoint: Endpoint | None, facts: ServerFacts, messages: Sequence[Mapping[str, Any]],
@@ -299,6 +363,12 @@ class Endpoints:
                 return self._counts[key]
         try:
             tokens = self._count(endpoint, facts, body)
+        except httpx.TimeoutException as exc:  # a server too slow to count is not asked again: estimates
+            log.info("counting on %s timed out (%s): its prompts are estimated from now on", endpoint.base_url, exc)
+            with self._lock:
+                known = self._facts.get(endpoint, facts)
+                self._facts[endpoint] = ServerFacts(known.server, known.window, known.source, False, known.slots)
+            tokens = None
         except Exception as exc:  # a count that fails leaves the estimate
             log.debug("counting on %s failed: %s", endpoint.base_url, exc)
             tokens = None
@@ -311,7 +381,7 @@ class Endpoints:
         return tokens
 
     def _count(self, endpoint: Endpoint, facts: ServerFacts, body: dict[str, Any]) -> int | None:
-        with httpx.Client(timeout=self.timeout) as client:
+        with bounded_client(self.timeout) as client:
             if facts.server == "llama.cpp":
                 self.count_requests += 2
                 rendered = self._post(client, f"{endpoint.root}/apply-template", {"model": endpoint.model, **body})

@@ -123,6 +123,12 @@ def status_code_of(exc: BaseException) -> int | None:
 _SERVER_CACHE_FULL = "context size has been exceeded"
 
 
+def capacity_fault(exc: BaseException) -> bool:
+    """Whether a failed call met llama-server's full shared cache ("Context size has been exceeded", an HTTP 500
+    or an error event inside a 200 stream): room the other requests in flight hold, not this prompt's size."""
+    return _SERVER_CACHE_FULL in str(exc).lower()
+
+
 def _message_kind(text: str) -> str | None:
     low = text.lower()
     if _SERVER_CACHE_FULL in low:

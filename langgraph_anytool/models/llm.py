@@ -3,6 +3,7 @@ into the context window, see guard.py and fitting.py) and account its usage from
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -20,6 +21,9 @@ from typing_extensions import TypedDict
 from ..config import ROLES, AnyToolConfig
 from ..state import merge_usage  # noqa: F401  (moved there; importable here too)
 from ..tools.executors.log_redaction import redact_secrets_in_logs
+from . import plain_stream
+from .deadline import ReadLimits, bounded, clients_of
+from .deadline import install as bound_reads
 from .endpoint import NOTHING, Endpoint, Endpoints, ServerFacts, endpoint_of, sent_request
 from .fitting import (
     MIN_REPLY_TOKENS,
@@ -36,6 +40,7 @@ from .guard import (
     REFUSED_MAX_WAIT,
     REFUSED_RETRIES,
     CallGuard,
+    capacity_fault,
     classify,
     describe_error,
     model_secrets,
@@ -313,8 +318,9 @@ class ModelSet:
 # `max_turns_without_call`)
 FUNCTIONS_DROPPED = "functions_dropped"
 NO_CALL_ENDS = "no_call_ends"
+# `capacity_faults` (replies saying a server's shared cache was full, met by waiting for it: see `call_role`)
 CALL_USAGE_KEYS = ("fit_counted", "fit_estimated", "overflows", "timeouts", "cut_at_max_tokens", "trimmed",
-                   FUNCTIONS_DROPPED, NO_CALL_ENDS)
+                   FUNCTIONS_DROPPED, NO_CALL_ENDS, "capacity_faults")
 
 
 class RoleUsage(TypedDict, total=False):
@@ -391,6 +397,18 @@ def call_role(
     guard = guard if guard is not None else getattr(on_usage, "guard", None)
     if not isinstance(guard, CallGuard):
         guard = CallGuard()
+    for client in clients_of(model):
+        bound_reads(client)  # its reads keep to the limits set below (deadline.py), whatever the server sends
+        plain_stream.install(client)  # a plain JSON reply to a streamed request is read as the completion
+    with bounded(guard.deadline()):  # discovery, counting and the call itself end by the run's deadline
+        return _call_role(model, role, prompt, config, inputs=inputs, on_usage=on_usage, profiles=profiles,
+                          guard=guard, texts=texts)
+
+
+def _call_role(model: Runnable[Any, BaseMessage], role: str, prompt: list[BaseMessage],
+               config: RunnableConfig | None, *, inputs: Mapping[str, Any] | None,
+               on_usage: Callable[[RoleUsage], Any] | None, profiles: Mapping[str, Any] | None, guard: CallGuard,
+               texts: bool) -> tuple[AIMessage, RoleUsage]:
     profile = profile_for(model, profiles)
     endpoints, endpoint = guard.endpoints, endpoint_of(model)
     facts = endpoints.facts(endpoint) if endpoints is not None else NOTHING
@@ -412,7 +430,7 @@ def call_role(
     refusal = guard.admit(fitted.tokens + reply_tokens)
     if refusal is not None:
         raise ModelCallError(BUDGET_KIND, f"{role} model: {refusal}", role=role)
-    retries, overflows = 0, 0
+    retries, overflows, capacity, alone = 0, 0, 0, False
     run_config = role_config(config, role, inputs)
     while True:
         capping = {cast(str, cap_kwarg(model)): cap} if cap is not None else {}
@@ -421,15 +439,38 @@ def call_role(
             raise ModelCallError(TIME_LIMIT_KIND, f"{role} model: the run's time limit was reached before the "
                                  "call was sent", retries=retries, role=role)
         options, watch = transport_options(model, endpoint, guard, left)
+        if options and endpoints is not None and endpoints.facts(endpoint).shared:
+            # every request in one slot: the cache an idle slot keeps (llama-server keeps each slot's prompt for
+            # reuse) would otherwise hold room that the next request, in another slot, needs
+            options["extra_body"] = {"id_slot": SHARED_SLOT}
+        others = 0
         try:
-            reply_msg = runnable.invoke(messages, _watched(run_config, watch), **capping, **options)
+            # a server whose slots share one cache runs this request once it fits beside those in flight
+            with _admitted(endpoints, endpoint, fitted.tokens + (cap or reply), alone) as others, \
+                    bounded(stall=guard.stall_timeout if watch is not None else None) as limits:
+                if watch is not None:
+                    watch.limits = limits
+                reply_msg = runnable.invoke(messages, _watched(run_config, watch), **capping, **options)
             break
-        except RunTimeLimitError as exc:
-            raise ModelCallError(TIME_LIMIT_KIND, f"{role} model: {exc}", retries=retries, role=role) from exc
         except Exception as exc:
             kind = classify(exc)
             if kind is None:
                 raise
+            if capacity_fault(exc) and capacity < MAX_CAPACITY_WAITS:
+                # the server's shared cache was full: never the same request at once again; it waits until no
+                # other request is in flight, and a request that was alone already is fitted smaller
+                capacity += 1
+                used_extra["capacity_faults"] = used_extra.get("capacity_faults", 0) + 1
+                if others:
+                    alone = True
+                    continue
+                kind = "context_length"
+            left = _time_left(guard)
+            if left is not None and left <= DEADLINE_SLACK:  # cut at the run's deadline, whatever the fault's kind
+                if kind == "timeout":
+                    used_extra["timeouts"] = used_extra.get("timeouts", 0) + 1
+                raise ModelCallError(TIME_LIMIT_KIND, f"{role} model: the run's time limit was reached during "
+                                     "the call", retries=retries, role=role, spent=used_extra) from exc
             if kind == "context_length" and overflows < MAX_OVERFLOW_FITS:
                 overflows += 1
                 again = _refit(exc, runnable, messages, fitted, window, reply, endpoints, endpoint, count, texts)
@@ -440,10 +481,6 @@ def call_role(
                     continue
             if kind == "timeout":
                 used_extra["timeouts"] = used_extra.get("timeouts", 0) + 1
-                left = _time_left(guard)
-                if left is not None and left <= 1:  # the call was cut at the run's deadline
-                    raise ModelCallError(TIME_LIMIT_KIND, f"{role} model: the run's time limit was reached during "
-                                         "the call", retries=retries, role=role, spent=used_extra) from exc
                 if endpoint is not None and guard.is_local(endpoint):  # the same long request would only start over
                     raise _call_error(kind, role, exc, model, retries, None, overflows > 0,
                                       note=_timeout_note(options, watch, endpoint), spent=used_extra) from exc
@@ -498,6 +535,16 @@ def call_role(
 
 
 MAX_OVERFLOW_FITS = 2  # overflow replies met by fitting again, per call
+SHARED_SLOT = 0  # the llama-server slot every request to a shared cache is sent to (`id_slot`)
+MAX_CAPACITY_WAITS = 2  # "context size has been exceeded" replies met by waiting for the cache, per call
+
+
+def _admitted(endpoints: Endpoints | None, endpoint: Endpoint | None, tokens: int,
+              alone: bool) -> contextlib.AbstractContextManager[int]:
+    """Room in the endpoint's shared cache for one request (`Endpoints.admitted`; none to hold without one)."""
+    if endpoints is None:
+        return contextlib.nullcontext(0)
+    return endpoints.admitted(endpoint, tokens, alone=alone)
 
 
 def _counter(endpoints: Endpoints | None, endpoint: Endpoint | None, facts: ServerFacts) -> Counter | None:
@@ -563,29 +610,28 @@ def reply_cap(model: Any, reply: int, prompt_tokens: int, left: int | None, wind
     return min(cap, room), min(cap, room), room < cap
 
 
-class RunTimeLimitError(RuntimeError):
-    """Raised from a streamed call's token callback once the run's hard deadline has passed (the call is cut)."""
+DEADLINE_SLACK = 1.0  # seconds: a call that failed this close to the run's deadline was cut by it
 
 
 class _StreamWatch(BaseCallbackHandler):
     """Watches a streamed call: when its first reply token came (a silent server is told apart from a slow one),
-    how many chunks arrived, and the run's deadline (passed: the stream is cut by raising `RunTimeLimitError`)."""
+    how many chunks arrived; each token restarts the stall count of the call's read limits (deadline.py), which
+    cut the stream, so that nothing is raised here (a time limit is a status, not a callback error)."""
 
-    raise_error = True
-
-    def __init__(self, deadline: float | None) -> None:
-        self.deadline = deadline
+    def __init__(self) -> None:
         self.started = time.monotonic()
         self.first_token: float | None = None  # seconds after the start
         self.chunks = 0
+        self.limits: ReadLimits | None = None
 
     def on_llm_new_token(self, token: Any, *, chunk: Any = None, **kwargs: Any) -> None:
         self.chunks += 1
         message = getattr(chunk, "message", None)
-        if self.first_token is None and (token or getattr(message, "tool_call_chunks", None)):
-            self.first_token = time.monotonic() - self.started
-        if self.deadline is not None and time.time() > self.deadline:
-            raise RunTimeLimitError("the run's time limit was reached while the reply was streaming")
+        if token or getattr(message, "tool_call_chunks", None):
+            if self.first_token is None:
+                self.first_token = time.monotonic() - self.started
+            if self.limits is not None:
+                self.limits.token()
 
 
 def _time_left(guard: CallGuard) -> float | None:
@@ -627,7 +673,7 @@ def transport_options(model: Any, endpoint: Endpoint | None, guard: CallGuard, l
         timeout = max(0.5, min(timeout if timeout is not None else left, left))
     if timeout is not None:
         options["timeout"] = timeout
-    return options, (_StreamWatch(guard.deadline()) if streamed else None)
+    return options, (_StreamWatch() if streamed else None)
 
 
 def _watched(config: RunnableConfig, watch: _StreamWatch | None) -> RunnableConfig:
