@@ -29,7 +29,7 @@ from langgraph_anytool.paper_prompts.source import Checkout
 from langgraph_anytool.paper_prompts.testing import write_fake_checkout
 from tests.fakes import ScriptedChatModel, ai, call
 from tests.graph_world import make_world, scope_of, turns
-from tests.servers import OpenAIChatServer, tool_call
+from tests.servers import ChatReply, OpenAIChatServer
 
 QUERY = "What is the weather in Paris?"
 
@@ -233,7 +233,8 @@ def test_a_paper_run_sends_the_checkouts_prompts_where_the_authors_code_does(tmp
     root = write_fake_checkout(tmp_path / "AnyTool", "anytool")
     catalog, executor = make_world()
     model = ScriptedChatModel(responder=_Script())
-    judge_reply = tool_call("check_answer_status", answer_status="Solved", reason="gives the temperature")
+    judge_reply = ChatReply(function_call=("check_answer_status", json.dumps({"answer_status": "Solved",
+                                                                             "reason": "gives the temperature"})))
     with OpenAIChatServer([judge_reply] * 3) as server:
         judge = ChatOpenAI(model="gpt-test", base_url=server.base_url, api_key="sk-loopback", max_retries=0)
         config = AnyToolConfig.paper(prompts_from=str(root), small_category_shortcut=False, max_solver_queries=3)
@@ -277,13 +278,16 @@ def test_a_paper_run_sends_the_checkouts_prompts_where_the_authors_code_does(tmp
     assert diversity and '"function": "current_for_weather_now"' in diversity[0] and diversity[0].endswith("\n")
     assert "FAKE solver_query_limit" in _humans(solver[3])  # after max_solver_queries=3 queries (DFS.py DFS)
     # the judge: three ToolEval samples (check_solved_toolbench), each one user message with the template filled by
-    # .format, check_answer_status forced with the reason property added (tooleval.py function_call)
+    # .format, check_answer_status forced with the reason property added, in AnyTool's copy's call form
+    # (dyabel/AnyTool toolbench/tooleval/evaluators/registered_cls/tooleval.py function_call: functions= and
+    # function_call={"name": ...}) with its config.yaml's completions_kwargs (the fake's 900 tokens, temperature 0.3)
     assert len(judge_requests) == 3
     body = judge_requests[0]
     assert body["messages"] == [{"role": "user", "content": f"\nFAKE judge_answer query={QUERY} "
                                                             "answer=It is 21 C in Paris.\n"}]
-    assert body["tool_choice"] == {"type": "function", "function": {"name": "check_answer_status"}}
-    (fn,) = [t["function"] for t in body["tools"]]
+    assert body["function_call"] == {"name": "check_answer_status"} and "tools" not in body
+    assert body["temperature"] == 0.3 and body["max_completion_tokens"] == 900
+    (fn,) = body["functions"]
     assert fn["description"] == "FAKE check_answer_status function"
     assert fn["parameters"]["properties"]["reason"] == {"type": "string", "description": "FAKE reason property"}
     assert fn["parameters"]["required"] == ["answer_status", "reason"]

@@ -43,6 +43,7 @@ from pydantic import Field
 from ...models.llm import RoleUsage
 from ...nodes.judge.anytool import EXCLUSION_WORDS, excluded_word, sample_passed, seeded_coin
 from ...nodes.judge.tooleval import JudgeResult, Stage, check_is_solved, check_task_solvable
+from ...nodes.judge.tooleval_request import ToolEvalRequest
 from ...paper_prompts import PromptBook
 from ...sanitize.files import DataFileError, loads_json
 from ...sanitize.schema import Count, FileModel, check_model
@@ -171,17 +172,22 @@ def called_finish(record: Mapping[str, Any]) -> bool:
 def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evaluator_id: str, *,
                      samples: int = 3, protocol: Protocol = "anytool", cache: EvaluatorCache | None = None,
                      concurrency: int = 4, exclusion: bool | None = None,
-                     prompts: PromptBook | None = None) -> list[QueryVerdicts]:
+                     prompts: PromptBook | None = None,
+                     request: ToolEvalRequest | None = None) -> list[QueryVerdicts]:
     """Per record, `samples` two-stage verdicts (and, for `toolllm`, solvability verdicts) from the evaluator.
 
     `evaluator_id` is the evaluator's part of the cache key: it must name the evaluator fully (model, endpoint,
     sampling settings — `identity.evaluator_key`). `exclusion` (default: on for `anytool` only) applies AnyTool's
     exclusion-word rule before any evaluator call. `prompts`: ToolEval's own templates read from a checkout
     (`paper_prompts.tooleval_book`) instead of ours; their files' hashes join the cache key, so a verdict given
-    with our prompts is never reused for theirs (nor one of another version of their files)."""
+    with our prompts is never reused for theirs (nor one of another version of their files). `request`: the call form
+    of the authors' checks (`nodes/judge/tooleval_request.py`; its settings are the `evaluator`'s own, set with
+    `with_settings` so that `evaluator_id` names them)."""
     use_exclusion = protocol == "anytool" if exclusion is None else exclusion
     # our prompts keep the key they always had; the authors' add their files' fingerprint
     theirs: tuple[str, ...] = (f"prompts:{prompts.key}",) if prompts is not None else ()
+    if prompts is not None and request is not None and request.form != "tools":  # tools=: the key it always had
+        theirs += (f"form:{request.form}",)
 
     def one(rec: Mapping[str, Any]) -> QueryVerdicts:
         qv = QueryVerdicts(str(rec.get("group", "")), str(rec.get("query_id", "")))
@@ -202,7 +208,8 @@ def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evalu
             config: Any = {"metadata": {"anytool_eval_sample": i}}
 
             def solved(i: int = i, config: Any = config) -> JudgeResult:
-                return check_is_solved(evaluator, query, answer, process, config=config, book=prompts)
+                return check_is_solved(evaluator, query, answer, process, config=config, book=prompts,
+                                       request=request)
 
             key = EvaluatorCache.key("check_is_solved", evaluator_id, *theirs, i, query, answer, process)
             res = cache.get_or_call(key, solved) if cache else solved()
@@ -214,7 +221,7 @@ def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evalu
 
                 def solvable(config: Any = config, done: bool = done, tools: list[str] = tools) -> JudgeResult:
                     return check_task_solvable(evaluator, query, tools, config=config, has_been_solved=done,
-                                               book=prompts)
+                                               book=prompts, request=request)
 
                 tkey = EvaluatorCache.key("check_task_solvable", evaluator_id, *theirs, i, query, tools, done)
                 qv.task_labels.append((cache.get_or_call(tkey, solvable) if cache else solvable()).label)

@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import re
 from collections.abc import Mapping, Sequence
 from copy import deepcopy
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from ...catalog import Catalog
 from ...catalog.models import Api
 from ...catalog.naming import is_valid_function_name
 from ...models.llm import ModelCallError, call_role
+from ...nodes.judge.tooleval_request import refuses_functions
 from ...paper_prompts import PromptBook
 from ...tools.lc import api_json_schema
 from ...tools.pipeline import ApiExecutor
@@ -240,10 +240,7 @@ class FunctionsRefused(RuntimeError):
     """The provider refused the legacy `functions=` parameter (a 400 naming it)."""
 
 
-def _refuses_functions(exc: ModelCallError) -> bool:
-    """A 400 that names the `functions` parameter (OpenAI's "Unrecognized request argument supplied: functions";
-    not a schema error about one function)."""
-    return exc.kind in ("bad_request", "no_tool_calling") and re.search(r"\bfunctions\b", str(exc).lower()) is not None
+_refuses_functions = refuses_functions  # a 400 naming the legacy `functions` parameter (nodes/judge)
 
 
 @dataclass(frozen=True)
