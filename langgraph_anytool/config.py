@@ -36,7 +36,11 @@ authors' value (`PAPER_SETTINGS`):
   it without a model call (main.py `Category_Agent.category_search` returns without `finish_search`,
   `resume_search` ends at once); ours (True) finishes it when it makes its tool agent;
 - `keep_diversity_prompt`: False sends DFSDT's diversity prompt with the one query it precedes (DFS.py marks it
-  `"valid": False` after that query); ours (True) keeps it in the chain below it.
+  `"valid": False` after that query); ours (True) keeps it in the chain below it;
+- `reply_caps`: "local" sends the retriever agents' and the solvability check's calls to a hosted endpoint
+  without a reply limit, as the authors' `openai_utils.py call_gpt` sends none (the solver keeps 1024, as their
+  `chatgpt_function_model.py chat_completion_request`), and keeps one where a local server's window needs it;
+  ours ("always") caps every call (`models/fitting.py`).
 """
 
 from __future__ import annotations
@@ -62,6 +66,7 @@ ReasonTo = Literal["unfinished", "reactivated"]
 RoundGate = Literal["pool_changed", "solvability_check"]
 PruneMatch = Literal["whole_word", "substring"]
 ReasonForm = Literal["summary", "verbatim"]
+ReplyCaps = Literal["always", "local"]
 
 ROLES: tuple[str, ...] = (
     "meta", "category", "tool", "solvable", "solver", "planner", "caller", "summarizer", "judge", "simulator",
@@ -83,6 +88,7 @@ _CHOICES: Mapping[str, tuple[str, ...]] = {
     "round_gate": get_args(RoundGate),
     "prune_match": get_args(PruneMatch),
     "failure_reason_form": get_args(ReasonForm),
+    "reply_caps": get_args(ReplyCaps),
 }
 
 # `AnyToolConfig.paper()`: our addition (search hints) off, and the authors' loop in the ten places it differs
@@ -92,7 +98,7 @@ PAPER_SETTINGS: Mapping[str, Any] = {
     "solvable_check": "after_add", "judge": "anytool", "call_limit": "model_queries",
     "reflect_when_pool_full": False, "failure_reason_to": "reactivated",
     "round_gate": "solvability_check", "prune_match": "substring", "failure_reason_form": "verbatim",
-    "keep_diversity_prompt": False,
+    "keep_diversity_prompt": False, "reply_caps": "local",
 }
 
 _ZERO_ALLOWED = frozenset({"max_reflections", "model_retries", "max_retries_per_run", "max_timeout_retries"})
@@ -153,6 +159,10 @@ class AnyToolConfig:
     # which pooled APIs a failure reason prunes: "whole_word" (ours: function or API names as whole words);
     # "substring" (authors' main.py: every function name that occurs anywhere in the reason's text)
     prune_match: PruneMatch = "whole_word"
+    # the reply limit sent with each call: "always" (ours: the role's `max_tokens`, models/fitting.py); "local"
+    # (the authors': none on a hosted endpoint, as their calls send none; kept for a loopback server, whose window
+    # needs it, for a model that sets its own, and under a token budget)
+    reply_caps: ReplyCaps = "always"
     # what re-activated agents read: "summary" (ours: the judge's or the solver's reason); "verbatim" (authors'
     # main.py `failed_reason`: the Finish arguments as a whole when the solver gave up or the answer holds an
     # exclusion word, the reason of the judge sample `check_solved_toolbench` draws, the solvability status)
