@@ -325,7 +325,9 @@ def add_evaluator_args(p: argparse.ArgumentParser, *, protocol: str | None = "an
                    help="'provider:model' of the evaluator (separate from the in-loop judge; default $ANYTOOL_EVALUATOR)")
     p.add_argument("--offline", action="store_true",
                    help="the offline policy model's judge as evaluator (a rule-based stand-in, NOT an LLM; labelled)")
-    p.add_argument("--catalog", metavar="PATH", default=None, help="catalog for --offline (default: builtin)")
+    p.add_argument("--catalog", metavar="PATH", default=None,
+                   help="catalog for --offline (default: builtin); with --prompts-from, where the offered APIs' "
+                        "schemas come from (ToolEval's available_tools)")
     p.add_argument("--protocol", choices=("anytool", "toolllm", "sopr"), default=protocol,
                    help="anytool: Eq. 2 of the AnyTool paper; toolllm: Eq. 1; sopr: StableToolBench's solvable pass "
                         "rate" + (" (default: a pass-rate report's, else anytool)" if protocol is None else ""))
@@ -416,10 +418,19 @@ class Evaluator:
         from ..eval.anytool.passrate import EvaluatorCache, evaluate_records
 
         cache = None if args.no_cache else EvaluatorCache(args.cache or _default_cache())
+        catalog = None
+        if self.book is not None and args.catalog:
+            from ..catalog.catalog import Catalog
+            from ..catalog.errors import CatalogError
+
+            try:
+                catalog = Catalog.load(args.catalog)
+            except CatalogError as exc:
+                raise EvalUsageError(f"--catalog: {exc}") from None
         try:
             verdicts = evaluate_records(records, self.model, self.key, samples=samples, protocol=protocol,
                                         cache=cache, concurrency=args.concurrency, exclusion=exclusion,
-                                        prompts=self.book, request=self.request)
+                                        prompts=self.book, request=self.request, catalog=catalog)
         finally:
             if cache is not None:
                 cache.close()

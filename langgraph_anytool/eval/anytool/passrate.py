@@ -138,6 +138,19 @@ def offered_tools(record: Mapping[str, Any]) -> list[str]:
     return list(record.get("pool") or [])
 
 
+def tooleval_inputs(record: Mapping[str, Any], catalog: Any = None) -> tuple[str, dict[str, Any], list[Any]]:
+    """(final answer, answer, available tools) as ToolEval reads a converted answer (`eval/anytool/convert.py
+    record_to_tooleval`, ToolBench's `convert_to_answer_format.py` form): `rtl.py check_is_solved` sends
+    `answer['final_answer']` (the Finish call's arguments as written) to its first stage and `json.dumps(answer)` to
+    its second; `check_task_solvable` `json.dumps({'query', 'available_tools'})`, the offered functions' schemas
+    (from `catalog`; without one, their names with empty descriptions) and Finish's."""
+    from .convert import record_to_tooleval  # (convert builds on this module)
+
+    converted = record_to_tooleval(record, catalog)
+    answer = converted["answer"]
+    return str(answer["final_answer"]), answer, list(converted["available_tools"])
+
+
 # ------------------------------------------------------------------------------------------------ verdicts
 @dataclass
 class QueryVerdicts:
@@ -173,7 +186,7 @@ def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evalu
                      samples: int = 3, protocol: Protocol = "anytool", cache: EvaluatorCache | None = None,
                      concurrency: int = 4, exclusion: bool | None = None,
                      prompts: PromptBook | None = None,
-                     request: ToolEvalRequest | None = None) -> list[QueryVerdicts]:
+                     request: ToolEvalRequest | None = None, catalog: Any = None) -> list[QueryVerdicts]:
     """Per record, `samples` two-stage verdicts (and, for `toolllm`, solvability verdicts) from the evaluator.
 
     `evaluator_id` is the evaluator's part of the cache key: it must name the evaluator fully (model, endpoint,
@@ -182,7 +195,8 @@ def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evalu
     (`paper_prompts.tooleval_book`) instead of ours; their files' hashes join the cache key, so a verdict given
     with our prompts is never reused for theirs (nor one of another version of their files). `request`: the call form
     of the authors' checks (`nodes/judge/tooleval_request.py`; its settings are the `evaluator`'s own, set with
-    `with_settings` so that `evaluator_id` names them)."""
+    `with_settings` so that `evaluator_id` names them). With `prompts`, the checks read what ToolEval reads
+    (`tooleval_inputs`; `catalog` gives the offered APIs' full schemas)."""
     use_exclusion = protocol == "anytool" if exclusion is None else exclusion
     # our prompts keep the key they always had; the authors' add their files' fingerprint
     theirs: tuple[str, ...] = (f"prompts:{prompts.key}",) if prompts is not None else ()
@@ -203,23 +217,26 @@ def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evalu
             qv.answer_labels = ["Unsolved"] * samples
             qv.reasons = [f"the answer contains the exclusion word {word!r} (AnyTool's rule; no evaluator call)"] * samples
             return qv
-        process = answer_process(rec)
+        process: Any = answer_process(rec)
+        tools: Any = offered_tools(rec)
+        checked = answer
+        if prompts is not None:  # what ToolEval reads (module docstring of nodes/judge/tooleval.py)
+            checked, process, tools = tooleval_inputs(rec, catalog)
         for i in range(samples):
             config: Any = {"metadata": {"anytool_eval_sample": i}}
 
             def solved(i: int = i, config: Any = config) -> JudgeResult:
-                return check_is_solved(evaluator, query, answer, process, config=config, book=prompts,
+                return check_is_solved(evaluator, query, checked, process, config=config, book=prompts,
                                        request=request)
 
-            key = EvaluatorCache.key("check_is_solved", evaluator_id, *theirs, i, query, answer, process)
+            key = EvaluatorCache.key("check_is_solved", evaluator_id, *theirs, i, query, checked, process)
             res = cache.get_or_call(key, solved) if cache else solved()
             qv.answer_labels.append(res.label)
             qv.reasons.append(res.reason)
             if protocol == "toolllm":
-                tools = offered_tools(rec)
                 done = res.label == "Solved"
 
-                def solvable(config: Any = config, done: bool = done, tools: list[str] = tools) -> JudgeResult:
+                def solvable(config: Any = config, done: bool = done, tools: Any = tools) -> JudgeResult:
                     return check_task_solvable(evaluator, query, tools, config=config, has_been_solved=done,
                                                book=prompts, request=request)
 

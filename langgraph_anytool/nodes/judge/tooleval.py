@@ -244,7 +244,11 @@ def _ask_authors(model: ModelLike, book: PromptBook, slot: str, function: str, v
 
 
 def answer_json(final_answer: str, process: Any) -> str:
-    """`json.dumps(answer)` of ToolEval's second stage: the answer as a whole (final answer and its details)."""
+    """`json.dumps(answer)` of ToolEval's second stage: the answer as a whole. A `process` in ToolEval's converted
+    form (a mapping with `answer_details`: `eval/anytool/passrate.py tooleval_inputs`) is dumped as it is, uncut
+    (`rtl.py check_is_solved`: `'answer': json.dumps(answer)`); otherwise {final answer, its details}."""
+    if isinstance(process, Mapping) and "answer_details" in process:
+        return json.dumps(process)
     details = process if not isinstance(process, str) else process.strip()
     return _clip(json.dumps({"final_answer": final_answer, "answer_details": details}, default=str),
                  MAX_PROCESS_CHARS)
@@ -257,8 +261,8 @@ def check_answer_status(model: ModelLike, query: str, final_answer: str, *,
     """Stage 1 (ToolEval `check_answer_status`): Solved / Unsolved / Unsure from the query and final answer."""
     answer = _clip(final_answer.strip(), MAX_ANSWER_CHARS)
     meta = {**(inputs or {}), "query": query, "answer": final_answer, "stage": "answer"}
-    if book is not None:
-        return _ask_authors(model, book, "judge_answer", "check_answer_status", {"query": query, "answer": answer},
+    if book is not None:  # rtl.py check_is_solved: 'answer': answer['final_answer'], as it is
+        return _ask_authors(model, book, "judge_answer", "check_answer_status", {"query": query, "answer": final_answer},
                             config, meta, ANSWER_LABELS, "answer", on_usage, request)
     return _ask(model, ANSWER_STATUS_SYSTEM, ANSWER_STATUS_USER.format(query=query, answer=answer), config,
                 meta, ANSWER_LABELS, "answer", on_usage)
@@ -315,8 +319,8 @@ def check_task_solvable(model: ModelLike, query: str, tools: Any, *, config: Run
     if has_been_solved:
         return JudgeResult("Solvable", "the task has been solved", "rule", RoleUsage())
     meta = {"query": query, "answer": "", "stage": "task"}
-    if book is not None:  # rtl.py check_task_solvable: {'task': json.dumps(task_description)}
-        task = _clip(json.dumps({"query": query, "available_tools": tools}, default=str), MAX_PROCESS_CHARS)
+    if book is not None:  # rtl.py check_task_solvable: {'task': json.dumps(task_description)}, uncut
+        task = json.dumps({"query": query, "available_tools": tools}, default=str)
         return _ask_authors(model, book, "judge_task", "check_task_solvable", {"task_json": task}, config, meta,
                             TASK_LABELS, "task", None, request)
     return _ask(model, TASK_SOLVABLE_SYSTEM, TASK_SOLVABLE_USER.format(query=query, tools=_tools_text(tools)), config,

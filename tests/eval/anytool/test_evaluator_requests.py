@@ -23,6 +23,7 @@ import yaml
 from langchain_openai import ChatOpenAI
 
 from langgraph_anytool.cli.app import main
+from langgraph_anytool.eval.anytool.convert import record_to_tooleval
 from langgraph_anytool.nodes.judge.tooleval_request import TOOLEVAL_SETTINGS, request_for, with_settings
 from langgraph_anytool.paper_prompts import tooleval_book
 from langgraph_anytool.paper_prompts.testing import FAKE_SETTINGS, write_fake_checkout
@@ -81,9 +82,18 @@ def _replies(form_seen: list[str]) -> Any:
     return reply
 
 
+def _record() -> dict[str, Any]:
+    """A record whose solve called `f` (failed), then Finish with the model's own key order and a reason."""
+    rec = {**record("q1", "It is 21 degrees.", [("f", "error", "HTTP 500 upstream")]), "model": "x"}
+    finish = {"final_answer": "It is 21 degrees.", "return_type": "give_answer", "reason": "from the forecast"}
+    rec["trajectory"][0]["tree"][0]["calls"].append({"tool_call_id": "c9", "function": "Finish",
+                                                     "arguments": finish, "status": "finish:give_answer"})
+    return rec
+
+
 def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], server: Any,
          *extra: str) -> dict[str, Any]:
-    rec = {**record("q1", "It is 21 degrees.", [("f", "error", "HTTP 500 upstream")]), "model": "x"}
+    rec = _record()
     res = tmp_path / "r.jsonl"
     res.write_text(json.dumps(rec) + "\n")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
@@ -104,11 +114,15 @@ def test_each_protocols_checks_are_the_authors_requests(tmp_path: Path, monkeypa
         bodies = server.chat_requests
     names = ["check_answer_status", "parse_answer_status"] + (["check_task_solvable"] if protocol == "toolllm" else [])
     assert len(bodies) == len(names) and set(seen) == {form}
-    query, answer = "question q1", "It is 21 degrees."
-    details = json.loads(bodies[1]["messages"][0]["content"].split("answer=", 1)[1])  # (what §2 decides)
-    args = {"check_answer_status": {"query": query, "answer": answer},
-            "parse_answer_status": {"query": query, "answer": json.dumps(details)},
-            "check_task_solvable": {"task": json.dumps({"query": query, "available_tools": ["C/t/a"]})}}
+    # what rtl.py passes (§2): answer['final_answer'] (the Finish arguments as the model wrote them: its key
+    # order), json.dumps(answer) of the converted answer, json.dumps({'query', 'available_tools'})
+    query, converted = "question q1", record_to_tooleval(_record())
+    finish = '{"final_answer": "It is 21 degrees.", "return_type": "give_answer", "reason": "from the forecast"}'
+    assert converted["answer"]["final_answer"] == finish
+    args = {"check_answer_status": {"query": query, "answer": finish},
+            "parse_answer_status": {"query": query, "answer": json.dumps(converted["answer"])},
+            "check_task_solvable": {"task": json.dumps({"query": query,
+                                                        "available_tools": converted["available_tools"]})}}
     for body, name in zip(bodies, names, strict=True):
         expected = as_sent(authors_request(root, name, args[name], form))
         assert {k: v for k, v in body.items() if k not in TRANSPORT} == expected, name
@@ -182,3 +196,29 @@ def test_a_checkout_setting_we_cannot_send_is_refused_in_one_line(tmp_path: Path
     path.write_text(yaml.safe_dump(config))
     with pytest.raises(PromptSourceError, match=r"temperature: 'hot' is not a valid value"):
         tooleval_book(root)
+
+
+def test_the_solvability_check_reads_the_offered_apis_full_schemas_from_the_catalog(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """§2: `check_task_solvable` gets `json.dumps(task_description)` with the offered functions' schemas (ToolEval's
+    converted `available_tools`: the functions the solver was given, and Finish), not their names."""
+    from langgraph_anytool.catalog.catalog import Catalog
+
+    root = write_fake_checkout(tmp_path / "checkout", "tooleval")
+    source = str(Path(__file__).parents[2] / "data" / "openapi" / "petstore.yaml")
+    catalog = Catalog.load(source)
+    api = next(iter(catalog))
+    rec = {**_record(), "pool": [api.id]}
+    res = tmp_path / "r.jsonl"
+    res.write_text(json.dumps(rec) + "\n")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    with OpenAIChatServer(policy=_replies([])) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        assert main(["eval", "passrate", str(res), "--evaluator", "openai:gpt-test", "--samples", "1", "--no-cache",
+                     "--json", "--protocol", "toolllm", "--prompts-from", str(root), "--catalog", source]) == 0
+        capsys.readouterr()
+        task = server.chat_requests[-1]["messages"][0]["content"].split("task=", 1)[1].rstrip("\n")
+    tools = json.loads(task)["available_tools"]
+    assert tools == record_to_tooleval(rec, catalog)["available_tools"]
+    assert tools[0]["name"] == catalog.function_name(api.id) and tools[0]["description"] == api.description
+    assert [t["name"] for t in tools][-1] == "Finish"
