@@ -12,7 +12,7 @@ Which defaults are the paper's (AnyTool, Du et al. 2024) and which are ours:
   `leaf_tool_number=5`) and stays on in both.
 
 The authors' loop (dyabel/AnyTool `scripts/main.py`, `anytool/verifier.py`, `anytool/rapidapi.py`,
-`toolbench/inference/Algorithms/DFS.py`) differs from ours in ten places, each a setting; `paper()` takes the
+`toolbench/inference/Algorithms/DFS.py`) differs from ours in twelve places, each a setting; `paper()` takes the
 authors' value (`PAPER_SETTINGS`):
 - `solvable_check`: "after_add" runs the solvability check by itself after every `add_apis_into_api_pool`
   (main.py `Tool_Agent.add_apis_into_api_pool`); ours ("on_request") leaves it to the agent's own call;
@@ -37,6 +37,10 @@ authors' value (`PAPER_SETTINGS`):
   `resume_search` ends at once); ours (True) finishes it when it makes its tool agent;
 - `keep_diversity_prompt`: False sends DFSDT's diversity prompt with the one query it precedes (DFS.py marks it
   `"valid": False` after that query); ours (True) keeps it in the chain below it;
+- `max_turns_without_call`: 21, one more than `agent_step_limit` (20), so replies without a function call never
+  end a retriever agent's activation (nor a solve, which `max_depth` bounds first): main.py answers each with its nudge and goes on, up to 20 steps per
+  activation (`for i in range(20)` in `Main_Search_Agent.assign_main`, `Category_Agent.category_search` and
+  `resume_search`, `Tool_Agent.tool_search`); ours (3) ends a model that does not call functions early;
 - `reply_caps`: "local" sends the retriever agents' and the solvability check's calls to a hosted endpoint
   without a reply limit, as the authors' `openai_utils.py call_gpt` sends none (the solver keeps 1024, as their
   `chatgpt_function_model.py chat_completion_request`), and keeps one where a local server's window needs it;
@@ -91,14 +95,14 @@ _CHOICES: Mapping[str, tuple[str, ...]] = {
     "reply_caps": get_args(ReplyCaps),
 }
 
-# `AnyToolConfig.paper()`: our addition (search hints) off, and the authors' loop in the ten places it differs
+# `AnyToolConfig.paper()`: our addition (search hints) off, and the authors' loop in the twelve places it differs
 # from ours (see the module docstring; docs/configuration.md has the table)
 PAPER_SETTINGS: Mapping[str, Any] = {
     "seed_with_search": False, "small_category_finished": False,
     "solvable_check": "after_add", "judge": "anytool", "call_limit": "model_queries",
     "reflect_when_pool_full": False, "failure_reason_to": "reactivated",
     "round_gate": "solvability_check", "prune_match": "substring", "failure_reason_form": "verbatim",
-    "keep_diversity_prompt": False, "reply_caps": "local",
+    "keep_diversity_prompt": False, "reply_caps": "local", "max_turns_without_call": 21,
 }
 
 _ZERO_ALLOWED = frozenset({"max_reflections", "model_retries", "max_retries_per_run", "max_timeout_retries"})
