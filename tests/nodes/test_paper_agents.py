@@ -16,7 +16,7 @@ from langgraph_anytool import AnyToolConfig
 from langgraph_anytool.models.llm import ModelSet
 from langgraph_anytool.nodes.agents import new_agent_record
 from langgraph_anytool.runtime import Deps, RunSignals
-from tests.fakes import ScriptedChatModel, ai
+from tests.fakes import ScriptedChatModel, ai, call
 from tests.nodes.test_agent_loop import SMALL_PLAN, make_catalog, run_loop
 
 
@@ -37,3 +37,29 @@ def test_a_paper_agent_is_nudged_up_to_the_step_limit_as_main_py_does() -> None:
 def test_ours_ends_a_silent_agent_after_max_turns_without_call() -> None:
     rec = _silent_meta(AnyToolConfig(seed_with_search=False))
     assert rec["steps"] == 3 and str(rec["end_reason"]).startswith("no_calls")
+
+
+def _offered(level: str, config: AnyToolConfig) -> list[str]:
+    model = ScriptedChatModel(responder=lambda m, t: ai("", call("finish_search")))
+    deps = Deps(catalog=make_catalog(SMALL_PLAN), models=ModelSet(default=model, by_role={}),
+                executor=cast(Any, None), config=config, signals=RunSignals())
+    category = next(iter(SMALL_PLAN))
+    record = new_agent_record(level, level, category=None if level == "meta" else category,
+                              tools=list(SMALL_PLAN[category])[:1] if level == "tool" else None)
+    run_loop(level, record, deps)
+    return list(model.calls[0]["tools"])
+
+
+def test_paper_agents_are_offered_what_main_py_offers_them_in_its_order() -> None:
+    """main.py: Main_Search_Agent (get_tools_in_category, get_tools_descriptions, create_agent_category_level, then
+    Finish appended), Category_Agent (get_tools_descriptions, Finish; category_search appends
+    create_agent_tool_level), Tool_Agent (Finish, check_if_request_solvable, add_apis_into_api_pool: get_api_details
+    and get_apis_in_tool commented out). Our `finish_search` is their Finish."""
+    paper = AnyToolConfig.paper()
+    assert _offered("meta", paper) == ["get_tools_in_category", "get_tools_descriptions",
+                                       "create_agent_category_level", "finish_search"]
+    assert _offered("category", paper) == ["get_tools_descriptions", "finish_search", "create_agent_tool_level"]
+    assert _offered("tool", paper) == ["finish_search", "check_if_request_solvable", "add_apis_into_api_pool"]
+    ours = AnyToolConfig(seed_with_search=False)
+    assert "get_tools_in_category" in _offered("category", ours)
+    assert {"get_apis_in_tool", "get_api_details"} <= set(_offered("tool", ours))
