@@ -22,6 +22,7 @@ from langchain_openai import ChatOpenAI
 from langgraph_anytool import AnyToolConfig, create_anytool_graph
 from langgraph_anytool.config import ConfigError
 from langgraph_anytool.context import resolve_settings
+from langgraph_anytool.nodes.draws import seeded_sample
 from langgraph_anytool.nodes.reflection import reactivation_prompt
 from langgraph_anytool.paper_prompts import PromptSourceError, anytool_book, load_book, umi_book
 from langgraph_anytool.paper_prompts.book import BookSpec, Slot
@@ -242,11 +243,14 @@ def test_a_paper_run_sends_the_checkouts_prompts_where_the_authors_code_does(tmp
         out = graph.invoke({"query": QUERY})
         judge_requests = server.chat_requests
     assert out["status"] == "solved", out.get("reason")
-    cats = str(list(catalog.categories))
     # meta-agent (main.py Main_Search_Agent.__init__): system = META_AGENT_PROMPT.replace('{categories}',
-    # str(query_all_categories())); the first user message is the f-string with the query
+    # str(query_all_categories())), api_database_function.py: random.sample(list(database.keys()), len(...)) — every
+    # category once, in a drawn order (ours seeded by the query, the same at every call of the run); the first user
+    # message is the f-string with the query
+    cats = seeded_sample(list(catalog.categories), "query_all_categories", f"FAKE meta_first query={QUERY}")
+    assert sorted(cats) == sorted(catalog.categories) and cats != list(catalog.categories)
     meta = _calls(model, "meta")
-    assert _system(meta[0]) == f"FAKE meta_system categories={cats}"
+    assert {_system(c) for c in meta} == {f"FAKE meta_system categories={cats}"}
     assert _humans(meta[0]) == [f"FAKE meta_first query={QUERY}"]
     assert _humans(meta[1])[-1] == "FAKE agent_nudge"  # a turn without a function call (main.py assign_main)
     # category agent (Category_Agent.category_search): {category} and the run's leaf_tool_number; the tools as a list

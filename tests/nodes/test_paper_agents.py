@@ -63,3 +63,14 @@ def test_paper_agents_are_offered_what_main_py_offers_them_in_its_order() -> Non
     ours = AnyToolConfig(seed_with_search=False)
     assert "get_tools_in_category" in _offered("category", ours)
     assert {"get_apis_in_tool", "get_api_details"} <= set(_offered("tool", ours))
+
+
+def test_the_category_order_is_drawn_per_query_as_query_all_categories_draws_it() -> None:
+    """api_database_function.py `query_all_categories`: `random.sample(list(database.keys()), len(...))`: every
+    category once, a new order per query (ours keyed by the query: a re-run repeats it)."""
+    from langgraph_anytool.nodes.draws import seeded_sample
+
+    names = [f"C{i}" for i in range(8)]
+    orders = {tuple(seeded_sample(names, "query_all_categories", f"query {q}")) for q in range(20)}
+    assert len(orders) > 10 and all(sorted(o) == names for o in orders)
+    assert seeded_sample(names, "x", "q") == seeded_sample(names, "x", "q")
