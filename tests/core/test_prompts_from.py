@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 
 from langgraph_anytool import AnyToolConfig, create_anytool_graph
@@ -279,7 +279,13 @@ def test_a_paper_run_sends_the_checkouts_prompts_where_the_authors_code_does(tmp
     assert _humans(solver[0]) == [f"FAKE solver_user input_description={QUERY}"]
     later = [h for c in solver[1:] for h in _humans(c)]
     diversity = [h for h in later if h.startswith("FAKE solver_diversity previous_candidate=")]
-    assert diversity and '"function": "current_for_weather_now"' in diversity[0] and diversity[0].endswith("\n")
+    # DFS.py DFS_tree_search.DFS (issue 36 §3): js_list of {"name", "arguments" (the call's arguments string),
+    # "function_output" (the child's observation), "mento-carlo-action-value" (Tree.py compute_weight: 0.0)},
+    # json.dumps(js_list, indent=2) + "\n"; the root has no observation, so no "again, your former observation"
+    observed = next(str(m.content) for c in solver[1:] for m in c["messages"] if isinstance(m, ToolMessage))
+    js_list = [{"name": "current_for_weather_now", "arguments": json.dumps({"city": "Paris"}),
+                "function_output": observed, "mento-carlo-action-value": 0.0}]
+    assert diversity and diversity[0] == f"FAKE solver_diversity previous_candidate={json.dumps(js_list, indent=2)}\n"
     assert "FAKE solver_query_limit" in _humans(solver[3])  # after max_solver_queries=3 queries (DFS.py DFS)
     # the judge: three ToolEval samples (check_solved_toolbench), each one user message with the template filled by
     # .format, check_answer_status forced with the reason property added, in AnyTool's copy's call form

@@ -74,3 +74,32 @@ def test_the_category_order_is_drawn_per_query_as_query_all_categories_draws_it(
     orders = {tuple(seeded_sample(names, "query_all_categories", f"query {q}")) for q in range(20)}
     assert len(orders) > 10 and all(sorted(o) == names for o in orders)
     assert seeded_sample(names, "x", "q") == seeded_sample(names, "x", "q")
+
+
+def test_the_diversity_candidates_are_dfs_py_s_js_list() -> None:
+    """DFS.py DFS_tree_search.DFS: per child, down `children[0]` to its first action: {"name", "arguments",
+    "function_output", "mento-carlo-action-value": compute_weight() (0.0, Tree.py)}; `json.dumps(js_list,
+    indent=2)` + "\\n", then "again, your former observation: <obs>\\n" when the expanded node has one."""
+    import json
+
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    from langgraph_anytool.nodes.solver.dfsdt import authors_candidates
+
+    def node(children: list[int], *messages: Any) -> Any:
+        return {"messages": list(messages), "children": children}
+
+    def called(name: str, cid: str, **args: Any) -> AIMessage:
+        return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": cid, "type": "tool_call"}])
+
+    nodes = [node([1]),
+             node([2, 3], called("f", "c1", q="a"), ToolMessage(content="obs1", tool_call_id="c1")),
+             node([4], AIMessage(content="thinking first")),  # no action: DFS.py follows children[0]
+             node([], called("h", "c3", q="c"), ToolMessage(content="obs3", tool_call_id="c3")),
+             node([], called("g", "c4", q="b"), ToolMessage(content="obs4", tool_call_id="c4"))]
+    js_list = [{"name": "g", "arguments": json.dumps({"q": "b"}), "function_output": "obs4",
+                "mento-carlo-action-value": 0.0},
+               {"name": "h", "arguments": json.dumps({"q": "c"}), "function_output": "obs3",
+                "mento-carlo-action-value": 0.0}]
+    assert authors_candidates(nodes, 1) == f"{json.dumps(js_list, indent=2)}\nagain, your former observation: obs1\n"
+    assert authors_candidates(nodes, 3) == ""  # no child: DFS.py sends no diversity message
