@@ -44,7 +44,7 @@ from .tooleval_prompts import (
     TASK_SOLVABLE_SYSTEM,
     TASK_SOLVABLE_USER,
 )
-from .tooleval_request import CallForm, ToolEvalRequest, refuses_functions
+from .tooleval_request import CallForm, ToolEvalRequest, refuses_functions, speaks_functions
 
 AnswerLabel = Literal["Solved", "Unsolved", "Unsure"]
 TaskLabel = Literal["Solvable", "Unsolvable", "Unsure"]
@@ -228,6 +228,9 @@ def _ask_authors(model: ModelLike, book: PromptBook, slot: str, function: str, v
     params["required"] = [*params.get("required", []), "reason"]
     prompt: list[BaseMessage] = [HumanMessage(book.fill(slot, **values))]
     form: CallForm = request.sent_form if request is not None else "tools"
+    if form == "functions" and request is not None and not speaks_functions(model):
+        request.refused("not an OpenAI-compatible client: the check is sent with tools=")
+        form = "tools"
     try:
         reply, used = call_role(_bound(model, schema, function, form), JUDGE_ROLE, prompt, config, inputs=inputs,
                                 on_usage=on_usage)

@@ -50,6 +50,12 @@ _TIMEOUT_FIELDS = ("request_timeout", "default_request_timeout", "timeout")
 _CAP_FIELDS = ("max_tokens", "num_predict")
 
 
+def speaks_functions(model: Any) -> bool:
+    """Whether `model` (or the chat model a binding wraps) is an OpenAI-compatible client, whose request can carry
+    the legacy `functions=` (another provider's client would not send it as such: it gets `tools=`)."""
+    return any("openai_api_base" in (getattr(type(layer), "model_fields", None) or {}) for layer in unwrap(model))
+
+
 def refuses_functions(exc: BaseException) -> bool:
     """A provider's 400 that names the legacy `functions` parameter (OpenAI's "Unrecognized request argument
     supplied: functions"; not a schema error about one function)."""

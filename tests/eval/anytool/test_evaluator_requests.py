@@ -222,3 +222,17 @@ def test_the_solvability_check_reads_the_offered_apis_full_schemas_from_the_cata
     assert tools == record_to_tooleval(rec, catalog)["available_tools"]
     assert tools[0]["name"] == catalog.function_name(api.id) and tools[0]["description"] == api.description
     assert [t["name"] for t in tools][-1] == "Finish"
+
+
+def test_a_client_that_is_not_openai_compatible_gets_tools_and_the_record_says_why(tmp_path: Path) -> None:
+    """The legacy `functions=` only means something to an OpenAI-compatible client (as the OPPO tasks' "auto")."""
+    from langgraph_anytool.models.testing import ScriptedChatModel, ai, call
+    from langgraph_anytool.nodes.judge.tooleval import check_is_solved
+
+    book = tooleval_book(write_fake_checkout(tmp_path / "checkout", "tooleval"))
+    request = request_for("functions", book)
+    model = ScriptedChatModel(replies=[ai("", call("check_answer_status", answer_status="Solved", reason="ok"))])
+    result = check_is_solved(model, "q", "an answer", [], book=book, request=request)
+    assert result.label == "Solved" and model.calls[0]["tools"] == ["check_answer_status"]
+    record = request.record()
+    assert record["sent_form"] == "tools" and "not an OpenAI-compatible client" in record["functions_refused"]
