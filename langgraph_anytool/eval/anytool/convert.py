@@ -19,7 +19,7 @@ from ...catalog.errors import CatalogError
 from ...sanitize.files import DataFileError, load_json_file, loads_json, repair_surrogates
 from ...sanitize.paths import path_inside, safe_file_name
 from ...sanitize.schema import Count, FileModel, check_model
-from .passrate import answer_process
+from .process import answer_process
 
 if TYPE_CHECKING:
     from ...catalog.catalog import Catalog

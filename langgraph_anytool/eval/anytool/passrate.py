@@ -48,6 +48,8 @@ from ...paper_prompts import PromptBook
 from ...sanitize.files import DataFileError, loads_json
 from ...sanitize.schema import Count, FileModel, check_model
 from ..intervals import Interval, bootstrap_mean
+from .convert import record_to_tooleval
+from .process import answer_process
 
 log = logging.getLogger(__name__)
 Protocol = Literal["anytool", "toolllm", "sopr"]
@@ -118,21 +120,6 @@ class _CachedJudgement(FileModel):
 
 
 # ------------------------------------------------------------------------------------------------ record → inputs
-def answer_process(record: Mapping[str, Any], max_content: int = 600) -> list[dict[str, Any]]:
-    """The answer process the second stage reads: every function call of the solver attempts with its arguments,
-    status and (clipped) result, in order."""
-    steps: list[dict[str, Any]] = []
-    for attempt in record.get("trajectory") or []:
-        for node in attempt.get("tree") or []:
-            results = {m.get("tool_call_id"): str(m.get("content", "")) for m in node.get("messages") or []
-                       if isinstance(m, Mapping) and m.get("tool_call_id")}
-            for c in node.get("calls") or []:
-                steps.append({"attempt": attempt.get("attempt"), "function": c.get("function"),
-                              "arguments": c.get("arguments"), "status": c.get("status"),
-                              "result": results.get(c.get("tool_call_id"), "")[:max_content]})
-    return steps
-
-
 def offered_tools(record: Mapping[str, Any]) -> list[str]:
     """The APIs the solver was offered (its final pool), for the solvability check of Eq. 1."""
     return list(record.get("pool") or [])
@@ -144,8 +131,6 @@ def tooleval_inputs(record: Mapping[str, Any], catalog: Any = None) -> tuple[str
     `answer['final_answer']` (the Finish call's arguments as written) to its first stage and `json.dumps(answer)` to
     its second; `check_task_solvable` `json.dumps({'query', 'available_tools'})`, the offered functions' schemas
     (from `catalog`; without one, their names with empty descriptions) and Finish's."""
-    from .convert import record_to_tooleval  # (convert builds on this module)
-
     converted = record_to_tooleval(record, catalog)
     answer = converted["answer"]
     return str(answer["final_answer"]), answer, list(converted["available_tools"])
