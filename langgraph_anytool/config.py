@@ -12,7 +12,7 @@ Which defaults are the paper's (AnyTool, Du et al. 2024) and which are ours:
   `leaf_tool_number=5`) and stays on in both.
 
 The authors' loop (dyabel/AnyTool `scripts/main.py`, `anytool/verifier.py`, `anytool/rapidapi.py`,
-`toolbench/inference/Algorithms/DFS.py`) differs from ours in ten places, each a setting; `paper()` takes the
+`toolbench/inference/Algorithms/DFS.py`) differs from ours in thirteen places, each a setting; `paper()` takes the
 authors' value (`PAPER_SETTINGS`):
 - `solvable_check`: "after_add" runs the solvability check by itself after every `add_apis_into_api_pool`
   (main.py `Tool_Agent.add_apis_into_api_pool`); ours ("on_request") leaves it to the agent's own call;
@@ -36,7 +36,18 @@ authors' value (`PAPER_SETTINGS`):
   it without a model call (main.py `Category_Agent.category_search` returns without `finish_search`,
   `resume_search` ends at once); ours (True) finishes it when it makes its tool agent;
 - `keep_diversity_prompt`: False sends DFSDT's diversity prompt with the one query it precedes (DFS.py marks it
-  `"valid": False` after that query); ours (True) keeps it in the chain below it.
+  `"valid": False` after that query); ours (True) keeps it in the chain below it;
+- `max_turns_without_call`: 21, one more than `agent_step_limit` (20), so replies without a function call never
+  end a retriever agent's activation (nor a solve, which `max_depth` bounds first): main.py answers each with its nudge and goes on, up to 20 steps per
+  activation (`for i in range(20)` in `Main_Search_Agent.assign_main`, `Category_Agent.category_search` and
+  `resume_search`, `Tool_Agent.tool_search`); ours (3) ends a model that does not call functions early;
+- `agent_functions`: "authors" offers each retriever agent what main.py offers it (the category agent no
+  `get_tools_in_category`, the tool agent no `get_apis_in_tool` / `get_api_details`: commented out there);
+  ours ("ours") keeps Table 8's browsing functions;
+- `reply_caps`: "local" sends the retriever agents' and the solvability check's calls to a hosted endpoint
+  without a reply limit, as the authors' `openai_utils.py call_gpt` sends none (the solver keeps 1024, as their
+  `chatgpt_function_model.py chat_completion_request`), and keeps one where a local server's window needs it;
+  ours ("always") caps every call (`models/fitting.py`).
 """
 
 from __future__ import annotations
@@ -62,6 +73,8 @@ ReasonTo = Literal["unfinished", "reactivated"]
 RoundGate = Literal["pool_changed", "solvability_check"]
 PruneMatch = Literal["whole_word", "substring"]
 ReasonForm = Literal["summary", "verbatim"]
+ReplyCaps = Literal["always", "local"]
+AgentFunctions = Literal["ours", "authors"]
 
 ROLES: tuple[str, ...] = (
     "meta", "category", "tool", "solvable", "solver", "planner", "caller", "summarizer", "judge", "simulator",
@@ -83,16 +96,19 @@ _CHOICES: Mapping[str, tuple[str, ...]] = {
     "round_gate": get_args(RoundGate),
     "prune_match": get_args(PruneMatch),
     "failure_reason_form": get_args(ReasonForm),
+    "reply_caps": get_args(ReplyCaps),
+    "agent_functions": get_args(AgentFunctions),
 }
 
-# `AnyToolConfig.paper()`: our addition (search hints) off, and the authors' loop in the ten places it differs
+# `AnyToolConfig.paper()`: our addition (search hints) off, and the authors' loop in the thirteen places it differs
 # from ours (see the module docstring; docs/configuration.md has the table)
 PAPER_SETTINGS: Mapping[str, Any] = {
     "seed_with_search": False, "small_category_finished": False,
     "solvable_check": "after_add", "judge": "anytool", "call_limit": "model_queries",
     "reflect_when_pool_full": False, "failure_reason_to": "reactivated",
     "round_gate": "solvability_check", "prune_match": "substring", "failure_reason_form": "verbatim",
-    "keep_diversity_prompt": False,
+    "keep_diversity_prompt": False, "reply_caps": "local", "max_turns_without_call": 21,
+    "agent_functions": "authors",
 }
 
 _ZERO_ALLOWED = frozenset({"max_reflections", "model_retries", "max_retries_per_run", "max_timeout_retries"})
@@ -159,6 +175,13 @@ class AnyToolConfig:
     # which pooled APIs a failure reason prunes: "whole_word" (ours: function or API names as whole words);
     # "substring" (authors' main.py: every function name that occurs anywhere in the reason's text)
     prune_match: PruneMatch = "whole_word"
+    # the reply limit sent with each call: "always" (ours: the role's `max_tokens`, models/fitting.py); "local"
+    # (the authors': none on a hosted endpoint, as their calls send none; kept for a loopback server, whose window
+    # needs it, for a model that sets its own, and under a token budget)
+    reply_caps: ReplyCaps = "always"
+    # the functions each retriever agent is offered: "ours" (AnyTool Table 8, with the browsing functions the
+    # authors commented out); "authors" (what scripts/main.py offers: `nodes/agents/roles.py AUTHORS_OFFER`)
+    agent_functions: AgentFunctions = "ours"
     # what re-activated agents read: "summary" (ours: the judge's or the solver's reason); "verbatim" (authors'
     # main.py `failed_reason`: the Finish arguments as a whole when the solver gave up or the answer holds an
     # exclusion word, the reason of the judge sample `check_solved_toolbench` draws, the solvability status)

@@ -266,7 +266,7 @@ class Deps:
         return CallGuard(policy=policy, gate=gate, sleep=sleep, admit=admit, room=room,
                          token_budget=cfg.token_budget, endpoints=self.endpoints if cfg.probe_endpoints else None,
                          stream_local=cfg.stream_local, stall_timeout=cfg.stall_timeout, deadline=deadline,
-                         timeout_gate=timeout_gate)
+                         timeout_gate=timeout_gate, reply_caps=cfg.reply_caps)
 
     def sync_run(self, run_key: str, state: Mapping[str, Any]) -> None:
         """Seed the run's tallies from its checkpointed state: the budgets' (tokens, USD, start time) and the

@@ -674,7 +674,8 @@ class OpenAIChatServer(LoopbackServer):
         base = {"id": f"chatcmpl-{n}", "created": int(time.time()), "model": body.get("model", self.model)}
         if body.get("stream"):
             return self._stream(base, reply.content, calls, finish, usage,
-                                bool((body.get("stream_options") or {}).get("include_usage")), reply.refusal)
+                                bool((body.get("stream_options") or {}).get("include_usage")), reply.refusal,
+                                reply.function_call)
         message: dict[str, Any] = {"role": "assistant", "content": reply.content or None}
         if reply.refusal is not None:
             message["refusal"] = reply.refusal
@@ -687,7 +688,8 @@ class OpenAIChatServer(LoopbackServer):
 
     @staticmethod
     def _stream(base: dict[str, Any], content: str, calls: list[dict[str, Any]], finish: str,
-                usage: dict[str, int], include_usage: bool, refusal: str | None = None) -> Response:
+                usage: dict[str, int], include_usage: bool, refusal: str | None = None,
+                function_call: tuple[str, str] | None = None) -> Response:
         def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
             return {**base, "object": "chat.completion.chunk",
                     "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}]}
@@ -696,6 +698,9 @@ class OpenAIChatServer(LoopbackServer):
         events += [chunk({"content": content[i:i + 16]}) for i in range(0, len(content), 16)]
         if refusal is not None:
             events.append(chunk({"refusal": refusal}))
+        if function_call is not None:  # a legacy call streams as OpenAI streams it: the name, then the arguments
+            events.append(chunk({"function_call": {"name": function_call[0], "arguments": ""}}))
+            events.append(chunk({"function_call": {"arguments": function_call[1]}}))
         for i, c in enumerate(calls):
             events.append(chunk({"tool_calls": [{"index": i, "id": c["id"], "type": "function",
                                                  "function": {"name": c["function"]["name"], "arguments": ""}}]}))

@@ -386,7 +386,9 @@ def add_evaluator_args(p: argparse.ArgumentParser, *, protocol: str | None = "an
                    help="'provider:model' of the evaluator (separate from the in-loop judge; default $ANYTOOL_EVALUATOR)")
     p.add_argument("--offline", action="store_true",
                    help="the offline policy model's judge as evaluator (a rule-based stand-in, NOT an LLM; labelled)")
-    p.add_argument("--catalog", metavar="PATH", default=None, help="catalog for --offline (default: builtin)")
+    p.add_argument("--catalog", metavar="PATH", default=None,
+                   help="catalog for --offline (default: builtin); with --prompts-from, where the offered APIs' "
+                        "schemas come from (ToolEval's available_tools)")
     p.add_argument("--protocol", choices=("anytool", "toolllm", "sopr"), default=protocol,
                    help="anytool: Eq. 2 of the AnyTool paper; toolllm: Eq. 1; sopr: StableToolBench's solvable pass "
                         "rate" + (" (default: a pass-rate report's, else anytool)" if protocol is None else ""))
@@ -399,6 +401,10 @@ def add_evaluator_args(p: argparse.ArgumentParser, *, protocol: str | None = "an
     p.add_argument("--concurrency", type=positive_int, default=4, help="queries scored at once (default 4)")
     p.add_argument("--cache", metavar="FILE", default=None, help=f"evaluator cache (default {_default_cache()})")
     p.add_argument("--no-cache", action="store_true", help="call the evaluator for every sample")
+    p.add_argument("--evaluator-settings", choices=("tooleval", "ours"), default="tooleval",
+                   help="tooleval (default): the completion settings of ToolEval's config.yaml (max_tokens 1000, "
+                        "temperature 0.2, timeout 10; with --prompts-from, the checkout's own); ours: no "
+                        "temperature, the judge role's reply limit (not the paper's)")
     p.add_argument("--prompts-from", metavar="PATH", default=None,
                    help="your clone of StableToolBench (or ToolBench): the evaluator gets ToolEval's own templates "
                         "(toolbench/tooleval/evaluators/tooleval_gpt-3.5-turbo_default), read from it as data, "
@@ -433,7 +439,7 @@ class Evaluator:
     """The evaluator the options name: the model, its label, its identity (what the cache key and a comparison
     check: class, model, endpoint, sampling; never a key) and the authors' prompts when `--prompts-from` is given."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
+    def __init__(self, args: argparse.Namespace, protocol: str | None = None) -> None:
         from ..eval.identity import evaluator_identity, evaluator_key
         from ..models.llm import init_model
         from ..paper_prompts import ours_provenance, tooleval_book
@@ -452,6 +458,14 @@ class Evaluator:
         else:
             raise EvalUsageError("no evaluator: pass --evaluator 'provider:model' (or set ANYTOOL_EVALUATOR), "
                                  "or --offline for the rule-based stand-in")
+        # ToolEval's completion settings (nodes/judge/tooleval_request.py), on the model before its identity is read
+        from ..nodes.judge.tooleval_request import PROTOCOL_FORMS, request_for, with_settings
+
+        choice: Any = getattr(args, "evaluator_settings", "tooleval") or "tooleval"
+        self.request = request_for(PROTOCOL_FORMS.get(str(protocol or args.protocol or "anytool"), "tools"), self.book, choice)
+        self.settings_set: dict[str, Any] = {}
+        if not offline:
+            self.model, self.settings_set = with_settings(self.model, self.request.settings)
         # The cache key names the evaluator fully (class, model, endpoint, sampling settings; never a key), so the
         # same model name served elsewhere or sampled otherwise never reuses these verdicts.
         named = self.label if offline else self.model
@@ -459,16 +473,31 @@ class Evaluator:
         self.key = evaluator_key(named)
         self.prompts = self.book.provenance() if self.book is not None else ours_provenance()
 
+    def request_record(self) -> dict[str, Any]:
+        """The evaluator's request as sent (call form, settings and their source, a refusal of `functions=`) and the
+        model fields the settings were set on (`set_on`; empty for a model class without them)."""
+        return {**self.request.record(), "set_on": dict(self.settings_set)}
+
     def evaluate(self, records: list[dict[str, Any]], args: argparse.Namespace, protocol: Any, samples: int,
                  exclusion: bool) -> tuple[list[Any], Any]:
         """Per-record verdicts (`passrate.evaluate_records`) through the cache of the options; and the cache."""
         from ..eval.anytool.passrate import EvaluatorCache, evaluate_records
 
         cache = None if args.no_cache else EvaluatorCache(args.cache or _default_cache())
+        catalog = None
+        if self.book is not None and args.catalog:
+            from ..catalog.catalog import Catalog
+            from ..catalog.errors import CatalogError
+
+            try:
+                catalog = Catalog.load(args.catalog)
+            except CatalogError as exc:
+                raise EvalUsageError(f"--catalog: {exc}") from None
         try:
             verdicts = evaluate_records(records, self.model, self.key, samples=samples, protocol=protocol,
                                         cache=cache, concurrency=args.concurrency, exclusion=exclusion,
-                                        prompts=self.book, failed_as_zero=args.failed_as_zero)
+                                        prompts=self.book, failed_as_zero=args.failed_as_zero,
+                                        request=self.request, catalog=catalog)
         finally:
             if cache is not None:
                 cache.close()
@@ -513,6 +542,7 @@ def cmd_passrate(args: argparse.Namespace) -> int:
             "runs_made_by": in_loop,
             "catalogs": sorted({catalog_of(r) for r in records}, key=str),
             "prompts": evaluator.prompts,
+            "evaluator_request": evaluator.request_record(),
             "cache": None if cache is None else {"path": str(cache.path), "hits": cache.hits, "calls": cache.misses},
             "evaluator_faults": faults}
     code = EXIT_EVALUATOR if faults else 0
@@ -612,7 +642,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     samples = args.samples or (int(first.evaluation["samples"]) if first else 3)
     exclusion = protocol == "anytool" and not args.no_exclusion
     records = {path: read_side_records(path) for path in (args.a, args.b) if path not in reports}
-    evaluator = Evaluator(args) if records else None
+    evaluator = Evaluator(args, protocol) if records else None
     sides = []
     for path in (args.a, args.b):
         if path in reports:

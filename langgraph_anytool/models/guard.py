@@ -351,6 +351,7 @@ class CallGuard:
     deadline: Callable[[], float | None] = _no_deadline  # epoch seconds the run must end by (None: no limit)
     timeout_gate: RetryGate = _no_cap  # grants one retry of a timed-out call (the run's `max_timeout_retries`)
     is_local: Callable[[Endpoint], bool] = field(default=lambda e: e.loopback, compare=False)
+    reply_caps: str = AnyToolConfig.reply_caps  # "local": no reply limit on a hosted endpoint (`call_role`)
 
 
 class UsageMeter:

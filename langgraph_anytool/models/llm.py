@@ -33,6 +33,7 @@ from .fitting import (
     context_window,
     fit_counted,
     output_ceiling,
+    own_reply_limit,
     reply_allowance,
     reply_limit,
 )
@@ -315,12 +316,12 @@ class ModelSet:
 # estimate), `overflows` (overflow replies met by fitting again), `timeouts` (timed-out requests),
 # `cut_at_max_tokens` (replies that stopped at the call's max_tokens), `trimmed` (prompts cut to fit),
 # `functions_dropped` (pooled functions a solver call left out to fit), `no_call_ends` (agent activations ended by
-# `max_turns_without_call`)
+# `max_turns_without_call`), `uncapped` (calls sent without a reply limit: `reply_caps="local"`, paper())
 FUNCTIONS_DROPPED = "functions_dropped"
 NO_CALL_ENDS = "no_call_ends"
 # `capacity_faults` (replies saying a server's shared cache was full, met by waiting for it: see `call_role`)
 CALL_USAGE_KEYS = ("fit_counted", "fit_estimated", "overflows", "timeouts", "cut_at_max_tokens", "trimmed",
-                   FUNCTIONS_DROPPED, NO_CALL_ENDS, "capacity_faults")
+                   FUNCTIONS_DROPPED, NO_CALL_ENDS, "capacity_faults", "uncapped")
 
 
 class RoleUsage(TypedDict, total=False):
@@ -427,6 +428,9 @@ def _call_role(model: Runnable[Any, BaseMessage], role: str, prompt: list[BaseMe
     # the run's token budget must hold counting this call: its prompt and its reply (its `max_tokens`, capped at
     # what the budget has left)
     cap, reply_tokens, budget_bound = reply_cap(model, reply, fitted.tokens, guard.room(), window)
+    uncapped = cap is not None and not budget_bound and sends_no_cap(model, role, endpoint, guard)
+    if uncapped:  # `reply_caps="local"`: a hosted call goes out as the authors' do, without a reply limit
+        cap = None
     refusal = guard.admit(fitted.tokens + reply_tokens)
     if refusal is not None:
         raise ModelCallError(BUDGET_KIND, f"{role} model: {refusal}", role=role)
@@ -478,6 +482,7 @@ def _call_role(model: Runnable[Any, BaseMessage], role: str, prompt: list[BaseMe
                     fitted, window, reply = again
                     runnable, messages, trimmed = fitted.runnable, fitted.messages, trimmed or fitted.trimmed
                     cap, _, budget_bound = reply_cap(model, reply, fitted.tokens, guard.room(), window)
+                    cap = None if uncapped else cap
                     continue
             if kind == "timeout":
                 used_extra["timeouts"] = used_extra.get("timeouts", 0) + 1
@@ -520,6 +525,8 @@ def _call_role(model: Runnable[Any, BaseMessage], role: str, prompt: list[BaseMe
     if cut:
         used_extra["cut_at_max_tokens"] = 1
     used_extra["fit_counted" if fitted.counted else "fit_estimated"] = 1
+    if uncapped:
+        used_extra["uncapped"] = 1  # the run record's usage says how many calls went out without a reply limit
     used.update(used_extra)  # type: ignore[typeddict-item]
     log.debug("%s call: prompt %d tokens (%s) of a %d-token window (%s), max_tokens %s", role, fitted.tokens,
               "the server's count" if fitted.counted else "estimated", window, facts.source or "model profile", cap)
@@ -545,6 +552,21 @@ def _admitted(endpoints: Endpoints | None, endpoint: Endpoint | None, tokens: in
     if endpoints is None:
         return contextlib.nullcontext(0)
     return endpoints.admitted(endpoint, tokens, alone=alone)
+
+
+# the roles whose calls the authors send without `max_tokens`: dyabel/AnyTool `openai_utils.py call_gpt` (the
+# agents of scripts/main.py, the solvability check of anytool/verifier.py); the solver's carry 1024
+# (`toolbench/inference/LLM/chatgpt_function_model.py chat_completion_request`), our solver role's own limit
+UNCAPPED_ROLES: tuple[str, ...] = ("meta", "category", "tool", "solvable")
+
+
+def sends_no_cap(model: Any, role: str, endpoint: Endpoint | None, guard: CallGuard) -> bool:
+    """Whether a call goes out without a reply limit: under `reply_caps="local"` (paper()), a call of one of
+    `UNCAPPED_ROLES` to an endpoint that is not local (a hosted API, or a model without an endpoint), for a model
+    that sets no limit of its own, without a token budget (whose room caps the reply)."""
+    return (guard.reply_caps == "local" and role in UNCAPPED_ROLES
+            and (endpoint is None or not guard.is_local(endpoint))
+            and own_reply_limit(model) is None and guard.token_budget is None)
 
 
 def _counter(endpoints: Endpoints | None, endpoint: Endpoint | None, facts: ServerFacts) -> Counter | None:

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
+from collections.abc import Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 def _digest(parts: tuple[object, ...]) -> bytes:
@@ -19,3 +24,9 @@ def seeded_coin(*parts: object) -> bool:
 def seeded_index(n: int, *parts: object) -> int:
     """A uniform draw from range(n) keyed by `parts` (e.g. `random.sample(reason_list, 1)[0]`)."""
     return int.from_bytes(_digest(parts)[:8], "big") % n
+
+
+def seeded_sample(items: Sequence[T], *parts: object) -> list[T]:
+    """All of `items` in an order drawn as `random.sample(items, len(items))` draws one, keyed by `parts` (e.g.
+    AnyTool's `query_all_categories`)."""
+    return random.Random(int.from_bytes(_digest(parts)[:8], "big")).sample(list(items), len(items))

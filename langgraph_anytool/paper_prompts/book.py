@@ -110,7 +110,36 @@ def tooleval_evaluator(checkout: Checkout, directory: str) -> tuple[dict[str, st
             sections[name[0]] = description[0]
     kwargs = config.get("completions_kwargs") if isinstance(config.get("completions_kwargs"), Mapping) else {}
     schemas = {str(f.get("name")): dict(f) for f in (kwargs or {}).get("functions") or [] if isinstance(f, Mapping)}
+    schemas[SETTINGS_KEY] = completion_settings(kwargs or {}, f"{checkout.root / cfg_rel}: completions_kwargs")
     return sections, schemas, template_rel
+
+
+# `completions_kwargs` entries sent with every evaluator request besides `model` (the user's evaluator picks it)
+# and `functions` (the forced function's): `registered_cls/tooleval.py OpenAINormalizedEvaluator.function_call`,
+# `completion_kwargs = deepcopy(self.eval_config['completions_kwargs'])`, then `self.opr.request(**completion_kwargs)`
+SETTINGS_KEY = "completion_settings"
+SETTING_FIELDS: Mapping[str, tuple[type, ...]] = MappingProxyType(
+    {"max_tokens": (int,), "temperature": (int, float), "timeout": (int, float)})
+
+
+def completion_settings(kwargs: Mapping[str, Any], where: str) -> dict[str, int | float]:
+    """The settings of a ToolEval `completions_kwargs` mapping (`SETTING_FIELDS` that are present: an absent one
+    is not sent, as the authors' request then lacks it), refused in one line when one is not a non-negative number
+    (a positive one for `max_tokens` and `timeout`) or when an entry we cannot send is present."""
+    out: dict[str, int | float] = {}
+    unknown = sorted(str(k) for k in kwargs if k not in SETTING_FIELDS and k not in ("model", "functions"))
+    if unknown:
+        raise PromptSourceError(f"{where}: {', '.join(unknown)}: not a setting this evaluator can send (known: "
+                                f"{', '.join(SETTING_FIELDS)}, model, functions)")
+    for name, types in SETTING_FIELDS.items():
+        if name not in kwargs:
+            continue
+        value = kwargs[name]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not isinstance(value, types) \
+                or value < 0 or (name != "temperature" and value == 0):
+            raise PromptSourceError(f"{where}: {name}: {value!r} is not a valid value")
+        out[name] = value
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ loading
@@ -155,6 +184,7 @@ def _load(spec: BookSpec, root: str, stamp: tuple[tuple[str, int, int], ...]) ->
                                         f"has no {slot.locator}")
             template = template_from_text(sections[slot.locator], slot.mode, where)
             data[f"function:{slot.locator}"] = schemas[slot.locator]
+            data[SETTINGS_KEY] = MappingProxyType(schemas[SETTINGS_KEY])
         else:
             template = checkout.python(slot.file, slot.locator).template(slot.locator, slot.mode)
         templates[slot_name] = expect_placeholders(template, [a for a, _ in slot.names])

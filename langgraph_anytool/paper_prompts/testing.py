@@ -23,6 +23,9 @@ from .oppo import SPEC as OPPO
 from .tooleval import SPEC as TOOLEVAL
 from .umi import SPEC as UMI
 
+# a fake ToolEval config.yaml's completion settings: other values than the release's (1000, 0.2, 10), so a test
+# tells the checkout's values from the built-in ones
+FAKE_SETTINGS: Mapping[str, int | float] = {"max_tokens": 900, "temperature": 0.3, "timeout": 11}
 SPECS: Mapping[str, BookSpec] = {"anytool": ANYTOOL, "oppo": OPPO, "tooleval": TOOLEVAL, "umi": UMI}
 _USER = re.compile(r"^user\[(\d+)\]$")
 _SUBSCRIPT = re.compile(r"^([A-Za-z_]\w*)\[(['\"])(.*)\2\]$")
@@ -135,7 +138,7 @@ def write_fake_checkout(root: str | Path, repo: str, *, texts: Mapping[str, str]
                               "parameters": {"type": "object", "properties": {key: {"type": "string", "enum": enum}},
                                              "required": [key]}})
         config = {"evaluator_name": folder.name, "registered_cls_name": "ReinforceToolLearningEvaluator",
-                  "prompt_template": "template.txt", "completions_kwargs": {"model": "fake", "functions": functions}}
+                  "prompt_template": "template.txt", "completions_kwargs": {"model": "fake", **FAKE_SETTINGS, "functions": functions}}
         (folder / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     marker = base / spec.marker
     if not marker.exists():
@@ -144,4 +147,4 @@ def write_fake_checkout(root: str | Path, repo: str, *, texts: Mapping[str, str]
     return base
 
 
-__all__ = ["SPECS", "fake_text", "write_fake_checkout"]
+__all__ = ["FAKE_SETTINGS", "SPECS", "fake_text", "write_fake_checkout"]

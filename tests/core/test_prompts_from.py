@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_openai import ChatOpenAI
 
 from langgraph_anytool import AnyToolConfig, create_anytool_graph
 from langgraph_anytool.config import ConfigError
 from langgraph_anytool.context import resolve_settings
+from langgraph_anytool.nodes.draws import seeded_sample
 from langgraph_anytool.nodes.reflection import reactivation_prompt
 from langgraph_anytool.paper_prompts import PromptSourceError, anytool_book, load_book, umi_book
 from langgraph_anytool.paper_prompts.book import BookSpec, Slot
@@ -29,7 +30,7 @@ from langgraph_anytool.paper_prompts.source import Checkout
 from langgraph_anytool.paper_prompts.testing import write_fake_checkout
 from tests.fakes import ScriptedChatModel, ai, call
 from tests.graph_world import make_world, scope_of, turns
-from tests.servers import OpenAIChatServer, tool_call
+from tests.servers import ChatReply, OpenAIChatServer
 
 QUERY = "What is the weather in Paris?"
 
@@ -233,7 +234,8 @@ def test_a_paper_run_sends_the_checkouts_prompts_where_the_authors_code_does(tmp
     root = write_fake_checkout(tmp_path / "AnyTool", "anytool")
     catalog, executor = make_world()
     model = ScriptedChatModel(responder=_Script())
-    judge_reply = tool_call("check_answer_status", answer_status="Solved", reason="gives the temperature")
+    judge_reply = ChatReply(function_call=("check_answer_status", json.dumps({"answer_status": "Solved",
+                                                                             "reason": "gives the temperature"})))
     with OpenAIChatServer([judge_reply] * 3) as server:
         judge = ChatOpenAI(model="gpt-test", base_url=server.base_url, api_key="sk-loopback", max_retries=0)
         config = AnyToolConfig.paper(prompts_from=str(root), small_category_shortcut=False, max_solver_queries=3)
@@ -241,11 +243,14 @@ def test_a_paper_run_sends_the_checkouts_prompts_where_the_authors_code_does(tmp
         out = graph.invoke({"query": QUERY})
         judge_requests = server.chat_requests
     assert out["status"] == "solved", out.get("reason")
-    cats = str(list(catalog.categories))
     # meta-agent (main.py Main_Search_Agent.__init__): system = META_AGENT_PROMPT.replace('{categories}',
-    # str(query_all_categories())); the first user message is the f-string with the query
+    # str(query_all_categories())), api_database_function.py: random.sample(list(database.keys()), len(...)) — every
+    # category once, in a drawn order (ours seeded by the query, the same at every call of the run); the first user
+    # message is the f-string with the query
+    cats = seeded_sample(list(catalog.categories), "query_all_categories", f"FAKE meta_first query={QUERY}")
+    assert sorted(cats) == sorted(catalog.categories) and cats != list(catalog.categories)
     meta = _calls(model, "meta")
-    assert _system(meta[0]) == f"FAKE meta_system categories={cats}"
+    assert {_system(c) for c in meta} == {f"FAKE meta_system categories={cats}"}
     assert _humans(meta[0]) == [f"FAKE meta_first query={QUERY}"]
     assert _humans(meta[1])[-1] == "FAKE agent_nudge"  # a turn without a function call (main.py assign_main)
     # category agent (Category_Agent.category_search): {category} and the run's leaf_tool_number; the tools as a list
@@ -274,16 +279,25 @@ def test_a_paper_run_sends_the_checkouts_prompts_where_the_authors_code_does(tmp
     assert _humans(solver[0]) == [f"FAKE solver_user input_description={QUERY}"]
     later = [h for c in solver[1:] for h in _humans(c)]
     diversity = [h for h in later if h.startswith("FAKE solver_diversity previous_candidate=")]
-    assert diversity and '"function": "current_for_weather_now"' in diversity[0] and diversity[0].endswith("\n")
+    # DFS.py DFS_tree_search.DFS (issue 36 §3): js_list of {"name", "arguments" (the call's arguments string),
+    # "function_output" (the child's observation), "mento-carlo-action-value" (Tree.py compute_weight: 0.0)},
+    # json.dumps(js_list, indent=2) + "\n"; the root has no observation, so no "again, your former observation"
+    observed = next(str(m.content) for c in solver[1:] for m in c["messages"] if isinstance(m, ToolMessage))
+    js_list = [{"name": "current_for_weather_now", "arguments": json.dumps({"city": "Paris"}),
+                "function_output": observed, "mento-carlo-action-value": 0.0}]
+    assert diversity and diversity[0] == f"FAKE solver_diversity previous_candidate={json.dumps(js_list, indent=2)}\n"
     assert "FAKE solver_query_limit" in _humans(solver[3])  # after max_solver_queries=3 queries (DFS.py DFS)
     # the judge: three ToolEval samples (check_solved_toolbench), each one user message with the template filled by
-    # .format, check_answer_status forced with the reason property added (tooleval.py function_call)
+    # .format, check_answer_status forced with the reason property added, in AnyTool's copy's call form
+    # (dyabel/AnyTool toolbench/tooleval/evaluators/registered_cls/tooleval.py function_call: functions= and
+    # function_call={"name": ...}) with its config.yaml's completions_kwargs (the fake's 900 tokens, temperature 0.3)
     assert len(judge_requests) == 3
     body = judge_requests[0]
     assert body["messages"] == [{"role": "user", "content": f"\nFAKE judge_answer query={QUERY} "
                                                             "answer=It is 21 C in Paris.\n"}]
-    assert body["tool_choice"] == {"type": "function", "function": {"name": "check_answer_status"}}
-    (fn,) = [t["function"] for t in body["tools"]]
+    assert body["function_call"] == {"name": "check_answer_status"} and "tools" not in body
+    assert body["temperature"] == 0.3 and body["max_completion_tokens"] == 900
+    (fn,) = body["functions"]
     assert fn["description"] == "FAKE check_answer_status function"
     assert fn["parameters"]["properties"]["reason"] == {"type": "string", "description": "FAKE reason property"}
     assert fn["parameters"]["required"] == ["answer_status", "reason"]

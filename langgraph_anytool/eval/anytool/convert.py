@@ -19,7 +19,7 @@ from ...catalog.errors import CatalogError
 from ...sanitize.files import DataFileError, load_json_file, loads_json, repair_surrogates
 from ...sanitize.paths import path_inside, safe_file_name
 from ...sanitize.schema import Count, FileModel, check_model
-from .passrate import answer_process
+from .process import answer_process
 
 if TYPE_CHECKING:
     from ...catalog.catalog import Catalog
@@ -104,14 +104,33 @@ def _finish_type(record: Mapping[str, Any]) -> str:
     return str(attempts[-1].get("finish_type") or "") if attempts else ""
 
 
-def record_to_tooleval(record: Mapping[str, Any], catalog: Catalog | None = None) -> dict[str, Any]:
-    """One record in ToolEval's converted-answer format."""
+def finish_arguments(record: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The arguments of the Finish call that gave the record's answer, as the solver's tree recorded them (the
+    model's keys in its order), or None when the record holds none (e.g. converted from another format)."""
     answer = str(record.get("answer") or "")
-    steps = answer_process(record, max_content=100_000)
+    for attempt in reversed(record.get("trajectory") or []):
+        for node in reversed(attempt.get("tree") or [] if isinstance(attempt, Mapping) else []):
+            for call in reversed(node.get("calls") or [] if isinstance(node, Mapping) else []):
+                args = call.get("arguments") if isinstance(call, Mapping) else None
+                if (isinstance(args, Mapping) and call.get("status") == "finish:give_answer"
+                        and str(args.get("final_answer") or "").strip() == answer.strip()):
+                    return dict(args)
+    return None
+
+
+def record_to_tooleval(record: Mapping[str, Any], catalog: Catalog | None = None) -> dict[str, Any]:
+    """One record in ToolEval's converted-answer format. `final_answer` is the Finish call's arguments as a JSON
+    string, as ToolBench's DFS.py `to_json` writes it (`answer_generation["final_answer"] = node.description`, the
+    Finish action's input) and ToolEval's `rtl.py check_is_solved` reads it (`answer['final_answer']`): the recorded
+    arguments (`finish_arguments`) when the record holds them, else {return_type, final_answer}."""
+    answer = str(record.get("answer") or "")
+    steps = [s for s in answer_process(record, max_content=100_000) if s.get("function") != "Finish"]
     gave_answer = bool(answer.strip())
-    finish_args = {"return_type": "give_answer", "final_answer": answer} if gave_answer else \
-        {"return_type": "give_up_and_restart"}
-    chain: dict[str, Any] = {"role": "tool", "message": {"name": "Finish", "arguments": json.dumps(finish_args),
+    recorded = finish_arguments(record) if gave_answer else None
+    finish_args = recorded or ({"return_type": "give_answer", "final_answer": answer} if gave_answer else
+                               {"return_type": "give_up_and_restart"})
+    finish_text = json.dumps(finish_args, ensure_ascii=False)
+    chain: dict[str, Any] = {"role": "tool", "message": {"name": "Finish", "arguments": finish_text,
                                                          "response": ""}, "next": []}
     for s in reversed(steps):
         args = s.get("arguments")
@@ -125,7 +144,7 @@ def record_to_tooleval(record: Mapping[str, Any], catalog: Catalog | None = None
         "query": record.get("query", ""),
         "available_tools": [_tool_schema(a, catalog) for a in record.get("pool") or []] + [FINISH_SCHEMA],
         "answer": {"method": f"anytool-{mode}", "total_steps": len(steps) + 1,
-                   "final_answer": json.dumps(finish_args, ensure_ascii=False) if gave_answer else "",
+                   "final_answer": finish_text if gave_answer else "",
                    "answer_details": details},
     }
 

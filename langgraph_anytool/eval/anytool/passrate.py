@@ -43,11 +43,14 @@ from pydantic import Field
 from ...models.llm import RoleUsage
 from ...nodes.judge.anytool import EXCLUSION_WORDS, excluded_word, sample_passed, seeded_coin
 from ...nodes.judge.tooleval import JudgeResult, Stage, check_is_solved, check_task_solvable
+from ...nodes.judge.tooleval_request import ToolEvalRequest
 from ...paper_prompts import PromptBook
 from ...sanitize.files import DataFileError, loads_json
 from ...sanitize.schema import Count, FileModel, check_model
 from ..evaluator_faults import EvaluatorFault, fault_text
 from ..intervals import Interval, bootstrap_mean
+from .convert import record_to_tooleval
+from .process import answer_process
 
 log = logging.getLogger(__name__)
 Protocol = Literal["anytool", "toolllm", "sopr"]
@@ -118,24 +121,20 @@ class _CachedJudgement(FileModel):
 
 
 # ------------------------------------------------------------------------------------------------ record → inputs
-def answer_process(record: Mapping[str, Any], max_content: int = 600) -> list[dict[str, Any]]:
-    """The answer process the second stage reads: every function call of the solver attempts with its arguments,
-    status and (clipped) result, in order."""
-    steps: list[dict[str, Any]] = []
-    for attempt in record.get("trajectory") or []:
-        for node in attempt.get("tree") or []:
-            results = {m.get("tool_call_id"): str(m.get("content", "")) for m in node.get("messages") or []
-                       if isinstance(m, Mapping) and m.get("tool_call_id")}
-            for c in node.get("calls") or []:
-                steps.append({"attempt": attempt.get("attempt"), "function": c.get("function"),
-                              "arguments": c.get("arguments"), "status": c.get("status"),
-                              "result": results.get(c.get("tool_call_id"), "")[:max_content]})
-    return steps
-
-
 def offered_tools(record: Mapping[str, Any]) -> list[str]:
     """The APIs the solver was offered (its final pool), for the solvability check of Eq. 1."""
     return list(record.get("pool") or [])
+
+
+def tooleval_inputs(record: Mapping[str, Any], catalog: Any = None) -> tuple[str, dict[str, Any], list[Any]]:
+    """(final answer, answer, available tools) as ToolEval reads a converted answer (`eval/anytool/convert.py
+    record_to_tooleval`, ToolBench's `convert_to_answer_format.py` form): `rtl.py check_is_solved` sends
+    `answer['final_answer']` (the Finish call's arguments as written) to its first stage and `json.dumps(answer)` to
+    its second; `check_task_solvable` `json.dumps({'query', 'available_tools'})`, the offered functions' schemas
+    (from `catalog`; without one, their names with empty descriptions) and Finish's."""
+    converted = record_to_tooleval(record, catalog)
+    answer = converted["answer"]
+    return str(answer["final_answer"]), answer, list(converted["available_tools"])
 
 
 # ------------------------------------------------------------------------------------------------ verdicts
@@ -173,14 +172,18 @@ def called_finish(record: Mapping[str, Any]) -> bool:
 def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evaluator_id: str, *,
                      samples: int = 3, protocol: Protocol = "anytool", cache: EvaluatorCache | None = None,
                      concurrency: int = 4, exclusion: bool | None = None,
-                     prompts: PromptBook | None = None, failed_as_zero: bool = False) -> list[QueryVerdicts]:
+                     prompts: PromptBook | None = None, failed_as_zero: bool = False,
+                     request: ToolEvalRequest | None = None, catalog: Any = None) -> list[QueryVerdicts]:
     """Per record, `samples` two-stage verdicts (and, for `toolllm`, solvability verdicts) from the evaluator.
 
     `evaluator_id` is the evaluator's part of the cache key: it must name the evaluator fully (model, endpoint,
     sampling settings — `identity.evaluator_key`). `exclusion` (default: on for `anytool` only) applies AnyTool's
     exclusion-word rule before any evaluator call. `prompts`: ToolEval's own templates read from a checkout
     (`paper_prompts.tooleval_book`) instead of ours; their files' hashes join the cache key, so a verdict given
-    with our prompts is never reused for theirs (nor one of another version of their files).
+    with our prompts is never reused for theirs (nor one of another version of their files). `request`: the call form
+    of the authors' checks (`nodes/judge/tooleval_request.py`; its settings are the `evaluator`'s own, set with
+    `with_settings` so that `evaluator_id` names them). With `prompts`, the checks read what ToolEval reads
+    (`tooleval_inputs`; `catalog` gives the offered APIs' full schemas).
 
     An evaluator call that fails for good (`evaluator_faults`) stops the scoring: no further query is sent, and
     `EvaluatorFault` says how many queries were left without a score (a failed call is never cached). With
@@ -189,6 +192,8 @@ def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evalu
     use_exclusion = protocol == "anytool" if exclusion is None else exclusion
     # our prompts keep the key they always had; the authors' add their files' fingerprint
     theirs: tuple[str, ...] = (f"prompts:{prompts.key}",) if prompts is not None else ()
+    if prompts is not None and request is not None and request.form != "tools":  # tools=: the key it always had
+        theirs += (f"form:{request.form}",)
 
     stop = threading.Event()
 
@@ -224,24 +229,28 @@ def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evalu
             qv.answer_labels = ["Unsolved"] * samples
             qv.reasons = [f"the answer contains the exclusion word {word!r} (AnyTool's rule; no evaluator call)"] * samples
             return qv
-        process = answer_process(rec)
+        process: Any = answer_process(rec)
+        tools: Any = offered_tools(rec)
+        checked = answer
+        if prompts is not None:  # what ToolEval reads (module docstring of nodes/judge/tooleval.py)
+            checked, process, tools = tooleval_inputs(rec, catalog)
         for i in range(samples):
             config: Any = {"metadata": {"anytool_eval_sample": i}}
 
             def solved(i: int = i, config: Any = config) -> JudgeResult:
-                return check_is_solved(evaluator, query, answer, process, config=config, book=prompts)
+                return check_is_solved(evaluator, query, checked, process, config=config, book=prompts,
+                                       request=request)
 
-            key = EvaluatorCache.key("check_is_solved", evaluator_id, *theirs, i, query, answer, process)
+            key = EvaluatorCache.key("check_is_solved", evaluator_id, *theirs, i, query, checked, process)
             res = cache.get_or_call(key, solved) if cache else solved()
             qv.answer_labels.append(res.label)
             qv.reasons.append(res.reason)
             if protocol == "toolllm":
-                tools = offered_tools(rec)
                 done = res.label == "Solved"
 
-                def solvable(config: Any = config, done: bool = done, tools: list[str] = tools) -> JudgeResult:
+                def solvable(config: Any = config, done: bool = done, tools: Any = tools) -> JudgeResult:
                     return check_task_solvable(evaluator, query, tools, config=config, has_been_solved=done,
-                                               book=prompts)
+                                               book=prompts, request=request)
 
                 tkey = EvaluatorCache.key("check_task_solvable", evaluator_id, *theirs, i, query, tools, done)
                 qv.task_labels.append((cache.get_or_call(tkey, solvable) if cache else solvable()).label)

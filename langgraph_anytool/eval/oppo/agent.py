@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import re
 from collections.abc import Mapping, Sequence
 from copy import deepcopy
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from ...catalog import Catalog
 from ...catalog.models import Api
 from ...catalog.naming import is_valid_function_name
 from ...models.llm import ModelCallError, call_role
+from ...nodes.judge.tooleval_request import refuses_functions
 from ...paper_prompts import PromptBook
 from ...tools.lc import api_json_schema
 from ...tools.pipeline import ApiExecutor
@@ -240,10 +240,7 @@ class FunctionsRefused(RuntimeError):
     """The provider refused the legacy `functions=` parameter (a 400 naming it)."""
 
 
-def _refuses_functions(exc: ModelCallError) -> bool:
-    """A 400 that names the `functions` parameter (OpenAI's "Unrecognized request argument supplied: functions";
-    not a schema error about one function)."""
-    return exc.kind in ("bad_request", "no_tool_calling") and re.search(r"\bfunctions\b", str(exc).lower()) is not None
+_refuses_functions = refuses_functions  # a 400 naming the legacy `functions` parameter (nodes/judge)
 
 
 @dataclass(frozen=True)
@@ -303,6 +300,7 @@ class FillResult:
     call: RawCall | None  # the first call (None: no call)
     tool_result: str | None  # what the API returned for it, as the tool message shows it (None: not executed)
     tool_message: dict[str, Any] | None = None  # paper: the tool message as the authors build it
+    second_turn: str | None = None  # paper: the reply to the result (scored by nothing); None: not sent or failed
 
 
 def fill_parameters(model: BaseChatModel, catalog: Catalog, instruction: str, api_id: str,
@@ -311,9 +309,12 @@ def fill_parameters(model: BaseChatModel, catalog: Catalog, instruction: str, ap
     """Task 4 (`perform_task4`): the one API offered with `tools=`; the model's first call, executed with the row's
     API when its arguments parse (the authors' `json.loads` raises otherwise), its result shown as the authors'
     tool message `{"role": "tool", "name": <api>, "content": str(result), "tool_call_id": ...}` (read by
-    `_check_params_with_rule`). The authors' second turn (the reply to the result) is scored by nothing: not sent."""
+    `_check_params_with_rule`). Paper: then the authors' second turn (`# second turn`: the conversation so far —
+    the instruction, the reply, the tool message — sent again without `tools`; a failure of it is swallowed,
+    `except Exception: return conv`); its reply is scored by nothing. Ours: not sent."""
     offer = make_offer(catalog, [api_id], paper=paper)
-    ai = _call(_model(model, paper).bind_tools(offer.schemas), "oppo_task4", _prompt(4, paper, instruction), config,
+    prompt = _prompt(4, paper, instruction)
+    ai = _call(_model(model, paper).bind_tools(offer.schemas), "oppo_task4", prompt, config,
                query=instruction, functions=offer.names)
     calls = [c for c in raw_calls(offer, ai) if c.call_id != "function_call"]  # perform_task4 reads msg.tool_calls
     if not calls:
@@ -322,9 +323,17 @@ def fill_parameters(model: BaseChatModel, catalog: Catalog, instruction: str, ap
     if not call.parsed or executor is None:
         return FillResult(offer, call, None)
     text, _ = tool_result_text(executor, api_id, call.args, paper)
-    message = {"role": "tool", "name": catalog.api(api_id).name, "content": text, "tool_call_id": call.call_id} \
-        if paper else None
-    return FillResult(offer, call, text, message)
+    if not paper:
+        return FillResult(offer, call, text)
+    name = catalog.api(api_id).name
+    message = {"role": "tool", "name": name, "content": text, "tool_call_id": call.call_id}
+    conv = [*prompt, ai, wire.tool_message(name, text, call.call_id)]
+    try:  # perform_task4's second turn (a failure returns the conversation as it is)
+        second: str | None = reply_text(_call(_model(model, paper), "oppo_task4", conv, config, query=instruction,
+                                              functions=[], turn=1), paper)
+    except Exception:  # the authors' `except Exception as e: return conv`: nothing of the item depends on it
+        second = None
+    return FillResult(offer, call, text, message, second)
 
 
 # --------------------------------------------------------------------------------------------- task 5

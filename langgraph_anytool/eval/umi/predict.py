@@ -260,8 +260,8 @@ def authors_dispatch(case: StepCase) -> str:
             if m.name == "caller" and isinstance(recorded, str):
                 out += f"caller: {recorded}</s>"
                 continue
-            text = text_of(m).strip()
-            if text:
+            text = text_of(m)  # as written: a turn's trailing newline stays before "</s>" (`u['value']`)
+            if text.strip():
                 out += f"{'conclusion' if m.name == 'summarizer' else 'assistant'}: {text}</s>"
             for tc in m.tool_calls:
                 out += f"caller: {render_action(tc['name'], tc['args'])}</s>"

@@ -107,6 +107,16 @@ class Role:
     first_message: Callable[[str, AgentRecord, Deps], str]  # the user message opening the first activation
     functions: tuple[AgentFunction, ...]
     handlers: Mapping[str, Handler]
+    # the functions (names, in order) the authors' scripts/main.py offers this level (`agent_functions="authors"`);
+    # empty: the same as `functions`
+    authors_offer: tuple[str, ...] = ()
+
+    def offered(self, authors: bool) -> tuple[AgentFunction, ...]:
+        """The functions a call binds: ours, or (`authors`) the authors' selection in their order."""
+        if not authors or not self.authors_offer:
+            return self.functions
+        by_name = {f.name: f for f in self.functions}
+        return tuple(by_name[n] for n in self.authors_offer if n in by_name)
 
     def function(self, name: str) -> AgentFunction | None:
         return next((f for f in self.functions if f.name == name), None)

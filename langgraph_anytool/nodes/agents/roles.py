@@ -26,13 +26,24 @@ def _handlers(module: ModuleType, functions: tuple[AgentFunction, ...]) -> Mappi
                              for f in functions})
 
 
+# What dyabel/AnyTool scripts/main.py offers each agent (`self.functions`, Finish being our `finish_search`):
+# Main_Search_Agent.__init__: get_tools_in_category, get_tools_descriptions, create_agent_category_level, then
+# `self.functions.append(finish_function)`; Category_Agent.__init__: get_tools_descriptions, Finish, and
+# category_search appends create_agent_tool_level; Tool_Agent.__init__: Finish, then check_if_request_solvable and
+# add_apis_into_api_pool (get_api_details, get_apis_in_tool, get_tool_details and remove_apis commented out)
+AUTHORS_OFFER: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "meta": ("get_tools_in_category", "get_tools_descriptions", "create_agent_category_level", "finish_search"),
+    "category": ("get_tools_descriptions", "finish_search", "create_agent_tool_level"),
+    "tool": ("finish_search", "check_if_request_solvable", "add_apis_into_api_pool"),
+})
+
 ROLES: Mapping[str, Role] = MappingProxyType({
     "meta": Role("meta", meta_agent.system_prompt, meta_agent.first_message, META_FUNCTIONS,
-                 _handlers(meta_handlers, META_FUNCTIONS)),
+                 _handlers(meta_handlers, META_FUNCTIONS), AUTHORS_OFFER["meta"]),
     "category": Role("category", category_agent.system_prompt, category_agent.first_message, CATEGORY_FUNCTIONS,
-                     _handlers(category_handlers, CATEGORY_FUNCTIONS)),
+                     _handlers(category_handlers, CATEGORY_FUNCTIONS), AUTHORS_OFFER["category"]),
     "tool": Role("tool", tool_agent.system_prompt, tool_agent.first_message, TOOL_FUNCTIONS,
-                 _handlers(tool_handlers, TOOL_FUNCTIONS)),
+                 _handlers(tool_handlers, TOOL_FUNCTIONS), AUTHORS_OFFER["tool"]),
     "flat": Role("flat", flat_agent.system_prompt, flat_agent.first_message, FLAT_FUNCTIONS,
                  _handlers(flat_handlers, FLAT_FUNCTIONS)),
 })

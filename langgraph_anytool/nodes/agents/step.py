@@ -151,7 +151,7 @@ def _count_faults(deps: Deps, rec: AgentRecord, level: str, faults: list[str], a
 
 def make_call_model(role: Role, base: Deps) -> Any:
     """The `call_model` node of `role`: checks, then one model call with the role's functions bound."""
-    schemas = [f.as_tool() for f in role.functions]
+    offers = {authors: [f.as_tool() for f in role.offered(authors)] for authors in (False, True)}
 
     def call_model(state: AgentStepState, config: RunnableConfig, runtime: Runtime[Any]) -> dict[str, Any]:
         deps = base.for_run(runtime.context)
@@ -174,6 +174,7 @@ def make_call_model(role: Role, base: Deps) -> Any:
             _end(rec, stop[0], stop[1])  # type: ignore[arg-type]
             return out
         prompt: list[BaseMessage] = [SystemMessage(role.system_prompt(rec, deps)), *rec["messages"]]
+        schemas = offers[deps.config.agent_functions == "authors"]
         try:
             model = bind_role_tools(deps.models.for_role(role.level), deps.config, role.level, schemas,
                                     text=deps.signals.in_text_mode(run_key, role.level))

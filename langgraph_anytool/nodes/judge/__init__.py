@@ -34,6 +34,7 @@ from ..draws import seeded_index
 from ..reflection import can_reflect
 from .anytool import excluded_word, majority_solved, sample_passed
 from .tooleval import JudgeResult, add_usage, check_is_solved
+from .tooleval_request import request_for, with_settings
 
 if TYPE_CHECKING:
     from ...runtime import Deps
@@ -155,6 +156,7 @@ def make_judge(base: Deps) -> Any:
         attempt = state["solver_attempts"][-1]
         t0 = since(state.get("started_at"), time.time())
         authors = deps.config.judge == "anytool"
+        request = request_for("functions", deps.paper_prompts) if authors else None
         verdict = rule_verdict(attempt)
         if verdict is None and authors:
             verdict = exclusion_verdict(attempt)
@@ -166,10 +168,14 @@ def make_judge(base: Deps) -> Any:
         elif verdict is None:
             try:
                 earlier = state["solver_attempts"][:-1]
-                samples = [check_is_solved(deps.models.for_role("judge"), state["query"], attempt["answer"],
+                model = deps.models.for_role("judge")
+                if request is not None:  # AnyTool's check_solved.py → its own tooleval: config.yaml's settings, functions=
+                    model, _ = with_settings(model, request.settings)
+                samples = [check_is_solved(model, state["query"], attempt["answer"],
                                            process_text(attempt, earlier=earlier),
                                            inputs={"calls": observed_calls(attempt, earlier), "sample": i},
-                                           on_usage=deps.meter(run_key), book=deps.paper_prompts)
+                                           on_usage=deps.meter(run_key), book=deps.paper_prompts,
+                                           request=request if authors else None)
                            for i in range(deps.config.judge_samples if authors else 1)]
                 if authors:
                     verdict, used_all = authors_verdict(samples, state["query"], attempt["answer"])
@@ -199,6 +205,8 @@ def make_judge(base: Deps) -> Any:
                           **{k: verdict.get(k, "") for k in ("label", "reason", "by")})
         if t0 is not None:
             event["t0"] = t0
+        if request is not None and verdict.get("by") not in ("rule", None):
+            event["evaluator_request"] = request.record()  # the call form sent and ToolEval's settings
         update = {"verdict": dict(verdict), "usage": usage, "events": [event]}
         if attempt["mode"] == DIRECT_MODE and verdict["label"] != "Solved" and not deps.over_budget(run_key):
             # the router's "no tool" was wrong: retrieve tools after all (not a reflection)

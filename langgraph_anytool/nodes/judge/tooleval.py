@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from ...models.llm import RoleUsage, call_role
+from ...models.llm import ModelCallError, RoleUsage, call_role
 from ...paper_prompts import PromptBook
 from ...text import shorten
 from .tooleval_prompts import (
@@ -44,6 +44,7 @@ from .tooleval_prompts import (
     TASK_SOLVABLE_SYSTEM,
     TASK_SOLVABLE_USER,
 )
+from .tooleval_request import CallForm, ToolEvalRequest, refuses_functions, speaks_functions
 
 AnswerLabel = Literal["Solved", "Unsolved", "Unsure"]
 TaskLabel = Literal["Solvable", "Unsolvable", "Unsure"]
@@ -127,11 +128,24 @@ def _canonical(value: Any, labels: Sequence[str]) -> str | None:
     return None
 
 
+def _legacy_call(reply: AIMessage) -> list[dict[str, Any]]:
+    """The legacy `function_call` of a reply to `functions=` (LangChain keeps it raw in `additional_kwargs`), as a
+    tool call's {"name", "args"} when its arguments are a JSON object (ToolEval: `json.loads(...arguments)`)."""
+    legacy = reply.additional_kwargs.get("function_call")
+    if not isinstance(legacy, Mapping):
+        return []
+    try:
+        args = json.loads(str(legacy.get("arguments") or ""))
+    except json.JSONDecodeError:
+        return []
+    return [{"name": str(legacy.get("name") or ""), "args": args}] if isinstance(args, dict) else []
+
+
 def parse_label(reply: AIMessage | str, labels: Sequence[str] = ANSWER_LABELS) -> tuple[str | None, str]:
     """(label, reason) from a judge reply: a tool call's arguments, a JSON object (fenced or bare), a bare label,
     `label: X`, or a text naming exactly one label (not negated). The label is None when nothing parses."""
     if isinstance(reply, AIMessage):
-        for tc in reply.tool_calls or []:
+        for tc in [*(reply.tool_calls or []), *_legacy_call(reply)]:
             args = tc.get("args") or {}
             for key in _LABEL_KEYS:
                 label = _canonical(args.get(key), labels)
@@ -192,18 +206,40 @@ def _ask(model: ModelLike, system: str, user: str, config: RunnableConfig | None
     return JudgeResult(label, reason, stage, used)
 
 
+def _bound(model: ModelLike, schema: dict[str, Any], function: str, form: CallForm) -> Any:
+    """`model` with ToolEval's one function forced, in the call form of the authors' copy (tooleval_request.py):
+    `functions=[f]` + `function_call={"name": f}` (AnyTool's), or `tools=[...]` + a forced `tool_choice`
+    (StableToolBench's; LangChain sends `tool_choice=function` as {"type": "function", "function": {"name": f}})."""
+    if form == "functions" and callable(getattr(model, "bind", None)):
+        return model.bind(functions=[schema], function_call={"name": function})
+    bind = getattr(model, "bind_tools", None)
+    return bind([{"type": "function", "function": schema}], tool_choice=function) if callable(bind) else model
+
+
 def _ask_authors(model: ModelLike, book: PromptBook, slot: str, function: str, values: Mapping[str, Any],
                  config: RunnableConfig | None, inputs: dict[str, Any], labels: Sequence[str], stage: Stage,
-                 on_usage: Meter | None = None) -> JudgeResult:
-    """One check as ToolEval's `function_call(func_name, func_args, return_reason=True)` makes it (module docstring)."""
+                 on_usage: Meter | None = None, request: ToolEvalRequest | None = None) -> JudgeResult:
+    """One check as ToolEval's `function_call(func_name, func_args, return_reason=True)` makes it (module docstring):
+    the function's schema with the `reason` property appended (`required` gets "reason" last), the filled template
+    as the only user message, in `request`'s call form (default: StableToolBench's `tools=`)."""
     schema = copy.deepcopy(dict(book.data[f"function:{function}"]))
     params = schema.setdefault("parameters", {"type": "object", "properties": {}})
     params.setdefault("properties", {})["reason"] = dict(book.data["reason_property"])
     params["required"] = [*params.get("required", []), "reason"]
-    bind = getattr(model, "bind_tools", None)
-    bound = bind([{"type": "function", "function": schema}], tool_choice=function) if callable(bind) else model
-    reply, used = call_role(bound, JUDGE_ROLE, [HumanMessage(book.fill(slot, **values))], config, inputs=inputs,
-                            on_usage=on_usage)
+    prompt: list[BaseMessage] = [HumanMessage(book.fill(slot, **values))]
+    form: CallForm = request.sent_form if request is not None else "tools"
+    if form == "functions" and request is not None and not speaks_functions(model):
+        request.refused("not an OpenAI-compatible client: the check is sent with tools=")
+        form = "tools"
+    try:
+        reply, used = call_role(_bound(model, schema, function, form), JUDGE_ROLE, prompt, config, inputs=inputs,
+                                on_usage=on_usage)
+    except ModelCallError as exc:
+        if form != "functions" or request is None or not refuses_functions(exc):
+            raise
+        request.refused(shorten(str(exc), 200))  # as the OPPO tasks do: tools= from now on, and recorded
+        reply, used = call_role(_bound(model, schema, function, "tools"), JUDGE_ROLE, prompt, config, inputs=inputs,
+                                on_usage=on_usage)
     label, reason = parse_label(reply, labels)
     if label is None:
         return JudgeResult("Unsure", f"unparseable judge reply: {reason[:300]!r}", stage, used)
@@ -211,7 +247,11 @@ def _ask_authors(model: ModelLike, book: PromptBook, slot: str, function: str, v
 
 
 def answer_json(final_answer: str, process: Any) -> str:
-    """`json.dumps(answer)` of ToolEval's second stage: the answer as a whole (final answer and its details)."""
+    """`json.dumps(answer)` of ToolEval's second stage: the answer as a whole. A `process` in ToolEval's converted
+    form (a mapping with `answer_details`: `eval/anytool/passrate.py tooleval_inputs`) is dumped as it is, uncut
+    (`rtl.py check_is_solved`: `'answer': json.dumps(answer)`); otherwise {final answer, its details}."""
+    if isinstance(process, Mapping) and "answer_details" in process:
+        return json.dumps(process)
     details = process if not isinstance(process, str) else process.strip()
     return _clip(json.dumps({"final_answer": final_answer, "answer_details": details}, default=str),
                  MAX_PROCESS_CHARS)
@@ -219,20 +259,22 @@ def answer_json(final_answer: str, process: Any) -> str:
 
 def check_answer_status(model: ModelLike, query: str, final_answer: str, *,
                         config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None,
-                        on_usage: Meter | None = None, book: PromptBook | None = None) -> JudgeResult:
+                        on_usage: Meter | None = None, book: PromptBook | None = None,
+                        request: ToolEvalRequest | None = None) -> JudgeResult:
     """Stage 1 (ToolEval `check_answer_status`): Solved / Unsolved / Unsure from the query and final answer."""
     answer = _clip(final_answer.strip(), MAX_ANSWER_CHARS)
     meta = {**(inputs or {}), "query": query, "answer": final_answer, "stage": "answer"}
-    if book is not None:
-        return _ask_authors(model, book, "judge_answer", "check_answer_status", {"query": query, "answer": answer},
-                            config, meta, ANSWER_LABELS, "answer", on_usage)
+    if book is not None:  # rtl.py check_is_solved: 'answer': answer['final_answer'], as it is
+        return _ask_authors(model, book, "judge_answer", "check_answer_status", {"query": query, "answer": final_answer},
+                            config, meta, ANSWER_LABELS, "answer", on_usage, request)
     return _ask(model, ANSWER_STATUS_SYSTEM, ANSWER_STATUS_USER.format(query=query, answer=answer), config,
                 meta, ANSWER_LABELS, "answer", on_usage)
 
 
 def parse_answer_status(model: ModelLike, query: str, final_answer: str, process: Any, *,
                         config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None,
-                        on_usage: Meter | None = None, book: PromptBook | None = None) -> JudgeResult:
+                        on_usage: Meter | None = None, book: PromptBook | None = None,
+                        request: ToolEvalRequest | None = None) -> JudgeResult:
     """Stage 2 (ToolEval `parse_answer_status`): Solved / Unsolved / Unsure from the whole answer process
     (API calls with their results, as text or JSON-able data)."""
     answer = _clip(final_answer.strip(), MAX_ANSWER_CHARS)
@@ -240,14 +282,15 @@ def parse_answer_status(model: ModelLike, query: str, final_answer: str, process
     if book is not None:
         return _ask_authors(model, book, "judge_process", "parse_answer_status",
                             {"query": query, "answer_json": answer_json(answer, process)}, config, meta,
-                            ANSWER_LABELS, "process", on_usage)
+                            ANSWER_LABELS, "process", on_usage, request)
     user = PROCESS_STATUS_USER.format(query=query, process=render_process(process), answer=answer)
     return _ask(model, PROCESS_STATUS_SYSTEM, user, config, meta, ANSWER_LABELS, "process", on_usage)
 
 
 def check_is_solved(model: ModelLike, query: str, final_answer: str, process: Any, *,
                     config: RunnableConfig | None = None, inputs: Mapping[str, Any] | None = None,
-                    on_usage: Meter | None = None, book: PromptBook | None = None) -> JudgeResult:
+                    on_usage: Meter | None = None, book: PromptBook | None = None,
+                        request: ToolEvalRequest | None = None) -> JudgeResult:
     """ToolEval's two-stage check: the empty-answer rule, stage 1, and stage 2 on an Unsure of stage 1.
 
     The returned usage covers both stages; the reason and stage are those of the deciding check. `inputs` adds
@@ -256,11 +299,12 @@ def check_is_solved(model: ModelLike, query: str, final_answer: str, process: An
     for good still leaves the first one counted."""
     if is_empty_answer(final_answer):
         return JudgeResult("Unsolved", "the final answer is empty (or a give_up_and_restart)", "rule", RoleUsage())
-    first = check_answer_status(model, query, final_answer, config=config, inputs=inputs, on_usage=on_usage, book=book)
+    first = check_answer_status(model, query, final_answer, config=config, inputs=inputs, on_usage=on_usage, book=book,
+                                request=request)
     if first.label != "Unsure":
         return first
     second = parse_answer_status(model, query, final_answer, process, config=config, inputs=inputs, on_usage=on_usage,
-                                 book=book)
+                                 book=book, request=request)
     return JudgeResult(second.label, second.reason, "process", add_usage(first.usage, second.usage))
 
 
@@ -271,15 +315,16 @@ def _tools_text(tools: Any) -> str:
 
 
 def check_task_solvable(model: ModelLike, query: str, tools: Any, *, config: RunnableConfig | None = None,
-                        has_been_solved: bool = False, book: PromptBook | None = None) -> JudgeResult:
+                        has_been_solved: bool = False, book: PromptBook | None = None,
+                        request: ToolEvalRequest | None = None) -> JudgeResult:
     """ToolEval `check_task_solvable`: Solvable / Unsolvable / Unsure for the query with these tools (a list of
     tool or API descriptions, or text). As in ToolEval, a query already judged solved is Solvable without a call."""
     if has_been_solved:
         return JudgeResult("Solvable", "the task has been solved", "rule", RoleUsage())
     meta = {"query": query, "answer": "", "stage": "task"}
-    if book is not None:  # rtl.py check_task_solvable: {'task': json.dumps(task_description)}
-        task = _clip(json.dumps({"query": query, "available_tools": tools}, default=str), MAX_PROCESS_CHARS)
+    if book is not None:  # rtl.py check_task_solvable: {'task': json.dumps(task_description)}, uncut
+        task = json.dumps({"query": query, "available_tools": tools}, default=str)
         return _ask_authors(model, book, "judge_task", "check_task_solvable", {"task_json": task}, config, meta,
-                            TASK_LABELS, "task")
+                            TASK_LABELS, "task", None, request)
     return _ask(model, TASK_SOLVABLE_SYSTEM, TASK_SOLVABLE_USER.format(query=query, tools=_tools_text(tools)), config,
                 meta, TASK_LABELS, "task")

@@ -124,10 +124,41 @@ def outcome(type_: str, answer: str = "", reason: str = "", failed: Sequence[str
     return FinishOutcome(type=type_, answer=answer, reason=reason, failed_functions=list(failed))
 
 
+def _observation(node: TreeNode) -> str:
+    """A node's observation as DFS.py keeps it (`tree_node.observation`): the result of its action ("" without one)."""
+    results = [str(m.content) for m in node["messages"] if isinstance(m, ToolMessage)]
+    return results[0] if results else ""
+
+
+def authors_candidates(nodes: Sequence[TreeNode], node_id: int) -> str:
+    """`{previous_candidate}` as DFS.py `DFS_tree_search.DFS` builds it (toolbench/inference/Algorithms/DFS.py):
+    per child, down its first chain to the first action (`while ... node_type != "Action Input" ...:
+    children[0]`), {"name", "arguments", "function_output", "mento-carlo-action-value": compute_weight(), 0.0 in
+    Tree.py}; `json.dumps(js_list, indent=2)` and a newline, then "again, your former observation: <the node's
+    observation>" when it has one. The arguments are the parsed call's, dumped (a model's own spacing is not kept)."""
+    js_list = []
+    for child in nodes[node_id]["children"]:
+        node = nodes[child]
+        ai = last_ai(node)
+        while (ai is None or not ai.tool_calls) and node["children"]:
+            node = nodes[node["children"][0]]
+            ai = last_ai(node)
+        if ai is None or not ai.tool_calls:
+            continue
+        call = ai.tool_calls[0]
+        js_list.append({"name": call["name"], "arguments": json.dumps(call["args"]),
+                        "function_output": _observation(node), "mento-carlo-action-value": 0.0})
+    if not js_list:
+        return ""
+    text = f"{json.dumps(js_list, indent=2)}\n"
+    former = _observation(nodes[node_id])
+    return text + (f"again, your former observation: {former}\n" if former != "" else "")
+
+
 def diversity_text(nodes: Sequence[TreeNode], node_id: int, book: PromptBook | None = None) -> str:
+    if book is not None:  # DFS.py: DIVERSITY_PROMPT.replace("{previous_candidate}", former_candidates_des)
+        return book.fill("solver_diversity", actions=authors_candidates(nodes, node_id))
     actions = sibling_actions(nodes, node_id)
-    if book is not None:  # DFS.py: DIVERSITY_PROMPT.replace("{previous_candidate}", json.dumps(js_list, indent=2) + "\n")
-        return book.fill("solver_diversity", actions=json.dumps(actions, indent=2, default=str) + "\n")
     return prompts.DIVERSITY_PROMPT.format(actions=json.dumps(actions, ensure_ascii=False, indent=2, default=str))
 
 
@@ -299,8 +330,10 @@ def open_step(deps: Deps, state: SolverState) -> tuple[FinishOutcome | None, dic
     stop = precheck(deps, state)
     nodes, cur = state["nodes"], state["current"]
     added: list[AnyMessage] = []
-    if stop is None and nodes[cur]["children"]:
-        added.append(HumanMessage(content=diversity_text(nodes, cur, deps.paper_prompts), name=DIVERSITY))
+    book = deps.paper_prompts
+    # (DFS.py sends none when no child reached an action: `if len(js_list) > 0`)
+    if stop is None and nodes[cur]["children"] and (book is None or authors_candidates(nodes, cur)):
+        added.append(HumanMessage(content=diversity_text(nodes, cur, book), name=DIVERSITY))
     return stop, pool_functions(deps, state["api_pool"]), added
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from langgraph_anytool.cli.app import main
-from langgraph_anytool.eval.anytool.passrate import answer_process
+from langgraph_anytool.eval.anytool.convert import record_to_tooleval
 from langgraph_anytool.paper_prompts.testing import write_fake_checkout
 from tests.eval.anytool.test_passrate import record
 from tests.servers import ChatReply, OpenAIChatServer, tool_call
@@ -63,12 +63,17 @@ def test_passrate_sends_tooleval_templates_and_keys_the_cache_by_their_hash(
         assert data["overall"]["rate"] == 100.0 and data["overall"]["non_solvable"] == 1
         assert data["prompts"]["path"] == str(root.resolve()) and TEMPLATE in data["prompts"]["files"]
         assert seen == ["check_answer_status", "parse_answer_status", "check_task_solvable"]
+        # (issue 36 §2) what ToolEval reads: the converted answer (convert_to_answer_format.py) — its final_answer
+        # (the Finish arguments as written) first, then json.dumps of the whole answer; the offered tools' schemas
+        converted = record_to_tooleval(rec)
+        finish = json.dumps({"return_type": "give_answer", "final_answer": "It is 21 degrees."})
+        assert converted["answer"]["final_answer"] == finish
         assert first["messages"] == [{"role": "user", "content": "\nFAKE judge_answer query=question q1 "
-                                                                 "answer=It is 21 degrees.\n"}]
-        answer = json.dumps({"final_answer": "It is 21 degrees.", "answer_details": answer_process(rec)})
+                                                                 f"answer={finish}\n"}]
+        answer = json.dumps(converted["answer"])
         assert second["messages"] == [{"role": "user", "content": f"\nFAKE judge_process query=question q1 "
                                                                   f"answer={answer}\n"}]
-        task = json.dumps({"query": "question q1", "available_tools": ["C/t/a"]})
+        task = json.dumps({"query": "question q1", "available_tools": converted["available_tools"]})
         assert third["messages"] == [{"role": "user", "content": f"\nFAKE judge_task task={task}\n"}]
         for body, name in ((first, "check_answer_status"), (third, "check_task_solvable")):
             (fn,) = [t["function"] for t in body["tools"]]

@@ -76,9 +76,15 @@ def test_task4_6_7_evaluator_prompts(cat: Catalog, tmp_path: Path) -> None:
     try:
         with OpenAIChatServer(policy=lambda body: "Yes.") as server:
             evaluator = _evaluator(server, tmp_path)
-            m4 = ScriptedChatModel(replies=[ai("", call("days_of_month", year=2024, month=3)),
-                                            ai("", call("get_user_profile"))])
+            m4 = ScriptedChatModel(replies=[ai("", call("days_of_month", year=2024, month=3)), ai("March: 31 days."),
+                                            ai("", call("get_user_profile")), ai("Your profile.")])
             TaskRunner(cat, m4, evaluator=evaluator, executor=executor, prompts=book).run(4, load_task(4, DATA))
+            # (issue 36 §4) perform_task4's second turn: the instruction, the reply with its call and the tool
+            # message `str(result)`, sent again without tools
+            second = m4.calls[1]
+            assert not second["tools"] and [type(m).__name__ for m in second["messages"]] == [
+                "HumanMessage", "AIMessage", "ToolMessage"]
+            assert second["messages"][2].name == "days_of_month" and second["messages"][1].tool_calls
             m6 = ScriptedChatModel(replies=[ai("I am in Porto."), ai("No idea.")])
             TaskRunner(cat, m6, evaluator=evaluator, prompts=book).run(6, load_task(6, DATA))
             m7 = ScriptedChatModel(replies=[ai("It is a Sunday."), ai("About 16,000 yen.")])

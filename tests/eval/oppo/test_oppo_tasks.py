@@ -281,8 +281,9 @@ def test_task3_with_evaluator(cat: Catalog, tmp_path: Path) -> None:
 
 
 def test_task4_rule_on_the_executed_call(cat: Catalog) -> None:
-    model = ScriptedChatModel(replies=[ai("", call("days_of_month", year=2024, month="3")),
-                                       ai("", call("get_user_profile"))])
+    # each executed call gets perform_task4's second turn (a reply to the result, scored by nothing)
+    model = ScriptedChatModel(replies=[ai("", call("days_of_month", year=2024, month="3")), ai("31 days."),
+                                       ai("", call("get_user_profile")), ai("You are Ada.")])
     executor = _executor(cat)
     try:
         rep = TaskRunner(cat, model, executor=executor).run(4, load_task(4, DATA))

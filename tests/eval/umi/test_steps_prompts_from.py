@@ -86,3 +86,21 @@ def test_cli_steps_prompts_from(tmp_path: Path, capsys: Any) -> None:
     err = capsys.readouterr().err.strip()
     assert err == (f"anytool: error: --prompts-from: {lib.resolve()}: prompt_dict['toolbench_caller']: prompt_dict "
                    "has no key 'toolbench_caller'")
+
+
+def test_each_turns_trailing_newline_stays_before_its_end_token(tmp_path: Path) -> None:
+    """infer_pipeline.py build_infer_samples: `dispatch += ('assistant: ' + u['value'] + '</s>')`, the value as the
+    test file holds it — a turn ending with a newline keeps it before "</s>" (issue 36 §4)."""
+    book = umi_book(write_fake_checkout(tmp_path / "Multi-LLM-Agent", "umi"))
+    item = json.loads(json.dumps(UMI_ITEM))
+    conv = item["conversations"]
+    conv[1]["value"] += "\n"  # the first assistant turn, as a release file may write it
+    path = tmp_path / "in_domain.json"
+    path.write_text(json.dumps([item]), encoding="utf-8")
+    loaded = load_step_cases([path])
+    model = ScriptedChatModel(responder=_reply)
+    evaluate_steps(loaded.cases, lambda c: ModelSet(default=model, by_role={}), mode="multi",
+                   config=AnyToolConfig(solver="umi"), loaded=loaded, prompts=book)
+    planner_inputs = [str(c["messages"][0].content) for c in model.calls if c["role"] == "planner"]
+    assert f"assistant: {conv[1]['value']}</s>caller: " in planner_inputs[1]
+    assert conv[1]["value"].endswith("\n")
