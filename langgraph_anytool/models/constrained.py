@@ -170,18 +170,33 @@ def parse_call(text: str, *, id_prefix: str = "json") -> AIMessage:
     return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": call_id, "type": "tool_call"}])
 
 
+def _openai_compatible(model: Any) -> tuple[bool, dict[str, Any]]:
+    """Whether `model` (under its bindings) is an OpenAI-compatible client, and its own `extra_body`."""
+    chat = list(unwrap(model))[-1] if model is not None else model
+    fields_ = getattr(type(chat), "model_fields", None) or {}
+    own = getattr(chat, "extra_body", None)
+    return "openai_api_base" in fields_, dict(own) if isinstance(own, Mapping) else {}
+
+
 def constraint_kwargs(model: Any, tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The per-call options that constrain `model`'s reply to a call of one of `tools`: an OpenAI-compatible client
     sends `response_format` in its request body (`extra_body`, so the client does not parse it itself; the
     model's own `extra_body` kept), ChatOllama takes the schema as `format`, any other class `response_format`."""
     chat = list(unwrap(model))[-1] if model is not None else model
-    fields_ = getattr(type(chat), "model_fields", None) or {}
-    if "openai_api_base" in fields_:
-        own = getattr(chat, "extra_body", None)
-        return {"extra_body": {**(own if isinstance(own, Mapping) else {}), "response_format": response_format(tools)}}
+    compatible, own = _openai_compatible(model)
+    if compatible:
+        return {"extra_body": {**own, "response_format": response_format(tools)}}
     if type(chat).__name__ == "ChatOllama":
         return {"format": call_schema(tools)}
     return {"response_format": response_format(tools)}
+
+
+def with_extra_body(kwargs: Mapping[str, Any], options: Mapping[str, Any]) -> dict[str, Any]:
+    """A call's `kwargs` with `options` added, a caller's own `extra_body` merged under the options' one."""
+    out = {**kwargs, **options}
+    if "extra_body" in kwargs and "extra_body" in options:
+        out["extra_body"] = {**kwargs["extra_body"], **options["extra_body"]}
+    return out
 
 
 class ConstrainedToolRunnable(Runnable[Any, BaseMessage]):
@@ -204,15 +219,21 @@ class ConstrainedToolRunnable(Runnable[Any, BaseMessage]):
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> BaseMessage:
         messages = list(input) if isinstance(input, Sequence) and not isinstance(input, str) else [
             HumanMessage(content=str(input))]
-        options = constraint_kwargs(self.model, self.tools)
-        if "extra_body" in kwargs and "extra_body" in options:  # a caller's own extra body kept
-            options["extra_body"] = {**kwargs.pop("extra_body"), **options["extra_body"]}
-        reply = self.model.invoke(messages_with_functions(messages, self.tools), config, **kwargs, **options)
+        options = with_extra_body(kwargs, constraint_kwargs(self.model, self.tools))
+        reply = self.model.invoke(messages_with_functions(messages, self.tools), config, **options)
         parsed = parse_call(text_of(reply))
         return parsed.model_copy(update={"usage_metadata": getattr(reply, "usage_metadata", None),
                                          "response_metadata": dict(getattr(reply, "response_metadata", {}) or {}),
                                          "additional_kwargs": dict(getattr(reply, "additional_kwargs", {}) or {}),
                                          "id": reply.id})
+
+
+def served_by_llama_cpp(model: Any, endpoints: Endpoints | None) -> bool:
+    """Whether llama.cpp serves `model` on loopback (asked through `endpoints`, which caches what it said)."""
+    endpoint = endpoint_of(model)
+    if endpoint is None or not endpoint.loopback or endpoints is None:
+        return False
+    return endpoints.facts(endpoint).server == "llama.cpp"
 
 
 def choose_call_mode(model: Any, profile: ModelProfile, endpoints: Endpoints | None = None) -> CallMode:
@@ -224,7 +245,37 @@ def choose_call_mode(model: Any, profile: ModelProfile, endpoints: Endpoints | N
         return cast(CallMode, profile.call_mode)
     if not profile.tool_calling:
         return "text"
-    endpoint = endpoint_of(model)
-    if endpoint is None or not endpoint.loopback or endpoints is None:
-        return "native"
-    return "constrained" if endpoints.facts(endpoint).server == "llama.cpp" else "native"
+    return "constrained" if served_by_llama_cpp(model, endpoints) else "native"
+
+
+# ------------------------------------------------------------------------------------------ text mode, held to a call
+# A GBNF grammar (llama.cpp's `grammar` request field) for a text-mode reply: one thought line, then
+# `Action: <an offered name>` and `Action Input: <a JSON object>` (any keys: the arguments are validated as a text
+# call's are), and nothing after it.
+_JSON_GRAMMAR = r"""
+object ::= "{" ws ( string ":" ws value ( "," ws string ":" ws value )* )? "}"
+value ::= object | array | string | number | "true" | "false" | "null"
+array ::= "[" ws ( value ( "," ws value )* )? "]"
+string ::= "\"" char{0,MAXCHARS} "\"" ws
+char ::= [^"\\\x7F\x00-\x1F] | "\\" ["\\/bfnrt]
+number ::= "-"? [0-9]{1,16} ( "." [0-9]{1,16} )? ws
+ws ::= " "?
+""".replace("MAXCHARS", str(MAX_STRING_CHARS))
+
+
+def _gbnf_literal(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def action_grammar(tools: Sequence[Mapping[str, Any]]) -> str:
+    """The GBNF grammar of a text-mode reply calling one of `tools` (see above)."""
+    names = " | ".join(_gbnf_literal(str(_function(t).get("name"))) for t in tools) or '""'
+    return (f'root ::= "Thought: " [^\\n]{{0,{MAX_STRING_CHARS}}} "\\nAction: " name "\\nAction Input: " object\n'
+            f"name ::= {names}\n{_JSON_GRAMMAR.strip()}\n")
+
+
+def grammar_kwargs(model: Any, tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The per-call options holding a text-mode reply of an OpenAI-compatible client to `action_grammar` (llama.cpp's
+    `grammar` body field; the model's own `extra_body` kept); none for other classes."""
+    compatible, own = _openai_compatible(model)
+    return {"extra_body": {**own, "grammar": action_grammar(tools)}} if compatible else {}

@@ -256,3 +256,36 @@ def test_a_profile_keeps_native_calls_on_llama_cpp(monkeypatch: pytest.MonkeyPat
                     'model_profiles={"smollm2": {"call_mode": "native"}}')
     assert seen and all("response_format" not in b for b in seen)
     assert any(b.get("tools") for b in seen)
+
+
+def test_text_mode_on_llama_cpp_is_held_to_one_action_by_a_grammar(monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A text-mode profile (`tool_calling: false`) on a llama.cpp server: each solver request carries a GBNF
+    `grammar` whose `name` rule offers exactly the functions the prompt lists (after fitting dropped some), the
+    reply is parsed as a text call and executed."""
+    grammars: list[str] = []
+
+    def text(body: dict[str, Any]) -> str:
+        grammar = body.get("grammar")
+        if not grammar:
+            return PLAIN
+        assert "response_format" not in body and not body.get("tools")
+        grammars.append(grammar)
+        name_rule = next(line for line in grammar.splitlines() if line.startswith("name ::= "))
+        names = json.loads("[" + name_rule[len("name ::= "):].replace(" | ", ", ") + "]")
+        system = str(body["messages"][0]["content"])
+        assert names and all(f'"name": "{n}"' in system for n in names)
+        observed = any(str(m.get("content") or "").startswith("Observation (") for m in body["messages"])
+        if observed:
+            return ('Thought: done\nAction: Finish\nAction Input: {"return_type": "give_answer", '
+                    '"final_answer": "26.2 miles are 42.16 km."}')
+        api = next(n for n in names if n.startswith("convert_units"))
+        return f'Thought: convert\nAction: {api}\nAction Input: {{"value": 26.2, "from_unit": "mi", "to_unit": "km"}}'
+
+    with LlamaCppServer(policy=text, n_ctx=8192, chars_per_token=3.3) as server:
+        out = anytool_run(server, monkeypatch, capsys, "retriever=search", "max_reflections=0",
+                          'model_profiles={"smollm2": {"tool_calling": false}}')
+    assert len(grammars) >= 2 and out["answer"] == "26.2 miles are 42.16 km.", out["reason"]
+    assert out["solver_attempts"][-1]["api_calls"] >= 1
+    grammar = grammars[0]
+    assert grammar.startswith('root ::= "Thought: "') and '"\\nAction Input: " object' in grammar

@@ -22,7 +22,13 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from ...models.constrained import ConstrainedToolRunnable, choose_call_mode
+from ...models.constrained import (
+    ConstrainedToolRunnable,
+    choose_call_mode,
+    grammar_kwargs,
+    served_by_llama_cpp,
+    with_extra_body,
+)
 from ...models.guard import classify
 from ...models.llm import call_role
 from ...models.profiles import profile_for
@@ -106,6 +112,14 @@ class TextToolRunnable(Runnable[Any, BaseMessage]):
                                          "id": reply.id})
 
 
+class GrammarTextToolRunnable(TextToolRunnable):
+    """A text-mode runnable whose reply a llama.cpp server holds to one `Action:` / `Action Input:` call of its tools
+    (a GBNF grammar, `constrained.action_grammar`): a small model writes the call the protocol needs."""
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> BaseMessage:
+        return super().invoke(input, config, **with_extra_body(kwargs, grammar_kwargs(self.model, self.tools)))
+
+
 def is_text_mode(config: AnyToolConfig, role: str, model: Any = None) -> bool:
     """Whether `role` writes its calls as text: listed in `text_mode_roles`, or its model's profile (with the
     config's `model_profiles` overrides) says so (`call_mode` "text", or no native function calling)."""
@@ -133,11 +147,10 @@ def bind_role_tools(model: BaseChatModel, config: AnyToolConfig, role: str, tool
     config lists the role, or the model's profile says so; else as the model's call mode says
     (`constrained.choose_call_mode`: the profile's `call_mode`, constrained for a llama.cpp server on loopback, which
     `endpoints` is asked about), natively (`bind_tools`) or constrained (`ConstrainedToolRunnable`)."""
-    if text or role in config.text_mode_roles:
-        return TextToolRunnable(model, tools)
-    mode = choose_call_mode(model, profile_for(model, config.model_profiles), endpoints)
-    if mode == "text":
-        return TextToolRunnable(model, tools)
+    mode = "text" if text or role in config.text_mode_roles else choose_call_mode(
+        model, profile_for(model, config.model_profiles), endpoints)
+    if mode == "text":  # held to one call by a grammar where a llama.cpp server serves the model
+        return (GrammarTextToolRunnable if served_by_llama_cpp(model, endpoints) else TextToolRunnable)(model, tools)
     if mode == "constrained":
         return ConstrainedToolRunnable(model, tools)
     return model.bind_tools([dict(t) for t in tools])
