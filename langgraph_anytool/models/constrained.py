@@ -250,28 +250,56 @@ def choose_call_mode(model: Any, profile: ModelProfile, endpoints: Endpoints | N
 
 # ------------------------------------------------------------------------------------------ text mode, held to a call
 # A GBNF grammar (llama.cpp's `grammar` request field) for a text-mode reply: one thought line, then
-# `Action: <an offered name>` and `Action Input: <a JSON object>` (any keys: the arguments are validated as a text
-# call's are), and nothing after it.
+# `Action: <an offered name>` and `Action Input: <a JSON object of that function's parameter names, each with a
+# value of its type>`, and nothing after it (which arguments are required is checked as a text call's are).
+MAX_THOUGHT_CHARS = 200
 _JSON_GRAMMAR = r"""
-object ::= "{" ws ( string ":" ws value ( "," ws string ":" ws value )* )? "}"
 value ::= object | array | string | number | "true" | "false" | "null"
+object ::= "{" ws ( string ":" ws value ( "," ws string ":" ws value )* )? "}"
 array ::= "[" ws ( value ( "," ws value )* )? "]"
 string ::= "\"" char{0,MAXCHARS} "\"" ws
 char ::= [^"\\\x7F\x00-\x1F] | "\\" ["\\/bfnrt]
 number ::= "-"? [0-9]{1,16} ( "." [0-9]{1,16} )? ws
+integer ::= "-"? [0-9]{1,16} ws
+boolean ::= ( "true" | "false" ) ws
 ws ::= " "?
 """.replace("MAXCHARS", str(MAX_STRING_CHARS))
+_VALUE_RULES = {"string": "string", "number": "number", "integer": "integer", "boolean": "boolean",
+                "object": "object", "array": "array"}
 
 
 def _gbnf_literal(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+def _value_rule(schema: Mapping[str, Any]) -> str:
+    """The GBNF of one parameter's value (its enum's JSON texts, else its type's rule, else any value)."""
+    enum = schema.get("enum")
+    if isinstance(enum, list) and enum:
+        return "( " + " | ".join(_gbnf_literal(json.dumps(v, ensure_ascii=False)) for v in enum) + " ) ws"
+    return _VALUE_RULES.get(str(schema.get("type")), "value")
+
+
+def _arguments_rule(params: Mapping[str, Any]) -> str:
+    """The GBNF of a function's arguments: an object of its parameter names, each with a value of its type (at most
+    as many pairs as it has parameters)."""
+    props = params.get("properties") if isinstance(params.get("properties"), Mapping) else {}
+    if not props:
+        return '"{" ws "}"'
+    pairs = " | ".join(f"{_gbnf_literal(json.dumps(str(k)))} \":\" ws {_value_rule(v)}" for k, v in props.items())
+    return f'"{{" ws ( ( {pairs} ) ( "," ws ( {pairs} ) ){{0,{len(props) - 1}}} )? "}}"'
+
+
 def action_grammar(tools: Sequence[Mapping[str, Any]]) -> str:
     """The GBNF grammar of a text-mode reply calling one of `tools` (see above)."""
-    names = " | ".join(_gbnf_literal(str(_function(t).get("name"))) for t in tools) or '""'
-    return (f'root ::= "Thought: " [^\\n]{{0,{MAX_STRING_CHARS}}} "\\nAction: " name "\\nAction Input: " object\n'
-            f"name ::= {names}\n{_JSON_GRAMMAR.strip()}\n")
+    calls = []
+    for i, tool in enumerate(tools):
+        fn = _function(tool)
+        calls.append(f"call{i} ::= {_gbnf_literal(str(fn.get('name')))} \"\\nAction Input: \" "
+                     f"{_arguments_rule(_grammar_safe(fn.get('parameters') or {}))}")
+    names = " | ".join(f"call{i}" for i in range(len(calls))) or '""'
+    return (f'root ::= "Thought: " [^\\n]{{0,{MAX_THOUGHT_CHARS}}} "\\nAction: " ( {names} )\n'
+            + "\n".join(calls) + "\n" + _JSON_GRAMMAR.strip() + "\n")
 
 
 def grammar_kwargs(model: Any, tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from langgraph_anytool.cli.app import main
 from langgraph_anytool.models.constrained import (
     MAX_STRING_CHARS,
     ConstrainedToolRunnable,
+    action_grammar,
     call_schema,
     choose_call_mode,
     constraint_kwargs,
@@ -30,6 +31,7 @@ from langgraph_anytool.models.fitting import fit_counted
 from langgraph_anytool.models.profiles import ProfileError, check_overrides, profile_for
 from langgraph_anytool.models.testing import ScriptedChatModel
 from tests.model_servers import LlamaCppServer, ModelServer
+from tests.real_model.recorder import text_functions
 
 QUERY = "Convert 26.2 miles to kilometers."
 SMOLLM = "openai:smollm2-135m"
@@ -89,6 +91,16 @@ def test_a_reply_that_is_no_call_is_an_invalid_call_with_its_reason(text: str) -
     assert not msg.tool_calls and len(msg.invalid_tool_calls) == 1
     bad = msg.invalid_tool_calls[0]
     assert bad["args"] == text.strip() and bad["error"] and bad["id"]
+
+
+def test_the_text_grammar_offers_each_function_with_its_own_parameters() -> None:
+    grammar = action_grammar([CONVERT, FINISH])
+    assert list(text_functions(grammar)) == ["convert_units", "Finish"]
+    convert = next(line for line in grammar.splitlines() if line.startswith("call0 ::= "))
+    assert '"\\"value\\"" ":" ws number' in convert and '( "\\"km\\"" | "\\"m\\"" ) ws' in convert
+    assert '"\\"opts\\"" ":" ws value' in convert and "{0,3}" in convert  # 4 parameters: 1 + at most 3 more
+    finish = next(line for line in grammar.splitlines() if line.startswith("call1 ::= "))
+    assert '"\\"return_type\\"" ":" ws ( "\\"give_answer\\"" | "\\"give_up\\"" ) ws' in finish
 
 
 def test_an_openai_compatible_client_sends_the_schema_in_its_body() -> None:
@@ -271,8 +283,7 @@ def test_text_mode_on_llama_cpp_is_held_to_one_action_by_a_grammar(monkeypatch: 
             return PLAIN
         assert "response_format" not in body and not body.get("tools")
         grammars.append(grammar)
-        name_rule = next(line for line in grammar.splitlines() if line.startswith("name ::= "))
-        names = json.loads("[" + name_rule[len("name ::= "):].replace(" | ", ", ") + "]")
+        names = list(text_functions(grammar))
         system = str(body["messages"][0]["content"])
         assert names and all(f'"name": "{n}"' in system for n in names)
         observed = any(str(m.get("content") or "").startswith("Observation (") for m in body["messages"])
@@ -288,4 +299,4 @@ def test_text_mode_on_llama_cpp_is_held_to_one_action_by_a_grammar(monkeypatch: 
     assert len(grammars) >= 2 and out["answer"] == "26.2 miles are 42.16 km.", out["reason"]
     assert out["solver_attempts"][-1]["api_calls"] >= 1
     grammar = grammars[0]
-    assert grammar.startswith('root ::= "Thought: "') and '"\\nAction Input: " object' in grammar
+    assert grammar.startswith('root ::= "Thought: "') and '"\\nAction Input: " "{"' in grammar

@@ -13,6 +13,7 @@ tokens), llama.cpp's `timings` (tokens per second), the request's `max_tokens`, 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -53,6 +54,7 @@ class Exchange:
     # request's `response_format` JSON schema), and whether the reply was constrained to a call
     offered: dict[str, Any] = field(default_factory=dict)
     constrained: bool = False
+    grammar: bool = False  # the request carried a GBNF `grammar` (a text-mode call on llama.cpp)
     reply_text: str = ""  # the reply's content (streamed deltas joined)
     native_calls: dict[int, list[str]] = field(default_factory=dict)  # index → [name, arguments text]
 
@@ -66,6 +68,12 @@ class Exchange:
             except ValueError:
                 value = None
             out.append((name, value if isinstance(value, dict) else None))
+        if self.grammar and not out:
+            from langgraph_anytool.protocol import parse_action
+
+            parsed = parse_action(self.reply_text)
+            if parsed is not None:
+                out.append((parsed.name, parsed.args))
         if self.constrained and not out:
             try:
                 value = json.loads(self.reply_text)
@@ -113,6 +121,14 @@ def valid_call(offered: Mapping[str, Any], name: str, args: Any) -> bool:
     except jsonschema.SchemaError:
         return True
     return True
+
+
+CALL_RULE = re.compile(r'^call\d+ ::= ("(?:[^"\\]|\\.)*")', re.MULTILINE)
+
+
+def text_functions(grammar: str) -> dict[str, Any]:
+    """The names a text-mode grammar's `callN` rules offer (their arguments: checked as any object)."""
+    return {str(json.loads(m.group(1))): {} for m in CALL_RULE.finditer(grammar)}
 
 
 def offered_functions(body: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
@@ -199,6 +215,9 @@ class RecordingProxy(LoopbackServer):
                                 text="\n".join(str(m.get("content")) for m in body.get("messages") or []
                                                if isinstance(m, dict)))
             exchange.offered, exchange.constrained = offered_functions(body)
+            exchange.grammar = bool(body.get("grammar"))
+            if exchange.grammar:  # a text call: `Action: <name>` / `Action Input: <JSON>`
+                exchange.offered = text_functions(str(body.get("grammar")))
         try:
             reply = await client.send(upstream_request, stream=True)
         except httpx.HTTPError as exc:
@@ -290,7 +309,8 @@ class RecordingProxy(LoopbackServer):
                 slot = exchange.native_calls.setdefault(int(call.get("index", i)), ["", ""])
                 slot[0] += str(fn.get("name") or "")
                 slot[1] += str(fn.get("arguments") or "")
-            if said.get("tool_calls") or (exchange.constrained and exchange.function_calls()):
+            if said.get("tool_calls") or ((exchange.constrained or exchange.grammar) and choice.get("finish_reason")
+                                          and exchange.function_calls()):
                 exchange.called = True
 
     def _record(self, exchange: Exchange) -> None:
