@@ -14,6 +14,9 @@ server. Columns:
 - prompt / completion: the tokens in the server's own `usage` replies, summed over the run;
 - over: requests whose prompt (the server's count) plus `max_tokens` could pass the declared window (or that sent
   no `max_tokens`);
+- fn calls / valid: the function calls in the server's replies (native `tool_calls`, or a constrained reply's JSON
+  call), and those whose name is an offered function and whose arguments pass its parameters' schema;
+- API calls: the catalog APIs the solver called (its attempts' `api_calls`); pool: the run's API pool;
 - wall s: the run's wall time, the command's start to its end;
 - gen tok/s: completion tokens per second of generation, from llama.cpp's `timings` (other servers send none:
   then completion tokens per second of request time, prompt processing included, marked "~").
@@ -24,9 +27,14 @@ sampling; the client declares `--window` (2048: short prompts, for a CPU) in `mo
 OPENAI_API_KEY is passed to the endpoint as it is set (it is never printed), and the window is declared only when
 --window is given.
 
-Solver modes (`--modes`, tests/real_model/workload.py): dfsdt (hierarchical retriever, DFSDT, native function
-calls), dfsdt-text (the search retriever's 64-API pool, DFSDT writing Action / Action Input text), cot-text (one
-chain of thought over that pool, in text).
+A summary per model × mode follows: runs, solved, the solver's API calls, the valid-call rate, runs with a
+reflection round ("reflected": more than one solver attempt), how the runs ended (the failure taxonomy), tokens and
+wall time.
+
+Solver modes (`--modes`, tests/real_model/workload.py): dfsdt (hierarchical retriever, DFSDT, function calls:
+constrained by a JSON schema on llama.cpp), dfsdt-text (the search retriever's 64-API pool, DFSDT writing Action /
+Action Input text, held to a call by a grammar on llama.cpp), cot and cot-text (one chain of thought over that
+pool), umi (α-UMi's planner, caller and summarizer over that pool).
 """
 
 from __future__ import annotations
@@ -66,7 +74,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--threads", type=int, default=None, help="llama-server's --threads (default: its own)")
     p.add_argument("--window", type=int, default=None,
                    help="the window the client declares (default: 2048 for local models, none with --base-url)")
-    p.add_argument("--modes", nargs="+", default=["dfsdt", "dfsdt-text"], choices=list(MODES))
+    p.add_argument("--modes", nargs="+", default=["dfsdt", "dfsdt-text", "cot", "umi"],
+                   choices=list(MODES))
     p.add_argument("--queries", type=int, default=5, help=f"the first N builtin queries (1..{len(QUERIES)})")
     p.add_argument("--max-run-seconds", type=float, default=600.0,
                    help="each run's max_run_seconds, its hard time limit (default 600)")
@@ -147,14 +156,40 @@ def run_one(args: argparse.Namespace, proxy: RecordingProxy, base_url: str, mode
         status += " (traceback)"
     chats = proxy.chats()
     answered = [e for e in chats if e.ok]
+    attempts = result.get("solver_attempts") or []
+    calls = [c for e in answered for c in e.function_calls()]
     over = proxy.over_window(window) if window is not None else [e for e in chats if e.max_tokens is None]
     return {"model": model, "mode": mode, "query": query, "status": status, "calls": len(answered),
             "refused": len(chats) - len(answered),
             "prompt_tokens": sum(e.prompt_tokens or 0 for e in answered),
             "completion_tokens": sum(e.completion_tokens or 0 for e in answered),
-            "over_window": len(over), "wall_seconds": round(seconds, 1), "gen_tokens_per_second": gen_rate(answered),
+            "over_window": len(over), "api_calls": sum(int(a.get("api_calls") or 0) for a in attempts),
+            "attempts": len(attempts), "pool": len(result.get("api_pool") or []),
+            "function_calls": len(calls), "valid_calls": sum(e.valid_calls() for e in answered),
+            "constrained": sum(e.constrained for e in answered), "wall_seconds": round(seconds, 1), "gen_tokens_per_second": gen_rate(answered),
             "answer": str(result.get("answer") or "")[:300], "reason": str(result.get("reason") or "")[:300],
             "errors": sorted({e.error[:200] for e in chats if e.error})[:3], "exit": code}
+
+
+def summary(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+    """Per model × mode: runs, solved, the solver's API calls, the valid-call rate (calls in the server's replies
+    whose name is an offered function and whose arguments pass its schema, of all calls the replies made), how the
+    runs ended, the server's prompt / completion tokens, the wall time."""
+    from collections import Counter
+
+    out: list[list[Any]] = []
+    for key in dict.fromkeys((r["model"], r["mode"]) for r in rows):
+        group = [r for r in rows if (r["model"], r["mode"]) == key]
+        made, valid = sum(r["function_calls"] for r in group), sum(r["valid_calls"] for r in group)
+        ends = Counter(r["status"] for r in group)
+        out.append([*key, len(group), ends.get("solved", 0), sum(r["api_calls"] for r in group),
+                    f"{valid}/{made}" + (f" ({100 * valid / made:.0f}%)" if made else ""),
+                    sum(r["attempts"] > 1 for r in group),
+                    ", ".join(f"{k} {n}" for k, n in ends.most_common()),
+                    sum(r["prompt_tokens"] for r in group), sum(r["completion_tokens"] for r in group),
+                    round(sum(r["wall_seconds"] for r in group), 1)])
+    return (["model", "mode", "runs", "solved", "API calls", "valid calls", "reflected", "ended", "prompt",
+             "completion", "wall s"], out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,12 +208,15 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"{model} | {mode} | {query} → {row['status']}, {row['calls']} calls, "
                           f"{row['prompt_tokens']}+{row['completion_tokens']} tokens, {row['wall_seconds']} s",
                           flush=True)
-    headers = ["model", "mode", "query", "status", "calls", "refused", "prompt", "completion", "over",
-               "wall s", "gen tok/s"]
+    headers = ["model", "mode", "query", "status", "calls", "refused", "fn calls", "valid", "API calls", "pool",
+               "prompt", "completion", "over", "wall s", "gen tok/s"]
     print()
     print(table(headers, [[r["model"], r["mode"], r["query"], r["status"], r["calls"], r["refused"],
+                           r["function_calls"], r["valid_calls"], r["api_calls"], r["pool"],
                            r["prompt_tokens"], r["completion_tokens"], r["over_window"], r["wall_seconds"],
                            r["gen_tokens_per_second"]] for r in rows]))
+    print()
+    print(table(*summary(rows)))
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1), encoding="utf-8")
     return 0

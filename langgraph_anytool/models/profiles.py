@@ -1,7 +1,8 @@
 """Model profiles: what a chat model can take and what it costs, looked up by its name.
 
 A profile says a model's context window (tokens), whether it calls functions natively (else the solver writes
-`Action:` / `Action Input:` text), whether it may return several tool calls in one turn, and its price per million
+`Action:` / `Action Input:` text), how its calls are made (`call_mode`: "native", "constrained" or "text", None:
+chosen per endpoint, see models/constrained.py), whether it may return several tool calls in one turn, and its price per million
 input and output tokens (USD; `None` = unknown, then no cost is computed and a cost cap cannot be enforced).
 
 The table below holds the models users point AnyTool at most (OpenAI, Groq, and local models served by Ollama or
@@ -18,6 +19,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
+
+CALL_MODES = ("native", "constrained", "text")  # a profile's `call_mode` (see models/constrained.py)
 
 
 class ProfileError(ValueError):
@@ -37,6 +40,10 @@ class ModelProfile:
     # the `max_tokens` every call of this model carries: one number for every role, or role → number (roles not
     # named keep the per-role default of fitting.ROLE_REPLY_TOKENS); None: the defaults
     max_tokens: int | Mapping[str, int] | None = None
+    # how the model's function calls are made: "native" (`tools`), "constrained" (the functions in the prompt,
+    # the reply held to a call by a JSON schema, models/constrained.py), "text" (Action / Action Input); None:
+    # chosen per endpoint (`constrained.choose_call_mode`)
+    call_mode: str | None = None
 
     @property
     def priced(self) -> bool:
@@ -155,6 +162,10 @@ def check_overrides(overrides: Mapping[str, Any] | None, where: str = "model_pro
                     raise ProfileError(f"{where}[{pattern!r}].context_window must be an integer ≥ 256, got {value!r}")
             elif key == "max_tokens":
                 value = _check_max_tokens(value, f"{where}[{pattern!r}].max_tokens")
+            elif key == "call_mode":
+                if value is not None and value not in CALL_MODES:
+                    raise ProfileError(f"{where}[{pattern!r}].call_mode must be one of {', '.join(CALL_MODES)} or "
+                                       f"null, got {value!r}")
             elif value is not None and (not isinstance(value, int | float) or isinstance(value, bool) or value < 0):
                 raise ProfileError(f"{where}[{pattern!r}].{key} must be a price ≥ 0 (USD per 1M tokens) or null, "
                                    f"got {value!r}")

@@ -161,9 +161,10 @@ def test_agents_that_never_call_a_function_finish_after_three_replies(monkeypatc
                                                                       capsys: pytest.CaptureFixture[str]) -> None:
     """SmolLM2 through --jinja never called a function (its chat template drops them): the meta-agent used to
     spend all 20 of its turns before `no_apis`. Now it finishes after `max_turns_without_call` (3) replies in a row
-    without a call, with a reason the run records."""
+    without a call, with a reason the run records. (Native calls, as the profile asks: on llama.cpp the default is
+    constrained calls, tests/models/test_constrained_calls.py.)"""
     with LlamaCppServer(policy=lambda body: RAMBLING, chars_per_token=3.3) as server:
-        out = anytool_run(server, monkeypatch, capsys)
+        out = anytool_run(server, monkeypatch, capsys, 'model_profiles={"smollm2": {"call_mode": "native"}}')
         chats = list(server.chats)
     meta = out["agents"]["meta"]
     assert out["status"] == "no_apis" and meta["status"] == "finished" and meta["steps"] == 3

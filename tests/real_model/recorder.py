@@ -13,10 +13,11 @@ tokens), llama.cpp's `timings` (tokens per second), the request's `max_tokens`, 
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpx
@@ -49,6 +50,43 @@ class Exchange:
     called: bool = False  # the reply called a function (native `tool_calls`)
     text: str = ""  # the request's message contents, joined (which query a request served)
     error: str = ""  # the body of a reply that was not 200 (cut), or the transport error
+    # the functions the request offered: name → parameters schema (native `tools`, or the branches of a constrained
+    # request's `response_format` JSON schema), and whether the reply was constrained to a call
+    offered: dict[str, Any] = field(default_factory=dict)
+    constrained: bool = False
+    grammar: bool = False  # the request carried a GBNF `grammar` (a text-mode call on llama.cpp)
+    reply_text: str = ""  # the reply's content (streamed deltas joined)
+    native_calls: dict[int, list[str]] = field(default_factory=dict)  # index → [name, arguments text]
+
+    def function_calls(self) -> list[tuple[str, Any]]:
+        """The calls the reply made: (name, arguments; None when they are no JSON object). A constrained reply's
+        content is its call (`{"name": ..., "arguments": ...}`); a reply that is no such object made none."""
+        out: list[tuple[str, Any]] = []
+        for name, args in self.native_calls.values():
+            try:
+                value = json.loads(args or "{}")
+            except ValueError:
+                value = None
+            out.append((name, value if isinstance(value, dict) else None))
+        if self.grammar and not out:
+            from langgraph_anytool.protocol import parse_action
+
+            parsed = parse_action(self.reply_text)
+            if parsed is not None:
+                out.append((parsed.name, parsed.args))
+        if self.constrained and not out:
+            try:
+                value = json.loads(self.reply_text)
+            except ValueError:
+                value = None
+            if isinstance(value, dict) and isinstance(value.get("name"), str):
+                args = value.get("arguments")
+                out.append((value["name"], args if isinstance(args, dict) else None))
+        return out
+
+    def valid_calls(self) -> int:
+        """The reply's calls whose name is an offered function and whose arguments pass its parameters' schema."""
+        return sum(valid_call(self.offered, name, args) for name, args in self.function_calls())
 
     @property
     def ok(self) -> bool:
@@ -64,6 +102,51 @@ class Exchange:
         if self.prompt_tokens is None or self.max_tokens is None:
             return None
         return self.prompt_tokens + self.max_tokens
+
+
+def valid_call(offered: Mapping[str, Any], name: str, args: Any) -> bool:
+    """`name` is offered and `args` a JSON object its parameters' schema accepts (a schema jsonschema cannot read
+    checks the name only)."""
+    import jsonschema
+
+    if name not in offered or not isinstance(args, dict):
+        return False
+    schema = offered[name]
+    if not isinstance(schema, Mapping) or not schema:
+        return True
+    try:
+        jsonschema.validate(args, dict(schema))
+    except jsonschema.ValidationError:
+        return False
+    except jsonschema.SchemaError:
+        return True
+    return True
+
+
+CALL_RULE = re.compile(r'^call\d+ ::= ("(?:[^"\\]|\\.)*")', re.MULTILINE)
+
+
+def text_functions(grammar: str) -> dict[str, Any]:
+    """The names a text-mode grammar's `callN` rules offer (their arguments: checked as any object)."""
+    return {str(json.loads(m.group(1))): {} for m in CALL_RULE.finditer(grammar)}
+
+
+def offered_functions(body: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """(name → parameters, constrained) of a chat request: a `response_format` JSON schema's branches
+    (`{"name": {"const": ...}, "arguments": ...}`), else its native `tools`."""
+    fmt = body.get("response_format")
+    schema = (fmt.get("json_schema") or {}).get("schema") if isinstance(fmt, Mapping) else None
+    if isinstance(schema, Mapping):
+        out: dict[str, Any] = {}
+        for branch in schema.get("oneOf") or [schema]:
+            props = branch.get("properties") if isinstance(branch, Mapping) else None
+            name = (props.get("name") or {}).get("const") if isinstance(props, Mapping) else None
+            if isinstance(name, str):
+                out[name] = props.get("arguments") or {}
+        return out, True
+    tools = body.get("tools") or []
+    return {str(t["function"].get("name")): t["function"].get("parameters") or {} for t in tools
+            if isinstance(t, Mapping) and isinstance(t.get("function"), Mapping)}, False
 
 
 class RecordingProxy(LoopbackServer):
@@ -131,6 +214,10 @@ class RecordingProxy(LoopbackServer):
                                 messages=len(body.get("messages") or []), tools=len(body.get("tools") or []),
                                 text="\n".join(str(m.get("content")) for m in body.get("messages") or []
                                                if isinstance(m, dict)))
+            exchange.offered, exchange.constrained = offered_functions(body)
+            exchange.grammar = bool(body.get("grammar"))
+            if exchange.grammar:  # a text call: `Action: <name>` / `Action Input: <JSON>`
+                exchange.offered = text_functions(str(body.get("grammar")))
         try:
             reply = await client.send(upstream_request, stream=True)
         except httpx.HTTPError as exc:
@@ -211,7 +298,19 @@ class RecordingProxy(LoopbackServer):
             if choice.get("finish_reason"):
                 exchange.finish_reason = choice["finish_reason"]
             said = choice.get("message") or choice.get("delta") or {}
-            if isinstance(said, Mapping) and said.get("tool_calls"):
+            if not isinstance(said, Mapping):
+                continue
+            if isinstance(said.get("content"), str):
+                exchange.reply_text += said["content"]
+            for i, call in enumerate(said.get("tool_calls") or ()):
+                fn = call.get("function") if isinstance(call, Mapping) else None
+                if not isinstance(fn, Mapping):
+                    continue
+                slot = exchange.native_calls.setdefault(int(call.get("index", i)), ["", ""])
+                slot[0] += str(fn.get("name") or "")
+                slot[1] += str(fn.get("arguments") or "")
+            if said.get("tool_calls") or ((exchange.constrained or exchange.grammar) and choice.get("finish_reason")
+                                          and exchange.function_calls()):
                 exchange.called = True
 
     def _record(self, exchange: Exchange) -> None:

@@ -50,9 +50,10 @@ def holds(done: Done, proxy: RecordingProxy) -> dict[str, Any]:
     return result
 
 
-def test_dfsdt_with_native_function_calls(proxy: Callable[..., RecordingProxy], tmp_path: Path) -> None:
-    """The paper's loop (hierarchical retriever, DFSDT) with functions offered natively through `--jinja`: SmolLM2
-    rarely calls one, so the agents must give up after a few replies instead of 20 (issue 26, failure 3)."""
+def test_dfsdt_with_function_calls(proxy: Callable[..., RecordingProxy], tmp_path: Path) -> None:
+    """The paper's loop (hierarchical retriever, DFSDT) with function calls (constrained by a JSON schema on
+    llama.cpp, test_calls.py): whatever the model calls, an agent's replies without a call stay bounded (issue 26,
+    failure 3)."""
     p = proxy(SMOLLM2)
     result = holds(run(p, tmp_path, QUERIES[0][0], "dfsdt"), p)
     usage_matches_server(result["usage"], p.chats())

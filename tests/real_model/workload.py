@@ -15,15 +15,21 @@ QUERIES: list[tuple[str, list[str]]] = [
     ("Which currencies are used in Switzerland?", ["Currency Reference", "Currencies of Country"]),
 ]
 
-# solver mode → (options of `anytool run` and `anytool eval run`, whether the models call functions natively)
+# solver mode → (options of `anytool run` and `anytool eval run`, whether the profile says the models call functions
+# (`tool_calling`): on llama.cpp their calls are then constrained by a JSON schema, else written as Action / Action
+# Input text held to one call by a grammar; models/constrained.py)
 MODES: dict[str, tuple[list[str], bool]] = {
-    # AnyTool as the paper runs it: the hierarchical retriever's agents and the DFSDT solver, native function calls
+    # AnyTool as the paper runs it: the hierarchical retriever's agents and the DFSDT solver, function calls
     "dfsdt": (["--set", "solver=dfsdt"], True),
     # issue 26's first failure: the search retriever's 64-API pool and the DFSDT solver writing Action / Action
     # Input text (the model's profile says tool_calling false)
     "dfsdt-text": (["--set", "solver=dfsdt", "--set", "retriever=search"], False),
+    # one chain of thought over the search retriever's pool, function calls
+    "cot": (["--set", "solver=cot", "--set", "retriever=search"], True),
     # one chain of thought over the search retriever's pool, in text
     "cot-text": (["--set", "solver=cot", "--set", "retriever=search"], False),
+    # α-UMi's planner / caller / summarizer over the search retriever's pool (the caller's calls as functions)
+    "umi": (["--solver", "umi", "--set", "retriever=search"], True),
 }
 
 

@@ -54,7 +54,7 @@ from ...models.llm import (
 from ...runtime import total_cost
 from ...state import AgentRecord, PoolEntry, PoolUpdate, RunEvent, RunTally, extend, merge_agents, merge_usage, since
 from ...text import shorten
-from ..solver.textmode import bind_role_tools, call_with_text_fallback
+from ..solver.textmode import bind_role_tools, call_with_text_fallback, probed
 from . import prompts
 from .context import CallContext, FunctionResult, Role, role_inputs
 from .records import copy_record
@@ -177,7 +177,7 @@ def make_call_model(role: Role, base: Deps) -> Any:
         schemas = offers[deps.config.agent_functions == "authors"]
         try:
             model = bind_role_tools(deps.models.for_role(role.level), deps.config, role.level, schemas,
-                                    text=deps.signals.in_text_mode(run_key, role.level))
+                                    text=deps.signals.in_text_mode(run_key, role.level), endpoints=probed(deps))
             reply, used = call_with_text_fallback(
                 deps, role.level, run_key, model, prompt, tools=schemas, config=config,
                 inputs=role_inputs(state["query"], rec, deps.config.max_tools_per_agent),

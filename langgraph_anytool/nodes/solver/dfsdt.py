@@ -49,7 +49,7 @@ from ..abilities.prompts import ASK_USER_NOTE
 from . import prompts
 from .finish import FinishCall, FinishError, finish_schema, parse_finish, resolve_failed
 from .functions import describe_functions, pool_functions, tool_schemas
-from .textmode import TextToolRunnable, bind_role_tools, call_with_text_fallback, format_inputs
+from .textmode import TextToolRunnable, bind_role_tools, call_with_text_fallback, format_inputs, probed
 from .tree import (
     NUDGE,
     QUERY_LIMIT_NOTE,
@@ -180,7 +180,7 @@ def role_tools(deps: Deps, state: SolverState, role: str, tools: Sequence[Mappin
     """The role's model with `tools`: native, or text mode (configured, by the model's profile, or because the
     endpoint refused `tools` earlier in this run)."""
     return bind_role_tools(deps.models.for_role(role), deps.config, role, tools,
-                           text=deps.signals.in_text_mode(state["run_key"], role))
+                           text=deps.signals.in_text_mode(state["run_key"], role), endpoints=probed(deps))
 
 
 def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[Any, BaseMessage],

@@ -22,6 +22,13 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from ...models.constrained import (
+    ConstrainedToolRunnable,
+    choose_call_mode,
+    grammar_kwargs,
+    served_by_llama_cpp,
+    with_extra_body,
+)
 from ...models.guard import classify
 from ...models.llm import call_role
 from ...models.profiles import profile_for
@@ -43,6 +50,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from ...config import AnyToolConfig
+    from ...models.endpoint import Endpoints
     from ...runtime import Deps
 
 
@@ -104,12 +112,20 @@ class TextToolRunnable(Runnable[Any, BaseMessage]):
                                          "id": reply.id})
 
 
+class GrammarTextToolRunnable(TextToolRunnable):
+    """A text-mode runnable whose reply a llama.cpp server holds to one `Action:` / `Action Input:` call of its tools
+    (a GBNF grammar, `constrained.action_grammar`): a small model writes the call the protocol needs."""
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> BaseMessage:
+        return super().invoke(input, config, **with_extra_body(kwargs, grammar_kwargs(self.model, self.tools)))
+
+
 def is_text_mode(config: AnyToolConfig, role: str, model: Any = None) -> bool:
     """Whether `role` writes its calls as text: listed in `text_mode_roles`, or its model's profile (with the
-    config's `model_profiles` overrides) says it has no native function calling."""
+    config's `model_profiles` overrides) says so (`call_mode` "text", or no native function calling)."""
     if role in config.text_mode_roles:
         return True
-    return model is not None and not profile_for(model, config.model_profiles).tool_calling
+    return model is not None and choose_call_mode(model, profile_for(model, config.model_profiles)) == "text"
 
 
 def format_inputs(config: AnyToolConfig, role: str, *, text: bool | None = None) -> dict[str, Any]:
@@ -126,12 +142,23 @@ def format_inputs(config: AnyToolConfig, role: str, *, text: bool | None = None)
 
 
 def bind_role_tools(model: BaseChatModel, config: AnyToolConfig, role: str, tools: Sequence[Mapping[str, Any]],
-                    *, text: bool = False) -> Runnable[Any, BaseMessage]:
-    """`model` with `tools`: natively (`bind_tools`), or in text mode when `text` is set (the endpoint refused
-    `tools` earlier in the run), the config lists the role, or the model's profile says it cannot call functions."""
-    if text or is_text_mode(config, role, model):
-        return TextToolRunnable(model, tools)
+                    *, text: bool = False, endpoints: Endpoints | None = None) -> Runnable[Any, BaseMessage]:
+    """`model` with `tools`: in text mode when `text` is set (the endpoint refused `tools` earlier in the run), the
+    config lists the role, or the model's profile says so; else as the model's call mode says
+    (`constrained.choose_call_mode`: the profile's `call_mode`, constrained for a llama.cpp server on loopback, which
+    `endpoints` is asked about), natively (`bind_tools`) or constrained (`ConstrainedToolRunnable`)."""
+    mode = "text" if text or role in config.text_mode_roles else choose_call_mode(
+        model, profile_for(model, config.model_profiles), endpoints)
+    if mode == "text":  # held to one call by a grammar where a llama.cpp server serves the model
+        return (GrammarTextToolRunnable if served_by_llama_cpp(model, endpoints) else TextToolRunnable)(model, tools)
+    if mode == "constrained":
+        return ConstrainedToolRunnable(model, tools)
     return model.bind_tools([dict(t) for t in tools])
+
+
+def probed(deps: Deps) -> Endpoints | None:
+    """The run's endpoints, when the config lets the graph ask servers about themselves (`probe_endpoints`)."""
+    return deps.endpoints if deps.config.probe_endpoints else None
 
 
 def refuses_tools(exc: BaseException) -> bool:
@@ -156,7 +183,7 @@ def call_role_tools(deps: Deps, role: str, run_key: str, tools: Sequence[Mapping
     """One call of a single-call role (the router, the outline) with `tools`, bound natively or as text
     (`bind_role_tools`), through `call_with_text_fallback`."""
     model = bind_role_tools(deps.models.for_role(role), deps.config, role, tools,
-                            text=deps.signals.in_text_mode(run_key, role))
+                            text=deps.signals.in_text_mode(run_key, role), endpoints=probed(deps))
     return call_with_text_fallback(deps, role, run_key, model, prompt, tools=tools, inputs=inputs)
 
 
@@ -173,7 +200,7 @@ def call_with_text_fallback(deps: Deps, role: str, run_key: str, runnable: Runna
                              profiles=deps.config.model_profiles, texts=texts)
         return ai, dict(used)
     except Exception as exc:
-        if tools is None or isinstance(runnable, TextToolRunnable) or not refuses_tools(exc):
+        if tools is None or isinstance(runnable, TextToolRunnable | ConstrainedToolRunnable) or not refuses_tools(exc):
             raise
     deps.signals.use_text_mode(run_key, role)
     text_inputs = {**inputs, "text_mode": True} if "text_mode" in inputs else inputs
