@@ -10,10 +10,11 @@ import ast
 import json
 import re
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from .sanitize import NestingTooDeep, check_nesting
 
@@ -123,6 +124,29 @@ def text_of(msg: Any) -> str:
     if isinstance(content, str):
         return content
     return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in content if isinstance(b, str | dict))
+
+
+def calls_as_text(messages: Sequence[BaseMessage], appendix: str,
+                  render: Callable[[str, Any], str]) -> list[BaseMessage]:
+    """A conversation for a model that reads its functions from the prompt: the system messages joined, with
+    `appendix` (the function list and reply format) after them; each earlier call written into its AI message by
+    `render(name, args)`; each function result as an `Observation (name): ...` user message. No tool-call structure
+    is left."""
+    system_text = "\n\n".join(text_of(m) for m in messages if isinstance(m, SystemMessage))
+    out: list[BaseMessage] = [SystemMessage(content=f"{system_text}\n\n{appendix}".strip())]
+    for m in messages:
+        if isinstance(m, SystemMessage):
+            continue
+        if isinstance(m, AIMessage):
+            parts = [text_of(m).strip()]
+            parts += [render(tc["name"], tc["args"]) for tc in m.tool_calls]
+            parts += [render(str(tc.get("name")), tc.get("args") or "") for tc in m.invalid_tool_calls]
+            out.append(AIMessage(content="\n".join(p for p in parts if p)))
+        elif isinstance(m, ToolMessage):
+            out.append(HumanMessage(content=f"Observation ({m.name or 'function'}): {text_of(m)}"))
+        else:
+            out.append(m)
+    return out
 
 
 # `name` of the human messages the solver itself adds (they are not part of the task).

@@ -23,10 +23,10 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, cast
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
-from ..protocol import text_of
+from ..protocol import calls_as_text, text_of
 from .endpoint import Endpoints, endpoint_of
 from .profiles import CALL_MODES, ModelProfile, unwrap
 
@@ -132,22 +132,7 @@ def messages_with_functions(messages: Sequence[BaseMessage], tools: Sequence[Map
     listing = "\n".join(json.dumps({k: _function(t).get(k) for k in ("name", "description", "parameters")
                                     if _function(t).get(k) is not None}, ensure_ascii=False) for t in tools)
     names = ", ".join(str(_function(t).get("name")) for t in tools)
-    system_text = "\n\n".join(text_of(m) for m in messages if isinstance(m, SystemMessage))
-    appendix = FUNCTIONS_PROMPT.format(functions=listing, names=names)
-    out: list[BaseMessage] = [SystemMessage(content=f"{system_text}\n\n{appendix}".strip())]
-    for m in messages:
-        if isinstance(m, SystemMessage):
-            continue
-        if isinstance(m, AIMessage):
-            parts = [text_of(m).strip()]
-            parts += [render_call(tc["name"], tc["args"]) for tc in m.tool_calls]
-            parts += [render_call(str(tc.get("name")), tc.get("args") or "") for tc in m.invalid_tool_calls]
-            out.append(AIMessage(content="\n".join(p for p in parts if p)))
-        elif isinstance(m, ToolMessage):
-            out.append(HumanMessage(content=f"Observation ({m.name or 'function'}): {text_of(m)}"))
-        else:
-            out.append(m)
-    return out
+    return calls_as_text(messages, FUNCTIONS_PROMPT.format(functions=listing, names=names), render_call)
 
 
 def parse_call(text: str, *, id_prefix: str = "json") -> AIMessage:

@@ -19,7 +19,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from ...models.constrained import (
@@ -39,6 +39,7 @@ from ...protocol import (  # noqa: F401  (moved there; importable here too)
     ParsedAction,
     _first_json_object,
     action_message,
+    calls_as_text,
     parse_action,
     render_action,
     text_of,
@@ -59,25 +60,11 @@ def messages_as_text(messages: Sequence[BaseMessage], tools: Sequence[Mapping[st
     calls written as `Action:` lines and observations as user messages (no tool-call structure left)."""
     listing = "\n".join(json.dumps(_function(t), ensure_ascii=False) for t in tools)
     names = ", ".join(str(_function(t).get("name")) for t in tools)
-    systems = [m for m in messages if isinstance(m, SystemMessage)]
-    system_text = "\n\n".join(text_of(m) for m in systems)
+    system_text = "\n\n".join(text_of(m) for m in messages if isinstance(m, SystemMessage))
     appendix = text_prompts.TEXT_TOOLS.format(functions=listing, tool_names=names)
     if "Action Input:" in system_text:  # the prompt states the format already (α-UMi caller profile)
         appendix = text_prompts.TEXT_TOOLS_LIST.format(functions=listing)
-    out: list[BaseMessage] = [SystemMessage(content=f"{system_text}\n\n{appendix}".strip())]
-    for m in messages:
-        if isinstance(m, SystemMessage):
-            continue
-        if isinstance(m, AIMessage):
-            parts = [text_of(m).strip()]
-            parts += [render_action(tc["name"], tc["args"]) for tc in m.tool_calls]
-            parts += [render_action(str(tc.get("name")), tc.get("args") or "") for tc in m.invalid_tool_calls]
-            out.append(AIMessage(content="\n".join(p for p in parts if p)))
-        elif isinstance(m, ToolMessage):
-            out.append(HumanMessage(content=f"Observation ({m.name or 'function'}): {text_of(m)}"))
-        else:
-            out.append(m)
-    return out
+    return calls_as_text(messages, appendix, render_action)
 
 
 def _function(tool: Mapping[str, Any]) -> Mapping[str, Any]:
