@@ -18,9 +18,11 @@ INSTALL_DOCS = "docs/quickstart.md, 'Install into your own environment'"
 def install_source(dist: str = DISTRIBUTION) -> str:
     """Where pip installed `dist` from, as pip takes it back: a local path (`-e PATH` for an editable checkout),
     `git+URL@commit`, or "" when unknown (a registry or wheelhouse install, or no record)."""
-    try:
-        raw = metadata.distribution(dist).read_text("direct_url.json")
-    except metadata.PackageNotFoundError:
+    # the first record of `dist` that says where it came from: a checkout's own `*.egg-info` (which an editable
+    # install leaves there) comes first on the path when the checkout is the current folder, and has no such record
+    raw = next((text for found in metadata.distributions(name=dist)
+                if (text := found.read_text("direct_url.json"))), None)
+    if raw is None:
         return ""
     try:
         info = json.loads(raw or "")

@@ -4,6 +4,7 @@ ANN threshold, `anytool index build`, the eval progress bar and quiet model load
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from langgraph_anytool.catalog.index_store import load_bm25
 from langgraph_anytool.catalog.search import CatalogSearcher
 from langgraph_anytool.cli.app import main
 from langgraph_anytool.eval.retrieval import evaluate_retrieval
+from langgraph_anytool.install.extras import install_hint
 
 from .test_search import TOOLS, FakeEmbeddings, write_toolbench
 
@@ -104,7 +106,7 @@ def test_onnx_missing_runtime_names_extra(monkeypatch: pytest.MonkeyPatch) -> No
     import sys
 
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
-    with pytest.raises(ImportError, match=r"onnxruntime.*langgraph-anytool\[local-embeddings\]"):
+    with pytest.raises(ImportError, match="onnxruntime.*" + re.escape(install_hint("local-embeddings"))):
         OnnxMiniLMEmbeddings().embed_query("x")
 
 
