@@ -190,7 +190,7 @@ def test_eval_errors(tb: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 # ---------------------------------------------------------------- structure
 def test_subcommand_table_and_help(capsys: pytest.CaptureFixture[str]) -> None:
-    assert [c.name for c in SUBCOMMANDS] == ["run", "demo", "catalog", "search", "index", "eval", "report"]
+    assert [c.name for c in SUBCOMMANDS] == ["run", "demo", "catalog", "search", "index", "eval", "report", "serve"]
     assert "catalog" in build_parser().format_help()
     code, out, _ = run(capsys, "--help")
     assert code == 0 and "search" in out
