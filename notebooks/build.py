@@ -256,6 +256,23 @@ def execute(nb: Any) -> None:
             if km.has_kernel:
                 km.shutdown_kernel(now=False)
     nb.metadata.get("language_info", {}).pop("version", None)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = merged_streams(cell.outputs)
+
+
+def merged_streams(outputs: list[Any]) -> list[Any]:
+    """The outputs with each run of consecutive stream outputs of one name (stdout, stderr) made one: how the kernel
+    cut a cell's prints into messages depends on timing, and must not show in the saved file."""
+    merged: list[Any] = []
+    for out in outputs:
+        last = merged[-1] if merged else None
+        if (out.get("output_type") == "stream" and last is not None and last.get("output_type") == "stream"
+                and last.get("name") == out.get("name")):
+            last["text"] = "".join(last["text"]) + "".join(out["text"])
+        else:
+            merged.append(out)
+    return merged
 
 
 def main(argv: Sequence[str] | None = None) -> None:
