@@ -48,7 +48,7 @@ FUNCTIONS_PROMPT = (
 )
 
 
-def _function(tool: Mapping[str, Any]) -> Mapping[str, Any]:
+def function_of(tool: Mapping[str, Any]) -> Mapping[str, Any]:
     fn = tool.get("function")
     return fn if isinstance(fn, Mapping) else tool
 
@@ -102,7 +102,7 @@ def call_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     `{"name": {"const": NAME}, "arguments": <its parameters>}`."""
     branches = []
     for tool in tools:
-        fn = _function(tool)
+        fn = function_of(tool)
         params = _grammar_safe(fn.get("parameters") or {"type": "object", "properties": {}})
         if params.get("type") != "object":
             params = {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
@@ -129,9 +129,9 @@ def messages_with_functions(messages: Sequence[BaseMessage], tools: Sequence[Map
                             ) -> list[BaseMessage]:
     """The prompt of a constrained call: the function list and the reply format appended to the system message,
     earlier calls written as the JSON objects a constrained reply holds, observations as user messages."""
-    listing = "\n".join(json.dumps({k: _function(t).get(k) for k in ("name", "description", "parameters")
-                                    if _function(t).get(k) is not None}, ensure_ascii=False) for t in tools)
-    names = ", ".join(str(_function(t).get("name")) for t in tools)
+    listing = "\n".join(json.dumps({k: function_of(t).get(k) for k in ("name", "description", "parameters")
+                                    if function_of(t).get(k) is not None}, ensure_ascii=False) for t in tools)
+    names = ", ".join(str(function_of(t).get("name")) for t in tools)
     return calls_as_text(messages, FUNCTIONS_PROMPT.format(functions=listing, names=names), render_call)
 
 
@@ -184,8 +184,9 @@ def with_extra_body(kwargs: Mapping[str, Any], options: Mapping[str, Any]) -> di
     return out
 
 
-class ConstrainedToolRunnable(Runnable[Any, BaseMessage]):
-    """A chat model whose every reply is a call of one of a fixed tool list (see the module docstring)."""
+class PromptedToolRunnable(Runnable[Any, BaseMessage]):
+    """A chat model given a fixed tool list in its prompt rather than as native tools: the wrapped model and the
+    tools (the constrained form below; text mode's `Action:` form in `nodes/solver/textmode.py`)."""
 
     def __init__(self, model: Runnable[Any, BaseMessage], tools: Sequence[Mapping[str, Any]]) -> None:
         self.model = model
@@ -195,6 +196,10 @@ class ConstrainedToolRunnable(Runnable[Any, BaseMessage]):
     def bound(self) -> Runnable[Any, BaseMessage]:
         """The wrapped model (as on a `bind_tools` binding: `profiles.model_name` finds the model's name here)."""
         return self.model
+
+
+class ConstrainedToolRunnable(PromptedToolRunnable):
+    """A chat model whose every reply is a call of one of a fixed tool list (see the module docstring)."""
 
     def as_sent(self, messages: Sequence[BaseMessage]) -> tuple[Runnable[Any, BaseMessage], list[BaseMessage]]:
         """The model this runnable calls and the messages it sends (what a server counts; the schema is a grammar
@@ -279,7 +284,7 @@ def action_grammar(tools: Sequence[Mapping[str, Any]]) -> str:
     """The GBNF grammar of a text-mode reply calling one of `tools` (see above)."""
     calls = []
     for i, tool in enumerate(tools):
-        fn = _function(tool)
+        fn = function_of(tool)
         calls.append(f"call{i} ::= {_gbnf_literal(str(fn.get('name')))} \"\\nAction Input: \" "
                      f"{_arguments_rule(_grammar_safe(fn.get('parameters') or {}))}")
     names = " | ".join(f"call{i}" for i in range(len(calls))) or '""'

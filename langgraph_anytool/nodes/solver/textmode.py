@@ -24,7 +24,9 @@ from langchain_core.runnables import Runnable, RunnableConfig
 
 from ...models.constrained import (
     ConstrainedToolRunnable,
+    PromptedToolRunnable,
     choose_call_mode,
+    function_of,
     grammar_kwargs,
     served_by_llama_cpp,
     with_extra_body,
@@ -58,8 +60,8 @@ if TYPE_CHECKING:
 def messages_as_text(messages: Sequence[BaseMessage], tools: Sequence[Mapping[str, Any]]) -> list[BaseMessage]:
     """The prompt for a text-mode model: the tool list and reply format appended to the system message, earlier
     calls written as `Action:` lines and observations as user messages (no tool-call structure left)."""
-    listing = "\n".join(json.dumps(_function(t), ensure_ascii=False) for t in tools)
-    names = ", ".join(str(_function(t).get("name")) for t in tools)
+    listing = "\n".join(json.dumps(function_of(t), ensure_ascii=False) for t in tools)
+    names = ", ".join(str(function_of(t).get("name")) for t in tools)
     system_text = "\n\n".join(text_of(m) for m in messages if isinstance(m, SystemMessage))
     appendix = text_prompts.TEXT_TOOLS.format(functions=listing, tool_names=names)
     if "Action Input:" in system_text:  # the prompt states the format already (α-UMi caller profile)
@@ -67,22 +69,8 @@ def messages_as_text(messages: Sequence[BaseMessage], tools: Sequence[Mapping[st
     return calls_as_text(messages, appendix, render_action)
 
 
-def _function(tool: Mapping[str, Any]) -> Mapping[str, Any]:
-    fn = tool.get("function")
-    return fn if isinstance(fn, Mapping) else tool
-
-
-class TextToolRunnable(Runnable[Any, BaseMessage]):
+class TextToolRunnable(PromptedToolRunnable):
     """A chat model called in text mode with a fixed tool list; replies come back with parsed `tool_calls`."""
-
-    def __init__(self, model: Runnable[Any, BaseMessage], tools: Sequence[Mapping[str, Any]]) -> None:
-        self.model = model
-        self.tools = [dict(t) for t in tools]
-
-    @property
-    def bound(self) -> Runnable[Any, BaseMessage]:
-        """The wrapped model (as on a `bind_tools` binding: `profiles.model_name` finds the model's name here)."""
-        return self.model
 
     def as_sent(self, messages: Sequence[BaseMessage]) -> tuple[Runnable[Any, BaseMessage], list[BaseMessage]]:
         """The model this runnable calls and the messages it sends it for `messages` (what a server counts)."""
