@@ -212,9 +212,16 @@ def checked_round(deps: Deps, state: AnyToolState, config: RunnableConfig | None
                                       label=label or "Unsure", reason=reason if label == "Unsolvable" else "")]
         if label == "Unsolvable":
             return Command(update={**update, "reflect_request": "climb",
-                                   "reason": NOT_SOLVABLE.format(reason=reason)[:2000]}, goto="reflect")
+                                   "reason": not_solvable_status(deps, reason)[:2000]}, goto="reflect")
         update["solvable_round"] = state.get("round", 0)
     return to_solver(deps, state, current, update)
+
+
+def not_solvable_status(deps: Deps, reason: str) -> str:
+    """The status the next level up reads when the round-end check finds the pool insufficient: ours, or with the
+    authors' prompts their text (main.py `check_if_request_solvable`: `status = f'...{reason}'`)."""
+    book = deps.paper_prompts
+    return book.fill("status_unsolvable", reason=reason) if book is not None else NOT_SOLVABLE.format(reason=reason)
 
 
 def pool_check(deps: Deps, state: AnyToolState, config: RunnableConfig | None, current: list[str]

@@ -31,6 +31,10 @@ TREE = "toolbench/inference/Prompts/Tree_search_prompts.py"
 RAPIDAPI = "anytool/rapidapi.py"
 DFS = "toolbench/inference/Algorithms/DFS.py"
 
+# main.py's `len(global_api_list)` (the pool after the addition) and `max_api_number` (`--max_api_number`)
+POOL_SIZE = (("len(global_api_list)", "pool_size"), ("max_api_number", "max_pool"))
+POOL_COUNT = (*POOL_SIZE, ("len(api_list)", "count"))
+
 SPEC = BookSpec(
     repo=REPO,
     marker=TEMPLATES,
@@ -62,6 +66,30 @@ SPEC = BookSpec(
                                  "flat agent re-activation (user message)")),
         ("agent_nudge", Slot(MAIN, "Main_Search_Agent.assign_main:user[0]", "literal", (),
                              "reply to an agent turn without a function call (user message)")),
+        # the agents' function results (main.py, the f-strings the functions return; the multi-threaded branch,
+        # `multi_thread = True`) and the round-end status (`check_if_request_solvable`: `status = ...`)
+        ("agent_category_assigned", Slot(MAIN, "Main_Search_Agent.create_agent_category_level:return[3]", "literal",
+                                         (("category", "category"),), "create_agent_category_level result")),
+        ("agent_tools_assigned", Slot(MAIN, "Category_Agent.create_agent_tool_level:return[2]", "literal",
+                                      (("tools", "tools"),), "create_agent_tool_level result")),
+        ("agent_add_over_cap", Slot(MAIN, "Tool_Agent.add_apis_into_api_pool:return[0]", "literal", POOL_COUNT,
+                                    "add_apis_into_api_pool result: the addition would pass the pool's cap")),
+        ("agent_add_solvable", Slot(MAIN, "Tool_Agent.add_apis_into_api_pool:return[3]", "literal", POOL_SIZE,
+                                    "add_apis_into_api_pool result: the check found the pool solvable")),
+        ("agent_add_unsolvable", Slot(MAIN, "Tool_Agent.add_apis_into_api_pool:return[4]", "literal", POOL_SIZE,
+                                      "add_apis_into_api_pool result: the check found the pool unsolvable")),
+        ("agent_add_unchecked", Slot(MAIN, "Tool_Agent.add_apis_into_api_pool:return[5]", "literal", POOL_SIZE,
+                                     "add_apis_into_api_pool result: no check made (the search is stopped)")),
+        ("agent_check_stopped", Slot(MAIN, "check_if_request_solvable:return[0]", "literal", (),
+                                     "check_if_request_solvable result after the search stopped")),
+        ("agent_check_solvable", Slot(MAIN, "check_if_request_solvable:return[1]", "literal", POOL_SIZE,
+                                      "check_if_request_solvable result: solvable")),
+        ("agent_check_unsolvable", Slot(MAIN, "check_if_request_solvable:return[2]", "literal",
+                                        (*POOL_SIZE, ("reason", "reason")),
+                                        "check_if_request_solvable result: unsolvable")),
+        ("agent_finished", Slot(MAIN, "Tool_Agent.tool_search:tool[0]", "literal", (), "Finish result")),
+        ("status_unsolvable", Slot(MAIN, "check_if_request_solvable:status[1]", "literal", (("reason", "reason"),),
+                                   "the round-end check's status, read by the next level up as its failure reason")),
         # the solvability check (verifier.py check_task_solvable_by_function)
         ("solvable_system", Slot(TEMPLATES, "CHECK_SOLVABLE_BY_FUNCTION_PROMPT", "replace", (),
                                  "solvability check system message")),

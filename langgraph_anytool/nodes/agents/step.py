@@ -269,6 +269,16 @@ def _run_one(role: Role, ctx: CallContext, name: str, args: Any) -> tuple[Functi
     return (FunctionResult(result) if isinstance(result, str) else result), None
 
 
+def after_end(deps: Deps, name: str, terminal: FunctionResult) -> str:
+    """The answer to a call made after a call that ended the agent's search in the same turn; with the authors'
+    prompts, a solvability check after the pool was judged solvable gets their answer (main.py
+    `check_if_request_solvable`: `if stop: return ...`)."""
+    book = deps.paper_prompts
+    if book is not None and name == "check_if_request_solvable" and terminal.end_reason == "pool_solvable":
+        return book.fill("agent_check_stopped")
+    return prompts.after_end(terminal.end_reason)
+
+
 def make_run_functions(role: Role, base: Deps) -> Any:
     """The `run_functions` node of `role`: answers every tool call of the step's model turn, in order."""
 
@@ -286,7 +296,7 @@ def make_run_functions(role: Role, base: Deps) -> Any:
         for tc in last.tool_calls:
             name, call_id = tc.get("name") or "", tc.get("id") or ""
             if terminal is not None:
-                content, error = prompts.after_end(terminal.end_reason), True
+                content, error = after_end(deps, name, terminal), True
             else:
                 result, fault = _run_one(role, ctx, name, tc.get("args"))
                 rec["invalid_calls"] += int(fault is not None)

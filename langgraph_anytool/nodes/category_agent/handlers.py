@@ -130,4 +130,7 @@ def create_agent_tool_level(ctx: CallContext, args: ToolNamesArgs) -> FunctionRe
                                               ready=ctx.tick + 1)
     rec["children"].append(child_id)
     rec["tools"].extend(names)  # a category agent's `tools`: what it has assigned so far
+    book = ctx.deps.paper_prompts
+    if book is not None:  # main.py Category_Agent.create_agent_tool_level: f'tools {tools} assigned.' (the list given)
+        return book.fill("agent_tools_assigned", tools=list(args.tool_names))
     return f"Created tool agent {child_id} for the tools {to_json(names)}."

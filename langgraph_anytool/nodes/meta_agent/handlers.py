@@ -54,14 +54,19 @@ def create_agent_category_level(ctx: CallContext, args: CategoryArgs) -> str:
     child = new_agent_record(child_id, "category", parent=rec["id"], category=cat.name, ready=ctx.tick + 1)
     rec["children"].append(child_id)
     ctx.children[child_id] = child
+    book = ctx.deps.paper_prompts
+    # main.py Main_Search_Agent.create_agent_category_level: f'category: {category} assigned.' (the name given)
+    done = book.fill("agent_category_assigned", category=args.category_name) if book is not None else ""
     if not cfg.small_category_shortcut or len(tools) > cfg.max_tools_per_agent:
-        return f"Created category agent {child_id} for the category {cat.name!r} ({len(tools)} tools)."
+        return done or f"Created category agent {child_id} for the category {cat.name!r} ({len(tools)} tools)."
     tool_id = f"{child_id}/t1"
     ctx.children[tool_id] = new_agent_record(tool_id, "tool", parent=child_id, category=cat.name, tools=tools,
                                              ready=ctx.tick + 1)
     child["status"] = "finished" if cfg.small_category_finished else "stopped"
     child["end_reason"], child["small_category"] = "small_category", True
     child["children"], child["tools"] = [tool_id], list(tools)
+    if done:  # the same answer: category_search's shortcut runs inside the call (its return is not read)
+        return done
     return (f"Created category agent {child_id} for the category {cat.name!r}. It has only {len(tools)} tools, "
             f"so they were all assigned to tool agent {tool_id}: {to_json(tools)}.")
 

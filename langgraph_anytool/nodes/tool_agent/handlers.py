@@ -124,7 +124,14 @@ def add_to_pool(ctx: CallContext, args: AddApisArgs) -> dict[str, Any] | str:
 
 def add_apis_into_api_pool(ctx: CallContext, args: AddApisArgs) -> FunctionResult | str:
     """`add_apis_into_api_pool`: the additions' report; with `solvable_check="after_add"` the solvability check
-    follows by itself (`after_add_check`)."""
+    follows by itself (`after_add_check`).
+
+    With the authors' prompts the answer is their text (dyabel/AnyTool `scripts/main.py`
+    `Tool_Agent.add_apis_into_api_pool`), and an addition that would pass the cap is refused whole, without a
+    check, as there (`if len(global_api_list) + len(api_list) > max_api_number: return ...`)."""
+    book, cap = ctx.deps.paper_prompts, ctx.deps.config.max_api_pool
+    if book is not None and len(ctx.pool_ids()) + len(args.apis) > cap:
+        return book.fill("agent_add_over_cap", max_pool=cap, pool_size=len(ctx.pool_ids()), count=len(args.apis))
     report = add_to_pool(ctx, args)
     return report if isinstance(report, str) else after_add_check(ctx, to_json(report))
 
@@ -135,15 +142,22 @@ def after_add_check(ctx: CallContext, report: str) -> FunctionResult | str:
     dyabel/AnyTool `scripts/main.py`, `Tool_Agent.add_apis_into_api_pool`: after the APIs are added, while the
     search is not stopped, `check_task_solvable_by_function` runs on the pool; any verdict but "Unsolvable" stops
     the whole search, and so does "Unsolvable" on a full pool (here the dispatcher's `pool_full` stop). The
-    agent reads the additions' report, not the verdict (as there). With "on_request" the report is returned as is."""
+    agent reads the additions' report, not the verdict (as there). With "on_request" the report is returned as is.
+
+    With the authors' prompts the agent reads their answer instead of our report, one per case (main.py: the
+    pool's size and cap, with a final '.' after an "Unsolvable" verdict, without one after any other verdict or
+    when no check is made)."""
+    book = ctx.deps.paper_prompts
+    sizes = {"pool_size": len(ctx.pool_ids()), "max_pool": ctx.deps.config.max_api_pool}
     if ctx.deps.config.solvable_check != "after_add" or not ctx.pool_ids() or ctx.budget_stop() is not None:
-        return report
+        return book.fill("agent_add_unchecked", **sizes) if book is not None else report
     label, _reason, count = judge_pool(ctx)
     if label == "Unsolvable":
-        return report
+        return book.fill("agent_add_unsolvable", **sizes) if book is not None else report
     ctx.solvable = True
-    return FunctionResult(f"{report}\nThe {count} APIs in the pool can solve the query. The search stops.",
-                          end="stopped", end_reason="pool_solvable")
+    text = book.fill("agent_add_solvable", **sizes) if book is not None else \
+        f"{report}\nThe {count} APIs in the pool can solve the query. The search stops."
+    return FunctionResult(text, end="stopped", end_reason="pool_solvable")
 
 
 def solvable_label(text: str) -> tuple[str | None, str]:
@@ -257,8 +271,11 @@ def check_if_request_solvable(ctx: CallContext, args: NoArgs) -> FunctionResult 
         return f"Not checked: the run's {stop.reason}."
     label, reason, count = judge_pool(ctx)
     authors = ctx.deps.config.solvable_check == "after_add"
+    book = ctx.deps.paper_prompts  # with the authors' prompts, their answers (main.py check_if_request_solvable)
+    sizes = {"pool_size": len(ctx.pool_ids()), "max_pool": ctx.deps.config.max_api_pool}
     if label == "Unsolvable" or (label is None and not authors):
-        return f"False: {reason}"
+        return book.fill("agent_check_unsolvable", reason=reason, **sizes) if book is not None else f"False: {reason}"
     ctx.solvable = True
-    return FunctionResult(f"True: the {count} APIs in the pool can solve the query. The search stops.",
-                          end="stopped", end_reason="pool_solvable")
+    text = book.fill("agent_check_solvable", **sizes) if book is not None else \
+        f"True: the {count} APIs in the pool can solve the query. The search stops."
+    return FunctionResult(text, end="stopped", end_reason="pool_solvable")
