@@ -16,10 +16,15 @@ their code uses (`nodes/` fills them; docs/configuration.md has the table):
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
+from ..sanitize.files import DataFileError, loads_json
 from .book import BookSpec, PromptBook, Slot, load_book, ours_provenance
+from .source import Checkout, PromptSourceError
 from .tooleval import CHECK_SLOTS, REASON_LITERAL
 
 REPO = "dyabel/AnyTool"
@@ -112,6 +117,37 @@ SPEC = BookSpec(
     ),
     literals=(("solvable_finish", VERIFIER, "solvable_finish_function"), REASON_LITERAL),
 )
+
+
+# preprocess/extract_tool_database.py's output in the clone's root, which anytool/api_database_function.py reads
+# (`database = json.load(open('tool_data.json'))`): {category: {tool name: {"api_list_names": [...]}}}, in the order
+# os.walk met the files on the machine that made it; `get_tools_in_category` lists a category's tools in it
+TOOL_DATA = "tool_data.json"
+
+
+def tool_data_order(root: str | Path) -> Mapping[str, tuple[str, ...]] | None:
+    """{category: its tool names in the order of the clone's `tool_data.json`}, or None when the clone has none
+    (it is made by the authors' preprocessing; read bounded, as every file of a checkout, and cached while the
+    file is unchanged). Refused in one line when it is not such a JSON object."""
+    path = Path(root).expanduser() / TOOL_DATA
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return _tool_data(str(Path(root).expanduser()), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _tool_data(root: str, _mtime: int, _size: int) -> Mapping[str, tuple[str, ...]]:
+    checkout = Checkout.open(root, REPO, TEMPLATES)
+    where = str(checkout.root / TOOL_DATA)
+    try:
+        data = loads_json(checkout.text(TOOL_DATA), source=where)
+    except DataFileError as exc:
+        raise PromptSourceError(str(exc)) from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise PromptSourceError(f"{where}: not an object of categories, each an object of tools")
+    return MappingProxyType({str(c): tuple(str(t) for t in tools) for c, tools in data.items()})
 
 
 def anytool_book(root: str | Path) -> PromptBook:

@@ -205,11 +205,11 @@ def _api_summary(api: Api) -> dict[str, Any]:
 def authors_pool_listing(apis: list[Api]) -> list[dict[str, str]]:
     """The pool as main.py's `global_api_list_detailed` holds it for `check_task_solvable_by_function`: category,
     tool and API names, the tool description and the API description (cut at 100 characters, as the authors'
-    `api_details.json` stores it). The tool description is always '' there: `add_apis_into_api_pool` reads
+    `api_details.json` stores it, as the tool document writes it). The tool description is always '' there: `add_apis_into_api_pool` reads
     `tool_details['tool_description'] if isinstance(tool_details, dict) else ''`, and `get_tool_description`
     returns the description string, not a dict."""
     return [{"category_name": a.category, "tool_name": a.tool_name, "api_name": a.name, "tool_description": "",
-             "api_description": (a.description or "")[:100]} for a in apis]
+             "api_description": a.as_written[:100]} for a in apis]
 
 
 def authors_verdict(reply: AIMessage) -> tuple[str | None, str]:
