@@ -112,17 +112,25 @@ def _tool_results(messages: list[BaseMessage]) -> list[str]:
     return [str(m.content) for m in messages if isinstance(m, ToolMessage)]
 
 
-def _run(tmp_path: Path, script: Any, **settings: Any) -> tuple[dict[str, Any], ScriptedChatModel]:
+def judge_reply(status: str, function: str = "check_answer_status") -> ChatReply:
+    return ChatReply(function_call=(function, json.dumps({"answer_status": status, "reason": f"{status} reason"})))
+
+
+def _run(tmp_path: Path, script: Any, judge_replies: list[ChatReply] | None = None,
+         requests: list[dict[str, Any]] | None = None, **settings: Any) -> tuple[dict[str, Any], ScriptedChatModel]:
+    """A paper() run with the fake checkout, the scripted models and a loopback judge (three Solved samples unless
+    `judge_replies` says otherwise); the judge's request bodies are appended to `requests`."""
     root = write_fake_checkout(tmp_path / "AnyTool", "anytool")
     catalog, executor = make_world()
     model = ScriptedChatModel(responder=script)
-    judge_reply = ChatReply(function_call=("check_answer_status", json.dumps({"answer_status": "Solved",
-                                                                             "reason": "gives the temperature"})))
-    with OpenAIChatServer([judge_reply] * 3) as server:
+    with OpenAIChatServer(judge_replies or [judge_reply("Solved")] * 3) as server:
         judge = ChatOpenAI(model="gpt-test", base_url=server.base_url, api_key="sk-loopback", max_retries=0)
         config = AnyToolConfig.paper(prompts_from=str(root), small_category_shortcut=False, **settings)
         graph = create_anytool_graph(catalog, model, models={"judge": judge}, config=config, executor=executor)
-        return graph.invoke({"query": QUERY}), model
+        out = graph.invoke({"query": QUERY})
+        if requests is not None:
+            requests += server.chat_requests
+        return out, model
 
 
 def test_the_agents_read_the_checkouts_function_results(tmp_path: Path) -> None:
