@@ -49,6 +49,9 @@ def authors_request(root: Path, func_name: str, func_args: dict[str, Any], form:
     if form == "functions":
         completion_kwargs["function_call"] = {"name": func_name}
         completion_kwargs["functions"] = [func_description]
+        # AnyTool's copy: registered_cls/utils.py OpenaiPoolRequest.request → openai_utils.py call_gpt(messages,
+        # **kwargs), which sends `seed=123`
+        completion_kwargs["seed"] = 123
     else:
         completion_kwargs.pop("functions")
         completion_kwargs["tools"] = [{"type": "function", "function": func_description}]
