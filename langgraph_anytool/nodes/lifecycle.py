@@ -37,7 +37,7 @@ from ..state import AnyToolState, PoolEntry, RunStatus, SolverInput, run_event
 from .abilities import prior_turns, render_plan, request_of
 from .agents.records import new_agent_record
 from .reflection import can_reflect, pool_ids
-from .tool_agent.handlers import read_solvable, solvable_request
+from .tool_agent.handlers import ask_solvable, read_solvable
 
 if TYPE_CHECKING:
     from ..runtime import Deps
@@ -227,9 +227,11 @@ def not_solvable_status(deps: Deps, reason: str) -> str:
 def pool_check(deps: Deps, state: AnyToolState, config: RunnableConfig | None, current: list[str]
                ) -> tuple[str | None, str, dict[str, Any]]:
     """One call of the `solvable` model on the pool: (label as `solvable_label` reads it, reason, usage)."""
-    prompt, model, inputs, _ = solvable_request(deps, state["query"], current)
-    reply, used = call_role(model, "solvable", prompt, config, inputs=inputs,
-                            on_usage=deps.meter(state.get("run_key", "")), profiles=deps.config.model_profiles)
+    (reply, used), _ = ask_solvable(
+        deps, state["query"], current,
+        lambda prompt, model, inputs: call_role(model, "solvable", prompt, config, inputs=inputs,
+                                                on_usage=deps.meter(state.get("run_key", "")),
+                                                profiles=deps.config.model_profiles))
     label, reason = read_solvable(deps, reply)
     return label, reason, {k: v for k, v in used.items() if isinstance(v, int | float)}
 

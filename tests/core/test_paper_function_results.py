@@ -197,3 +197,39 @@ def test_the_round_end_status_is_the_checkouts_text(tmp_path: Path) -> None:
     unsolvable = ScriptedChatModel(replies=[ai("", call("Finish", answer="Unsolvable", reason="the quotes are late"))])
     out = _gate(AnyToolConfig.paper(prompts_from=str(root)), unsolvable, _gate_state(agents, pool))  # type: ignore[arg-type]
     assert out.goto == "reflect" and out.update["reason"] == "FAKE status_unsolvable reason=the quotes are late"
+
+
+# ------------------------------------------------------------------------------------------------ the check's form
+def _pool_check(tmp_path: Path, server: OpenAIChatServer) -> tuple[str | None, str]:
+    from langgraph_anytool.models.llm import ModelSet
+    from langgraph_anytool.nodes.lifecycle import pool_check
+    from langgraph_anytool.runtime import Deps, RunSignals
+
+    catalog, _ = make_world()
+    api = catalog.find_api("Weather Now", "Current")
+    model = ChatOpenAI(model="gpt-test", base_url=server.base_url, api_key="sk-loopback", max_retries=0)
+    deps = Deps(catalog=catalog, models=ModelSet(default=model, by_role={}), executor=None,  # type: ignore[arg-type]
+                config=AnyToolConfig.paper(prompts_from=str(write_fake_checkout(tmp_path / "AnyTool", "anytool"))),
+                signals=RunSignals())
+    label, reason, _ = pool_check(deps, {"query": QUERY, "run_key": "r"}, None, [api.id])  # type: ignore[arg-type]
+    return label, reason
+
+
+def test_the_solvability_check_offers_finish_as_call_gpt_does(tmp_path: Path) -> None:
+    """anytool/verifier.py check_task_solvable_by_function: `call_gpt(messages=messages,
+    functions=[solvable_finish_function])` — the legacy `functions=`, not forced; the verdict is read from the
+    Finish call (call_gpt turns the legacy `function_call` into `tool_calls` for main.py to read)."""
+    reply = ChatReply(function_call=("Finish", json.dumps({"answer": "Unsolvable", "reason": "no forecast API"})))
+    with OpenAIChatServer([reply]) as server:
+        assert _pool_check(tmp_path, server) == ("Unsolvable", "no forecast API")
+        (body,) = server.chat_requests
+    assert [f["description"] for f in body["functions"]] == ["FAKE finish function"]
+    assert "tools" not in body and "function_call" not in body and "tool_choice" not in body
+
+
+def test_a_provider_refusing_functions_gets_the_check_with_tools(tmp_path: Path) -> None:
+    with OpenAIChatServer([ChatReply(tool_calls=[("Finish", {"answer": "Solvable"})])],
+                          functions_supported=False) as server:
+        assert _pool_check(tmp_path, server)[0] == "Solvable"
+        bodies = server.chat_requests
+    assert ["functions" in b for b in bodies] == [True, False] and bodies[1]["tools"][0]["function"]["name"] == "Finish"

@@ -420,7 +420,7 @@ class TaskRunner:
         chain = agent.solve_chain(self.model, self.catalog, self.executor, item.instruction,
                                   ids if self.paper else _shuffled(item.id, list(dict.fromkeys(ids))),
                                   paper=self.paper)
-        pred = {"calls": [asdict(s) for s in chain.steps], "answer": chain.answer, "stopped": chain.stopped,
+        pred: dict[str, Any] = {"calls": [asdict(s) for s in chain.steps], "answer": chain.answer, "stopped": chain.stopped,
                 "aborted": chain.aborted}
         if chain.aborted:
             return ItemResult(item.id, item.type, 0.0, pred, f"failed as the authors' run does: {chain.aborted}",
@@ -444,7 +444,7 @@ class TaskRunner:
             except Exception as exc:  # evaluate_task7: a failed evaluation scores 0 and stays in the average
                 return ItemResult(item.id, item.type, 0.0, pred,
                                   f"WARNING: to double check. failed to evaluate: {type(exc).__name__}: {exc}")
-            pred["extracted_steps"] = [list(s) for s in steps]
+            pred["extracted_steps"] = [[name, ok] for name, ok in steps]
         prog = score.task7_progress(steps, alternatives)
         return ItemResult(item.id, item.type, prog, pred, f"step progress {prog:.2f}")
 

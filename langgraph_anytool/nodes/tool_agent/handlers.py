@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from ...catalog import Api, Tool, UnknownNameError
+from ...models.llm import ModelCallError
 from ...state import PoolEntry
 from ...text import shorten
 from ...tools.agent_functions import AddApisArgs, ApiDetailArgs, NoArgs, ToolArgs
 from ..agents.context import CallContext, FunctionResult, to_json
+from ..judge.tooleval_request import refuses_functions, speaks_functions
 from .prompts import SOLVABLE_HUMAN, SOLVABLE_SYSTEM
 
 if TYPE_CHECKING:
@@ -216,7 +219,12 @@ def authors_verdict(reply: AIMessage) -> tuple[str | None, str]:
     """(answer, reason) of the authors' `Finish(answer, reason)` call (verifier.py `check_task_solvable_by_function`:
     the answer string as given; only exactly "Unsolvable" goes on), else the reply's text as `solvable_label` reads
     it (the authors ask again up to five times and then answer "Unsure")."""
-    for tc in reply.tool_calls:
+    legacy = reply.additional_kwargs.get("function_call")  # a reply to `functions=` (call_gpt's form)
+    calls: list[dict[str, Any]] = [dict(tc) for tc in reply.tool_calls]
+    if isinstance(legacy, dict):
+        with contextlib.suppress(ValueError):
+            calls.append({"name": str(legacy.get("name") or ""), "args": json.loads(str(legacy.get("arguments")))})
+    for tc in calls:
         if str(tc.get("name", "")).lower() == "finish" and isinstance(tc.get("args"), dict):
             args = tc["args"]
             if "answer" in args:
@@ -224,11 +232,13 @@ def authors_verdict(reply: AIMessage) -> tuple[str | None, str]:
     return solvable_label(reply.text)
 
 
-def solvable_request(deps: Deps, query: str, api_ids: Sequence[str]
+def solvable_request(deps: Deps, query: str, api_ids: Sequence[str], form: str = "functions"
                      ) -> tuple[list[BaseMessage], Any, dict[str, Any], int]:
     """The `solvable` model's prompt on these pooled APIs, the model to call, its structured inputs and the number
     of APIs listed. With the authors' prompts (`prompts_from`): their system and user messages and their `Finish`
-    function bound (verifier.py `check_task_solvable_by_function`)."""
+    function offered as verifier.py `check_task_solvable_by_function` offers it (`call_gpt(messages=...,
+    functions=[solvable_finish_function])`, not forced): the legacy `functions=` to an OpenAI-compatible client
+    (`form="tools"`, or another client: `tools=`)."""
     apis = [deps.catalog.api(i) for i in api_ids if i in deps.catalog]
     inputs = {"query": query, "api_ids": [a.id for a in apis]}
     model: Any = deps.models.for_role("solvable")
@@ -237,7 +247,9 @@ def solvable_request(deps: Deps, query: str, api_ids: Sequence[str]
         prompt: list[BaseMessage] = [
             SystemMessage(book.fill("solvable_system")),
             HumanMessage(book.fill("solvable_user", query=query, apis=str(authors_pool_listing(apis))))]
-        model = model.bind_tools([{"type": "function", "function": dict(book.data["solvable_finish"])}])
+        schema = dict(book.data["solvable_finish"])
+        model = model.bind(functions=[schema]) if form == "functions" and speaks_functions(model) else \
+            model.bind_tools([{"type": "function", "function": schema}])
     else:
         listing = "\n".join(to_json(_api_summary(a)) for a in apis)
         prompt = [SystemMessage(SOLVABLE_SYSTEM), HumanMessage(SOLVABLE_HUMAN.format(query=query, apis=listing))]
@@ -249,11 +261,26 @@ def read_solvable(deps: Deps, reply: AIMessage) -> tuple[str | None, str]:
     return authors_verdict(reply) if deps.paper_prompts is not None else solvable_label(reply.text)
 
 
+def ask_solvable(deps: Deps, query: str, api_ids: Sequence[str],
+                 call: Callable[[list[BaseMessage], Any, dict[str, Any]], Any]) -> tuple[Any, int]:
+    """`call(prompt, model, inputs)` on the `solvable_request`, and the number of APIs listed; a provider that
+    refuses the authors' `functions=` (a 400 naming it) is asked again with `tools=`."""
+    prompt, model, inputs, count = solvable_request(deps, query, api_ids)
+    try:
+        return call(prompt, model, inputs), count
+    except ModelCallError as exc:
+        if deps.paper_prompts is None or not refuses_functions(exc):
+            raise
+        _, model, _, _ = solvable_request(deps, query, api_ids, form="tools")
+        return call(prompt, model, inputs), count
+
+
 def judge_pool(ctx: CallContext) -> tuple[str | None, str, int]:
     """One call of the `solvable` model on the pool as this step sees it: (label, reason, number of APIs), the
     label as `solvable_label` reads it (`solvable_request`, `read_solvable`)."""
-    prompt, model, inputs, count = solvable_request(ctx.deps, ctx.query, ctx.pool_ids())
-    label, reason = read_solvable(ctx.deps, ctx.call_model("solvable", model, prompt, inputs))
+    reply, count = ask_solvable(ctx.deps, ctx.query, ctx.pool_ids(),
+                                lambda prompt, model, inputs: ctx.call_model("solvable", model, prompt, inputs))
+    label, reason = read_solvable(ctx.deps, reply)
     ctx.verdicts.append({"label": label or "none", "reason": reason, "apis": count})
     return label, reason, count
 
