@@ -35,6 +35,7 @@ REACT = "toolbench/inference/Prompts/ReAct_prompts.py"
 TREE = "toolbench/inference/Prompts/Tree_search_prompts.py"
 RAPIDAPI = "anytool/rapidapi.py"
 DFS = "toolbench/inference/Algorithms/DFS.py"
+DATABASE = "anytool/api_database_function.py"
 
 # main.py's `len(global_api_list)` (the pool after the addition) and `max_api_number` (`--max_api_number`)
 POOL_SIZE = (("len(global_api_list)", "pool_size"), ("max_api_number", "max_pool"))
@@ -115,7 +116,16 @@ SPEC = BookSpec(
         # evaluator tooleval_gpt-3.5-turbo_default: check_solved.py parse_args default)
         *CHECK_SLOTS,
     ),
-    literals=(("solvable_finish", VERIFIER, "solvable_finish_function"), REASON_LITERAL),
+    literals=(("solvable_finish", VERIFIER, "solvable_finish_function"), REASON_LITERAL,
+              # the functions main.py offers its agents (`self.functions`), sent with call_gpt's `functions=`
+              # (nodes/agents/wire.py): main.py's own Finish (line 885, which shadows the star-imported one) and
+              # agent creators (855, 867); api_database_function.py's browsing and pool functions (204-264)
+              ("agent_finish", MAIN, "finish_function"),
+              ("agent_create_agent_category_level", MAIN, "create_agent_category_level_function"),
+              ("agent_create_agent_tool_level", MAIN, "create_agent_tool_level_function"),
+              *((f"agent_{name}", DATABASE, f"{name}_function") for name in (
+                  "get_tools_in_category", "get_tools_descriptions", "check_if_request_solvable",
+                  "add_apis_into_api_pool"))),
 )
 
 

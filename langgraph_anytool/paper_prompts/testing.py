@@ -122,6 +122,10 @@ def write_fake_checkout(root: str | Path, repo: str, *, texts: Mapping[str, str]
         _place(module, slot.locator, _py_string(text, fstring))
     for name, rel, locator in spec.literals:
         value: Any = ({"type": "string", "description": "FAKE reason property"} if name == "reason_property" else
+                      {"name": "Finish" if name == "agent_finish" else locator.removesuffix("_function"),
+                       "description": f"FAKE {name} function",
+                       "parameters": {"type": "object", "properties": {"FAKE_arg": {"type": "null"}}}}
+                      if name.startswith("agent_") else
                       {"name": "Finish", "description": "FAKE finish function",
                        "parameters": {"type": "object", "properties": {"answer": {"type": "string"},
                                                                        "reason": {"type": "string"}},
