@@ -19,7 +19,9 @@ function_call` → `utils.py OpenaiPoolRequest.request` → `openai_utils.py cal
 (`verifier.py check_task_solvable_by_function` → `call_gpt`), the pass-rate checks of `eval passrate --protocol
 sopr|toolllm --prompts-from` (StableToolBench: `rtl.py check_is_solved` → `tooleval.py function_call` →
 `OpenaiPoolRequest.request`), and OPPO task 7's two evaluator prompts (`eval_func.py _check_answer`,
-`_extract_tools` → `_get_gpt_response`). Exit status 0 when no undocumented difference is found, 1 otherwise.
+`_extract_tools` → `_get_gpt_response`), and the first request of each of `paper()`'s retriever agents (meta, category,
+tool: main.py's classes and call_gpt, their database functions answered with ours' data; see `agents_anytool`).
+Exit status 0 when no undocumented difference is found, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import os
 import random
 import re
 import sys
+import tempfile
 import threading
 import time
 import types
@@ -43,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
 
 from langgraph_anytool import AnyToolConfig
@@ -89,9 +93,20 @@ class Recorder:
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 outer.bodies.append(body)
-                data = json.dumps(completion(body, reply(body))).encode()
+                done = completion(body, reply(body))
+                data, kind = json.dumps(done).encode(), "application/json"
+                if body.get("stream"):  # the same completion as one chunk, then its usage (server-sent events)
+                    choice = done["choices"][0]
+                    chunks = [{**done, "object": "chat.completion.chunk", "usage": None, "choices": [
+                        {"index": 0, "delta": choice["message"], "finish_reason": choice["finish_reason"]}]},
+                              {**done, "object": "chat.completion.chunk", "choices": []}]
+                    for call in chunks[0]["choices"][0]["delta"].get("tool_calls") or []:
+                        call["index"] = 0
+                    data = "".join(f"data: {json.dumps(c)}\n\n" for c in [*chunks, "[DONE]"]).replace(
+                        'data: "[DONE]"', "data: [DONE]").encode()
+                    kind = "text/event-stream"
                 self.send_response(200)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -437,6 +452,100 @@ def oppo_task7(clone: Path, report: Report) -> None:
                    ours_only=("max_tokens",))
 
 
+def agents_anytool(clone: Path, report: Report) -> None:
+    """paper()'s retriever agents, each one's first request (scripts/main.py `Main_Search_Agent.__init__`,
+    `Category_Agent.__init__` + `category_search`, `Tool_Agent.__init__`, each turn sent with `call_gpt(messages=
+    self.messages, functions=self.functions)`): their classes, prompt constants (prompt_template.py) and function
+    dicts (main.py, api_database_function.py) run from the clone. Their database functions (`query_all_categories`,
+    `get_tools_in_category`, `query_all_tool_info`, which read the clone's preprocessing output) answer with what
+    ours computed from the same catalog (meta_agent.authors_categories, category_agent.authors_tools,
+    tool_agent.tools_info): compared are the templates as main.py fills them, the functions and their order, the
+    call form and settings."""
+    from langchain_core.messages import AIMessage as _AI
+
+    from langgraph_anytool import create_anytool_graph
+    from langgraph_anytool.models.testing import ScriptedChatModel
+    from langgraph_anytool.nodes.agents import new_agent_record
+    from langgraph_anytool.nodes.category_agent import authors_tools
+    from langgraph_anytool.nodes.meta_agent import authors_categories
+    from langgraph_anytool.nodes.tool_agent import tools_info
+
+    tools = [parse_tool({"tool_name": name, "tool_description": f"{name} data. ",
+                         "api_list": [{"name": "Current", "description": " ", "required_parameters": [
+                             {"name": "city", "type": "STRING", "description": "the city"}]}]},
+                        category="Weather", source="request_diff") for name in ("Weather Now", "Rain Radar")]
+    catalog = Catalog([Category("Weather", tools=tuple(tools))])
+    first: dict[str, tuple[str, dict[str, Any]]] = {
+        "create_agent_category_level": ("create_agent_category_level", {"category": "Weather"}),
+             "create_agent_tool_level": ("create_agent_tool_level", {"category": "Weather", "tools": ["Weather Now"]})}
+
+    def reply(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+        names = [f["name"] for f in body.get("functions") or []]
+        if not any(m.get("role") == "assistant" for m in body.get("messages") or []):
+            for key, call in first.items():
+                if key in names:
+                    return call
+        return "Finish", {}
+
+    config = AnyToolConfig.paper(prompts_from=str(clone), small_category_shortcut=False, max_tools_per_agent=1,
+                                 max_reflections=0)
+    with Recorder(reply) as rec:
+        model = chat(rec.base_url)
+        graph = create_anytool_graph(catalog, ScriptedChatModel(replies=[_AI(content="no")] * 20), config=config,
+                                     models={"meta": model, "category": model, "tool": model})
+        try:
+            graph.invoke({"query": QUERY})
+        except Exception as exc:  # the run after the agents' first requests is not compared
+            print(f"   (our run after the agents' requests: {type(exc).__name__})")
+        firsts: dict[str, dict[str, Any]] = {}
+        for body in rec.bodies:
+            names = [f.get("function", f).get("name") for f in body.get("functions") or body.get("tools") or []]
+            level = ("meta" if "create_agent_category_level" in names else "category"
+                     if "create_agent_tool_level" in names else "tool" if "add_apis_into_api_pool" in names else "")
+            if level and level not in firsts:
+                firsts[level] = body
+    deps = Deps(catalog=catalog, models=ModelSet(default=chat(rec.base_url), by_role={}), executor=None,  # type: ignore[arg-type]
+                config=config, signals=RunSignals())
+    book = anytool_book(clone)
+    meta = new_agent_record("meta", "meta")
+    meta["messages"] = [HumanMessage(book.fill("meta_first", query=QUERY))]
+    tool = new_agent_record("meta/Weather/t1", "tool", category="Weather", tools=["Weather Now"])
+    client = Client(lambda body: ("Finish", {}))
+    ns: dict[str, Any] = {"leaf_tool_number": config.max_tools_per_agent, "call_gpt": anytool_call_gpt(clone, client),
+                          "query_all_categories": lambda: authors_categories(meta, deps),
+                          "get_tools_in_category": lambda c: [t.name for t in authors_tools(deps, catalog.category(c))],
+                          "query_all_tool_info": lambda c, ts: tools_info(tool, deps),
+                          "multi_thread": True, "sem": threading.Semaphore(9), "stop": False, "total_tokens": 0,
+                          "call_cnt": 0, "counter_lock": threading.Lock(), "output_dir": tempfile.mkdtemp(prefix="request_diff"),
+                          "time": time, "json": json, "colored": lambda s, *_: s, "status": "",
+                          "query_all_categories_function": None, "retrieve_context": None, "Finish": None,
+                          "get_tools_descriptions": None, "get_apis_in_tool": None, "get_api_details": None,
+                          "check_if_request_solvable": None}
+    authors_code(clone / "anytool/prompt_template.py", [], ns,
+                 assigns=("META_AGENT_PROMPT", "CATEGORY_AGENT_PROMPT", "TOOL_AGENT_PROMPT"))
+    authors_code(clone / "anytool/api_database_function.py", [], ns, assigns=tuple(
+        f"{n}_function" for n in ("get_tools_in_category", "get_tools_descriptions", "check_if_request_solvable",
+                                  "add_apis_into_api_pool")))
+    authors_code(clone / "scripts/main.py", [], ns, assigns=(
+        "finish_function", "create_agent_category_level_function", "create_agent_tool_level_function"),
+        classes=("Agent", "Main_Search_Agent", "Category_Agent", "Tool_Agent"))
+    theirs: dict[str, dict[str, Any]] = {}
+    main = ns["Main_Search_Agent"](QUERY)
+    ns["call_gpt"](messages=main.messages, functions=main.functions)  # main.py Main_Search_Agent.assign_main
+    theirs["meta"] = client.sent[-1]
+    category = ns["Category_Agent"](QUERY, "Weather")
+    ns["print"] = lambda *a, **k: None  # category_search's timing lines go to output_dir
+    category.category_search()
+    theirs["category"] = client.sent[-1]
+    tool_agent = ns["Tool_Agent"](QUERY, "Weather", ["Weather Now"])
+    ns["call_gpt"](messages=tool_agent.messages, functions=tool_agent.functions)  # Tool_Agent.tool_search
+    theirs["tool"] = client.sent[-1]
+    for level in ("meta", "category", "tool"):
+        # docs/configuration.md `reply_caps`: a loopback server (this recorder) keeps the role's reply limit
+        report.compare(f"paper()'s {level} agent, its first request (dyabel/AnyTool scripts/main.py → call_gpt)",
+                       [firsts[level]] if level in firsts else [], [theirs[level]], ours_only=("max_tokens",))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--anytool", type=Path, help="a clone of dyabel/AnyTool")
@@ -447,6 +556,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.anytool:
         judge_anytool(args.anytool, report)
         solvable_check(args.anytool, report)
+        agents_anytool(args.anytool, report)
     if args.stabletoolbench:
         passrate_stabletoolbench(args.stabletoolbench, report)
     if args.agent_eval:
