@@ -106,6 +106,14 @@ class Api:
     max_argument_chars: int | None = None  # cap on each argument's size; None: validation's documented default
     function_name: str = field(default="", compare=False)  # the catalog's name for it (see the class docstring)
     preferred_name: str = field(default="", compare=False)  # a loader's wish (a LangChain tool's own name), kept when unique
+    # the description as the document writes it (`description` is stripped): what the authors' code reads from
+    # ToolBench's files (e.g. a description of ' '); None: the document gave no string (`as_written` → description)
+    written_description: str | None = field(default=None, compare=False)
+
+    @property
+    def as_written(self) -> str:
+        """The description as the document writes it (`written_description`), else `description`."""
+        return self.description if self.written_description is None else self.written_description
 
     @property
     def required_params(self) -> tuple[Param, ...]:
@@ -147,6 +155,12 @@ class Tool:
     base_url: str = ""
     apis: tuple[Api, ...] = ()
     source: str = ""  # file or origin it was loaded from
+    written_description: str | None = field(default=None, compare=False)  # as the document writes it (see Api)
+
+    @property
+    def as_written(self) -> str:
+        """The description as the document writes it (`written_description`), else `description`."""
+        return self.description if self.written_description is None else self.written_description
 
     @property
     def id(self) -> str:

@@ -151,6 +151,9 @@ def configure_tasks(sub: Any) -> None:
                    help="when an evaluator call fails for good, score that item 0 and go on, as the authors' "
                         "eval_func.py does, and print the figures with the count; without it the first failure "
                         "stops the task and no figure of it is printed (exit 4 either way)")
+    p.add_argument("--task7-steps", choices=("evaluator", "calls"), default=None,
+                   help="task 7's step progress reads the steps the evaluator lists (evaluator: the paper protocol's "
+                        "default, eval_func.py _extract_tools) or the calls the model made (calls: ours' default)")
     p.add_argument("--json-verdicts", action="store_true",
                    help="also read our JSON verdict form {\"label\": \"pass\"|\"fail\"} from the evaluator (ours; the "
                         "authors only count a reply that starts with yes)")
@@ -223,7 +226,8 @@ def cmd_tasks(args: argparse.Namespace) -> int:
     try:
         runner = TaskRunner(catalog, model, evaluator=evaluator, executor=executor, model_label=label,
                             protocol=args.protocol, ask_user=args.ask_user, functions_api=args.functions_api,
-                            rename_duplicates=args.rename_duplicates, prompts=book, failed_as_zero=args.failed_as_zero)
+                            rename_duplicates=args.rename_duplicates, prompts=book, failed_as_zero=args.failed_as_zero,
+                            task7_steps=args.task7_steps)
         for task in tasks:
             reports.append(runner.run(task, items_of[task]))
     except EvaluatorFault as exc:  # the tasks scored before are printed; the failed one and the rest are not

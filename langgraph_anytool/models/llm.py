@@ -454,7 +454,8 @@ def _call_role(model: Runnable[Any, BaseMessage], role: str, prompt: list[BaseMe
                     bounded(stall=guard.stall_timeout if watch is not None else None) as limits:
                 if watch is not None:
                     watch.limits = limits
-                reply_msg = runnable.invoke(messages, _watched(run_config, watch), **capping, **options)
+                reply_msg = runnable.invoke(messages, _watched(run_config, watch), **capping, **options,
+                                            **authors_seed(model, role, guard))
             break
         except Exception as exc:
             kind = classify(exc)
@@ -558,6 +559,23 @@ def _admitted(endpoints: Endpoints | None, endpoint: Endpoint | None, tokens: in
 # agents of scripts/main.py, the solvability check of anytool/verifier.py); the solver's carry 1024
 # (`toolbench/inference/LLM/chatgpt_function_model.py chat_completion_request`), our solver role's own limit
 UNCAPPED_ROLES: tuple[str, ...] = ("meta", "category", "tool", "solvable")
+
+
+AUTHORS_SEED = 123  # dyabel/AnyTool openai_utils.py call_gpt: `client.chat.completions.create(seed=123, ...)`
+
+
+def authors_seed(model: Any, role: str, guard: CallGuard) -> dict[str, int]:
+    """`{"seed": 123}` for a call of `UNCAPPED_ROLES` under `reply_caps="local"` (paper(): these calls go out as
+    the authors' `call_gpt` sends them, whatever the endpoint: a seed decides no window) to a ChatOpenAI-family
+    model (OpenAI, vLLM, llama.cpp, Ollama's OpenAI API: the OpenAI request's `seed`) that sets none itself; else
+    nothing (the solver's `chat_completion_request` and the judge's ToolEval send none; another client's `seed`,
+    e.g. ChatOllama's, is an option of its own)."""
+    if guard.reply_caps != "local" or role not in UNCAPPED_ROLES:
+        return {}
+    for layer in unwrap(model):
+        if any(c.__name__ == "BaseChatOpenAI" for c in type(layer).__mro__):
+            return {} if getattr(layer, "seed", None) is not None else {"seed": AUTHORS_SEED}
+    return {}
 
 
 def sends_no_cap(model: Any, role: str, endpoint: Endpoint | None, guard: CallGuard) -> bool:

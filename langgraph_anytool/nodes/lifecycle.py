@@ -37,7 +37,7 @@ from ..state import AnyToolState, PoolEntry, RunStatus, SolverInput, run_event
 from .abilities import prior_turns, render_plan, request_of
 from .agents.records import new_agent_record
 from .reflection import can_reflect, pool_ids
-from .tool_agent.handlers import read_solvable, solvable_request
+from .tool_agent.handlers import ask_solvable, read_solvable
 
 if TYPE_CHECKING:
     from ..runtime import Deps
@@ -212,17 +212,26 @@ def checked_round(deps: Deps, state: AnyToolState, config: RunnableConfig | None
                                       label=label or "Unsure", reason=reason if label == "Unsolvable" else "")]
         if label == "Unsolvable":
             return Command(update={**update, "reflect_request": "climb",
-                                   "reason": NOT_SOLVABLE.format(reason=reason)[:2000]}, goto="reflect")
+                                   "reason": not_solvable_status(deps, reason)[:2000]}, goto="reflect")
         update["solvable_round"] = state.get("round", 0)
     return to_solver(deps, state, current, update)
+
+
+def not_solvable_status(deps: Deps, reason: str) -> str:
+    """The status the next level up reads when the round-end check finds the pool insufficient: ours, or with the
+    authors' prompts their text (main.py `check_if_request_solvable`: `status = f'...{reason}'`)."""
+    book = deps.paper_prompts
+    return book.fill("status_unsolvable", reason=reason) if book is not None else NOT_SOLVABLE.format(reason=reason)
 
 
 def pool_check(deps: Deps, state: AnyToolState, config: RunnableConfig | None, current: list[str]
                ) -> tuple[str | None, str, dict[str, Any]]:
     """One call of the `solvable` model on the pool: (label as `solvable_label` reads it, reason, usage)."""
-    prompt, model, inputs, _ = solvable_request(deps, state["query"], current)
-    reply, used = call_role(model, "solvable", prompt, config, inputs=inputs,
-                            on_usage=deps.meter(state.get("run_key", "")), profiles=deps.config.model_profiles)
+    (reply, used), _ = ask_solvable(
+        deps, state["query"], current,
+        lambda prompt, model, inputs: call_role(model, "solvable", prompt, config, inputs=inputs,
+                                                on_usage=deps.meter(state.get("run_key", "")),
+                                                profiles=deps.config.model_profiles))
     label, reason = read_solvable(deps, reply)
     return label, reason, {k: v for k, v in used.items() if isinstance(v, int | float)}
 

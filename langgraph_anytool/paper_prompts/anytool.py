@@ -16,10 +16,15 @@ their code uses (`nodes/` fills them; docs/configuration.md has the table):
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
+from ..sanitize.files import DataFileError, loads_json
 from .book import BookSpec, PromptBook, Slot, load_book, ours_provenance
+from .source import Checkout, PromptSourceError
 from .tooleval import CHECK_SLOTS, REASON_LITERAL
 
 REPO = "dyabel/AnyTool"
@@ -30,6 +35,11 @@ REACT = "toolbench/inference/Prompts/ReAct_prompts.py"
 TREE = "toolbench/inference/Prompts/Tree_search_prompts.py"
 RAPIDAPI = "anytool/rapidapi.py"
 DFS = "toolbench/inference/Algorithms/DFS.py"
+DATABASE = "anytool/api_database_function.py"
+
+# main.py's `len(global_api_list)` (the pool after the addition) and `max_api_number` (`--max_api_number`)
+POOL_SIZE = (("len(global_api_list)", "pool_size"), ("max_api_number", "max_pool"))
+POOL_COUNT = (*POOL_SIZE, ("len(api_list)", "count"))
 
 SPEC = BookSpec(
     repo=REPO,
@@ -62,6 +72,30 @@ SPEC = BookSpec(
                                  "flat agent re-activation (user message)")),
         ("agent_nudge", Slot(MAIN, "Main_Search_Agent.assign_main:user[0]", "literal", (),
                              "reply to an agent turn without a function call (user message)")),
+        # the agents' function results (main.py, the f-strings the functions return; the multi-threaded branch,
+        # `multi_thread = True`) and the round-end status (`check_if_request_solvable`: `status = ...`)
+        ("agent_category_assigned", Slot(MAIN, "Main_Search_Agent.create_agent_category_level:return[3]", "literal",
+                                         (("category", "category"),), "create_agent_category_level result")),
+        ("agent_tools_assigned", Slot(MAIN, "Category_Agent.create_agent_tool_level:return[2]", "literal",
+                                      (("tools", "tools"),), "create_agent_tool_level result")),
+        ("agent_add_over_cap", Slot(MAIN, "Tool_Agent.add_apis_into_api_pool:return[0]", "literal", POOL_COUNT,
+                                    "add_apis_into_api_pool result: the addition would pass the pool's cap")),
+        ("agent_add_solvable", Slot(MAIN, "Tool_Agent.add_apis_into_api_pool:return[3]", "literal", POOL_SIZE,
+                                    "add_apis_into_api_pool result: the check found the pool solvable")),
+        ("agent_add_unsolvable", Slot(MAIN, "Tool_Agent.add_apis_into_api_pool:return[4]", "literal", POOL_SIZE,
+                                      "add_apis_into_api_pool result: the check found the pool unsolvable")),
+        ("agent_add_unchecked", Slot(MAIN, "Tool_Agent.add_apis_into_api_pool:return[5]", "literal", POOL_SIZE,
+                                     "add_apis_into_api_pool result: no check made (the search is stopped)")),
+        ("agent_check_stopped", Slot(MAIN, "check_if_request_solvable:return[0]", "literal", (),
+                                     "check_if_request_solvable result after the search stopped")),
+        ("agent_check_solvable", Slot(MAIN, "check_if_request_solvable:return[1]", "literal", POOL_SIZE,
+                                      "check_if_request_solvable result: solvable")),
+        ("agent_check_unsolvable", Slot(MAIN, "check_if_request_solvable:return[2]", "literal",
+                                        (*POOL_SIZE, ("reason", "reason")),
+                                        "check_if_request_solvable result: unsolvable")),
+        ("agent_finished", Slot(MAIN, "Tool_Agent.tool_search:tool[0]", "literal", (), "Finish result")),
+        ("status_unsolvable", Slot(MAIN, "check_if_request_solvable:status[1]", "literal", (("reason", "reason"),),
+                                   "the round-end check's status, read by the next level up as its failure reason")),
         # the solvability check (verifier.py check_task_solvable_by_function)
         ("solvable_system", Slot(TEMPLATES, "CHECK_SOLVABLE_BY_FUNCTION_PROMPT", "replace", (),
                                  "solvability check system message")),
@@ -82,8 +116,48 @@ SPEC = BookSpec(
         # evaluator tooleval_gpt-3.5-turbo_default: check_solved.py parse_args default)
         *CHECK_SLOTS,
     ),
-    literals=(("solvable_finish", VERIFIER, "solvable_finish_function"), REASON_LITERAL),
+    literals=(("solvable_finish", VERIFIER, "solvable_finish_function"), REASON_LITERAL,
+              # the functions main.py offers its agents (`self.functions`), sent with call_gpt's `functions=`
+              # (nodes/agents/wire.py): main.py's own Finish (line 885, which shadows the star-imported one) and
+              # agent creators (855, 867); api_database_function.py's browsing and pool functions (204-264)
+              ("agent_finish", MAIN, "finish_function"),
+              ("agent_create_agent_category_level", MAIN, "create_agent_category_level_function"),
+              ("agent_create_agent_tool_level", MAIN, "create_agent_tool_level_function"),
+              *((f"agent_{name}", DATABASE, f"{name}_function") for name in (
+                  "get_tools_in_category", "get_tools_descriptions", "check_if_request_solvable",
+                  "add_apis_into_api_pool"))),
 )
+
+
+# preprocess/extract_tool_database.py's output in the clone's root, which anytool/api_database_function.py reads
+# (`database = json.load(open('tool_data.json'))`): {category: {tool name: {"api_list_names": [...]}}}, in the order
+# os.walk met the files on the machine that made it; `get_tools_in_category` lists a category's tools in it
+TOOL_DATA = "tool_data.json"
+
+
+def tool_data_order(root: str | Path) -> Mapping[str, tuple[str, ...]] | None:
+    """{category: its tool names in the order of the clone's `tool_data.json`}, or None when the clone has none
+    (it is made by the authors' preprocessing; read bounded, as every file of a checkout, and cached while the
+    file is unchanged). Refused in one line when it is not such a JSON object."""
+    path = Path(root).expanduser() / TOOL_DATA
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return _tool_data(str(Path(root).expanduser()), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _tool_data(root: str, _mtime: int, _size: int) -> Mapping[str, tuple[str, ...]]:
+    checkout = Checkout.open(root, REPO, TEMPLATES)
+    where = str(checkout.root / TOOL_DATA)
+    try:
+        data = loads_json(checkout.text(TOOL_DATA), source=where)
+    except DataFileError as exc:
+        raise PromptSourceError(str(exc)) from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise PromptSourceError(f"{where}: not an object of categories, each an object of tools")
+    return MappingProxyType({str(c): tuple(str(t) for t in tools) for c, tools in data.items()})
 
 
 def anytool_book(root: str | Path) -> PromptBook:

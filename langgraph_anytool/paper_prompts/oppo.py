@@ -3,7 +3,7 @@
 `eval_scripts/agent_interface.py perform_task8` (the model under test's task 8 message).
 
 Each placeholder is the expression the authors' f-string holds, filled with the value our task runner computes for
-it (`eval/oppo/prompts.py`); task 7's `_extract_tools` is not used (our progress reads the calls the model made).
+it (`eval/oppo/prompts.py`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ SPEC = BookSpec(
                               ("final_resp", "reply")), "task 6 evaluator")),
         ("task7_check", Slot(EVAL_FUNC, "_check_answer:prompt", "literal", (("conv_str", "conversation"),),
                              "task 7 evaluator")),
+        ("task7_extract", Slot(EVAL_FUNC, "_extract_tools:prompt", "literal", (("conv_str", "conversation"),),
+                               "task 7 step extraction (the evaluator lists the tools used and their results)")),
         ("task8_check", Slot(EVAL_FUNC, "_check_plan:prompt", "literal", (("task", "task"), ("plan", "plan")),
                              "task 8 evaluator")),
         ("task8_request", Slot(AGENT, "perform_task8:prompt", "literal",

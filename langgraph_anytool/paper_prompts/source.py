@@ -13,8 +13,10 @@ Where a prompt is found (`Locator`, relative to a file):
 - `NAME`: a module-level assignment `NAME = <string>`; `NAME[key]`: the value of `key` in a module-level dict literal;
 - `scope:target`: the one assignment to `target` (a name or `self.attr`) inside the function or method `scope`
   (`Class.method`, `function`);
-- `scope:user[i]`: the `content` of the i-th (from 0, in source order) dict literal `{"role": "user", ...}` inside
-  `scope`.
+- `scope:user[i]` (`scope:tool[i]`): the `content` of the i-th (from 0, in source order) dict literal
+  `{"role": "user", ...}` (`"tool"`) inside `scope`;
+- `scope:return[i]`: the value of the i-th `return <value>` statement inside `scope` (a function's answer);
+- `scope:target[i]`: the i-th assignment to `target` inside `scope` (a name assigned more than once).
 A string is a constant, an f-string, a `+` of those (a bare name there is a placeholder named by it), or a
 `.replace(...)` call on one: replacing a constant by a constant is applied here; replacing `"{x}"` by anything else
 makes `{x}` a placeholder (the authors' code fills it at run time).
@@ -250,7 +252,9 @@ def _template(node: ast.expr, mode: Mode, where: str) -> Template:
 
 
 # ------------------------------------------------------------------------------------------------ locators
-_USER = re.compile(r"^user\[(\d+)\]$")
+_ROLE = re.compile(r"^(user|tool)\[(\d+)\]$")
+_RETURN = re.compile(r"^return\[(\d+)\]$")
+_NTH = re.compile(r"^(.+)\[(\d+)\]$")
 _SUBSCRIPT = re.compile(r"^([A-Za-z_]\w*)\[(['\"]?)(.*)\2\]$")
 
 
@@ -282,16 +286,23 @@ def _const_key(k: ast.expr | None) -> object:
     return k.value if isinstance(k, ast.Constant) else None
 
 
-def _user_messages(scope: ast.AST) -> list[ast.expr]:
+def _role_messages(scope: ast.AST, role_name: str) -> list[ast.expr]:
+    """The `content` values of the dict literals `{"role": role_name, "content": ...}` inside `scope`."""
     out = []
     for n in _own_nodes(scope):
         if isinstance(n, ast.Dict):
             keys = [_const_key(k) for k in n.keys]
             if "role" in keys and "content" in keys:
                 role = n.values[keys.index("role")]
-                if isinstance(role, ast.Constant) and role.value == "user":
+                if isinstance(role, ast.Constant) and role.value == role_name:
                     out.append(n.values[keys.index("content")])
     return out
+
+
+def _nth(values: list[ast.expr], i: int, where: str, scope: str, what: str) -> ast.expr:
+    if i >= len(values):
+        raise PromptSourceError(f"{where}: {scope} has {len(values)} {what}, not {i + 1}")
+    return values[i]
 
 
 def _targets(node: ast.AST) -> list[str]:
@@ -343,13 +354,18 @@ class PythonFile:
         node = _scope_node(self.tree, scope)
         if node is None:
             raise PromptSourceError(f"{where}: no function or class {scope}")
-        user = _USER.match(what)
-        if user:
-            messages = _user_messages(node)
-            i = int(user.group(1))
-            if i >= len(messages):
-                raise PromptSourceError(f"{where}: {scope} has {len(messages)} user message(s), not {i + 1}")
-            return messages[i]
+        role = _ROLE.match(what)
+        if role:
+            return _nth(_role_messages(node, role.group(1)), int(role.group(2)), where, scope,
+                        f"{role.group(1)} message(s)")
+        returned = _RETURN.match(what)
+        if returned:
+            values = [n.value for n in _own_nodes(node) if isinstance(n, ast.Return) and n.value is not None]
+            return _nth(values, int(returned.group(1)), where, scope, "return statement(s) with a value")
+        nth = _NTH.match(what)
+        if nth:
+            values = [n.value for n in _own_nodes(node) if nth.group(1) in _targets(n)]  # type: ignore[attr-defined]
+            return _nth(values, int(nth.group(2)), where, scope, f"assignment(s) to {nth.group(1)}")
         values = [n.value for n in _own_nodes(node) if what in _targets(n)]  # type: ignore[attr-defined]
         if len(values) != 1:
             raise PromptSourceError(f"{where}: {scope} assigns {what} {len(values)} times, expected once")

@@ -27,7 +27,8 @@ from .umi import SPEC as UMI
 # tells the checkout's values from the built-in ones
 FAKE_SETTINGS: Mapping[str, int | float] = {"max_tokens": 900, "temperature": 0.3, "timeout": 11}
 SPECS: Mapping[str, BookSpec] = {"anytool": ANYTOOL, "oppo": OPPO, "tooleval": TOOLEVAL, "umi": UMI}
-_USER = re.compile(r"^user\[(\d+)\]$")
+_ROLE = re.compile(r"^(user|tool)\[(\d+)\]$")
+_NTH = re.compile(r"^(.+)\[(\d+)\]$")  # return[i], target[i]
 _SUBSCRIPT = re.compile(r"^([A-Za-z_]\w*)\[(['\"])(.*)\2\]$")
 
 
@@ -86,14 +87,20 @@ def _place(module: _Module, locator: str, value_src: str) -> None:
             module.top.append(f"{locator} = {value_src}")
         return
     body = module.scope(scope)
-    user = _USER.match(what)
-    if user:
-        have = sum(1 for b in body if b.startswith("messages.append({'role': 'user'"))
-        for _ in range(have, int(user.group(1))):
-            body.append("messages.append({'role': 'user', 'content': other})")
-        body.append(f"messages.append({{'role': 'user', 'content': {value_src}}})")
+    role, nth = _ROLE.match(what), _NTH.match(what)
+    if role:
+        line = "messages.append({'role': '" + role.group(1) + "', 'content': %s})"
+        index = int(role.group(2))
+    elif nth:
+        line = "return %s" if nth.group(1) == "return" else nth.group(1) + " = %s"
+        index = int(nth.group(2))
+    else:
+        body.append(f"{what} = {value_src}")
         return
-    body.append(f"{what} = {value_src}")
+    have = sum(1 for b in body if b.startswith(line.split("%s")[0]))
+    if have > index:
+        raise ValueError(f"{locator}: place a scope's indexed slots in increasing order")
+    body += [line % "other"] * (index - have) + [line % value_src]
 
 
 def write_fake_checkout(root: str | Path, repo: str, *, texts: Mapping[str, str] | None = None) -> Path:
@@ -115,6 +122,10 @@ def write_fake_checkout(root: str | Path, repo: str, *, texts: Mapping[str, str]
         _place(module, slot.locator, _py_string(text, fstring))
     for name, rel, locator in spec.literals:
         value: Any = ({"type": "string", "description": "FAKE reason property"} if name == "reason_property" else
+                      {"name": "Finish" if name == "agent_finish" else locator.removesuffix("_function"),
+                       "description": f"FAKE {name} function",
+                       "parameters": {"type": "object", "properties": {"FAKE_arg": {"type": "null"}}}}
+                      if name.startswith("agent_") else
                       {"name": "Finish", "description": "FAKE finish function",
                        "parameters": {"type": "object", "properties": {"answer": {"type": "string"},
                                                                        "reason": {"type": "string"}},

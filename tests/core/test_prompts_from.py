@@ -293,9 +293,12 @@ def test_a_paper_run_sends_the_checkouts_prompts_where_the_authors_code_does(tmp
     # function_call={"name": ...}) with its config.yaml's completions_kwargs (the fake's 900 tokens, temperature 0.3)
     assert len(judge_requests) == 3
     body = judge_requests[0]
-    assert body["messages"] == [{"role": "user", "content": f"\nFAKE judge_answer query={QUERY} "
-                                                            "answer=It is 21 C in Paris.\n"}]
+    # the answer is the converted answer's final_answer: the Finish call's arguments (rtl.py check_is_solved;
+    # DFS.py to_json; tests/core/test_paper_judge_answer.py)
+    final = json.dumps({"return_type": "give_answer", "final_answer": "It is 21 C in Paris."})
+    assert body["messages"] == [{"role": "user", "content": f"\nFAKE judge_answer query={QUERY} answer={final}\n"}]
     assert body["function_call"] == {"name": "check_answer_status"} and "tools" not in body
+    assert body["seed"] == 123  # AnyTool's copy sends through openai_utils.py call_gpt: seed=123
     assert body["temperature"] == 0.3 and body["max_completion_tokens"] == 900
     (fn,) = body["functions"]
     assert fn["description"] == "FAKE check_answer_status function"

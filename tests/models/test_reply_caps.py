@@ -64,3 +64,19 @@ def test_paper_sets_local_reply_caps_and_the_run_guard_carries_it() -> None:
         deps = Deps(catalog=Catalog([], name="empty"), models=ModelSet(default=None, by_role={}),
                     executor=None, config=config)  # type: ignore[arg-type]
         assert deps.guard("run").reply_caps == caps
+
+
+@pytest.mark.parametrize(("role", "guard", "model", "seed"), [
+    ("meta", CallGuard(reply_caps="local", **HOSTED), {}, 123),
+    ("solvable", CallGuard(reply_caps="local"), {}, 123),  # a loopback server too: a seed decides no window
+    ("tool", CallGuard(reply_caps="local", **HOSTED), {"seed": 7}, 7),  # the model's own seed stays
+    ("solver", CallGuard(reply_caps="local", **HOSTED), {}, None),  # chat_completion_request sends none
+    ("judge", CallGuard(reply_caps="local", **HOSTED), {}, None),  # ToolEval's completions_kwargs hold none
+    ("meta", CallGuard(**HOSTED), {}, None),  # ours
+])
+def test_paper_sends_call_gpts_seed_on_the_agents_and_the_check(role: str, guard: CallGuard, model: dict[str, Any],
+                                                              seed: int | None) -> None:
+    """openai_utils.py `call_gpt`: `client.chat.completions.create(seed=123, messages=..., functions=..., **kwargs)`,
+    used by scripts/main.py's agents and anytool/verifier.py's check_task_solvable_by_function."""
+    body, _ = _sent(role, guard, **model)
+    assert body.get("seed") == seed

@@ -3,7 +3,8 @@
 - Ours → ToolEval's converted-answer format (what ToolBench's `convert_to_answer_format.py` writes and
   `eval_pass_rate.py` reads): one JSON object per group, query_id → {query, available_tools, answer: {method,
   total_steps, final_answer, answer_details}}; `final_answer` holds the Finish arguments as a JSON string and
-  `answer_details` is the chain system → user → tool nodes ({name, arguments, response}) → a Finish tool node.
+  `answer_details` is the chain system → user → tool nodes ({name, arguments, response}) → a Finish tool node,
+  the system and user nodes' message '' and `total_steps` every node, as ToolEval's `convert_to_dict` writes them.
 - ToolEval's converted format → ours, and a ToolBench / StableToolBench answer directory
   (`<query_id>_<method>.json` with `answer_generation`) → ours, so our pass rate can score others' runs.
 """
@@ -137,13 +138,15 @@ def record_to_tooleval(record: Mapping[str, Any], catalog: Catalog | None = None
         chain = {"role": "tool", "message": {"name": s.get("function"),
                                              "arguments": args if isinstance(args, str) else json.dumps(args),
                                              "response": s.get("result", "")}, "next": [chain]}
-    details = [{"role": "system", "message": "", "next": [{"role": "user", "message": record.get("query", ""),
-                                                            "next": [chain]}]}]
+    # ExecutionGraph.convert_to_dict (toolbench/tooleval/evaluation/dataclass.py): the system and user nodes carry
+    # the message '' (`node.message if node.role != 'system' and node.role != 'user' else ''`), and `total_steps`
+    # is `node_count`, those two nodes included (convert_to_answer_format.py process_valid_data)
+    details = [{"role": "system", "message": "", "next": [{"role": "user", "message": "", "next": [chain]}]}]
     mode = (record.get("config") or {}).get("solver", "dfsdt")
     return {
         "query": record.get("query", ""),
         "available_tools": [_tool_schema(a, catalog) for a in record.get("pool") or []] + [FINISH_SCHEMA],
-        "answer": {"method": f"anytool-{mode}", "total_steps": len(steps) + 1,
+        "answer": {"method": f"anytool-{mode}", "total_steps": len(steps) + 3,
                    "final_answer": finish_text if gave_answer else "",
                    "answer_details": details},
     }

@@ -129,6 +129,26 @@ class TaskEvaluator:
     def _path(self, key: str) -> Path | None:
         return self.cache_dir / f"{key}.json" if self.cache_dir is not None else None
 
+    def _entry(self, parts: list[Any]) -> tuple[Path | None, str | None]:
+        """The cache file of a request (its parts hashed) and the reply cached there, if any."""
+        key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+        path = self._path(key)
+        return path, (_cached_reply(path) if path is not None and path.exists() else None)
+
+    def _ask(self, task: int, prompt: str) -> str:
+        self.calls += 1
+        ai, _ = call_role(self.model, ROLE, [HumanMessage(content=prompt)], None, inputs={"task": task})
+        return ai.content if isinstance(ai.content, str) else json.dumps(ai.content)
+
+    def _keep(self, path: Path | None, entry: dict[str, Any]) -> None:
+        if path is None:
+            return
+        try:  # renamed over the old entry: a damaged one (even a FIFO or a symlink) is replaced, never opened
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, json.dumps({**entry, "evaluator": self.identity}).encode("utf-8"))
+        except OSError as exc:
+            log.warning("evaluator cache %s: the verdict is not kept (%s)", path, exc.strerror or exc)
+
     def judge(self, task: int, prompt: str, prompts_key: str = "") -> Verdict:
         """The verdict on `prompt` (built by `oppo_prompts.evaluator_prompt`). `prompts_key`: the fingerprint of the
         authors' prompt files when the prompt is theirs (`PromptBook.key`), part of the cache key (our prompts keep
@@ -136,26 +156,30 @@ class TaskEvaluator:
         parts: list[Any] = [self.identity, task, prompt]
         if prompts_key:
             parts.insert(1, f"prompts:{prompts_key}")
-        key = hashlib.sha256(json.dumps(parts).encode()).hexdigest()
-        path = self._path(key)
-        if path is not None and path.exists():
-            reply = _cached_reply(path)
-            found = read_verdict(task, reply, json_verdicts=self.json_verdicts) if reply is not None else None
-            if found is not None:
-                self.hits += 1
-                return Verdict(found.passed, found.reason, cached=True)
-        self.calls += 1
-        ai, _ = call_role(self.model, ROLE, [HumanMessage(content=prompt)], None, inputs={"task": task})
-        text = ai.content if isinstance(ai.content, str) else json.dumps(ai.content)
+        path, reply = self._entry(parts)
+        found = read_verdict(task, reply, json_verdicts=self.json_verdicts) if reply is not None else None
+        if found is not None:
+            self.hits += 1
+            return Verdict(found.passed, found.reason, cached=True)
+        text = self._ask(task, prompt)
         verdict = read_verdict(task, text, json_verdicts=self.json_verdicts)
         if verdict is None:  # not cached: a retry may get a usable reply
             return Verdict(False, f"unusable evaluator reply: {shorten(text, 200)!r}")
-        if path is not None:
-            entry = json.dumps({"reply": text, "passed": verdict.passed, "reason": verdict.reason, "task": task,
-                                "evaluator": self.identity}).encode("utf-8")
-            try:  # renamed over the old entry: a damaged one (even a FIFO or a symlink) is replaced, never opened
-                path.parent.mkdir(parents=True, exist_ok=True)
-                atomic_write(path, entry)
-            except OSError as exc:
-                log.warning("evaluator cache %s: the verdict is not kept (%s)", path, exc.strerror or exc)
+        self._keep(path, {"reply": text, "passed": verdict.passed, "reason": verdict.reason, "task": task})
         return verdict
+
+    def reply(self, task: int, purpose: str, prompt: str, prompts_key: str = "", draw: int = 0) -> str:
+        """The evaluator's reply to `prompt`, as text (a request that is no verdict: task 7's tool extraction,
+        `purpose` "extract_tools"), cached like a verdict; `draw` counts the asks of the same prompt the authors'
+        code repeats (each a new sample there, so each its own entry here). An empty reply is not cached."""
+        parts: list[Any] = [self.identity, task, purpose, draw, prompt]
+        if prompts_key:
+            parts.insert(1, f"prompts:{prompts_key}")
+        path, cached = self._entry(parts)
+        if cached is not None and cached.strip():
+            self.hits += 1
+            return cached
+        text = self._ask(task, prompt)
+        if text.strip():
+            self._keep(path, {"reply": text, "task": task, "purpose": purpose})
+        return text

@@ -132,6 +132,18 @@ def solved_prompt(conversation: Sequence[dict[str, Any]], book: PromptBook | Non
             f"useful information in the end.\n\n{conv}\n\nAnswer Yes or No first, then explain your reason.")
 
 
+def extract_tools_prompt(conversation: Sequence[dict[str, Any]], book: PromptBook | None = None) -> str:
+    """Task 7's step extraction (`_extract_tools`): which tools did the assistant use, and did each succeed? (The
+    conversation without its first message when that is the system's, as indented JSON.)"""
+    msgs = list(conversation[1:] if conversation and conversation[0].get("role") == "system" else conversation)
+    conv = json.dumps(msgs, ensure_ascii=False, indent=2)
+    if book is not None:
+        return book.fill("task7_extract", conversation=conv)
+    return ("Below is a conversation between a user and an assistant that can use tools. List each tool the "
+            f"assistant used, in order, with the result of that step (success or failure).\n\n{conv}\n\n"
+            "Answer with a numbered list of lines `tool name`: result, and nothing else.")
+
+
 def plan_check_prompt(task_text: str, plan: str, book: PromptBook | None = None) -> str:
     """Task 8 (`_check_plan`): is the plan the assistant made for the task (using the provided tools) sound?"""
     if book is not None:

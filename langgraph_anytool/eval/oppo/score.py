@@ -10,12 +10,13 @@ own names. Each function names the authors' function it follows.
 | 4 | precision = calls passing the rule check / calls made | `evaluate_task4`, `_check_params_with_rule`; `run_eval.ipynb` | strict rate: raw-call schema checks and evaluator (or `ref_call`) / items |
 | 5 | evaluator verdict | `evaluate_task5`, `_check_direct_response` | (without evaluator: `answer` facts) |
 | 6 | URL rule, then evaluator verdict | `evaluate_task6`, `_check_response_w_tool_via_rule` | (without evaluator: URL rule and `answer` facts) |
-| 7 | 1 if the evaluator says solved, else step progress; runs that raised left out | `evaluate_task7`, `_check_act_steps`; `run_eval.ipynb` | the mean with those runs as 0 |
+| 7 | 1 if the evaluator says solved, else step progress over the steps the evaluator lists; runs that raised left out | `evaluate_task7`, `_check_act_steps`, `_extract_tools`; `run_eval.ipynb` | the mean with those runs as 0; `task7_steps="calls"`: progress over the calls made |
 | 8 | evaluator verdict | `evaluate_task8`, `_check_plan` | outline coverage of the `comb` APIs |
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -246,6 +247,45 @@ def task7_progress(steps: Sequence[tuple[str, bool]], alternatives: Sequence[str
                 overlap += 1
         best = max(best, overlap / len(ref))
     return best
+
+
+# `eval_func.py _extract_tools`: the evaluator's list of the tools used and their results, read with the authors'
+# patterns (a list starting with "-" or numbered, a name in backticks or not)
+_LISTED = {("-", True): re.compile(r"-\s*`+(.+)`+:\s*(.+)"), ("-", False): re.compile(r"-\s*(.+):\s*(.+)"),
+           ("1.", True): re.compile(r"\d+\.\s*`+(.+)`+:\s*(.+)"), ("1.", False): re.compile(r"\d+\.\s*(.+):\s*(.+)")}
+_PARENS = re.compile(r"\(.+\)")
+
+
+def extracted_steps(reply: str) -> list[tuple[str, bool]]:
+    """The (tool, succeeded) steps in the evaluator's reply to task 7's extraction prompt, as `eval_func.py
+    _extract_tools` reads it: the pattern by the reply's first character and whether it holds a backtick, each
+    tool name without its parenthesised part, and a step succeeded when its result says "success"."""
+    pattern = _LISTED[("-" if reply.startswith("-") else "1.", "`" in reply)]
+    return [(_PARENS.sub("", tool).strip(), "success" in result.lower()) for tool, result in pattern.findall(reply)]
+
+
+def called_functions(conversation: Sequence[Mapping[str, Any]]) -> list[tuple[str, bool]]:
+    """`_extract_tools`' fallback when the reply lists no step: every assistant message's `function_call` name,
+    each counted a success (the conversation after its first message when that is the system's). A `tool_calls`
+    message (the `tools=` form, ours) gives its calls' names."""
+    msgs = list(conversation[1:] if conversation and conversation[0].get("role") == "system" else conversation)
+    out: list[tuple[str, bool]] = []
+    for msg in msgs:
+        if msg.get("role") != "assistant":
+            continue
+        call = msg.get("function_call")
+        if isinstance(call, str):
+            try:
+                call = json.loads(call)
+            except ValueError:
+                call = None
+        if isinstance(call, Mapping) and call.get("name"):
+            out.append((str(call["name"]), True))
+        for tc in msg.get("tool_calls") or []:
+            fn = tc.get("function") if isinstance(tc, Mapping) else None
+            if isinstance(fn, Mapping) and fn.get("name"):
+                out.append((str(fn["name"]), True))
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ task 8

@@ -35,6 +35,8 @@ from .data import TASKS, TaskDataError, TaskItem, parse_label, resolve_api
 from .judge import TaskEvaluator, Verdict
 
 PROTOCOLS = ("paper", "ours")
+TASK7_STEPS = ("evaluator", "calls")
+TASK7_EXTRACT_TRIES = 5  # eval_func.py _check_act_steps: `for _ in range(5): used_tools = _extract_tools(...)`
 JUDGED = frozenset({3, 4, 5, 6, 7, 8})  # tasks whose paper figure needs the evaluator (task 4: recorded only)
 SIMILAR_APIS = 5  # `agent_interface.py` `perform_task2`: simi_api_num=5
 
@@ -105,12 +107,17 @@ class TaskRunner:
     legacy `functions=`, `agent_interface.py` `perform_task1`-`3`), "tools" (`tools=`, only the first call read, as
     the legacy API returns at most one) or "auto" (the default: "functions" for a ChatOpenAI-family model, "tools"
     for other clients, and "tools" for the rest of the run once a provider refuses `functions=`);
-    `rename_duplicates` (ours) renames the later of two offered functions that share a name."""
+    `rename_duplicates` (ours) renames the later of two offered functions that share a name.
+
+    `task7_steps`: what task 7's step progress reads when the evaluator does not find the problem solved —
+    "evaluator" (the paper protocol's default: the evaluator lists the tools used and their results,
+    `eval_func.py _extract_tools`) or "calls" (ours' default: the calls the model made, as the executor saw them)."""
 
     def __init__(self, catalog: Catalog, model: BaseChatModel, *, evaluator: TaskEvaluator | None = None,
                  executor: ApiExecutor | None = None, model_label: str = "", protocol: str = "paper",
                  ask_user: bool = False, functions_api: str = "auto", rename_duplicates: bool = False,
-                 prompts: PromptBook | None = None, failed_as_zero: bool = False) -> None:
+                 prompts: PromptBook | None = None, failed_as_zero: bool = False,
+                 task7_steps: str | None = None) -> None:
         if protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {protocol!r}; expected one of: {', '.join(PROTOCOLS)}")
         if functions_api not in agent.FUNCTIONS_APIS:
@@ -131,6 +138,9 @@ class TaskRunner:
         self.prompts = prompts
         self.failed_as_zero = failed_as_zero
         self._faults = 0  # evaluator calls that failed for good (each item it failed on; `failed_as_zero`)
+        if task7_steps not in (None, *TASK7_STEPS):
+            raise ValueError(f"unknown task7_steps {task7_steps!r}; expected one of: {', '.join(TASK7_STEPS)}")
+        self.task7_steps = task7_steps or ("evaluator" if self.paper else "calls")
 
     def _judge(self, task: int, prompt: str) -> Verdict:
         """The evaluator's verdict (its cache key holds the authors' prompt files' fingerprint when they are used).
@@ -410,7 +420,7 @@ class TaskRunner:
         chain = agent.solve_chain(self.model, self.catalog, self.executor, item.instruction,
                                   ids if self.paper else _shuffled(item.id, list(dict.fromkeys(ids))),
                                   paper=self.paper)
-        pred = {"calls": [asdict(s) for s in chain.steps], "answer": chain.answer, "stopped": chain.stopped,
+        pred: dict[str, Any] = {"calls": [asdict(s) for s in chain.steps], "answer": chain.answer, "stopped": chain.stopped,
                 "aborted": chain.aborted}
         if chain.aborted:
             return ItemResult(item.id, item.type, 0.0, pred, f"failed as the authors' run does: {chain.aborted}",
@@ -425,8 +435,42 @@ class TaskRunner:
                                   f"WARNING: to double check. failed to evaluate: {type(exc).__name__}: {exc}")
             if v.passed:
                 return ItemResult(item.id, item.type, 1.0, pred, v.reason)
-        prog = score.task7_progress([(s.api_name, s.ok) for s in chain.steps], alternatives)
+        steps = [(s.api_name, s.ok) for s in chain.steps]
+        if self.evaluator is not None and self.task7_steps == "evaluator":
+            try:
+                steps = self._extracted_steps(chain.messages)
+            except EvaluatorFault:
+                raise
+            except Exception as exc:  # evaluate_task7: a failed evaluation scores 0 and stays in the average
+                return ItemResult(item.id, item.type, 0.0, pred,
+                                  f"WARNING: to double check. failed to evaluate: {type(exc).__name__}: {exc}")
+            pred["extracted_steps"] = [[name, ok] for name, ok in steps]
+        prog = score.task7_progress(steps, alternatives)
         return ItemResult(item.id, item.type, prog, pred, f"step progress {prog:.2f}")
+
+    def _extracted_steps(self, conversation: list[dict[str, Any]]) -> list[tuple[str, bool]]:
+        """Task 7's steps as `eval_func.py _check_act_steps` gets them: up to 5 times `_extract_tools` — the
+        evaluator lists the tools used and their results (`score.extracted_steps`); a reply listing none gives
+        the conversation's function calls, each a success (`score.called_functions`) — until a try gives steps
+        (no steps: progress 0). Each try is a new ask (its own cache entry). `_extract_tools` retries a failing
+        call and then falls back: a call that fails for good raises `EvaluatorFault` here, or with
+        `failed_as_zero` falls back as there."""
+        assert self.evaluator is not None
+        prompt = P.extract_tools_prompt(conversation, self.prompts)
+        key = self.prompts.key if self.prompts is not None else ""
+        steps: list[tuple[str, bool]] = []
+        for draw in range(TASK7_EXTRACT_TRIES):
+            try:
+                steps = score.extracted_steps(self.evaluator.reply(7, "extract_tools", prompt, key, draw))
+            except Exception as exc:
+                self._faults += 1
+                if not self.failed_as_zero:
+                    raise EvaluatorFault(fault_text(exc, self.evaluator.model), unscored=0, total=0) from None
+                steps = []
+            steps = steps or score.called_functions(conversation)
+            if steps:
+                break
+        return steps
 
     def _task8(self, item: TaskItem, extra: dict[str, Any]) -> ItemResult:
         """`perform_task8` / `evaluate_task8`: the evaluator's verdict on the plan's soundness."""

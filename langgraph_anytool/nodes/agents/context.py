@@ -126,5 +126,8 @@ class Role:
 
 
 def finish_search(ctx: CallContext, args: Any) -> FunctionResult:
-    """`finish_search()`: every role's way to end its search (status `finished`)."""
-    return FunctionResult("Search finished.", end="finished", end_reason="finish_search")
+    """`finish_search()`: every role's way to end its search (status `finished`); with the authors' prompts their
+    answer (main.py `Tool_Agent.tool_search`, the same in every agent's loop: the tool message 'Finished')."""
+    book = ctx.deps.paper_prompts
+    return FunctionResult(book.fill("agent_finished") if book is not None else "Search finished.", end="finished",
+                          end_reason="finish_search")

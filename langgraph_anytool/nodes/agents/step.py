@@ -31,6 +31,7 @@ from langgraph.errors import GraphBubbleUp
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
 
+from ...models.constrained import choose_call_mode
 from ...models.faults import (
     MALFORMED_END,
     NO_CALLS_END,
@@ -51,11 +52,13 @@ from ...models.llm import (
     ModelNotConfiguredError,
     total_tokens,
 )
+from ...models.profiles import profile_for
 from ...runtime import total_cost
 from ...state import AgentRecord, PoolEntry, PoolUpdate, RunEvent, RunTally, extend, merge_agents, merge_usage, since
 from ...text import shorten
+from ..judge.tooleval_request import refuses_functions, speaks_functions
 from ..solver.textmode import bind_role_tools, call_with_text_fallback, probed
-from . import prompts
+from . import prompts, wire
 from .context import CallContext, FunctionResult, Role, role_inputs
 from .records import copy_record
 
@@ -149,6 +152,43 @@ def _count_faults(deps: Deps, rec: AgentRecord, level: str, faults: list[str], a
     return False
 
 
+def authors_wire(deps: Deps, role: Role, run_key: str) -> list[dict[str, Any]] | None:
+    """The authors' function dicts this role's call offers with `functions=` (wire.py), or None for today's request:
+    not `paper(prompts_from=...)` with the authors' offer, a checkout without them, a client that is not
+    OpenAI-compatible, a role in text mode or a call mode other than native."""
+    book = deps.paper_prompts
+    if book is None or deps.config.agent_functions != "authors" or deps.signals.in_text_mode(run_key, role.level):
+        return None
+    model = deps.models.for_role(role.level)
+    if role.level in deps.config.text_mode_roles or not speaks_functions(model) or choose_call_mode(
+            model, profile_for(model, deps.config.model_profiles), probed(deps)) != "native":
+        return None
+    return wire.authors_functions(book.data, [f.name for f in role.offered(True)])
+
+
+def call_authors_form(deps: Deps, role: Role, run_key: str, prompt: list[BaseMessage],
+                      functions: list[dict[str, Any]], config: RunnableConfig, inputs: dict[str, Any],
+                      state: AgentStepState) -> tuple[AIMessage, dict[str, Any]]:
+    """One agent call as call_gpt makes it (`functions=`, the legacy history); a provider refusing `functions=`
+    gets the same functions with `tools=` (usage `functions_refused`). The reply's calls are read as ours."""
+    model = deps.models.for_role(role.level)
+    fields = {f.name: tuple(f.args.model_fields) for f in role.functions}
+
+    def send(runnable: Any, form: wire.WireForm) -> tuple[AIMessage, dict[str, Any]]:
+        return call_with_text_fallback(deps, role.level, run_key, runnable, wire.wire_prompt(prompt, form),
+                                       config=config, inputs=inputs, tally=state.get("tally"),
+                                       own=lambda: total_tokens(state.get("usage") or {}))
+    try:
+        reply, used = send(model.bind(functions=functions), "functions")
+    except ModelCallError as exc:
+        if not refuses_functions(exc):
+            raise
+        log.info("agent %s: the provider refused functions=, sent with tools=: %s", role.level, exc)
+        reply, used = send(model.bind_tools([{"type": "function", "function": f} for f in functions]), "tools")
+        used = {**used, "functions_refused": 1}
+    return wire.read_reply(reply, fields), used
+
+
 def make_call_model(role: Role, base: Deps) -> Any:
     """The `call_model` node of `role`: checks, then one model call with the role's functions bound."""
     offers = {authors: [f.as_tool() for f in role.offered(authors)] for authors in (False, True)}
@@ -175,13 +215,17 @@ def make_call_model(role: Role, base: Deps) -> Any:
             return out
         prompt: list[BaseMessage] = [SystemMessage(role.system_prompt(rec, deps)), *rec["messages"]]
         schemas = offers[deps.config.agent_functions == "authors"]
+        inputs = role_inputs(state["query"], rec, deps.config.max_tools_per_agent)
         try:
-            model = bind_role_tools(deps.models.for_role(role.level), deps.config, role.level, schemas,
-                                    text=deps.signals.in_text_mode(run_key, role.level), endpoints=probed(deps))
-            reply, used = call_with_text_fallback(
-                deps, role.level, run_key, model, prompt, tools=schemas, config=config,
-                inputs=role_inputs(state["query"], rec, deps.config.max_tools_per_agent),
-                tally=state.get("tally"), own=lambda: total_tokens(state.get("usage") or {}))
+            authors = authors_wire(deps, role, run_key)
+            if authors is not None:  # paper(prompts_from): call_gpt's request (wire.py)
+                reply, used = call_authors_form(deps, role, run_key, prompt, authors, config, inputs, state)
+            else:
+                model = bind_role_tools(deps.models.for_role(role.level), deps.config, role.level, schemas,
+                                        text=deps.signals.in_text_mode(run_key, role.level), endpoints=probed(deps))
+                reply, used = call_with_text_fallback(
+                    deps, role.level, run_key, model, prompt, tools=schemas, config=config, inputs=inputs,
+                    tally=state.get("tally"), own=lambda: total_tokens(state.get("usage") or {}))
         except (ModelNotConfiguredError, GraphBubbleUp):
             raise
         except Exception as exc:  # a provider error ends this agent only; reflection may re-activate it
@@ -269,6 +313,16 @@ def _run_one(role: Role, ctx: CallContext, name: str, args: Any) -> tuple[Functi
     return (FunctionResult(result) if isinstance(result, str) else result), None
 
 
+def after_end(deps: Deps, name: str, terminal: FunctionResult) -> str:
+    """The answer to a call made after a call that ended the agent's search in the same turn; with the authors'
+    prompts, a solvability check after the pool was judged solvable gets their answer (main.py
+    `check_if_request_solvable`: `if stop: return ...`)."""
+    book = deps.paper_prompts
+    if book is not None and name == "check_if_request_solvable" and terminal.end_reason == "pool_solvable":
+        return book.fill("agent_check_stopped")
+    return prompts.after_end(terminal.end_reason)
+
+
 def make_run_functions(role: Role, base: Deps) -> Any:
     """The `run_functions` node of `role`: answers every tool call of the step's model turn, in order."""
 
@@ -286,7 +340,7 @@ def make_run_functions(role: Role, base: Deps) -> Any:
         for tc in last.tool_calls:
             name, call_id = tc.get("name") or "", tc.get("id") or ""
             if terminal is not None:
-                content, error = prompts.after_end(terminal.end_reason), True
+                content, error = after_end(deps, name, terminal), True
             else:
                 result, fault = _run_one(role, ctx, name, tc.get("args"))
                 rec["invalid_calls"] += int(fault is not None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...state import AgentRecord
+from .handlers import authors_tools
 from .prompts import BOOTSTRAP_PROMPT, FIRST_MESSAGE, REACTIVATE_PROMPT
 
 if TYPE_CHECKING:
@@ -24,5 +25,6 @@ def first_message(query: str, record: AgentRecord, deps: Deps) -> str:
     tools = deps.catalog.tools(record["category"] or "")
     book = deps.paper_prompts
     if book is not None:  # main.py: `self.tools = get_tools_in_category(category)`, the tool names as a list
-        return book.fill("category_first", query=query, tools=str([t.name for t in tools]))
+        names = [t.name for t in authors_tools(deps, deps.catalog.category(record["category"] or ""))]
+        return book.fill("category_first", query=query, tools=str(names))
     return FIRST_MESSAGE.format(query=query, category=record["category"], n_tools=len(tools))

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import difflib
+import os
+from typing import TYPE_CHECKING
 
 from ...catalog import Catalog, Category, Tool, UnknownNameError
+from ...paper_prompts.anytool import tool_data_order
 from ...text import shorten
 from ...tools.agent_functions import CategoryArgs, ToolNamesArgs, ToolsDescriptionArgs
 from ..agents.context import CallContext, FunctionResult, to_json
@@ -12,6 +15,9 @@ from ..agents.records import new_agent_record
 
 DESCRIPTION_CHARS = 512  # per tool, in get_tools_descriptions
 LIST_ALL_UP_TO = 100  # refusals list every valid name when there are at most this many
+
+if TYPE_CHECKING:
+    from ...runtime import Deps
 
 
 def close_matches(name: str, options: list[str], n: int = 5) -> list[str]:
@@ -62,6 +68,28 @@ def resolve_tools(catalog: Catalog, category: str, names: list[str]) -> tuple[li
     return list(found.values()), missing
 
 
+def authors_tools(deps: Deps, category: Category) -> list[Tool]:
+    """A category's tools in the order the authors' `get_tools_in_category` lists them
+    (dyabel/AnyTool `anytool/api_database_function.py`: `list(database[category_name].keys())` of `tool_data.json`):
+    the clone's `tool_data.json` when `prompts_from` has one; else the order `os.walk` meets the catalog's files
+    (`preprocess/extract_tool_database.py` on this machine: the directory's listing, unsorted), when the category's
+    tools are files of one folder; else the catalog's. Tools the order does not name keep the catalog's order, last."""
+    tools = list(category.tools)
+    root = deps.config.prompts_from
+    names = (tool_data_order(root) or {}).get(category.name) if root else None
+    if names is not None:
+        rank = {n: i for i, n in enumerate(names)}
+        return sorted(tools, key=lambda t: rank.get(t.name, len(rank)))
+    folders = {os.path.dirname(t.source) for t in tools}
+    if len(folders) != 1 or not all(os.path.isfile(t.source) for t in tools):
+        return tools
+    try:
+        listing = {name: i for i, name in enumerate(os.listdir(folders.pop()))}
+    except OSError:
+        return tools
+    return sorted(tools, key=lambda t: listing.get(os.path.basename(t.source), len(listing)))
+
+
 def list_tools(catalog: Catalog, category_name: str) -> str:
     """`get_tools_in_category`: the tool names of a category."""
     cat = resolve_category(catalog, category_name)
@@ -98,13 +126,43 @@ def _own_category(ctx: CallContext, category_name: str) -> str | None:
     return None
 
 
+def authors_list_tools(deps: Deps, category_name: str) -> str | None:
+    """With the authors' prompts, `get_tools_in_category`'s answer as main.py sends it: `str()` of the tool names
+    (`anytool/api_database_function.py get_tools_in_category`, in `authors_tools` order); None: ours."""
+    if deps.paper_prompts is None:
+        return None
+    cat = resolve_category(deps.catalog, category_name)
+    return cat if isinstance(cat, str) else str([t.name for t in authors_tools(deps, cat)])
+
+
+def authors_describe_tools(deps: Deps, category_name: str, tool_names: list[str]) -> str | None:
+    """With the authors' prompts, `get_tools_descriptions`'s answer as main.py sends it: `str()` of {tool name:
+    its description as written} in the order asked (`api_database_function.py get_tools_descriptions`, from
+    `category_tool_details.json`: the tool document's `tool_description`); an unknown tool: their
+    f'tool name {tool_name} not found'; None: ours."""
+    if deps.paper_prompts is None:
+        return None
+    cat = resolve_category(deps.catalog, category_name)
+    if isinstance(cat, str):
+        return cat
+    out: dict[str, str] = {}
+    for name in tool_names:
+        tools, missing = resolve_tools(deps.catalog, cat.name, [name])
+        if missing:
+            return f"tool name {name} not found"
+        out[name] = tools[0].as_written
+    return str(out)
+
+
 def get_tools_in_category(ctx: CallContext, args: CategoryArgs) -> str:
-    return _own_category(ctx, args.category_name) or list_tools(ctx.deps.catalog, args.category_name)
+    return _own_category(ctx, args.category_name) or authors_list_tools(ctx.deps, args.category_name) or \
+        list_tools(ctx.deps.catalog, args.category_name)
 
 
 def get_tools_descriptions(ctx: CallContext, args: ToolsDescriptionArgs) -> str:
     refusal = _own_category(ctx, args.category_name)
-    return refusal or describe_tools(ctx.deps.catalog, args.category_name, args.tool_names)
+    return refusal or authors_describe_tools(ctx.deps, args.category_name, args.tool_names) or \
+        describe_tools(ctx.deps.catalog, args.category_name, args.tool_names)
 
 
 def create_agent_tool_level(ctx: CallContext, args: ToolNamesArgs) -> FunctionResult | str:
@@ -130,4 +188,7 @@ def create_agent_tool_level(ctx: CallContext, args: ToolNamesArgs) -> FunctionRe
                                               ready=ctx.tick + 1)
     rec["children"].append(child_id)
     rec["tools"].extend(names)  # a category agent's `tools`: what it has assigned so far
+    book = ctx.deps.paper_prompts
+    if book is not None:  # main.py Category_Agent.create_agent_tool_level: f'tools {tools} assigned.' (the list given)
+        return book.fill("agent_tools_assigned", tools=list(args.tool_names))
     return f"Created tool agent {child_id} for the tools {to_json(names)}."

@@ -33,6 +33,7 @@ from ..abilities.router import DIRECT_MODE
 from ..draws import seeded_index
 from ..reflection import can_reflect
 from .anytool import excluded_word, majority_solved, sample_passed
+from .converted import converted_answer
 from .tooleval import JudgeResult, add_usage, check_is_solved
 from .tooleval_request import request_for, with_settings
 
@@ -171,8 +172,12 @@ def make_judge(base: Deps) -> Any:
                 model = deps.models.for_role("judge")
                 if request is not None:  # AnyTool's check_solved.py → its own tooleval: config.yaml's settings, functions=
                     model, _ = with_settings(model, request.settings)
-                samples = [check_is_solved(model, state["query"], attempt["answer"],
-                                           process_text(attempt, earlier=earlier),
+                # with the authors' prompts their check reads the converted answer (converted.py): the Finish
+                # arguments in the first stage, json.dumps of the whole converted answer in the second
+                converted = converted_answer(attempt) if authors and deps.paper_prompts is not None else None
+                final, process = converted if converted is not None else (
+                    attempt["answer"], process_text(attempt, earlier=earlier))
+                samples = [check_is_solved(model, state["query"], final, process,
                                            inputs={"calls": observed_calls(attempt, earlier), "sample": i},
                                            on_usage=deps.meter(run_key), book=deps.paper_prompts,
                                            request=request if authors else None)

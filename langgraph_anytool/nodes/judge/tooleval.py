@@ -206,14 +206,17 @@ def _ask(model: ModelLike, system: str, user: str, config: RunnableConfig | None
     return JudgeResult(label, reason, stage, used)
 
 
-def _bound(model: ModelLike, schema: dict[str, Any], function: str, form: CallForm) -> Any:
+def _bound(model: ModelLike, schema: dict[str, Any], function: str, form: CallForm, seed: int | None = None) -> Any:
     """`model` with ToolEval's one function forced, in the call form of the authors' copy (tooleval_request.py):
     `functions=[f]` + `function_call={"name": f}` (AnyTool's), or `tools=[...]` + a forced `tool_choice`
-    (StableToolBench's; LangChain sends `tool_choice=function` as {"type": "function", "function": {"name": f}})."""
+    (StableToolBench's; LangChain sends `tool_choice=function` as {"type": "function", "function": {"name": f}});
+    `seed` (AnyTool's copy: call_gpt's) sent when given."""
+    extra = {"seed": seed} if seed is not None else {}
     if form == "functions" and callable(getattr(model, "bind", None)):
-        return model.bind(functions=[schema], function_call={"name": function})
+        return model.bind(functions=[schema], function_call={"name": function}, **extra)
     bind = getattr(model, "bind_tools", None)
-    return bind([{"type": "function", "function": schema}], tool_choice=function) if callable(bind) else model
+    return bind([{"type": "function", "function": schema}], tool_choice=function, **extra) if callable(bind) \
+        else model
 
 
 def _ask_authors(model: ModelLike, book: PromptBook, slot: str, function: str, values: Mapping[str, Any],
@@ -228,18 +231,19 @@ def _ask_authors(model: ModelLike, book: PromptBook, slot: str, function: str, v
     params["required"] = [*params.get("required", []), "reason"]
     prompt: list[BaseMessage] = [HumanMessage(book.fill(slot, **values))]
     form: CallForm = request.sent_form if request is not None else "tools"
+    seed = request.seed if request is not None and speaks_functions(model) else None
     if form == "functions" and request is not None and not speaks_functions(model):
         request.refused("not an OpenAI-compatible client: the check is sent with tools=")
         form = "tools"
     try:
-        reply, used = call_role(_bound(model, schema, function, form), JUDGE_ROLE, prompt, config, inputs=inputs,
-                                on_usage=on_usage)
+        reply, used = call_role(_bound(model, schema, function, form, seed), JUDGE_ROLE, prompt, config,
+                                inputs=inputs, on_usage=on_usage)
     except ModelCallError as exc:
         if form != "functions" or request is None or not refuses_functions(exc):
             raise
         request.refused(shorten(str(exc), 200))  # as the OPPO tasks do: tools= from now on, and recorded
-        reply, used = call_role(_bound(model, schema, function, "tools"), JUDGE_ROLE, prompt, config, inputs=inputs,
-                                on_usage=on_usage)
+        reply, used = call_role(_bound(model, schema, function, "tools", seed), JUDGE_ROLE, prompt, config,
+                                inputs=inputs, on_usage=on_usage)
     label, reason = parse_label(reply, labels)
     if label is None:
         return JudgeResult("Unsure", f"unparseable judge reply: {reason[:300]!r}", stage, used)

@@ -16,6 +16,9 @@
   `tools=[{"type": "function", "function": f}]` with `tool_choice={"type": "function", "function": {"name": f}}`
   (THUNLP-MT/StableToolBench, same file and function). A provider that refuses `functions=` (a 400 naming it) is
   sent `tools=` from then on, as the OPPO tasks do (`eval/oppo/tasks.py`), and the request record says so.
+- **Seed.** AnyTool's copy sends its requests through the agents' client: `registered_cls/utils.py
+  OpenaiPoolRequest.request` calls `openai_utils.py call_gpt(messages, **kwargs)`, which adds `seed=123`; so the
+  `functions` form carries `seed: 123` (`ToolEvalRequest.seed`), StableToolBench's none.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import Any, Literal
 from langchain_core.language_models import BaseChatModel
 
 from ...models.endpoint import endpoint_of
-from ...models.llm import ModelCallError
+from ...models.llm import AUTHORS_SEED, ModelCallError
 from ...models.profiles import unwrap
 from ...paper_prompts import PromptBook
 from ...paper_prompts.book import SETTINGS_KEY
@@ -77,6 +80,7 @@ class ToolEvalRequest:
     form: CallForm = "tools"
     settings: Mapping[str, int | float] = field(default_factory=lambda: TOOLEVAL_SETTINGS)
     source: str = SETTINGS_SOURCE
+    seed: int | None = None  # AnyTool's copy: call_gpt's seed=123 (module docstring)
     _refusal: _Refusal = field(default_factory=_Refusal, compare=False, repr=False)
 
     @property
@@ -92,7 +96,7 @@ class ToolEvalRequest:
     def record(self) -> dict[str, Any]:
         """What a run or report records: the form asked and sent, the settings and their source, the refusal."""
         return {"call_form": self.form, "sent_form": self.sent_form, "settings": dict(self.settings),
-                "settings_from": self.source, "functions_refused": self._refusal.reason}
+                "settings_from": self.source, "seed": self.seed, "functions_refused": self._refusal.reason}
 
 
 def request_for(form: CallForm, book: PromptBook | None, choice: SettingsChoice = "tooleval") -> ToolEvalRequest:
@@ -100,10 +104,11 @@ def request_for(form: CallForm, book: PromptBook | None, choice: SettingsChoice 
     config (`--prompts-from`), else `TOOLEVAL_SETTINGS`; `choice="ours"`: none (our named variant)."""
     if choice == "ours":
         return ToolEvalRequest(form, MappingProxyType({}), "ours: no temperature, the judge role's reply limit")
+    seed = AUTHORS_SEED if form == "functions" else None
     if book is not None and SETTINGS_KEY in book.data:
         return ToolEvalRequest(form, MappingProxyType(dict(book.data[SETTINGS_KEY])),
-                               f"{book.root}: {SETTINGS_SOURCE}")
-    return ToolEvalRequest(form, TOOLEVAL_SETTINGS, SETTINGS_SOURCE)
+                               f"{book.root}: {SETTINGS_SOURCE}", seed)
+    return ToolEvalRequest(form, TOOLEVAL_SETTINGS, SETTINGS_SOURCE, seed)
 
 
 def with_settings(model: Any, settings: Mapping[str, int | float]) -> tuple[Any, dict[str, Any]]:

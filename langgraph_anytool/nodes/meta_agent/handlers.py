@@ -8,7 +8,14 @@ from typing import TYPE_CHECKING, Any
 from ...tools.agent_functions import CategoryArgs, ToolsDescriptionArgs
 from ..agents.context import CallContext, to_json
 from ..agents.records import new_agent_record
-from ..category_agent.handlers import describe_tools, list_tools, resolve_category
+from ..category_agent.handlers import (
+    authors_describe_tools,
+    authors_list_tools,
+    authors_tools,
+    describe_tools,
+    list_tools,
+    resolve_category,
+)
 
 if TYPE_CHECKING:
     from ...runtime import Deps
@@ -17,11 +24,12 @@ log = logging.getLogger(__name__)
 
 
 def get_tools_in_category(ctx: CallContext, args: CategoryArgs) -> str:
-    return list_tools(ctx.deps.catalog, args.category_name)
+    return authors_list_tools(ctx.deps, args.category_name) or list_tools(ctx.deps.catalog, args.category_name)
 
 
 def get_tools_descriptions(ctx: CallContext, args: ToolsDescriptionArgs) -> str:
-    return describe_tools(ctx.deps.catalog, args.category_name, args.tool_names)
+    return authors_describe_tools(ctx.deps, args.category_name, args.tool_names) or \
+        describe_tools(ctx.deps.catalog, args.category_name, args.tool_names)
 
 
 def category_agent_id(parent_id: str, category: str) -> str:
@@ -48,20 +56,27 @@ def create_agent_category_level(ctx: CallContext, args: CategoryArgs) -> str:
     if child_id in rec["children"]:
         return (f"Error: an agent for the category {cat.name!r} already exists. Assign other, unexplored "
                 "categories, or call finish_search if none is left.")
-    tools = [t.name for t in cat.tools]
+    # with the authors' prompts the shortcut's tool agent gets the tools in their order (category_search:
+    # `create_agent_tool_level(self.category, self.tools)`, `self.tools = get_tools_in_category(...)`)
+    tools = [t.name for t in (authors_tools(ctx.deps, cat) if ctx.deps.paper_prompts is not None else cat.tools)]
     if not tools:
         return f"The category {cat.name!r} has no tools; no agent was created."
     child = new_agent_record(child_id, "category", parent=rec["id"], category=cat.name, ready=ctx.tick + 1)
     rec["children"].append(child_id)
     ctx.children[child_id] = child
+    book = ctx.deps.paper_prompts
+    # main.py Main_Search_Agent.create_agent_category_level: f'category: {category} assigned.' (the name given)
+    done = book.fill("agent_category_assigned", category=args.category_name) if book is not None else ""
     if not cfg.small_category_shortcut or len(tools) > cfg.max_tools_per_agent:
-        return f"Created category agent {child_id} for the category {cat.name!r} ({len(tools)} tools)."
+        return done or f"Created category agent {child_id} for the category {cat.name!r} ({len(tools)} tools)."
     tool_id = f"{child_id}/t1"
     ctx.children[tool_id] = new_agent_record(tool_id, "tool", parent=child_id, category=cat.name, tools=tools,
                                              ready=ctx.tick + 1)
     child["status"] = "finished" if cfg.small_category_finished else "stopped"
     child["end_reason"], child["small_category"] = "small_category", True
     child["children"], child["tools"] = [tool_id], list(tools)
+    if done:  # the same answer: category_search's shortcut runs inside the call (its return is not read)
+        return done
     return (f"Created category agent {child_id} for the category {cat.name!r}. It has only {len(tools)} tools, "
             f"so they were all assigned to tool agent {tool_id}: {to_json(tools)}.")
 

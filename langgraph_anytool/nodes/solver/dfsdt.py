@@ -293,7 +293,7 @@ def authors_task_description(deps: Deps, book: PromptBook, functions: dict[str, 
         api = deps.catalog.api(api_id)
         try:
             tool = deps.catalog.tool(api.category, api.tool_key)
-            key, description = tool.key, tool.description
+            key, description = tool.key, tool.as_written  # the document's `tool_description` (get_white_list)
         except UnknownNameError:
             key, description = api.tool_key, ""
         tools.setdefault(key, description)

@@ -47,15 +47,16 @@ AUTHORS_API_DESCRIPTION_CHARS = 100  # AnyTool preprocess/extract_api_details.py
 def tools_info(record: AgentRecord, deps: Deps) -> dict[str, Any]:
     """The tools as main.py's `query_all_tool_info(category, tools)` gives them to a tool agent: per tool name its
     `api_list` (name, description cut at 100 characters, required and optional parameter names, as
-    `preprocess/extract_api_details.py` stores them) and its `description`."""
+    `preprocess/extract_api_details.py` stores them) and its `description` (`category_tool_details.json`), each
+    description as the tool document writes it (a description of ' ' stays ' ')."""
     out: dict[str, Any] = {}
     for name in record["tools"]:
         try:
             tool = deps.catalog.tool(record["category"] or "", name)
         except UnknownNameError:
             continue
-        apis = [{"name": a.name, "description": (a.description or "")[:AUTHORS_API_DESCRIPTION_CHARS],
+        apis = [{"name": a.name, "description": a.as_written[:AUTHORS_API_DESCRIPTION_CHARS],
                  "required_parameters": [p.name for p in a.required_params],
                  "optional_parameters": [p.name for p in a.optional_params]} for a in tool.apis]
-        out[name] = {"api_list": apis, "description": tool.description}
+        out[name] = {"api_list": apis, "description": tool.as_written}
     return out

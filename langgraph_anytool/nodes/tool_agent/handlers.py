@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from ...catalog import Api, Tool, UnknownNameError
+from ...models.llm import ModelCallError
 from ...state import PoolEntry
 from ...text import shorten
 from ...tools.agent_functions import AddApisArgs, ApiDetailArgs, NoArgs, ToolArgs
 from ..agents.context import CallContext, FunctionResult, to_json
+from ..judge.tooleval_request import refuses_functions, speaks_functions
 from .prompts import SOLVABLE_HUMAN, SOLVABLE_SYSTEM
 
 if TYPE_CHECKING:
@@ -124,7 +127,14 @@ def add_to_pool(ctx: CallContext, args: AddApisArgs) -> dict[str, Any] | str:
 
 def add_apis_into_api_pool(ctx: CallContext, args: AddApisArgs) -> FunctionResult | str:
     """`add_apis_into_api_pool`: the additions' report; with `solvable_check="after_add"` the solvability check
-    follows by itself (`after_add_check`)."""
+    follows by itself (`after_add_check`).
+
+    With the authors' prompts the answer is their text (dyabel/AnyTool `scripts/main.py`
+    `Tool_Agent.add_apis_into_api_pool`), and an addition that would pass the cap is refused whole, without a
+    check, as there (`if len(global_api_list) + len(api_list) > max_api_number: return ...`)."""
+    book, cap = ctx.deps.paper_prompts, ctx.deps.config.max_api_pool
+    if book is not None and len(ctx.pool_ids()) + len(args.apis) > cap:
+        return book.fill("agent_add_over_cap", max_pool=cap, pool_size=len(ctx.pool_ids()), count=len(args.apis))
     report = add_to_pool(ctx, args)
     return report if isinstance(report, str) else after_add_check(ctx, to_json(report))
 
@@ -135,15 +145,22 @@ def after_add_check(ctx: CallContext, report: str) -> FunctionResult | str:
     dyabel/AnyTool `scripts/main.py`, `Tool_Agent.add_apis_into_api_pool`: after the APIs are added, while the
     search is not stopped, `check_task_solvable_by_function` runs on the pool; any verdict but "Unsolvable" stops
     the whole search, and so does "Unsolvable" on a full pool (here the dispatcher's `pool_full` stop). The
-    agent reads the additions' report, not the verdict (as there). With "on_request" the report is returned as is."""
+    agent reads the additions' report, not the verdict (as there). With "on_request" the report is returned as is.
+
+    With the authors' prompts the agent reads their answer instead of our report, one per case (main.py: the
+    pool's size and cap, with a final '.' after an "Unsolvable" verdict, without one after any other verdict or
+    when no check is made)."""
+    book = ctx.deps.paper_prompts
+    sizes = {"pool_size": len(ctx.pool_ids()), "max_pool": ctx.deps.config.max_api_pool}
     if ctx.deps.config.solvable_check != "after_add" or not ctx.pool_ids() or ctx.budget_stop() is not None:
-        return report
+        return book.fill("agent_add_unchecked", **sizes) if book is not None else report
     label, _reason, count = judge_pool(ctx)
     if label == "Unsolvable":
-        return report
+        return book.fill("agent_add_unsolvable", **sizes) if book is not None else report
     ctx.solvable = True
-    return FunctionResult(f"{report}\nThe {count} APIs in the pool can solve the query. The search stops.",
-                          end="stopped", end_reason="pool_solvable")
+    text = book.fill("agent_add_solvable", **sizes) if book is not None else \
+        f"{report}\nThe {count} APIs in the pool can solve the query. The search stops."
+    return FunctionResult(text, end="stopped", end_reason="pool_solvable")
 
 
 def solvable_label(text: str) -> tuple[str | None, str]:
@@ -191,18 +208,23 @@ def _api_summary(api: Api) -> dict[str, Any]:
 def authors_pool_listing(apis: list[Api]) -> list[dict[str, str]]:
     """The pool as main.py's `global_api_list_detailed` holds it for `check_task_solvable_by_function`: category,
     tool and API names, the tool description and the API description (cut at 100 characters, as the authors'
-    `api_details.json` stores it). The tool description is always '' there: `add_apis_into_api_pool` reads
+    `api_details.json` stores it, as the tool document writes it). The tool description is always '' there: `add_apis_into_api_pool` reads
     `tool_details['tool_description'] if isinstance(tool_details, dict) else ''`, and `get_tool_description`
     returns the description string, not a dict."""
     return [{"category_name": a.category, "tool_name": a.tool_name, "api_name": a.name, "tool_description": "",
-             "api_description": (a.description or "")[:100]} for a in apis]
+             "api_description": a.as_written[:100]} for a in apis]
 
 
 def authors_verdict(reply: AIMessage) -> tuple[str | None, str]:
     """(answer, reason) of the authors' `Finish(answer, reason)` call (verifier.py `check_task_solvable_by_function`:
     the answer string as given; only exactly "Unsolvable" goes on), else the reply's text as `solvable_label` reads
     it (the authors ask again up to five times and then answer "Unsure")."""
-    for tc in reply.tool_calls:
+    legacy = reply.additional_kwargs.get("function_call")  # a reply to `functions=` (call_gpt's form)
+    calls: list[dict[str, Any]] = [dict(tc) for tc in reply.tool_calls]
+    if isinstance(legacy, dict):
+        with contextlib.suppress(ValueError):
+            calls.append({"name": str(legacy.get("name") or ""), "args": json.loads(str(legacy.get("arguments")))})
+    for tc in calls:
         if str(tc.get("name", "")).lower() == "finish" and isinstance(tc.get("args"), dict):
             args = tc["args"]
             if "answer" in args:
@@ -210,11 +232,13 @@ def authors_verdict(reply: AIMessage) -> tuple[str | None, str]:
     return solvable_label(reply.text)
 
 
-def solvable_request(deps: Deps, query: str, api_ids: Sequence[str]
+def solvable_request(deps: Deps, query: str, api_ids: Sequence[str], form: str = "functions"
                      ) -> tuple[list[BaseMessage], Any, dict[str, Any], int]:
     """The `solvable` model's prompt on these pooled APIs, the model to call, its structured inputs and the number
     of APIs listed. With the authors' prompts (`prompts_from`): their system and user messages and their `Finish`
-    function bound (verifier.py `check_task_solvable_by_function`)."""
+    function offered as verifier.py `check_task_solvable_by_function` offers it (`call_gpt(messages=...,
+    functions=[solvable_finish_function])`, not forced): the legacy `functions=` to an OpenAI-compatible client
+    (`form="tools"`, or another client: `tools=`)."""
     apis = [deps.catalog.api(i) for i in api_ids if i in deps.catalog]
     inputs = {"query": query, "api_ids": [a.id for a in apis]}
     model: Any = deps.models.for_role("solvable")
@@ -223,7 +247,9 @@ def solvable_request(deps: Deps, query: str, api_ids: Sequence[str]
         prompt: list[BaseMessage] = [
             SystemMessage(book.fill("solvable_system")),
             HumanMessage(book.fill("solvable_user", query=query, apis=str(authors_pool_listing(apis))))]
-        model = model.bind_tools([{"type": "function", "function": dict(book.data["solvable_finish"])}])
+        schema = dict(book.data["solvable_finish"])
+        model = model.bind(functions=[schema]) if form == "functions" and speaks_functions(model) else \
+            model.bind_tools([{"type": "function", "function": schema}])
     else:
         listing = "\n".join(to_json(_api_summary(a)) for a in apis)
         prompt = [SystemMessage(SOLVABLE_SYSTEM), HumanMessage(SOLVABLE_HUMAN.format(query=query, apis=listing))]
@@ -235,11 +261,26 @@ def read_solvable(deps: Deps, reply: AIMessage) -> tuple[str | None, str]:
     return authors_verdict(reply) if deps.paper_prompts is not None else solvable_label(reply.text)
 
 
+def ask_solvable(deps: Deps, query: str, api_ids: Sequence[str],
+                 call: Callable[[list[BaseMessage], Any, dict[str, Any]], Any]) -> tuple[Any, int]:
+    """`call(prompt, model, inputs)` on the `solvable_request`, and the number of APIs listed; a provider that
+    refuses the authors' `functions=` (a 400 naming it) is asked again with `tools=`."""
+    prompt, model, inputs, count = solvable_request(deps, query, api_ids)
+    try:
+        return call(prompt, model, inputs), count
+    except ModelCallError as exc:
+        if deps.paper_prompts is None or not refuses_functions(exc):
+            raise
+        _, model, _, _ = solvable_request(deps, query, api_ids, form="tools")
+        return call(prompt, model, inputs), count
+
+
 def judge_pool(ctx: CallContext) -> tuple[str | None, str, int]:
     """One call of the `solvable` model on the pool as this step sees it: (label, reason, number of APIs), the
     label as `solvable_label` reads it (`solvable_request`, `read_solvable`)."""
-    prompt, model, inputs, count = solvable_request(ctx.deps, ctx.query, ctx.pool_ids())
-    label, reason = read_solvable(ctx.deps, ctx.call_model("solvable", model, prompt, inputs))
+    reply, count = ask_solvable(ctx.deps, ctx.query, ctx.pool_ids(),
+                                lambda prompt, model, inputs: ctx.call_model("solvable", model, prompt, inputs))
+    label, reason = read_solvable(ctx.deps, reply)
     ctx.verdicts.append({"label": label or "none", "reason": reason, "apis": count})
     return label, reason, count
 
@@ -257,8 +298,11 @@ def check_if_request_solvable(ctx: CallContext, args: NoArgs) -> FunctionResult 
         return f"Not checked: the run's {stop.reason}."
     label, reason, count = judge_pool(ctx)
     authors = ctx.deps.config.solvable_check == "after_add"
+    book = ctx.deps.paper_prompts  # with the authors' prompts, their answers (main.py check_if_request_solvable)
+    sizes = {"pool_size": len(ctx.pool_ids()), "max_pool": ctx.deps.config.max_api_pool}
     if label == "Unsolvable" or (label is None and not authors):
-        return f"False: {reason}"
+        return book.fill("agent_check_unsolvable", reason=reason, **sizes) if book is not None else f"False: {reason}"
     ctx.solvable = True
-    return FunctionResult(f"True: the {count} APIs in the pool can solve the query. The search stops.",
-                          end="stopped", end_reason="pool_solvable")
+    text = book.fill("agent_check_solvable", **sizes) if book is not None else \
+        f"True: the {count} APIs in the pool can solve the query. The search stops."
+    return FunctionResult(text, end="stopped", end_reason="pool_solvable")

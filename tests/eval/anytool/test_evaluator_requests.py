@@ -49,6 +49,9 @@ def authors_request(root: Path, func_name: str, func_args: dict[str, Any], form:
     if form == "functions":
         completion_kwargs["function_call"] = {"name": func_name}
         completion_kwargs["functions"] = [func_description]
+        # AnyTool's copy: registered_cls/utils.py OpenaiPoolRequest.request → openai_utils.py call_gpt(messages,
+        # **kwargs), which sends `seed=123`
+        completion_kwargs["seed"] = 123
     else:
         completion_kwargs.pop("functions")
         completion_kwargs["tools"] = [{"type": "function", "function": func_description}]
@@ -236,3 +239,17 @@ def test_a_client_that_is_not_openai_compatible_gets_tools_and_the_record_says_w
     assert result.label == "Solved" and model.calls[0]["tools"] == ["check_answer_status"]
     record = request.record()
     assert record["sent_form"] == "tools" and "not an OpenAI-compatible client" in record["functions_refused"]
+
+
+def test_the_converted_answer_is_the_form_convert_to_dict_writes() -> None:
+    """toolbench/tooleval/evaluation/dataclass.py `ExecutionGraph.convert_to_dict`: every node is {'role',
+    'message', 'next'} and the system and user nodes carry the message '' (`node.message if node.role != 'system'
+    and node.role != 'user' else ''`); convert_to_answer_format.py `process_valid_data`: `total_steps` is
+    `eg.node_count`, system and user nodes included; a call's node {'name', 'arguments', 'response'}, Finish's
+    response ''."""
+    answer = record_to_tooleval(_record())["answer"]
+    finish = answer["final_answer"]
+    assert answer["answer_details"] == [{"role": "system", "message": "", "next": [{"role": "user", "message": "", "next": [
+        {"role": "tool", "message": {"name": "f", "arguments": json.dumps({}), "response": "HTTP 500 upstream"},
+         "next": [{"role": "tool", "message": {"name": "Finish", "arguments": finish, "response": ""}, "next": []}]}]}]}]
+    assert answer["total_steps"] == 4

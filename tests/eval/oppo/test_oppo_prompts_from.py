@@ -104,6 +104,32 @@ def test_task4_6_7_evaluator_prompts(cat: Catalog, tmp_path: Path) -> None:
     assert texts[4] == f"FAKE task7_check conv_str={conv_str}"
 
 
+def test_task7_step_extraction_prompt_is_the_checkouts(cat: Catalog, tmp_path: Path) -> None:
+    """eval_func.py `_extract_tools`: the prompt f-string with `conv_str` (the conversation without its first
+    message when that is the system's, `json.dumps(..., ensure_ascii=False, indent=2)`), asked when `_check_answer`
+    says no."""
+    book = oppo_book(write_fake_checkout(tmp_path / "agent_eval", "oppo"))
+    executor = _executor(cat)
+
+    def reply(body: dict[str, Any]) -> str:
+        text = body["messages"][0]["content"]
+        return "- `days_of_month`: success" if text.startswith("FAKE task7_extract") else "No."
+
+    try:
+        with OpenAIChatServer(policy=reply) as server:
+            m7 = ScriptedChatModel(replies=[ai("It is a Sunday."), ai("About 16,000 yen.")])
+            rep = TaskRunner(cat, m7, evaluator=_evaluator(server, tmp_path), executor=executor, prompts=book).run(
+                7, load_task(7, DATA))
+            texts = [r["messages"][0]["content"] for r in server.chat_requests]
+    finally:
+        executor.close()
+    conv_str = json.dumps([{"role": "user", "content": load_task(7, DATA)[0].instruction},
+                           {"role": "assistant", "content": "It is a Sunday."}], ensure_ascii=False, indent=2)
+    assert texts[:2] == [f"FAKE task7_check conv_str={conv_str}", f"FAKE task7_extract conv_str={conv_str}"]
+    # the listed step, days_of_month, against "get_current_time -> days_of_month": position 0 differs → 0
+    assert rep.items[0].prediction["extracted_steps"] == [["days_of_month", True]] and rep.items[0].score == 0.0
+
+
 def test_cli_records_the_prompts_and_refuses_a_wrong_path(tmp_path: Path, capsys: Any) -> None:
     root = write_fake_checkout(tmp_path / "agent_eval", "oppo")
     argv = ["eval", "tasks", "--task", "8", "--data", str(DATA), "--catalog", str(TOOLSET), "--offline", "--json",

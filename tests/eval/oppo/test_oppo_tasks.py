@@ -334,8 +334,8 @@ def test_task7_evaluator_then_step_progress(cat: Catalog, tmp_path: Path) -> Non
     executor = _executor(cat)
     try:
         with OpenAIChatServer(["No, it never read the calendar.", "Yes, solved."]) as server:
-            rep = TaskRunner(cat, model, evaluator=_evaluator(server, tmp_path), executor=executor).run(
-                7, load_task(7, DATA))
+            rep = TaskRunner(cat, model, evaluator=_evaluator(server, tmp_path), executor=executor,
+                             task7_steps="calls").run(7, load_task(7, DATA))
             conv = json.loads(server.chat_requests[0]["messages"][0]["content"].split("\n\n")[1])
     finally:
         executor.close()
@@ -345,6 +345,51 @@ def test_task7_evaluator_then_step_progress(cat: Catalog, tmp_path: Path) -> Non
     assert rep.metrics["progress_failed_as_0"] == pytest.approx(0.75)  # no run raised
     assert [m["role"] for m in conv] == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
     assert model.calls[0]["tools"] == ["days_of_month", "get_current_time"]  # main API, then its dependencies
+
+
+def test_task7_extracted_steps_read_as_extract_tools_reads_them() -> None:
+    """eval_func.py `_extract_tools`: the pattern chosen by the reply's first character ("-" or not) and by a
+    backtick anywhere in it; the name's parenthesised part cut (`re.sub`); "success" in the lower-cased result."""
+    assert score.extracted_steps("- `get_weather`: success\n- `convert (EUR to JPY)`: Failure") == [
+        ("get_weather", True), ("convert", False)]
+    # the name's `(.+):` is greedy: it runs to the line's last colon, so "book(flight): failed" is the name there,
+    # "book: failed" once its parenthesised part is cut
+    assert score.extracted_steps("1. search: Success\n2. book(flight): failed: timeout") == [
+        ("search", True), ("book: failed", False)]
+    assert score.extracted_steps("The assistant used no tool.") == []
+    # the fallback: every function_call of the assistant, each a success (tool_calls too, the tools= form)
+    conv = [{"role": "system", "content": "s"}, {"role": "assistant", "function_call": {"name": "a", "arguments": ""}},
+            {"role": "assistant", "function_call": json.dumps({"name": "b"})},
+            {"role": "assistant", "tool_calls": [{"id": "1", "function": {"name": "c", "arguments": "{}"}}]}]
+    assert score.called_functions(conv) == [("a", True), ("b", True), ("c", True)]
+
+
+def test_task7_progress_reads_the_steps_the_evaluator_lists(cat: Catalog, tmp_path: Path) -> None:
+    """eval_func.py `evaluate_task7`: `_check_answer` says no → `_check_act_steps` on `_extract_tools`' list. Item 1
+    called get_current_time twice (the calls give 1/2); the evaluator lists get_current_time: success and
+    days_of_month: failure → kept [get_current_time] + the last, days_of_month → 2/2 = 1. Item 2: the extraction
+    reply lists nothing, so the conversation's function calls (each a success): [list_currencies, convert] → 1."""
+    model = ScriptedChatModel(replies=[
+        ai("", call("get_current_time")), ai("", call("get_current_time")), ai("It is a Sunday."),
+        ai("", call("list_currencies")), ai("", call("convert", source="EUR", target="JPY", amount=100)),
+        ai("About 16,000 yen."),
+    ])
+    replies = ["No.", "1. `get_current_time`: success\n2. `days_of_month (for today)`: failure",
+               "No, not converted.", "I cannot tell."]
+    executor = _executor(cat)
+    try:
+        with OpenAIChatServer(replies) as server:
+            rep = TaskRunner(cat, model, evaluator=_evaluator(server, tmp_path), executor=executor).run(
+                7, load_task(7, DATA))
+            prompts = [r["messages"][0]["content"] for r in server.chat_requests]
+    finally:
+        executor.close()
+    assert [i.score for i in rep.items] == [1.0, 1.0]
+    assert rep.items[0].prediction["extracted_steps"] == [["get_current_time", True], ["days_of_month", False]]
+    assert rep.items[1].prediction["extracted_steps"] == [["list_currencies", True], ["convert", True]]
+    # the extraction prompt holds the conversation as _check_answer's does (indented JSON, no system message)
+    assert prompts[1].split("\n\n")[1] == prompts[0].split("\n\n")[1]
+    assert len(prompts) == 4  # one extraction per item: the first try gave steps
 
 
 def test_task7_unknown_function_fails_the_item(cat: Catalog) -> None:
