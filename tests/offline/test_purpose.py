@@ -269,3 +269,19 @@ def test_the_sha_request_runs_to_the_hash() -> None:
 ])
 def test_words_in_parentheses_and_identifiers_are_not_code(text: str) -> None:
     assert code_of(text, "eval") is None and code_of(text, "exec") is None
+
+
+def test_the_offline_evaluators_cache_key_names_its_rules() -> None:
+    """Verdicts cached by `eval passrate --offline` under older judge rules are not reused: the rules' revision is part
+    of the evaluator's cache key (its identity, shown in reports, stays the stand-in's label)."""
+    import argparse
+
+    from langgraph_anytool.cli.eval_commands import Evaluator
+    from langgraph_anytool.eval.anytool.runner import OFFLINE_LABEL
+    from langgraph_anytool.offline.judging import JUDGE_RULES
+
+    args = argparse.Namespace(evaluator=None, offline=True, catalog=None, prompts_from=None, protocol="anytool",
+                              evaluator_settings="tooleval")
+    evaluator = Evaluator(args)
+    assert JUDGE_RULES in evaluator.key and "purpose" in JUDGE_RULES
+    assert evaluator.identity["model"] == OFFLINE_LABEL
