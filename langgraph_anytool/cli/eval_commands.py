@@ -450,6 +450,7 @@ class Evaluator:
         if offline:
             from ..catalog.catalog import Catalog
             from ..eval.anytool.runner import OFFLINE_LABEL
+            from ..offline.judging import JUDGE_RULES
 
             self.model: Any = resolve_stand_in("offline", Catalog.load(args.catalog))
             self.label = OFFLINE_LABEL
@@ -470,7 +471,8 @@ class Evaluator:
         # same model name served elsewhere or sampled otherwise never reuses these verdicts.
         named = self.label if offline else self.model
         self.identity = evaluator_identity(named)
-        self.key = evaluator_key(named)
+        # the stand-in's rules are its "model": a revision of them must not reuse the verdicts cached before it
+        self.key = evaluator_key(f"{self.label} [{JUDGE_RULES}]" if offline else named)
         self.prompts = self.book.provenance() if self.book is not None else ours_provenance()
 
     def request_record(self) -> dict[str, Any]:

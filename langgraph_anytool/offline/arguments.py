@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..catalog import Api, Param
-from .mentions import MONTHS, Mention, Mentions, code_of, mentions_of, overlaps, zone_of_place
+from .mentions import MONTHS, Mention, Mentions, code_of, loose, mentions_of, overlaps, zone_of_place
 
 _TARGET_BEFORE = re.compile(r"\b(?:to|into|in|as|how many)\s+(?:the\s+)?$", re.IGNORECASE)
 _SOURCE_BEFORE = re.compile(r"\b(?:from)\s+(?:the\s+)?$", re.IGNORECASE)
@@ -51,6 +51,10 @@ def _enum_mentions(param: Param, me: Mentions) -> list[Mention]:
         flags = 0 if len(sv) <= 2 else re.IGNORECASE
         for m in re.finditer(rf"(?<![\w/]){spelled}(?![\w/])", me.text, flags):
             out.append(Mention(m.start(), m.end(), v, m.group(0)))
+    for ident in me.identifiers:  # "SHA-256" is the value "sha256", "UTF-8" "utf8" (loosely the same name)
+        hit = next((v for v in values if loose(str(v)) == ident.codes[0]), None)
+        if hit is not None:
+            out.append(Mention(ident.start, ident.end, hit, ident.text))
     for u in me.units:
         hit = next((v for v in values if str(v) in u.codes), None)
         if hit is None:
@@ -99,6 +103,11 @@ def _has(name: str, *words: str) -> bool:
 
 _CODE_PARAMS = frozenset(("code", "source", "source_code", "python_code", "script", "snippet", "program",
                           "expression", "expr", "statement"))
+
+
+# string parameters whose value is an identifier (SHA-256, UTF-8, ISO-8601, H2O, IPv4) rather than a name or text
+_NAMED_BY_IDENTIFIER = ("format", "algorithm", "encoding", "charset", "codec", "formula", "standard", "version",
+                        "protocol", "compound", "model")
 
 
 def _code_param(param: Param) -> str:
@@ -173,6 +182,10 @@ def _value_for(param: Param, ex: _Extraction) -> Any:
     m = ex.take(me.quoted)
     if m is not None:
         return m.value
+    if _has(name, *_NAMED_BY_IDENTIFIER):
+        m = ex.take(me.identifiers)  # a format, algorithm, formula or version is written as an identifier
+        if m is not None:
+            return m.value
     places = [n for n in me.names if not any(c.start <= n.start < c.end for c in me.countries)] or me.names
     m = ex.take(places, direction)
     if m is None:

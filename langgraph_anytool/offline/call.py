@@ -17,7 +17,7 @@ from .text import message_text
 #   solvable {query, api_ids}; solver {query, functions, text_mode?, ask_user?, history? (text mode)};
 #   planner {query, history, functions, umi_prompts?, ask_user?};
 #   caller {query, history, functions, thought, text_mode?, umi_prompts?, ask_user?};
-#   summarizer {query, history, thought}; judge {query, answer, calls?};
+#   summarizer {query, history, thought}; judge {query, answer, calls? (in-loop), apis? (offline evaluator)};
 #   router {query, conversation}; outline {query, functions, conversation}
 # `text_mode`: write the function call as `Action:` / `Action Input:` text; `umi_prompts`: the α-UMi prompt profile
 # ("default" or "alpha_umi") whose words the planner's decision uses; `ask_user`: `ask_user(question)` is offered.

@@ -27,6 +27,11 @@ _QUOTED = re.compile(r"[\"“]([^\"”]{1,300})[\"”]|(?:^|(?<=\s))'([^']{1,300
 _CAPS = re.compile(r"[A-ZÀ-Ý][\w'’.-]*(?:\s+(?:(?:de|da|do|del|la|le|upon|am|of)\s+)?[A-ZÀ-Ý][\w'’.-]*)*")
 _SENTENCE_START = re.compile(r"(?:^|[.?!;:]\s+)$")
 _ONE_OF = re.compile(r"(?<![\w'’])(an?|one)\s+$", re.IGNORECASE)  # the article right before a unit
+# Identifiers: names written with letters and digits (SHA-256, MD5, base64, UTF-8, ISO-8601, IPv4, H2O, COVID-19, mp3,
+# sha3_256). They name algorithms, formats, standards, compounds: values, but never numbers or units. A token starts
+# with a letter and holds a digit; its parts are joined by "-" or "_" (no space).
+_IDENT = re.compile(r"(?<![\w@/.-])[A-Za-z][A-Za-z0-9]*(?:[-_][A-Za-z0-9]+)*(?![\w/]|-\w)")
+_LOOSE = re.compile(r"[\W_]+")
 _ZONE = re.compile(r"\b(?:UTC|GMT|[A-Z][a-z]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?)\b")
 # Capitalised words that start questions or commands, not names.
 _CAP_STOP = frozenset((
@@ -175,6 +180,33 @@ def _collect(text: str, patterns: Iterable[tuple[re.Pattern[str], Any, Any]], ta
     return sorted(found, key=lambda x: x.start)
 
 
+def loose(text: str) -> str:
+    """An identifier's loose form: lower case, separators dropped ("SHA-256", "sha256", "SHA_256" → "sha256")."""
+    return _LOOSE.sub("", text).lower()
+
+
+def same_identifier(a: str, b: str) -> bool:
+    """Whether two spellings name the same identifier (case, hyphens and separators ignored)."""
+    return bool(loose(a)) and loose(a) == loose(b)
+
+
+def _is_identifier(token: str) -> bool:
+    """A token with letters and digits that is a name: not a unit spelled with a digit ("km2") and not a month's
+    or a long word's hyphenated number ("Jan-2024", "before-2020" read as a date or a number)."""
+    if not any(c.isdigit() for c in token) or any(p.fullmatch(token) for p, _, _ in _unit_patterns()):
+        return False
+    for word, _number in re.findall(r"(?:^|[-_])([A-Za-z]+)[-_](\d+)(?=$|[-_])", token):
+        if word.lower()[:3] in {m[:3] for m in MONTHS} or (not word.isupper() and len(word) > 5):
+            return False
+    return True
+
+
+def identifiers_in(text: str) -> list[Mention]:
+    """The identifiers of a text (`_IDENT`), each with its loose form as its code."""
+    return [Mention(m.start(), m.end(), m.group(0), m.group(0), (loose(m.group(0)),))
+            for m in _IDENT.finditer(text) if _is_identifier(m.group(0))]
+
+
 def _to_number(raw: str) -> int | float:
     value = float(raw.replace(",", ""))
     return int(value) if value.is_integer() and "." not in raw else value
@@ -194,11 +226,13 @@ class Mentions:
     languages: list[Mention] = field(default_factory=list)
     currencies: list[Mention] = field(default_factory=list)
     zones: list[Mention] = field(default_factory=list)
+    identifiers: list[Mention] = field(default_factory=list)  # SHA-256, UTF-8, IPv4, H2O: names, not numbers
 
     def salient(self) -> list[tuple[int, int]]:
         """Spans of the values a request carries (overlapping mentions merged)."""
         spans = sorted((m.start, m.end) for group in (self.dates, self.numbers, self.quoted, self.countries,
-                                                      self.units, self.names, self.currencies, self.zones)
+                                                      self.units, self.names, self.currencies, self.zones,
+                                                      self.identifiers)
                        for m in group)
         merged: list[tuple[int, int]] = []
         for start, end in spans:
@@ -228,13 +262,15 @@ class Mentions:
             date_spans.append((m.start(), m.end()))
         me.dates.sort(key=lambda x: x.start)
         quoted_spans = [(q.start, q.end) for q in me.quoted]
+        me.identifiers = [i for i in identifiers_in(text) if not overlaps((i.start, i.end), date_spans + quoted_spans)]
+        ident_spans = [(i.start, i.end) for i in me.identifiers]
         for m in _NUMBER.finditer(text):
-            if not overlaps((m.start(), m.end()), date_spans + quoted_spans):
+            if not overlaps((m.start(), m.end()), date_spans + quoted_spans + ident_spans):
                 me.numbers.append(Mention(m.start(), m.end(), _to_number(m.group(1)), m.group(1)))
         taken = list(quoted_spans)
         me.countries = _collect(text, ((p, code, (name,)) for p, code, name in _country_patterns()), list(taken))
         me.zones = [Mention(m.start(), m.end(), m.group(0), m.group(0)) for m in _ZONE.finditer(text)]
-        unit_taken = list(date_spans) + [(c.start, c.end) for c in me.countries]
+        unit_taken = list(date_spans) + ident_spans + [(c.start, c.end) for c in me.countries]
         me.units = _collect(text, _unit_patterns(), unit_taken)
         for u in me.units:  # "a marathon", "one mile": a quantity of 1 of that unit
             article = _ONE_OF.search(text, 0, u.start)
@@ -245,7 +281,8 @@ class Mentions:
         me.currencies = _collect(text, ((re.compile(rf"\b(?:{w})\b", re.IGNORECASE), code, ()) for w, code in
                                         _CURRENCY_WORDS), list(taken))
         me.currencies += [Mention(m.start(), m.end(), m.group(0), m.group(0)) for m in
-                          re.finditer(r"\b[A-Z]{3}\b", text) if _is_currency(m.group(0))]
+                          re.finditer(r"\b[A-Z]{3}\b", text) if _is_currency(m.group(0))
+                          and not overlaps((m.start(), m.end()), ident_spans)]
         me.currencies.sort(key=lambda x: x.start)
         skip = {name for name in MONTHS} | set(_WEEKDAYS)
         for m in _CAPS.finditer(text):
@@ -255,7 +292,8 @@ class Mentions:
                 start = text.index(words[1], start + len(words[0])) if len(words) > 1 else m.end()
                 words = words[1:]
             phrase = " ".join(words).rstrip(".'’")
-            if not phrase or phrase.lower() in skip or overlaps((start, m.end()), [(u.start, u.end) for u in me.units]):
+            if (not phrase or phrase.lower() in skip or overlaps((start, m.end()), [(u.start, u.end) for u in me.units])
+                    or overlaps((start, start + len(phrase)), ident_spans)):
                 continue
             if len(words) == 1 and start == m.start() and _SENTENCE_START.search(text[:start]):
                 continue  # one capitalised word opening a sentence is most likely not a name
@@ -312,14 +350,31 @@ _MAX_CODE_WORDS = 60
 
 
 def _parses(code: str, mode: str) -> bool:
-    """Whether `code` is Python (`mode` "eval": one expression; "exec": statements). Parsed, never run."""
+    """Whether `code` is Python (`mode` "eval": one expression; "exec": statements) that does something: a call, an
+    arithmetic operation, a comparison, an index, a statement. Prose that happens to parse is no code: words in
+    parentheses ("(km)"), joined by the words Python shares with English ("(a) or (b)", "(not latin-1)"), and
+    identifiers ("SHA-256", "UTF-8": names, not subtractions; each is read as one name). Parsed, never run."""
     import ast
 
+    named = _IDENT.sub(lambda m: "_name" if _is_identifier(m.group(0)) and "-" in m.group(0) else m.group(0), code)
     try:
         ast.parse(code, mode=mode)
+        tree = ast.parse(named, mode=mode)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    return True
+    prose = (ast.Name, ast.Constant, ast.Tuple, ast.List, ast.Load, ast.Expr, ast.Expression, ast.Module, ast.BoolOp,
+             ast.And, ast.Or, ast.Not, ast.Is, ast.IsNot, ast.In, ast.NotIn)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "_name":
+            continue  # "UTF-8 (not latin-1)": an identifier before parentheses is no call
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            continue
+        if isinstance(node, ast.Compare) and all(isinstance(op, ast.Is | ast.IsNot | ast.In | ast.NotIn)
+                                                 for op in node.ops):
+            continue
+        if not isinstance(node, prose):
+            return True
+    return False
 
 
 def _trimmed(text: str, start: int, end: int, mode: str) -> Mention | None:

@@ -37,7 +37,7 @@ Policy = Callable[[Heuristics, RoleCall], AIMessage]
 POLICIES: Mapping[str, Policy] = {
     "meta": meta_reply, "category": category_reply, "tool": tool_reply, "solvable": solvable_reply,
     "solver": solver_reply, "planner": planner_reply, "caller": caller_reply, "summarizer": summarizer_reply,
-    "judge": lambda _h, call: judge_reply(call), "router": router_reply, "outline": outline_reply,
+    "judge": judge_reply, "router": router_reply, "outline": outline_reply,
 }
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from ..catalog import Api, Catalog
 from .arguments import extract
 from .mentions import topic_words
+from .purpose import PurposeIndex
 from .text import content_words, shares_topic
 
 MEMO_LIMIT = 20_000  # memoised search hits / relevance values per instance
@@ -49,6 +50,15 @@ class Heuristics:
             cached = list(self.catalog.search(text, k=min(len(self.catalog), self.search_depth)))
             self._remember(("hits", text), cached)
         return list(cached)
+
+    def purpose_index(self) -> PurposeIndex:
+        """The catalog's APIs as purpose words (`purpose.PurposeIndex`; memoised)."""
+        with self._lock:
+            cached = self._memo.get(("purpose-index",))
+        if cached is None:
+            cached = PurposeIndex.of(self.catalog)
+            self._remember(("purpose-index",), cached)
+        return cached
 
     def relevance(self, api: Api, clause: str) -> float:
         """How well an API fits one request part: its search score relative to the part's best hit, plus the

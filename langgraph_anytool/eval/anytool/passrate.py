@@ -126,6 +126,14 @@ def offered_tools(record: Mapping[str, Any]) -> list[str]:
     return list(record.get("pool") or [])
 
 
+def answered_by(record: Mapping[str, Any]) -> list[str]:
+    """The functions of the record's successful API calls: what its answer rests on. Structured metadata of the
+    evaluator's calls (never part of a prompt): a model reads the process as ToolEval sends it; the offline
+    stand-in's judge checks that these APIs serve the request's purpose (`offline/judging.py off_purpose`)."""
+    return list(dict.fromkeys(str(step["function"]) for step in answer_process(record, max_content=0)
+                              if step.get("function") and str(step.get("status", "")).lower() in ("ok", "success")))
+
+
 def tooleval_inputs(record: Mapping[str, Any], catalog: Any = None) -> tuple[str, dict[str, Any], list[Any]]:
     """(final answer, answer, available tools) as ToolEval reads a converted answer (`eval/anytool/convert.py
     record_to_tooleval`, ToolBench's `convert_to_answer_format.py` form): `rtl.py check_is_solved` sends
@@ -239,7 +247,7 @@ def evaluate_records(records: Sequence[Mapping[str, Any]], evaluator: Any, evalu
 
             def solved(i: int = i, config: Any = config) -> JudgeResult:
                 return check_is_solved(evaluator, query, checked, process, config=config, book=prompts,
-                                       request=request)
+                                       request=request, inputs={"apis": answered_by(rec)})
 
             key = EvaluatorCache.key("check_is_solved", evaluator_id, *theirs, i, query, checked, process)
             res = cache.get_or_call(key, solved) if cache else solved()
