@@ -191,14 +191,14 @@ def encoder_graph(model_dir: Path, precision: str, cache_dir: Path | None = None
     if shipped is not None:
         return check_encoder_onnx(shipped)
     path = ensure_onnx_model(model_dir, precision, cache_dir)
-    try:
-        return check_encoder_onnx(path)
+    try:  # our own conversion: its verdict is kept beside it (onnx_graph.py), so later runs skip the check
+        return check_encoder_onnx(path, remember=True)
     except ValueError as exc:
         logger.warning("the cached ONNX conversion is damaged (%s); converting again", exc)
         path.unlink(missing_ok=True)
         if precision == "int8":
             _cache_file(path.parent, conversion_key(model_dir), "fp32").unlink(missing_ok=True)
-        return check_encoder_onnx(ensure_onnx_model(model_dir, precision, cache_dir))
+        return check_encoder_onnx(ensure_onnx_model(model_dir, precision, cache_dir), remember=True)
 
 
 def _quantize(fp32: Path, target: Path) -> None:

@@ -17,15 +17,29 @@ accepts a file only when
   counts bound the ids the encoder may be given).
 
 A fault is one `DataFileError` line naming the file.
+
+The check parses the file with the `onnx` package and runs its shape inference: about a fifth of a second (the
+import of `onnx`, protobuf and ml_dtypes, most of it) before every run's first search. A file this project wrote
+itself (the conversion cache) is therefore checked once: `remember=True` keeps the verdict beside it, bound to
+the file's SHA-256 and to these rules, and a later check of the same bytes under the same rules reads the verdict
+instead; other bytes, other rules or an unreadable verdict mean the full check again. A folder's own export
+(`trained:DIR`, `minilm:PATH`) is always checked in full.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..sanitize.files import DataFileError, read_bytes
+from pydantic import Field
+
+from ..sanitize.files import DataFileError, load_json_file, read_bytes
+from ..sanitize.schema import FileModel, check_model
+from ..sanitize.writes import atomic_write
 
 MAX_ONNX_BYTES = (2 << 30) - 1  # protobuf's own limit; MiniLM int8 is 23 MB, fp32 90 MB
 MAX_NODES = 20_000  # MiniLM int8: 346
@@ -36,6 +50,24 @@ ENCODER_OPS = frozenset({"Add", "Cast", "DequantizeLinear", "Div", "DynamicQuant
 INPUTS = ("input_ids", "attention_mask", "position_ids")
 OUTPUT = "last_hidden_state"
 _DIMS = ("batch", "seq")
+_RULES_VERSION = 1  # raise when the check changes in a way the constants above do not show
+VERDICT_SUFFIX = ".checked.json"
+MAX_VERDICT_BYTES = 4096
+
+
+def rules_digest() -> str:
+    """What the check accepts, as a digest: a verdict made under other rules is not reused."""
+    rules = [_RULES_VERSION, MAX_ONNX_BYTES, MAX_NODES, MAX_CELLS_PER_POSITION, sorted(ENCODER_OPS), INPUTS, OUTPUT,
+             _DIMS]
+    return hashlib.sha256(json.dumps(rules).encode()).hexdigest()
+
+
+class _Verdict(FileModel):
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    rules: str = Field(pattern=r"^[0-9a-f]{64}$")
+    dimension: int = Field(ge=1, le=MAX_CELLS_PER_POSITION)
+    vocab_rows: int = Field(ge=1)
+    position_rows: int = Field(ge=1)
 
 
 @dataclass(frozen=True)
@@ -49,12 +81,42 @@ class EncoderGraph:
     position_rows: int  # rows of the table `position_ids` index
 
 
-def check_encoder_onnx(path: Path) -> EncoderGraph:
-    """The file at `path` checked as described in the module docstring."""
+def check_encoder_onnx(path: Path, *, remember: bool = False) -> EncoderGraph:
+    """The file at `path` checked as described in the module docstring; `remember`: reuse and keep the verdict
+    beside the file (for files this project wrote itself)."""
+    data = read_bytes(path, max_bytes=MAX_ONNX_BYTES, what="ONNX model")
+    if not remember:
+        return _checked(path, data)
+    verdict = path.with_name(path.name + VERDICT_SUFFIX)
+    digest = hashlib.sha256(data).hexdigest()
+    known = _recalled(verdict, digest)
+    if known is not None:
+        return EncoderGraph(path=path, data=data, dimension=known.dimension, vocab_rows=known.vocab_rows,
+                            position_rows=known.position_rows)
+    graph = _checked(path, data)
+    record = {"sha256": digest, "rules": rules_digest(), "dimension": graph.dimension,
+              "vocab_rows": graph.vocab_rows, "position_rows": graph.position_rows}
+    with contextlib.suppress(OSError):  # a read-only cache: the file is checked in full next time too
+        atomic_write(verdict, json.dumps(record).encode(), mode=0o644)
+    return graph
+
+
+def _recalled(verdict: Path, digest: str) -> _Verdict | None:
+    """The verdict kept for the bytes whose SHA-256 is `digest` under today's rules (None: none, or not usable)."""
+    if not verdict.is_file():
+        return None
+    try:
+        known = check_model(_Verdict, load_json_file(verdict, max_bytes=MAX_VERDICT_BYTES, what="ONNX check verdict"),
+                            source=str(verdict))
+    except (OSError, ValueError):  # unreadable or not a verdict: the full check decides
+        return None
+    return known if known.sha256 == digest and known.rules == rules_digest() else None
+
+
+def _checked(path: Path, data: bytes) -> EncoderGraph:
     import onnx
 
     source = str(path)
-    data = read_bytes(path, max_bytes=MAX_ONNX_BYTES, what="ONNX model")
     try:
         model = onnx.load_model_from_string(data)
     except Exception as exc:  # protobuf's DecodeError and friends: one line naming the file

@@ -11,7 +11,12 @@ error once nothing is left. The client's exception mapping then raises the ordin
 changes nothing, so a client shared with other code keeps its own behaviour.
 
 httpx is the HTTP stack of the OpenAI, Groq, Anthropic and Ollama clients; `clients_of` finds a chat model's
-synchronous clients (its `root_client`, `client`, `http_client` and their inner `_client`).
+synchronous clients (its `root_client`, `client`, `http_client` and their inner `_client`), and with
+`asynchronous=True` its asynchronous ones (`root_async_client`, `async_client`, ...): what `ainvoke` / `astream`
+read through, e.g. an LLM-simulated API call (tools/executors/llm_sim.py) or an application's own async calls.
+`install` bounds both kinds of pool alike (`BoundedBackend`, `AsyncBoundedBackend`); the limits are context
+variables, so they hold in a task or a thread started from the bounded context (asyncio copies the context into
+a task, `run_coroutine_threadsafe` and `to_thread` included).
 """
 
 from __future__ import annotations
@@ -128,6 +133,54 @@ class _BoundedStream:
         return self._inner.get_extra_info(info)
 
 
+class _AsyncBoundedStream:
+    """An async connection whose every read and write waits at most what the current limits leave."""
+
+    def __init__(self, inner: Any, errors: tuple[type[Exception], type[Exception], type[Exception]]) -> None:
+        self._inner = inner
+        self._errors = errors
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return cast(bytes, await self._inner.read(max_bytes, _cut(timeout, self._errors[0])))
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        await self._inner.write(buffer, _cut(timeout, self._errors[1]))
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
+                        timeout: float | None = None) -> Any:
+        inner = await self._inner.start_tls(ssl_context, server_hostname, _cut(timeout, self._errors[2]))
+        return _AsyncBoundedStream(inner, self._errors)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class AsyncBoundedBackend:
+    """An async httpcore (or httpcore2) network backend with every connection bounded by the current limits."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._errors = _errors(inner)
+
+    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
+                          local_address: str | None = None,
+                          socket_options: Iterable[Any] | None = None) -> _AsyncBoundedStream:
+        inner = await self._inner.connect_tcp(host, port, _cut(timeout, self._errors[2]), local_address,
+                                              socket_options)
+        return _AsyncBoundedStream(inner, self._errors)
+
+    async def connect_unix_socket(self, path: str, timeout: float | None = None,
+                                  socket_options: Iterable[Any] | None = None) -> _AsyncBoundedStream:
+        inner = await self._inner.connect_unix_socket(path, _cut(timeout, self._errors[2]), socket_options)
+        return _AsyncBoundedStream(inner, self._errors)
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
 class BoundedBackend:
     """An httpcore (or httpcore2) network backend with every connection bounded by the current limits."""
 
@@ -151,13 +204,22 @@ class BoundedBackend:
 
 def is_sync_client(obj: Any) -> bool:
     """Whether `obj` is a synchronous httpx (or httpx2) client."""
-    return any(cls.__name__ == "Client" and cls.__module__.split(".")[0] in HTTPX_FAMILIES
-               for cls in type(obj).__mro__)
+    return _is_client(obj, "Client")
+
+
+def is_async_client(obj: Any) -> bool:
+    """Whether `obj` is an asynchronous httpx (or httpx2) client."""
+    return _is_client(obj, "AsyncClient")
+
+
+def _is_client(obj: Any, name: str) -> bool:
+    return any(cls.__name__ == name and cls.__module__.split(".")[0] in HTTPX_FAMILIES for cls in type(obj).__mro__)
 
 
 def install(client: Any) -> bool:
-    """Put a `BoundedBackend` under each connection pool of a synchronous httpx client (its transport and its proxy
-    mounts; once). Returns whether every pool is bounded (False: a transport we cannot reach, e.g. a custom one)."""
+    """Put a `BoundedBackend` (an `AsyncBoundedBackend` for an async client) under each connection pool of an
+    httpx client (its transport and its proxy mounts; once). Returns whether every pool is bounded (False: a
+    transport we cannot reach, e.g. a custom one)."""
     transports = [getattr(client, "_transport", None), *(getattr(client, "_mounts", None) or {}).values()]
     done = True
     for transport in transports:
@@ -165,27 +227,33 @@ def install(client: Any) -> bool:
             continue
         pool = getattr(transport, "_pool", None)
         backend = getattr(pool, "_network_backend", None)
-        if isinstance(backend, BoundedBackend):
+        if isinstance(backend, (BoundedBackend, AsyncBoundedBackend)):
             continue
-        if backend is not None and callable(getattr(backend, "connect_tcp", None)) \
-                and not inspect.iscoroutinefunction(backend.connect_tcp):
-            pool._network_backend = BoundedBackend(backend)  # type: ignore[union-attr]
+        if backend is not None and callable(getattr(backend, "connect_tcp", None)):
+            wrap = AsyncBoundedBackend if inspect.iscoroutinefunction(backend.connect_tcp) else BoundedBackend
+            pool._network_backend = wrap(backend)  # type: ignore[union-attr]
         else:
             done = False
     return done
 
 
-def clients_of(model: Any) -> list[Any]:
-    """The synchronous httpx clients of a chat model (or of the model a binding wraps)."""
+SYNC_HOLDERS = ("root_client", "client", "http_client", "_client")
+ASYNC_HOLDERS = ("root_async_client", "async_client", "http_async_client", "_async_client", "_client")
+
+
+def clients_of(model: Any, *, asynchronous: bool = False) -> list[Any]:
+    """The synchronous httpx clients of a chat model (or of the model a binding wraps); its asynchronous ones with
+    `asynchronous`."""
+    kind = is_async_client if asynchronous else is_sync_client
     found: list[Any] = []
     for layer in unwrap(model):
-        for name in ("root_client", "client", "http_client", "_client"):
+        for name in ASYNC_HOLDERS if asynchronous else SYNC_HOLDERS:
             try:
                 held = getattr(layer, name, None)
             except Exception:  # a lazy property that fails (no key, ...): nothing to bound
                 continue
             for candidate in (held, getattr(held, "_client", None)):
-                if is_sync_client(candidate) and all(candidate is not c for c in found):
+                if kind(candidate) and all(candidate is not c for c in found):
                     found.append(candidate)
     return found
 

@@ -166,12 +166,19 @@ def init_model(spec: ModelSpec, catalog: Any = None, *,
     if endpoint is not None and endpoint.loopback:  # a local server: `call_role` streams and sets the timeout
         request_timeout = None
     options = client_options(type(model), request_timeout)
-    if not options:
-        return model
-    try:  # the clients are built at construction: make the model again with the options
-        return cast(BaseChatModel, init_chat_model(spec.strip(), **options))
-    except Exception:  # the provider refuses an option after all: its defaults, as before
-        return model
+    if options:  # the clients are built at construction: make the model again with the options (a provider that
+        # refuses an option after all keeps its defaults, as before)
+        with contextlib.suppress(Exception):
+            model = cast(BaseChatModel, init_chat_model(spec.strip(), **options))
+    bound_clients(model)
+    return model
+
+
+def bound_clients(model: Any) -> None:
+    """Every HTTP client of `model`, sync and async, reads within the limits in force (deadline.py): also a call
+    that does not go through `call_role`, e.g. an LLM-simulated API call's `ainvoke`."""
+    for client in [*clients_of(model), *clients_of(model, asynchronous=True)]:
+        bound_reads(client)
 
 
 def model_providers() -> list[str]:
@@ -398,8 +405,8 @@ def call_role(
     guard = guard if guard is not None else getattr(on_usage, "guard", None)
     if not isinstance(guard, CallGuard):
         guard = CallGuard()
+    bound_clients(model)  # its reads keep to the limits set below (deadline.py), whatever the server sends
     for client in clients_of(model):
-        bound_reads(client)  # its reads keep to the limits set below (deadline.py), whatever the server sends
         plain_stream.install(client)  # a plain JSON reply to a streamed request is read as the completion
     with bounded(guard.deadline()):  # discovery, counting and the call itself end by the run's deadline
         return _call_role(model, role, prompt, config, inputs=inputs, on_usage=on_usage, profiles=profiles,

@@ -9,6 +9,7 @@ that leads out of the folder; sentence-transformers reads a folder only when it 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -617,3 +618,49 @@ def test_encoder_settings_are_bounded(kwargs: dict[str, int]) -> None:
 
     with pytest.raises(ValueError, match="ONNX MiniLM settings"):
         OnnxMiniLMEmbeddings(**kwargs)  # type: ignore[arg-type]
+
+
+def test_a_kept_onnx_verdict_serves_only_the_same_bytes_under_the_same_rules(
+        folders: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 38 §4: our own conversion is checked once (the `onnx` import and shape inference cost a fifth of a
+    second per run); the verdict kept beside it serves only the same bytes under the same rules, and a file of
+    other bytes — a damaged or replaced conversion — is checked in full and refused as before."""
+    from langgraph_anytool.catalog import onnx_graph
+    from langgraph_anytool.catalog.onnx_graph import VERDICT_SUFFIX, check_encoder_onnx
+    from langgraph_anytool.sanitize.files import DataFileError
+
+    good = _copy(folders, "trained", tmp_path / "a")
+    bad = _copy(folders, "trained", tmp_path / "b")
+    _graph_case("loop")(bad)
+    target = tmp_path / "minilm-conversion.onnx"
+    verdict = target.with_name(target.name + VERDICT_SUFFIX)
+    shutil.copy(good / "model-int8.onnx", target)
+    assert check_encoder_onnx(target).dimension > 0 and not verdict.exists()  # a folder's own file: never kept
+    first = check_encoder_onnx(target, remember=True)
+    assert verdict.is_file()
+    with monkeypatch.context() as m:
+        m.setitem(sys.modules, "onnx", None)  # the kept verdict: the same answer without the onnx package
+        again = check_encoder_onnx(target, remember=True)
+        assert (again.dimension, again.vocab_rows, again.position_rows, again.data) == \
+               (first.dimension, first.vocab_rows, first.position_rows, first.data)
+        assert again.data == target.read_bytes()
+        with pytest.raises(ImportError):  # no verdict is used without `remember`
+            check_encoder_onnx(target)
+    kept = verdict.read_text()
+    shutil.copy(bad / "model-int8.onnx", target)  # other bytes under the kept verdict: checked in full, refused
+    with pytest.raises(DataFileError, match="Loop"):
+        check_encoder_onnx(target, remember=True)
+    forged = json.loads(kept)
+    forged["sha256"] = hashlib.sha256(target.read_bytes()).hexdigest()
+    for rules, text in (("0" * 64, json.dumps(forged)), (None, "not json"), (None, json.dumps({**forged, "dimension": -1}))):
+        if rules:
+            forged["rules"] = rules  # a verdict made under other rules
+            text = json.dumps(forged)
+        verdict.write_text(text)
+        with pytest.raises(DataFileError, match="Loop"):
+            check_encoder_onnx(target, remember=True)
+    monkeypatch.setattr(onnx_graph, "MAX_NODES", 10)  # stricter rules: the good file's verdict no longer holds
+    shutil.copy(good / "model-int8.onnx", target)
+    verdict.write_text(kept)
+    with pytest.raises(DataFileError, match="nodes; at most 10 allowed"):
+        check_encoder_onnx(target, remember=True)

@@ -24,6 +24,7 @@ from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 
 from ...catalog.errors import UnknownNameError
+from ...models.deadline import bounded
 from ...models.faults import (
     EXTRA_CALL,
     MALFORMED_END,
@@ -497,8 +498,9 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
                 msgs.append(_error(f"not executed: the budget of {max_calls} API calls is used up", tc_id, name))
                 records.append(_record(tc_id, name, api_id, args, "not_executed"))
                 continue
-            try:
-                obs = deps.executor.call(api_id, dict(args) if isinstance(args, dict) else args)
+            try:  # an API that a model plays (`--execution llm`) keeps to the run's deadline too (deadline.py)
+                with bounded(deps.guard(state.get("run_key", "")).deadline()):
+                    obs = deps.executor.call(api_id, dict(args) if isinstance(args, dict) else args)
             except GraphBubbleUp:
                 raise
             except Exception as exc:  # executors return observations; this is a last guard
