@@ -295,5 +295,34 @@ def action_grammar(tools: Sequence[Mapping[str, Any]]) -> str:
 def grammar_kwargs(model: Any, tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The per-call options holding a text-mode reply of an OpenAI-compatible client to `action_grammar` (llama.cpp's
     `grammar` body field; the model's own `extra_body` kept); none for other classes."""
+    return grammar_body(model, action_grammar(tools))
+
+
+def grammar_body(model: Any, grammar: str) -> dict[str, Any]:
+    """The per-call options holding the reply of an OpenAI-compatible client to the GBNF `grammar` (llama.cpp's
+    `grammar` body field; the model's own `extra_body` kept); none for other classes."""
     compatible, own = _openai_compatible(model)
-    return {"extra_body": {**own, "grammar": action_grammar(tools)}} if compatible else {}
+    return {"extra_body": {**own, "grammar": grammar}} if compatible else {}
+
+
+class GrammarRunnable(Runnable[Any, BaseMessage]):
+    """A chat model whose plain-text reply a llama.cpp server holds to a GBNF grammar (e.g. α-UMi's planner: a
+    thought, then its `Next:` decision, `nodes/solver/umi.py planner_grammar`); the reply is the model's own."""
+
+    def __init__(self, model: Runnable[Any, BaseMessage], grammar: str) -> None:
+        self.model = model
+        self.grammar = grammar
+
+    @property
+    def bound(self) -> Runnable[Any, BaseMessage]:
+        """The wrapped model (`profiles.unwrap` finds the model's name and endpoint here)."""
+        return self.model
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> BaseMessage:
+        return self.model.invoke(input, config, **with_extra_body(kwargs, grammar_body(self.model, self.grammar)))
+
+
+def holds_to_grammar(model: Any, profile: ModelProfile, endpoints: Endpoints | None) -> bool:
+    """Whether a plain-text reply of `model` that must end in a fixed form (α-UMi's planner decision) is held to a
+    grammar: llama.cpp serves it on loopback and its profile does not ask for native calls."""
+    return profile.call_mode != "native" and served_by_llama_cpp(model, endpoints)
