@@ -25,6 +25,7 @@ from typing import Any, Literal, cast
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.runnables import Runnable, RunnableConfig
+from langchain_core.runnables.config import merge_configs
 
 from ..protocol import calls_as_text, text_of
 from .endpoint import Endpoints, endpoint_of
@@ -184,6 +185,14 @@ def with_extra_body(kwargs: Mapping[str, Any], options: Mapping[str, Any]) -> di
     return out
 
 
+def bound_config(config: RunnableConfig | None) -> RunnableConfig:
+    """The config a wrapper hands the model it wraps, merged as a `bind_tools` binding merges it
+    (`RunnableBinding._merge_configs`): the run's own callbacks (the handlers of `astream_events` and of
+    `stream_mode="messages"`, held in the context) kept beside the call's (`call_role`'s stream watch), so the wrapped
+    model's tokens stream with the role in their metadata, as a native call's do (issue 35 §1)."""
+    return merge_configs({}, config)
+
+
 class PromptedToolRunnable(Runnable[Any, BaseMessage]):
     """A chat model given a fixed tool list in its prompt rather than as native tools: the wrapped model and the
     tools (the constrained form below; text mode's `Action:` form in `nodes/solver/textmode.py`)."""
@@ -210,7 +219,7 @@ class ConstrainedToolRunnable(PromptedToolRunnable):
         messages = list(input) if isinstance(input, Sequence) and not isinstance(input, str) else [
             HumanMessage(content=str(input))]
         options = with_extra_body(kwargs, constraint_kwargs(self.model, self.tools))
-        reply = self.model.invoke(messages_with_functions(messages, self.tools), config, **options)
+        reply = self.model.invoke(messages_with_functions(messages, self.tools), bound_config(config), **options)
         parsed = parse_call(text_of(reply))
         return parsed.model_copy(update={"usage_metadata": getattr(reply, "usage_metadata", None),
                                          "response_metadata": dict(getattr(reply, "response_metadata", {}) or {}),
@@ -295,5 +304,35 @@ def action_grammar(tools: Sequence[Mapping[str, Any]]) -> str:
 def grammar_kwargs(model: Any, tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The per-call options holding a text-mode reply of an OpenAI-compatible client to `action_grammar` (llama.cpp's
     `grammar` body field; the model's own `extra_body` kept); none for other classes."""
+    return grammar_body(model, action_grammar(tools))
+
+
+def grammar_body(model: Any, grammar: str) -> dict[str, Any]:
+    """The per-call options holding the reply of an OpenAI-compatible client to the GBNF `grammar` (llama.cpp's
+    `grammar` body field; the model's own `extra_body` kept); none for other classes."""
     compatible, own = _openai_compatible(model)
-    return {"extra_body": {**own, "grammar": action_grammar(tools)}} if compatible else {}
+    return {"extra_body": {**own, "grammar": grammar}} if compatible else {}
+
+
+class GrammarRunnable(Runnable[Any, BaseMessage]):
+    """A chat model whose plain-text reply a llama.cpp server holds to a GBNF grammar (e.g. α-UMi's planner: a
+    thought, then its `Next:` decision, `nodes/solver/umi.py planner_grammar`); the reply is the model's own."""
+
+    def __init__(self, model: Runnable[Any, BaseMessage], grammar: str) -> None:
+        self.model = model
+        self.grammar = grammar
+
+    @property
+    def bound(self) -> Runnable[Any, BaseMessage]:
+        """The wrapped model (`profiles.unwrap` finds the model's name and endpoint here)."""
+        return self.model
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> BaseMessage:
+        return self.model.invoke(input, bound_config(config),
+                                 **with_extra_body(kwargs, grammar_body(self.model, self.grammar)))
+
+
+def holds_to_grammar(model: Any, profile: ModelProfile, endpoints: Endpoints | None) -> bool:
+    """Whether a plain-text reply of `model` that must end in a fixed form (α-UMi's planner decision) is held to a
+    grammar: llama.cpp serves it on loopback and its profile does not ask for native calls."""
+    return profile.call_mode != "native" and served_by_llama_cpp(model, endpoints)

@@ -160,3 +160,81 @@ def test_streamed_tokens_carry_the_role_in_events_and_in_messages_mode() -> None
     solver_text = "".join(str(chunk.content) for chunk, meta in parts if meta.get(ROLE_KEY) == "solver")
     assert solver_text.startswith("Let me call the API.")
     assert all(meta.get(ROLE_KEY) for chunk, meta in parts if type(chunk).__name__ == "AIMessageChunk")
+
+
+# ------------------------------------------------------------------------------------------ prompted calls stream too
+CONVERT_TOOL = {"type": "function", "function": {"name": "convert_units", "description": "Convert units.",
+                                                 "parameters": {"type": "object",
+                                                                "properties": {"value": {"type": "number"}}}}}
+JSON_CALL = '{"name": "convert_units", "arguments": {"value": 26.2}}'
+TEXT_CALL = 'Thought: convert the miles\nAction: convert_units\nAction Input: {"value": 26.2}'
+# the wrappers that give a model its tools in the prompt, or hold its reply to a grammar: (what a held model
+# writes, the call parsed from it)
+PROMPTED = {
+    "constrained": (JSON_CALL, [("convert_units", {"value": 26.2})]),
+    "text": (TEXT_CALL, [("convert_units", {"value": 26.2})]),
+    "text-grammar": (TEXT_CALL, [("convert_units", {"value": 26.2})]),
+    "planner-grammar": ("Call the converter for the miles.\nNext: caller", []),
+}
+
+
+class Calls(TypedDict, total=False):
+    query: str
+    calls: list[Any]
+
+
+def prompted_graph(mode: str, base_url: str) -> Any:
+    """One node making one solver call through `mode`'s wrapper of a real `ChatOpenAI` client of a loopback
+    llama.cpp server, with `call_role` (which streams a local server's reply under its stall watch), as the solver's
+    nodes make it."""
+    from langchain_openai import ChatOpenAI
+
+    from langgraph_anytool.models.constrained import ConstrainedToolRunnable, GrammarRunnable
+    from langgraph_anytool.models.llm import call_role
+    from langgraph_anytool.nodes.solver.textmode import GrammarTextToolRunnable, TextToolRunnable
+    from langgraph_anytool.nodes.solver.umi import planner_grammar
+
+    model = ChatOpenAI(model="smollm2", base_url=base_url, api_key="x")  # type: ignore[arg-type]
+    runnable = {"constrained": lambda: ConstrainedToolRunnable(model, [CONVERT_TOOL]),
+                "text": lambda: TextToolRunnable(model, [CONVERT_TOOL]),
+                "text-grammar": lambda: GrammarTextToolRunnable(model, [CONVERT_TOOL]),
+                "planner-grammar": lambda: GrammarRunnable(model, planner_grammar("default"))}[mode]()
+
+    def node(state: Calls) -> dict[str, Any]:
+        reply, _ = call_role(runnable, "solver", [HumanMessage(state["query"])])
+        return {"calls": [(c["name"], c["args"]) for c in getattr(reply, "tool_calls", [])]}
+
+    builder = StateGraph(Calls)
+    builder.add_node("solve", node)
+    builder.add_edge(START, "solve")
+    builder.add_edge("solve", END)
+    return builder.compile()
+
+
+@pytest.mark.parametrize("mode", sorted(PROMPTED))
+def test_a_prompted_call_streams_its_tokens_with_its_role(mode: str) -> None:
+    """Before: a constrained or text-mode call (and α-UMi's grammar-held planner) on a local server sent no
+    `on_chat_model_stream` event, and nothing in `stream_mode="messages"`: the wrapper handed its model the call's
+    own callbacks (`call_role`'s stream watch) in place of the run's. Now its reply's tokens stream as events
+    carrying the role, and as role-tagged chunks in `astream(stream_mode="messages")`, as a native call's do; the
+    tokens add up to what the server wrote, and the call is parsed from it as under `invoke`."""
+    from tests.model_servers import LlamaCppServer
+
+    reply, parsed = PROMPTED[mode]
+    with LlamaCppServer(policy=lambda body: reply, n_ctx=8192, chars_per_token=3.3) as server:
+        expected = prompted_graph(mode, server.base_url).invoke({"query": QUERY})
+        assert expected["calls"] == parsed
+        events, output = asyncio.run(run_events(prompted_graph(mode, server.base_url), {"query": QUERY}))
+
+        async def messages_mode() -> list[tuple[Any, dict[str, Any]]]:
+            return [part async for part in prompted_graph(mode, server.base_url).astream(
+                {"query": QUERY}, stream_mode="messages")]
+
+        parts = asyncio.run(messages_mode())
+    assert output["calls"] == parsed
+    tokens = [e for e in events if e["event"] == "on_chat_model_stream"]
+    assert all(e["metadata"].get(ROLE_KEY) == "solver" for e in tokens)
+    assert len([e for e in tokens if e["data"]["chunk"].content]) >= 3  # token by token
+    assert "".join(str(e["data"]["chunk"].content) for e in tokens) == reply
+    assert parts and all(meta.get(ROLE_KEY) == "solver" for _, meta in parts)
+    assert "".join(str(chunk.content) for chunk, _ in parts) == reply

@@ -10,6 +10,7 @@ request's `response_format` (one `oneOf` branch per offered function, the same f
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -300,3 +301,56 @@ def test_text_mode_on_llama_cpp_is_held_to_one_action_by_a_grammar(monkeypatch: 
     assert out["solver_attempts"][-1]["api_calls"] >= 1
     grammar = grammars[0]
     assert grammar.startswith('root ::= "Thought: "') and '"\\nAction Input: " "{"' in grammar
+
+
+# ------------------------------------------------------------------------------------------ α-UMi's planner
+def decisions_of(grammar: str) -> tuple[str, list[str], str]:
+    """(what comes before the decision word, the words the grammar allows, what follows) of a planner grammar's
+    root rule: the reply a grammar-held model can write ends with one of them."""
+    root = next(line for line in grammar.splitlines() if line.startswith("root ::= "))
+    match = re.search(r'"((?:\\n)[^"]*)" \( ((?:"[^"]+"(?: \| )?)+) \)(?: "([^"]*)")?$', root)
+    assert match, root
+    return (match.group(1).replace("\\n", "\n"), re.findall(r'"([^"]+)"', match.group(2)), match.group(3) or "")
+
+
+@pytest.mark.parametrize("profile, word, route", [
+    ("default", "caller", "caller"), ("default", "summarizer", "summarizer"), ("default", "give up", "give_up"),
+    ("alpha_umi", "caller", "caller"), ("alpha_umi", "conclusion", "summarizer"), ("alpha_umi", "give up", "give_up"),
+])
+def test_the_planner_on_llama_cpp_is_held_to_a_decision_that_routes(
+        profile: str, word: str, route: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Before: α-UMi's planner wrote plain text, and SmolLM2 echoed the prompt's format line ('followed by "Next:
+    caller", ... or "Next: give up"') and never routed to its caller. Now every planner request to a local llama.cpp
+    server carries a GBNF grammar whose reply ends with a line of the profile's decision (the authors' " Next:
+    caller." form under "alpha_umi"); the reply a grammar-held model writes (here: an echoed `Next:` in its thought,
+    then the decision) routes by its last line: to the caller (whose constrained call is executed), the summarizer
+    (whose plain reply is the answer) or a give-up (the step closed, the tree backtracks)."""
+    planner: list[dict[str, Any]] = []
+
+    def policy(body: dict[str, Any]) -> str:
+        system = str(body["messages"][0]["content"])
+        if body.get("response_format"):  # the caller, constrained to a call
+            return Policy()(body)
+        if system.startswith(("You have access to the following APIs", "These APIs are available")):  # the planner
+            planner.append(body)
+            assert not body.get("tools") and "response_format" not in body
+            lead, words, end = decisions_of(str(body.get("grammar")))
+            observed = "Observation (" in system
+            chosen = "caller" if route == "caller" and not observed else word if not observed else words[1]
+            assert chosen in words
+            return f'I think of it; the prompt said "Next: give up" or "Next: caller".{lead}{chosen}{end}'
+        return PLAIN  # the summarizer, the judge
+
+    with LlamaCppServer(policy=policy, n_ctx=8192, chars_per_token=3.3) as server:
+        out = anytool_run(server, monkeypatch, capsys, "retriever=search", "solver=umi", "max_reflections=0",
+                          f"umi_prompts={profile}", "dfsdt_width=1")
+    assert planner, "no planner request"
+    assert all(body.get("grammar") for body in planner), "a planner request was not held to a grammar"
+    nodes = out["solver_attempts"][0]
+    if route == "caller":  # the caller's call was executed, then the planner concluded
+        assert nodes["api_calls"] >= 1 and out["answer"] == PLAIN, out["solver_attempts"]
+    elif route == "summarizer":
+        assert nodes["api_calls"] == 0 and out["answer"] == PLAIN and nodes["finish_type"] == "give_answer"
+    else:
+        assert nodes["api_calls"] == 0 and nodes["finish_type"] == "give_up", out["solver_attempts"]

@@ -54,7 +54,8 @@ class Exchange:
     # request's `response_format` JSON schema), and whether the reply was constrained to a call
     offered: dict[str, Any] = field(default_factory=dict)
     constrained: bool = False
-    grammar: bool = False  # the request carried a GBNF `grammar` (a text-mode call on llama.cpp)
+    grammar: bool = False  # the request carried a GBNF `grammar` of a call (a text-mode call on llama.cpp)
+    decision: bool = False  # the request carried a GBNF `grammar` of no call (α-UMi's planner: a `Next:` decision)
     reply_text: str = ""  # the reply's content (streamed deltas joined)
     native_calls: dict[int, list[str]] = field(default_factory=dict)  # index → [name, arguments text]
 
@@ -215,9 +216,11 @@ class RecordingProxy(LoopbackServer):
                                 text="\n".join(str(m.get("content")) for m in body.get("messages") or []
                                                if isinstance(m, dict)))
             exchange.offered, exchange.constrained = offered_functions(body)
-            exchange.grammar = bool(body.get("grammar"))
+            grammar = str(body.get("grammar") or "")
+            exchange.grammar = bool(text_functions(grammar))
+            exchange.decision = bool(grammar) and not exchange.grammar  # α-UMi's planner, held to its `Next:` line
             if exchange.grammar:  # a text call: `Action: <name>` / `Action Input: <JSON>`
-                exchange.offered = text_functions(str(body.get("grammar")))
+                exchange.offered = text_functions(grammar)
         try:
             reply = await client.send(upstream_request, stream=True)
         except httpx.HTTPError as exc:

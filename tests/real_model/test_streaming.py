@@ -29,10 +29,9 @@ QUERY = "Convert 26.2 miles to kilometers."
 
 def graph_on(server: LlamaServer) -> Any:
     real = ChatOpenAI(model=SMOLLM2, base_url=server.base_url, api_key="sk-local-unused")  # type: ignore[arg-type]
-    # native calls: a constrained call (the default on a loopback llama.cpp server) is not streamed token by token
-    # yet, so this test keeps the native form whose tokens stream (issue 35 §1 open item)
+    # the default call mode on a loopback llama.cpp server: constrained calls, whose tokens stream as native ones do
     profile = {SMOLLM2: {"context_window": WINDOW, "tool_calling": True, "input_price": 0, "output_price": 0,
-                         "max_tokens": MAX_TOKENS, "call_mode": "native"}}
+                         "max_tokens": MAX_TOKENS}}
     config = AnyToolConfig(max_reflections=0, max_api_calls=2, max_run_seconds=240, model_profiles=profile)
     return create_anytool_graph(Catalog.builtin(), "offline", models={"solver": real, "judge": real}, config=config)
 

@@ -71,8 +71,9 @@ The conversation history is:
 {diversity}
 You are the assistant that plans what to do next and decides whether it is the caller's turn (to call one API) \
 or the summarizer's turn (to write the final answer for the user).
-Answer in the following format:
-The thought of the next step, followed by "Next: caller", "Next: summarizer" or "Next: give up".
+The caller calls one API; the summarizer answers from the API results in the history only. Reply with your thought \
+for the next step (which API to call, or why the results suffice), then the decision on the last line: \
+"Next: caller", "Next: summarizer" or "Next: give up".
 Choose "Next: give up" only when the query cannot be solved from the current situation; then say why and name \
 the functions that failed."""
 

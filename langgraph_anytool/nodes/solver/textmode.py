@@ -25,6 +25,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from ...models.constrained import (
     ConstrainedToolRunnable,
     PromptedToolRunnable,
+    bound_config,
     choose_call_mode,
     function_of,
     grammar_kwargs,
@@ -79,7 +80,7 @@ class TextToolRunnable(PromptedToolRunnable):
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> BaseMessage:
         messages = list(input) if isinstance(input, Sequence) and not isinstance(input, str) else [
             HumanMessage(content=str(input))]
-        reply = self.model.invoke(messages_as_text(messages, self.tools), config, **kwargs)
+        reply = self.model.invoke(messages_as_text(messages, self.tools), bound_config(config), **kwargs)
         parsed = action_message(text_of(reply), id_prefix="text")
         return parsed.model_copy(update={"usage_metadata": getattr(reply, "usage_metadata", None),
                                          "response_metadata": dict(getattr(reply, "response_metadata", {}) or {}),

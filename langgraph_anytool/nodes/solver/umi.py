@@ -14,7 +14,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.runnables import Runnable
 
+from ...models.constrained import GrammarRunnable, holds_to_grammar
+from ...models.profiles import profile_for
 from ...protocol import DIVERSITY
 from ...text import shorten
 from ..abilities import ask_user as asking
@@ -35,7 +38,7 @@ from .dfsdt import (
     tool_schemas,
     with_fewer_functions,
 )
-from .textmode import TextToolRunnable, format_inputs, umi_template
+from .textmode import TextToolRunnable, format_inputs, probed, umi_template
 from .tree import (
     NUDGE,
     QUERY_LIMIT_NOTE,
@@ -77,6 +80,37 @@ def parse_next(text: str) -> tuple[Decision, str]:
     if word in ("caller", "call"):
         return "caller", ""
     return "summarizer", ""
+
+
+# the planner's reply held to its protocol where a llama.cpp server serves the planner (`constrained.GrammarRunnable`):
+# a thought of at most `PLANNER_THOUGHT_LINES` lines (none starting with "Ne", so that no `Next:` line echoed from the
+# prompt comes before the decision), then the decision as the last line, which a small model cannot leave out. The
+# "alpha_umi" profile keeps the authors' text: the rationale, a newline, then " Next: caller." / " Next:
+# conclusion." / " Next: give up." (X-PLUG/Multi-LLM-Agent GLPFT/process_data/toolbench/prepro_raw_stage_2.py:
+# `answer_span = content + '\n'`, then `answer_span + " Next: caller."`; ToolBench-multiLLM/toolbench/inference/LLM/
+# collab_agent_model.py `CollbaAgentV3.prediction` routes on those three strings); ours ends with "Next: caller",
+# "Next: summarizer" or "Next: give up" (prompts.PLANNER_SYSTEM).
+PLANNER_THOUGHT_LINES = 4
+PLANNER_LINE_CHARS = 150
+_DECISIONS = {"default": ('"\\nNext: "', ("caller", "summarizer", "give up"), ""),
+              "alpha_umi": ('"\\n Next: "', ("caller", "conclusion", "give up"), ' "."')}
+
+
+def planner_grammar(profile: str) -> str:
+    """The GBNF grammar of a planner's reply under the `umi_prompts` profile (see `PLANNER_THOUGHT_LINES`)."""
+    lead, words, end = _DECISIONS["alpha_umi" if profile == "alpha_umi" else "default"]
+    choice = " | ".join(f'"{w}"' for w in words)
+    return (f'root ::= line ( "\\n" line ){{0,{PLANNER_THOUGHT_LINES - 1}}} {lead} ( {choice} ){end}\n'
+            f'line ::= ( [^\\nN ] | "N" [^\\ne] ) [^\\n]{{0,{PLANNER_LINE_CHARS - 2}}}\n')
+
+
+def planner_model(deps: Deps) -> Runnable[Any, BaseMessage]:
+    """The planner's model: its reply held to `planner_grammar` where llama.cpp serves it on loopback and its profile
+    does not ask for native calls (`constrained.holds_to_grammar`), else as it is."""
+    model = deps.models.for_role("planner")
+    if holds_to_grammar(model, profile_for(model, deps.config.model_profiles), probed(deps)):
+        return GrammarRunnable(model, planner_grammar(deps.config.umi_prompts))
+    return model
 
 
 def render_history(messages: Sequence[BaseMessage]) -> str:
@@ -143,7 +177,7 @@ def make_plan(deps: Deps) -> Node:
             prompt: list[BaseMessage] = [SystemMessage(content=system),
                                          *conversation_messages(state.get("prior_messages") or []),
                                          HumanMessage(content=state["query"])]
-            return invoke_model(deps, state, "planner", deps.models.for_role("planner"), prompt,
+            return invoke_model(deps, state, "planner", planner_model(deps), prompt,
                                 {**umi_inputs(path_messages(nodes, cur), offered),
                                  **format_inputs(deps.config, "planner"), "ask_user": deps.config.ask_user})
 
