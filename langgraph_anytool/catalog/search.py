@@ -8,9 +8,9 @@ Three levels are indexed: APIs, tools and categories. A query is searched as a w
 An API's part score adds `w_tool` times its tool's part score; the final score is the best sentence's score plus
 `w_whole` times the whole query's score. Tools also get the best score of their APIs, categories that of their tools.
 
-Query vectors: the whole query and its sentences are encoded in one batch (`FusionWeights.encode_whole=False`
-encodes the sentences only and takes their normalised mean for the whole query: cheaper, slightly lower recall);
-recent query texts come from the encoder's LRU cache when it has one.
+Query vectors: a multi-sentence query encodes its sentences; with an encoder that gives token means (MiniLM on ONNX
+Runtime, each text run alone) the whole query's vector is the mean over all their tokens, so the whole text is not
+encoded a second time (`FusionWeights.encode_whole`); recent texts come from the encoder's LRU cache when it has one.
 
 Every index persists under `index_dir` (default: env ``ANYTOOL_INDEX_DIR``, else ``~/.cache/langgraph-anytool/
 index``): BM25 in a folder keyed by the catalog fingerprint and the document format version, dense vectors in one
@@ -380,20 +380,25 @@ class CatalogSearcher:
     def _query_vectors(self, parts: list[str]) -> np.ndarray:
         """L2-normalised vectors of the query parts (row 0: whole query, then its sentences).
 
-        A multi-sentence query encodes its sentences only, its whole-query vector being their normalised mean,
-        unless `weights.encode_whole`.
+        A multi-sentence query encodes its sentences only, unless `weights.encode_whole` is True (or None with an
+        encoder that gives no token means): its whole-query vector is then the mean over all the sentences'
+        tokens (`token_means`), else the normalised mean of the sentence vectors.
         """
-        encode = parts if len(parts) == 1 or self.weights.encode_whole else parts[1:]
-        vectors = self._embed_queries(encode)
-        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        if len(encode) < len(parts):
-            whole = vectors.mean(axis=0, keepdims=True)
-            whole /= max(float(np.linalg.norm(whole)), 1e-12)
-            vectors = np.vstack([whole, vectors])
-        return np.ascontiguousarray(vectors, dtype=np.float32)
+        whole_mode = self.weights.encode_whole
+        token_means = getattr(self.embeddings, "token_means", None)
+        if len(parts) == 1 or whole_mode is True or (whole_mode is None and not callable(token_means)):
+            return _normalised(self._embed_queries(parts))
+        if callable(token_means):
+            means, counts = token_means(parts[1:])
+            means = np.asarray(means, dtype=np.float32)
+            weights = np.asarray(counts, dtype=np.float32)[:, None]
+            whole = (means * weights).sum(axis=0, keepdims=True) / max(float(weights.sum()), 1.0)
+            return _normalised(np.vstack([whole, means]))
+        vectors = _normalised(self._embed_queries(parts[1:]))
+        return _normalised(np.vstack([vectors.mean(axis=0, keepdims=True), vectors]))
 
     def _embed_queries(self, parts: list[str]) -> np.ndarray:
-        """One batch when the embeddings offer `query_matrix`/`embed_queries` (the MiniLM encoders do)."""
+        """One call when the embeddings offer `query_matrix`/`embed_queries` (the MiniLM encoders do)."""
         assert self.embeddings is not None
         for method in ("query_matrix", "embed_queries"):
             batch = getattr(self.embeddings, method, None)
@@ -498,6 +503,12 @@ def _fitted_weights(embeddings: Encoder | None) -> FusionWeights | None:
 
 
 # ---------------------------------------------------------------------- dense helpers
+def _normalised(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (all-zero rows stay zero), float32 and C-contiguous (as faiss wants them)."""
+    vectors = np.asarray(vectors, dtype=np.float32)
+    return np.ascontiguousarray(vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12))
+
+
 def _embed_documents(embeddings: Encoder, texts: list[str], *, desc: str, progress: bool) -> np.ndarray:
     """Embed in chunks (a tqdm bar on stderr when `progress`); L2-normalised float32."""
     from tqdm import tqdm
