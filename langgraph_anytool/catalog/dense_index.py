@@ -89,41 +89,31 @@ def top_indices(scores: np.ndarray, depth: int, rows: np.ndarray | None = None) 
     return rows[np.lexsort((rows, -values))[:depth]]
 
 
-def flat_vectors(index: Any) -> np.ndarray:
-    """The vectors of an exact (flat) index as a read-only numpy view of faiss's own memory (no copy); valid while
-    `index` lives."""
-    faiss = import_faiss()
-
-    n, d = int(index.ntotal), int(index.d)
-    if not n:
-        return np.zeros((0, d), dtype=np.float32)
-    view = faiss.rev_swig_ptr(index.get_xb(), n * d).reshape(n, d)
-    view.flags.writeable = False
-    return view
-
-
 def nearest(index: Any, vectors: np.ndarray, depth: int) -> list[np.ndarray]:
-    """Per query vector, the positions of the `depth` vectors of `index` with the largest inner product, best first.
+    """Per query vector, the positions of the `depth` vectors of `index` with the largest inner product, best first
+    (equal scores in position order), searched by faiss on one OpenMP thread.
 
-    An exact index is searched by one matrix product in numpy (ties in position order); an IVF index by faiss on
-    one OpenMP thread. faiss spreads a handful of query vectors over every core otherwise, and on a busy machine
-    its threads wait for one another: on the 2 shared cores (load 12), a search whose query vectors were cached
-    took a median 80 ms that way against 15 ms on one thread (`benchmarks/catalog_search.py`)."""
+    faiss spreads a handful of query vectors over every core otherwise, and on a busy machine its threads wait for
+    one another: at 2,490 APIs on the 2 shared cores (load 12), a search whose query vectors were cached took a
+    median 80 ms that way against 15 ms on one thread. A numpy product over the flat vectors was slower still
+    there (46 ms against faiss's 1.1 ms for the API level)."""
     faiss = import_faiss()
 
     depth = min(depth, int(index.ntotal))
     if depth <= 0:
         return [np.zeros(0, dtype=np.int64) for _ in range(len(vectors))]
-    if isinstance(index, faiss.IndexFlat):
-        sims = np.asarray(vectors, dtype=np.float32) @ flat_vectors(index).T
-        return [top_indices(row, depth) for row in sims]
     threads = faiss.omp_get_max_threads()  # a per-thread setting in OpenMP: restored for this thread's later work
     faiss.omp_set_num_threads(1)
     try:
-        _, idx = index.search(np.ascontiguousarray(vectors, dtype=np.float32), depth)
+        sims, idx = index.search(np.ascontiguousarray(vectors, dtype=np.float32), depth)
     finally:
         faiss.omp_set_num_threads(threads)
-    return [row[row >= 0].astype(np.int64) for row in idx]
+    out = []
+    for row_sims, row in zip(sims, idx, strict=True):
+        found = row >= 0
+        row, row_sims = row[found].astype(np.int64), row_sims[found]
+        out.append(row[np.lexsort((row, -row_sims))])
+    return out
 
 
 def describe(index: Any) -> str:
