@@ -102,7 +102,7 @@ def encoder_floor(encoder: Any, tokens: int = 16, samples: int = 40) -> dict[str
     encoder.query_matrix(["load the encoder"])
     vocab = ["weather", "forecast", "city", "currency", "convert", "stock", "price", "football", "league", "movie", "song", "recipe", "translate", "word", "joke", "news", "email", "phone", "number", "address", "map", "route", "hotel", "flight"]
     rng = np.random.default_rng(1)
-    texts = []
+    texts: list[str] = []
     while len(texts) < samples:  # texts of exactly `tokens` word pieces with [CLS] and [SEP]
         words = [str(w) for w in rng.choice(vocab, tokens - 2)]
         texts.append(" ".join(words))

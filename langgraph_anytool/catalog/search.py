@@ -15,7 +15,9 @@ encoded a second time (`FusionWeights.encode_whole`); recent texts come from the
 Every index persists under `index_dir` (default: env ``ANYTOOL_INDEX_DIR``, else ``~/.cache/langgraph-anytool/
 index``): BM25 in a folder keyed by the catalog fingerprint and the document format version, dense vectors in one
 keyed also by the embedding model id, so a second start neither re-tokenises nor re-embeds; both are read memory-
-mapped (`index_store`). Dense indexes are exact below `dense_index.ANN_THRESHOLD` APIs, IVF + 8-bit SQ above.
+mapped (`index_store`). A level's dense index is exact up to `dense_index.ANN_THRESHOLD` documents, IVF + 8-bit SQ
+above (the tool level too: at 200k APIs its 66k tools took 128 ms per exact search on the busy machine, 16 ms as
+IVF, which kept 98.0 % of the exact top-200).
 """
 
 from __future__ import annotations
@@ -180,7 +182,7 @@ class CatalogSearcher:
     only). The attribute `embeddings` holds the encoder in use: a given `Embeddings` as is; for a spec, our plain
     encoder (`encoders.resolve_encoder`, no LangChain import; `embeddings.resolve_embeddings` gives its
     LangChain face). `index_dir`: where indexes persist (None → `default_index_dir()`).
-    `ann_threshold`: API count above which the API-level dense index is IVF + SQ8 instead of exact.
+    `ann_threshold`: document count above which a level's dense index (APIs, tools) is IVF + SQ8 instead of exact.
     `weights`: the fusion weights; default: those fitted beside a trained encoder (``anytool index train
     --fit-fusion``, exposed as its `fusion_weights`), else `FusionWeights()`.
     """
@@ -309,8 +311,7 @@ class CatalogSearcher:
                 vectors = _embed_documents(self.embeddings, self._dense_documents(name), desc=f"embedding {name}",
                                            progress=self.progress and counts["apis"] > PROGRESS_THRESHOLD)
                 self.stats.embedded_documents += len(vectors)
-                threshold = self.ann_threshold if name == "apis" else max(self.ann_threshold, len(vectors))
-                loaded[name] = build_dense_index(vectors, ann_threshold=threshold)
+                loaded[name] = build_dense_index(vectors, ann_threshold=self.ann_threshold)
             save_faiss(path, loaded, {"model": model, "documents": DOCUMENT_VERSION,
                                       "fingerprint": self.catalog.fingerprint(), "catalog": self.catalog.name})
         else:

@@ -276,6 +276,19 @@ def test_searcher_uses_ivf_above_threshold_and_reloads_it(tmp_path: Path) -> Non
     assert s.search_apis("does thing 7 for item 42", 1)[0].api == "Api 42 7"
 
 
+def test_the_tool_level_is_ivf_above_the_threshold_too(tmp_path: Path) -> None:
+    """At 200k APIs the tool level holds 66k tools: searched exactly, it cost more than the IVF API level."""
+    apis = [[(f"Api {i} {j}", f"does thing {j} for item {i}", list[str]()) for j in range(3)] for i in range(120)]
+    many = {"Bulk": [(f"Tool {i}", f"generated tool number {i}", apis[i]) for i in range(120)]}
+    cat = Catalog.from_toolbench(write_toolbench(tmp_path / "bulk", many))
+    s = CatalogSearcher(cat, embeddings=FakeEmbeddings(), index_dir=tmp_path / "idx", ann_threshold=100,
+                        progress=False)
+    s.build()
+    assert describe(s._levels["apis"].dense).startswith("ivf") and describe(s._levels["tools"].dense).startswith("ivf")
+    assert describe(s._levels["categories"].dense) == "flat"
+    assert s.search_tools("generated tool number 42", 1)[0].tool == "Tool 42"
+
+
 # ---------------------------------------------------------------- CLI and eval progress
 def test_index_build_command(tb_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["index", "build", "--catalog", str(tb_dir), "--embeddings", "none", "--index-dir", str(tmp_path)]
