@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-ANN_THRESHOLD = 50_000  # APIs; below it exact search costs < 7 ms for a 4-part query on 2 cores (see the benchmark)
+ANN_THRESHOLD = 50_000  # documents of a level (APIs, tools); below it exact search costs < 7 ms for a 4-part query on 2 cores (see the benchmark)
 
 
 def import_faiss() -> Any:
