@@ -290,7 +290,7 @@ class OnnxMiniLMEncoder:
         self._tokenizer: Any = None
         self._graph: EncoderGraph | None = None
         self._lock = threading.Lock()
-        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache: OrderedDict[str, tuple[np.ndarray, int]] = OrderedDict()
         self.cache_hits = 0
         self.cache_misses = 0
 
@@ -361,9 +361,30 @@ class OnnxMiniLMEncoder:
         assert self._graph is not None
         return self._graph.dimension
 
+    def _hidden(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The last hidden state of a batch of token ids (batch × seq, `mask` 1 on real tokens), checked."""
+        session, _ = self._load()
+        graph = self._graph
+        assert graph is not None
+        width = ids.shape[1]
+        if width > graph.position_rows or (ids.size and int(ids.max()) >= graph.vocab_rows):
+            raise ValueError(f"{graph.path}: the tokenizer produced ids or lengths outside the encoder's tables")
+        pos = np.broadcast_to(np.arange(width, dtype=np.int64), ids.shape).copy()
+        try:
+            hidden = session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask,
+                                                          "position_ids": pos})[0]
+        except Exception as exc:  # onnxruntime's own error types: one line naming the file
+            raise ValueError(f"{graph.path}: the encoder failed "
+                             f"({str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__})") from None
+        if hidden.shape != (ids.shape[0], width, graph.dimension):
+            raise ValueError(f"{graph.path}: the encoder returned shape {hidden.shape}")
+        if not np.isfinite(hidden).all():
+            raise ValueError(f"{graph.path}: the encoder returned NaN or infinite values")
+        return np.asarray(hidden)
+
     def encode(self, texts: list[str]) -> np.ndarray:
         """L2-normalised float32 vectors, shape (len(texts), dimension); batches of similar lengths to limit padding."""
-        session, tok = self._load()
+        _, tok = self._load()
         graph = self._graph
         assert graph is not None
         out = np.zeros((len(texts), graph.dimension), dtype=np.float32)
@@ -380,24 +401,31 @@ class OnnxMiniLMEncoder:
                 n = len(encs[i].ids)
                 ids[r, :n] = encs[i].ids
                 mask[r, :n] = 1
-            if width > graph.position_rows or (ids.size and int(ids.max()) >= graph.vocab_rows):
-                raise ValueError(f"{graph.path}: the tokenizer produced ids or lengths outside the encoder's tables")
-            pos = np.broadcast_to(np.arange(width, dtype=np.int64), ids.shape).copy()
-            try:
-                hidden = session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask,
-                                                              "position_ids": pos})[0]
-            except Exception as exc:  # onnxruntime's own error types: one line naming the file
-                raise ValueError(f"{graph.path}: the encoder failed "
-                                 f"({str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__})") from None
-            if hidden.shape != (len(idx), width, graph.dimension):
-                raise ValueError(f"{graph.path}: the encoder returned shape {hidden.shape}")
+            hidden = self._hidden(ids, mask)
             m = mask[:, :, None].astype(np.float32)
             pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
-            if not np.isfinite(pooled).all():
-                raise ValueError(f"{graph.path}: the encoder returned NaN or infinite values")
             pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
             out[idx] = pooled
         return out
+
+    def encode_alone(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Each text run in a batch of its own (no padding): the mean of its tokens' last hidden states (not
+        normalised; shape (len(texts), dimension)) and its token count.
+
+        A query is a handful of short texts: padding them to the longest (as `encode` batches documents) costs
+        about twice the work, and int8 quantizes activations per batch, so a text's vector would move with its
+        batch mates. Alone, a text's vector depends on that text only (what makes the query cache exact).
+        """
+        _, tok = self._load()
+        graph = self._graph
+        assert graph is not None
+        means = np.zeros((len(texts), graph.dimension), dtype=np.float32)
+        counts = np.zeros(len(texts), dtype=np.int64)
+        for r, enc in enumerate(tok.encode_batch(list(texts)) if texts else []):
+            ids = np.asarray(enc.ids, dtype=np.int64)[None, :]
+            means[r] = self._hidden(ids, np.ones_like(ids))[0].mean(axis=0)
+            counts[r] = ids.shape[1]
+        return means, counts
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         return self.encode(list(texts)).tolist()
@@ -406,35 +434,43 @@ class OnnxMiniLMEncoder:
         return self.embed_queries([text])[0]
 
     def embed_queries(self, texts: list[str]) -> list[list[float]]:
-        """Several queries in one batch; repeated texts come from the LRU cache."""
+        """Several queries at once; repeated texts come from the LRU cache."""
         return self.query_matrix(texts).tolist()
 
     def query_matrix(self, texts: list[str]) -> np.ndarray:
         """Like `embed_queries` as a float32 matrix (no list conversion)."""
-        rows: list[np.ndarray | None] = [None] * len(texts)
+        means, _ = self.token_means(texts)
+        return np.asarray(means / np.maximum(np.linalg.norm(means, axis=1, keepdims=True), 1e-12), dtype=np.float32)
+
+    def token_means(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """`encode_alone` of each text, through the LRU cache of `cache_size` texts (keyed by the text: this
+        encoder's model, precision and length cut are fixed when it is made).
+
+        Catalog search takes a multi-sentence query's vector as the mean over all its sentences' tokens from
+        these (``FusionWeights.encode_whole``), instead of encoding the whole query again.
+        """
+        dimension = self.dimension
+        means = np.zeros((len(texts), dimension), dtype=np.float32)
+        counts = np.zeros(len(texts), dtype=np.int64)
         missing: list[int] = []
         with self._lock:
             for i, t in enumerate(texts):
-                vec = self._cache.get(t) if self.cache_size else None
-                if vec is None:
+                hit = self._cache.get(t) if self.cache_size else None
+                if hit is None:
                     missing.append(i)
                 else:
                     self._cache.move_to_end(t)
-                    rows[i] = vec
+                    means[i], counts[i] = hit
             self.cache_hits += len(texts) - len(missing)
             self.cache_misses += len(missing)
-        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-        for i, row in enumerate(rows):
-            if row is not None:
-                out[i] = row
         if missing:
-            fresh = self.encode([texts[i] for i in missing])
-            out[missing] = fresh
+            fresh, sizes = self.encode_alone([texts[i] for i in missing])
+            means[missing], counts[missing] = fresh, sizes
             if self.cache_size:
                 with self._lock:
-                    for i, row in zip(missing, fresh, strict=True):
-                        self._cache[texts[i]] = row
+                    for i, row, n in zip(missing, fresh, sizes, strict=True):
+                        self._cache[texts[i]] = (row, int(n))
                         self._cache.move_to_end(texts[i])
                     while len(self._cache) > self.cache_size:
                         self._cache.popitem(last=False)
-        return out
+        return means, counts

@@ -111,31 +111,56 @@ def test_onnx_missing_runtime_names_extra(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 class _CountingOnnx(OnnxMiniLMEmbeddings):
-    """The LRU logic with a stand-in encoder (no model): records what reaches `encode`."""
+    """The LRU logic with a stand-in encoder (no model): records what reaches `encode_alone`."""
 
     def __init__(self, cache_size: int) -> None:
         super().__init__(cache_size=cache_size)
         self.encoded: list[list[str]] = []
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    @property
+    def dimension(self) -> int:
+        return 384
+
+    def encode_alone(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         self.encoded.append(list(texts))
-        return np.stack([np.full(384, float(len(t)), dtype=np.float32) for t in texts])
+        return (np.stack([np.full(384, float(len(t)), dtype=np.float32) for t in texts]),
+                np.array([len(t) + 2 for t in texts], dtype=np.int64))
 
 
 def test_query_cache_is_lru_keyed_by_text() -> None:
     emb = _CountingOnnx(cache_size=2)
-    first = emb.query_matrix(["aa", "bbb"])
-    assert emb.encoded == [["aa", "bbb"]] and first[1][0] == 3.0
-    again = emb.query_matrix(["bbb", "aa", "c"])  # two hits, one miss; "aa" becomes the most recent
+    first, counts = emb.token_means(["aa", "bbb"])
+    assert emb.encoded == [["aa", "bbb"]] and first[1][0] == 3.0 and counts.tolist() == [4, 5]
+    again, again_counts = emb.token_means(["bbb", "aa", "c"])  # two hits, one miss; "aa" becomes the most recent
     assert emb.encoded[-1] == ["c"] and np.array_equal(again[0], first[1]) and again[2][0] == 1.0
+    assert again_counts.tolist() == [5, 4, 3]  # a hit keeps its token count (the whole-query mean weighs by it)
     assert (emb.cache_hits, emb.cache_misses) == (2, 3)
+    assert len(emb._cache) == 2  # bounded
     emb.query_matrix(["bbb"])  # evicted (least recently used when "c" came in)
     assert emb.encoded[-1] == ["bbb"]
-    assert emb.embed_query("aa") == [2.0] * 384
+    assert np.allclose(emb.embed_query("aa"), [1 / np.sqrt(384)] * 384)  # normalised
+    assert emb.query_matrix(["aa "]).shape == (1, 384) and emb.encoded[-1] == ["aa "]  # another text, another key
     off = _CountingOnnx(cache_size=0)
     off.query_matrix(["x"])
     off.query_matrix(["x"])
-    assert off.encoded == [["x"], ["x"]]
+    assert off.encoded == [["x"], ["x"]] and not off._cache
+
+
+@pytest.mark.skipif(not onnx_minilm_available(), reason="onnxruntime / MiniLM weights not installed")
+def test_a_query_vector_depends_on_its_text_alone() -> None:
+    """int8 quantizes activations per batch: a query text is encoded alone (no padding, no batch mates), so its
+    vector is the same in any company, and the cache returns exactly what a fresh encoder computes."""
+    texts = ["Get the 7-day weather forecast for Paris and the air quality index of the city centre today.", "jokes"]
+    together = OnnxMiniLMEmbeddings(precision="int8").query_matrix(texts)
+    for i, text in enumerate(texts):
+        alone = OnnxMiniLMEmbeddings(precision="int8", cache_size=0).query_matrix([text])
+        assert np.array_equal(together[i], alone[0])
+    cached = OnnxMiniLMEmbeddings(precision="int8")
+    cached.query_matrix(texts)
+    assert np.array_equal(cached.query_matrix([texts[1]])[0], together[1]) and cached.cache_hits == 1
+    means, counts = cached.token_means(texts)
+    assert counts.tolist() == [len(cached._tokenizer.encode(t).ids) for t in texts]
+    assert np.allclose(means[1] / np.linalg.norm(means[1]), together[1], atol=1e-6)
 
 
 # ---------------------------------------------------------------- persisted BM25
@@ -249,6 +274,19 @@ def test_searcher_uses_ivf_above_threshold_and_reloads_it(tmp_path: Path) -> Non
     assert stats.dense_loaded and stats.bm25_loaded and stats.dense_kind == "ivf64,sq8,nprobe=8"
     assert _top_ids(warm, "does thing 7 for item 42") == _top_ids(s, "does thing 7 for item 42")
     assert s.search_apis("does thing 7 for item 42", 1)[0].api == "Api 42 7"
+
+
+def test_the_tool_level_is_ivf_above_the_threshold_too(tmp_path: Path) -> None:
+    """At 200k APIs the tool level holds 66k tools: searched exactly, it cost more than the IVF API level."""
+    apis = [[(f"Api {i} {j}", f"does thing {j} for item {i}", list[str]()) for j in range(3)] for i in range(120)]
+    many = {"Bulk": [(f"Tool {i}", f"generated tool number {i}", apis[i]) for i in range(120)]}
+    cat = Catalog.from_toolbench(write_toolbench(tmp_path / "bulk", many))
+    s = CatalogSearcher(cat, embeddings=FakeEmbeddings(), index_dir=tmp_path / "idx", ann_threshold=100,
+                        progress=False)
+    s.build()
+    assert describe(s._levels["apis"].dense).startswith("ivf") and describe(s._levels["tools"].dense).startswith("ivf")
+    assert describe(s._levels["categories"].dense) == "flat"
+    assert s.search_tools("generated tool number 42", 1)[0].tool == "Tool 42"
 
 
 # ---------------------------------------------------------------- CLI and eval progress

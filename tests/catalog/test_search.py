@@ -432,3 +432,41 @@ def test_query_parts_embedded_in_one_batch_when_supported(catalog: Catalog, tmp_
     mean = CatalogSearcher(catalog, embeddings=fake, index_dir=tmp_path, weights=FusionWeights(encode_whole=False))
     mean.search_apis("Convert 5 euros to dollars. Then show the weather forecast.", 3)
     assert fake.batches == [3, 1, 2]  # the two sentences; the whole query is their normalised mean
+
+
+def test_whole_query_vector_is_the_mean_over_its_sentences_tokens(catalog: Catalog, tmp_path: Path) -> None:
+    """An encoder that gives token means (MiniLM on ONNX Runtime) encodes a multi-sentence query's sentences only:
+    the whole query's vector is the mean over all their tokens (each sentence's mean weighted by its token count),
+    not one more encoding of the whole text; `encode_whole=True` still encodes it."""
+
+    class TokenMeans(FakeEmbeddings):
+        def __init__(self) -> None:
+            super().__init__()
+            self.encoded: list[list[str]] = []
+
+        def token_means(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+            self.encoded.append(list(texts))
+            counts = np.array([len(t.split()) + 2 for t in texts])
+            return np.array([self._vec(t) for t in texts], dtype=np.float32) * 3.0, counts
+
+        def embed_queries(self, texts: list[str]) -> list[list[float]]:
+            self.encoded.append(list(texts))
+            return [self._vec(t) for t in texts]
+
+    fake = TokenMeans()
+    s = CatalogSearcher(catalog, embeddings=fake, index_dir=tmp_path)
+    query = "Convert 5 euros to dollars please. Then show the weather forecast."
+    sentences = ["Convert 5 euros to dollars please.", "Then show the weather forecast."]
+    vectors = s._query_vectors([query, *sentences])
+    assert fake.encoded == [sentences]
+    own = np.array([fake._vec(t) for t in sentences])
+    whole = 8 * own[0] + 7 * own[1]  # 6 and 5 words, + 2 special tokens each
+    assert np.allclose(vectors[0], whole / np.linalg.norm(whole), atol=1e-6)
+    assert np.allclose(vectors[1:], own, atol=1e-6)
+    assert s.search_apis(query, 3)
+    assert fake.encoded[-1] == sentences
+    s.search_apis("Convert 5 euros to dollars.", 3)  # one sentence: the query itself
+    assert fake.encoded[-1] == ["Convert 5 euros to dollars."]
+    full = CatalogSearcher(catalog, embeddings=fake, index_dir=tmp_path, weights=FusionWeights(encode_whole=True))
+    full.search_apis(query, 3)
+    assert fake.encoded[-1] == [query, *sentences]
