@@ -35,9 +35,11 @@ from ..sanitize.paths import user_cache_dir
 from .dense_index import ANN_THRESHOLD, build_dense_index
 from .documents import (
     DOCUMENT_VERSION,
+    DocumentRecipe,
     api_dense_text,
     api_document,
     category_document,
+    recipe_named,
     split_query,
     tokenize,
     tool_document,
@@ -187,6 +189,9 @@ class CatalogSearcher:
     `ann_threshold`: API count above which the API-level dense index is IVF + SQ8 instead of exact.
     `weights`: the fusion weights; default: those fitted beside a trained encoder (``anytool index train
     --fit-fusion``, exposed as its `fusion_weights`), else `FusionWeights()`.
+    `documents`: the document recipe (`documents.DocumentRecipe` or its id); default: the one a trained encoder was
+    trained with (its manifest), else `documents.DEFAULT_RECIPE`. The recipe is stored with the indexes: a folder
+    built with another one is rebuilt, with one line saying why.
     """
 
     def __init__(
@@ -198,9 +203,12 @@ class CatalogSearcher:
         weights: FusionWeights | None = None,
         progress: bool = True,
         ann_threshold: int = ANN_THRESHOLD,
+        documents: DocumentRecipe | str | None = None,
     ) -> None:
         self.catalog = catalog
         self.embeddings: Encoder | None = resolve_encoder(embeddings)
+        self.recipe = documents if isinstance(documents, DocumentRecipe) else recipe_named(
+            documents if documents is not None else _trained_recipe(self.embeddings))
         self.index_dir = Path(index_dir).expanduser() if index_dir else default_index_dir()
         self.weights = weights or _fitted_weights(self.embeddings) or FusionWeights()
         self.progress = progress
@@ -249,7 +257,7 @@ class CatalogSearcher:
 
     def _sparse_documents(self, name: str) -> list[str]:
         if name == "apis":
-            return [api_document(a, t.description) for t in self._tools for a in t.apis]
+            return [api_document(a, t.description, self.recipe) for t in self._tools for a in t.apis]
         if name == "tools":
             return [tool_document(t) for t in self._tools]
         return [category_document(c) for c in self._categories]
@@ -257,7 +265,7 @@ class CatalogSearcher:
     def _dense_documents(self, name: str) -> list[str]:
         """The texts to embed: short API texts, the tools' and categories' BM25 documents."""
         if name == "apis":
-            return [api_dense_text(a) for a in self._apis]
+            return [api_dense_text(a, t.description, self.recipe) for t in self._tools for a in t.apis]
         return self._sparse_documents(name)
 
     def _build(self) -> None:
@@ -278,7 +286,7 @@ class CatalogSearcher:
         path = self.bm25_path()
         self.stats.bm25_path = str(path)
         nonempty = {name: n for name, n in counts.items() if n}
-        loaded = load_bm25(path, nonempty) if nonempty else {}
+        loaded = load_bm25(path, nonempty, self.recipe.id) if nonempty else {}
         if loaded is not None:
             self.stats.bm25_loaded = True
             return {name: _Level(name, n, loaded.get(name)) for name, n in counts.items()}
@@ -293,7 +301,7 @@ class CatalogSearcher:
                         bar.update(2048)
                 bar.update(len(tokens) % 2048)
                 models[name] = _Level.index_bm25(tokens)
-        save_bm25(path, models, {"documents": DOCUMENT_VERSION, "fingerprint": self.catalog.fingerprint(),
+        save_bm25(path, models, {"documents": self.recipe.id, "fingerprint": self.catalog.fingerprint(),
                                  "catalog": self.catalog.name})
         return {name: _Level(name, n, models.get(name)) for name, n in counts.items()}
 
@@ -305,7 +313,8 @@ class CatalogSearcher:
         self.stats.index_path = str(path)
         model = embeddings_id(self.embeddings)
         dimension = getattr(self.embeddings, "dimension", None)  # known without embedding for our encoders
-        loaded = load_faiss(path, counts, model=model, dimension=dimension if isinstance(dimension, int) else None)
+        loaded = load_faiss(path, counts, model=model, dimension=dimension if isinstance(dimension, int) else None,
+                            documents=self.recipe.id)
         if loaded is None:
             loaded = {}
             for name in counts:
@@ -314,7 +323,7 @@ class CatalogSearcher:
                 self.stats.embedded_documents += len(vectors)
                 threshold = self.ann_threshold if name == "apis" else max(self.ann_threshold, len(vectors))
                 loaded[name] = build_dense_index(vectors, ann_threshold=threshold)
-            save_faiss(path, loaded, {"model": model, "documents": DOCUMENT_VERSION,
+            save_faiss(path, loaded, {"model": model, "documents": self.recipe.id,
                                       "fingerprint": self.catalog.fingerprint(), "catalog": self.catalog.name})
         else:
             self.stats.dense_loaded = True
@@ -486,6 +495,20 @@ def relevance(score: float, searcher: CatalogSearcher) -> float:
     k = searcher.weights.rrf_k
     effective_rank = max((k + 1) * top / score - k, 1.0)
     return round(1.0 / effective_rank, 3)
+
+
+def _trained_recipe(embeddings: Encoder | None) -> str | None:
+    """The document recipe a trained encoder's manifest names (``documents.recipe``; "3", the documents of its
+    time, for a manifest written before recipes existed); None for other encoders."""
+    trained = getattr(embeddings, "trained", None)
+    manifest = getattr(trained, "manifest", None)
+    if not isinstance(manifest, dict):
+        return None
+    documents = manifest.get("documents")
+    if not isinstance(documents, dict):
+        return None
+    recipe = documents.get("recipe", documents.get("version"))
+    return recipe if isinstance(recipe, str) else None
 
 
 def _fitted_weights(embeddings: Encoder | None) -> FusionWeights | None:
