@@ -21,6 +21,7 @@ mapped (`index_store`). Dense indexes are exact below `dense_index.ANN_THRESHOLD
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 import threading
 import time
@@ -316,6 +317,7 @@ class CatalogSearcher:
         loaded = load_faiss(path, counts, model=model, dimension=dimension if isinstance(dimension, int) else None,
                             documents=self.recipe.id)
         if loaded is None:
+            _say_why_new_encoder(path, self.catalog.fingerprint(), model)
             loaded = {}
             for name in counts:
                 vectors = _embed_documents(self.embeddings, self._dense_documents(name), desc=f"embedding {name}",
@@ -495,6 +497,33 @@ def relevance(score: float, searcher: CatalogSearcher) -> float:
     k = searcher.weights.rrf_k
     effective_rank = max((k + 1) * top / score - k, 1.0)
     return round(1.0 / effective_rank, 3)
+
+
+def _say_why_new_encoder(path: Path, fingerprint: str, model: str) -> None:
+    """Before a dense index is built into an absent folder: one line when the same catalog already has dense indexes
+    of other encoders beside it (the default encoder changed, or another was chosen): they are left as they are,
+    never mixed with this one's vectors."""
+    import logging
+
+    if path.exists():
+        return  # a damaged or outdated folder: `index_store` said why
+    others = []
+    for sibling in sorted(path.parent.glob(f"{fingerprint}-*")):
+        meta = sibling / "meta.json"
+        if sibling == path or "-bm25-" in sibling.name or sibling.is_symlink() or not meta.is_file():
+            continue
+        try:
+            if meta.stat().st_size > 1 << 20:
+                continue
+            named = json.loads(meta.read_text(encoding="utf-8")).get("model")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(named, str) and named != model:
+            others.append(named[:80])
+    if others:
+        logging.getLogger(__name__).warning(
+            "building the dense index %s for encoder %s: this catalog's other dense indexes here were built by %s "
+            "(kept, never mixed)", path, model[:80], ", ".join(others[:3]) + (" ..." if len(others) > 3 else ""))
 
 
 def _trained_recipe(embeddings: Encoder | None) -> str | None:

@@ -191,3 +191,32 @@ def test_a_dense_index_of_another_recipe_is_rebuilt_with_one_line(catalog: Catal
     fresh.build()
     assert fresh.index_path() is not None
     assert _folder_bytes(dense_path) == _folder_bytes(fresh.index_path())  # type: ignore[arg-type]
+
+
+def test_a_new_encoder_beside_another_ones_index_says_why(catalog: Catalog, tmp_path: Path,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    """When the encoder changes (a new default, or another chosen), its dense index is built in its own folder with
+    one line naming the encoder whose index is already there; the other folder is kept, never mixed."""
+    for mod in ("onnxruntime", "onnx", "tokenizers", "safetensors", "faiss"):
+        pytest.importorskip(mod)
+    from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEncoder
+    from tests.tiny_encoder import write_tiny_encoder
+
+    first = OnnxMiniLMEncoder(model_path=write_tiny_encoder(tmp_path / "a", onnx=True, seed=1))
+    second = OnnxMiniLMEncoder(model_path=write_tiny_encoder(tmp_path / "b", onnx=True, seed=2))
+    index_dir = tmp_path / "index"
+    old = CatalogSearcher(catalog, embeddings=first, index_dir=index_dir, progress=False)
+    old.build()
+    old_bytes = _folder_bytes(old.index_path())  # type: ignore[arg-type]
+    with caplog.at_level(logging.WARNING, logger="langgraph_anytool.catalog.search"):
+        new = CatalogSearcher(catalog, embeddings=second, index_dir=index_dir, progress=False)
+        new.build()
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1, lines
+    assert f"building the dense index {new.index_path()} for encoder {second.model_id}" in lines[0]
+    assert f"were built by {first.model_id} (kept, never mixed)" in lines[0]
+    assert _folder_bytes(old.index_path()) == old_bytes  # type: ignore[arg-type]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="langgraph_anytool.catalog.search"):
+        CatalogSearcher(catalog, embeddings=second, index_dir=index_dir, progress=False).build()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]

@@ -394,11 +394,14 @@ def test_hard_negatives_from_the_same_tool_and_category(tmp_path: Path) -> None:
     rng = random.Random(0)
     assert {draw_negative(ex, tool_only, rng) for _ in range(50)} == set(ex.tool_negatives)
     assert {draw_negative(ex, category_only, rng) for _ in range(50)} <= set(ex.category_negatives)
+    pools = Example(query="q", qhash="h", api_id="r", relevant=frozenset({"r"}), negatives=("b1", "b2"),
+                    tool_negatives=("t1", "t2"), category_negatives=("c1",))
     mixed = TrainSettings(tool_negatives=0.5, category_negatives=0.25)
-    drawn = [draw_negative(ex, mixed, rng) for _ in range(400)]
-    share_tool = sum(d in ex.tool_negatives for d in drawn) / len(drawn)
-    share_category = sum(d in ex.category_negatives for d in drawn) / len(drawn)
-    assert 0.4 < share_tool < 0.6 and 0.15 < share_category < 0.35
+    drawn = [draw_negative(pools, mixed, rng) for _ in range(400)]
+    shares = {p: sum(d[0] == p for d in drawn) / len(drawn) for p in "tcb"}
+    assert 0.4 < shares["t"] < 0.6 and 0.15 < shares["c"] < 0.35 and 0.15 < shares["b"] < 0.35
+    lonely = Example(query="q", qhash="h", api_id="r", relevant=frozenset({"r"}), negatives=("b1",))
+    assert {draw_negative(lonely, tool_only, rng) for _ in range(10)} == {"b1"}  # no tool pool: a BM25 one
     a, b = random.Random(7), random.Random(7)
     assert [draw_negative(ex, TrainSettings(), a) for _ in range(20)] == [b.choice(ex.negatives) for _ in range(20)]
     with pytest.raises(ValueError, match="exceed 1"):
