@@ -117,7 +117,7 @@ def measure(catalog: Catalog, embeddings: Any, recipe: str | None, queries: list
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--toolbench", type=Path, default=default_toolbench())
-    ap.add_argument("--recipes", nargs="+", default=list(RECIPES), help="document recipes (documents.RECIPES)")
+    ap.add_argument("--recipes", nargs="*", default=list(RECIPES), help="document recipes (documents.RECIPES)")
     ap.add_argument("--encoders", nargs="+", default=["minilm:int8"], help="untrained encoder specs")
     ap.add_argument("--trained", action="append", default=[], metavar="NAME:RECIPE:TOOL:CATEGORY",
                     help="train (or reuse under --work) an encoder on the tuning part; repeatable")
