@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import statistics
 import sys
 import tempfile
@@ -37,7 +36,7 @@ from langgraph_anytool.catalog.embeddings import minilm
 from langgraph_anytool.catalog.search import CatalogSearcher, FusionWeights
 from langgraph_anytool.eval.metrics import ndcg_at_k, recall_at_k
 from langgraph_anytool.eval.retrieval import EvalQuery, check_train_overlap, load_queries
-from langgraph_anytool.eval.training import TrainSettings, train_encoder, trained_fusion_weights
+from langgraph_anytool.eval.training import TrainSettings, query_folds, train_encoder, trained_fusion_weights
 
 RECALL_KS = (5, 10, 64)
 NDCG_KS = (5, 10)
@@ -236,9 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     log("untrained scored")
 
     # held-out: k-fold CV by query (identical query texts share a fold)
-    texts = sorted({by_key[k].query for k in keys})
-    random.Random(args.seed).shuffle(texts)
-    fold_by_text = {t: pos % args.folds for pos, t in enumerate(texts)}
+    fold_by_text = query_folds([by_key[k].query for k in keys], args.folds, args.seed)
     fold_of = {k: fold_by_text[by_key[k].query] for k in keys}
     held: dict[str, list[dict[str, float]]] = {"d": [], "f": []}
     held |= {name: [] for name in extra}

@@ -4,15 +4,26 @@ Each level has a rich document for BM25 (names, descriptions, category, paramete
 for dense embeddings (tool and API names, API description): it embeds several times faster and, fused with BM25,
 ranks better than the embedding of the rich text. Tools and categories embed their rich documents.
 Everything here is a pure function of catalog data or of the query text; nothing reads relevance labels.
-`DOCUMENT_VERSION` is part of the on-disk index key, so changing a document format re-embeds.
+
+Index-time expansion: a `DocumentRecipe` names what an API's two texts hold beyond the base ones, all of it taken
+from the catalog (the tool's description, parameter names, the keys of the API's response template), built once
+when the index is built and stored with it. The recipe's `id` is recorded in every index folder's ``meta.json``
+and in a trained encoder's manifest: an index built with another recipe is rebuilt (one line says why), never
+mixed with this one. `RECIPES` keeps every recipe an index or a trained encoder may name; `DEFAULT_RECIPE` is the
+winner of `benchmarks/retrieval_table.py` (docs/benchmarks.md, "Retrieval quality").
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 from .models import Api, Category, Tool
 
+# Part of the index folders' names (`search.CatalogSearcher.index_path`, `bm25_path`): kept at "3" so that a folder
+# built before recipes existed is found, read as recipe "3" and rebuilt with a line saying why.
 DOCUMENT_VERSION = "3"
 
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
@@ -70,19 +81,94 @@ def split_query(query: str) -> list[str]:
     return parts if len(parts) > 1 else [query.strip()]
 
 
+_MAX_RESPONSE_KEYS = 30
+_RESPONSE_DEPTH = 4
+
+
+def response_keys(template: Any, limit: int = _MAX_RESPONSE_KEYS) -> list[str]:
+    """The keys of a response template, humanized and lower-cased, first seen first, without repeats.
+
+    ToolBench's ``template_response`` is a nested JSON shape (`{"date": "str", "line_up": [{"link": "str"}]}`);
+    keys starting with `_` (`_list_length`) are the template's own notes and are skipped. Depth-bounded."""
+    out: list[str] = []
+
+    def walk(node: Any, depth: int) -> Iterator[str]:
+        if depth > _RESPONSE_DEPTH:
+            return
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(key, str) and not key.startswith("_"):
+                    yield key
+                yield from walk(value, depth + 1)
+        elif isinstance(node, list):
+            for value in node[:2]:
+                yield from walk(value, depth + 1)
+
+    for key in walk(template, 0):
+        word = humanize(key).lower()
+        if word and word not in out:
+            out.append(word)
+            if len(out) >= limit:
+                break
+    return out
+
+
+def _first_words(text: str, n: int) -> str:
+    words = text.split()
+    return " ".join(words[:n])
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRecipe:
+    """What an API's documents hold beyond the base texts (`api_document`, `api_dense_text`).
+
+    `sparse`: sections added to the BM25 document (``"response_keys"``); `dense`: sections added to the embedded
+    text (``"tool_description"``: its first `tool_words` words, ``"params"``: parameter names, ``"response_keys"``:
+    the first `dense_keys` response keys). `id` names the recipe in index folders and trained encoders' manifests.
+    """
+
+    id: str
+    sparse: tuple[str, ...] = ()
+    dense: tuple[str, ...] = ()
+    tool_words: int = 30
+    dense_keys: int = 12
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.sparse) - _SPARSE_SECTIONS) + sorted(set(self.dense) - _DENSE_SECTIONS)
+        if unknown:
+            raise ValueError(f"document recipe {self.id!r}: unknown section(s) {', '.join(unknown)}")
+
+
+_SPARSE_SECTIONS = frozenset({"response_keys"})
+_DENSE_SECTIONS = frozenset({"tool_description", "params", "response_keys"})
+
+
 def _params_text(api: Api) -> str:
     bits = [f"{humanize(p.name)} ({p.description.strip()})" if p.description.strip() else humanize(p.name)
             for p in api.params]
     return ", ".join(bits)[:_MAX_PARAM_TEXT]
 
 
-def api_dense_text(api: Api) -> str:
-    """`Tool: API name. API description` (for embeddings)."""
-    return f"{humanize(api.tool_name)}: {humanize(api.name)}. {api.description.strip()}".strip()
+def api_dense_text(api: Api, tool_description: str = "", recipe: DocumentRecipe | None = None) -> str:
+    """`Tool: API name. API description` (for embeddings), then the recipe's dense sections."""
+    text = f"{humanize(api.tool_name)}: {humanize(api.name)}. {api.description.strip()}".strip()
+    if recipe is None or not recipe.dense:
+        return text
+    parts = [text]
+    if "tool_description" in recipe.dense and tool_description.strip():
+        parts.append(_first_words(tool_description, recipe.tool_words))
+    if "params" in recipe.dense and api.params:
+        parts.append("Inputs: " + ", ".join(humanize(p.name).lower() for p in api.params) + ".")
+    if "response_keys" in recipe.dense:
+        keys = response_keys(api.template_response, recipe.dense_keys)
+        if keys:
+            parts.append("Returns: " + ", ".join(keys) + ".")
+    return " ".join(parts)
 
 
-def api_document(api: Api, tool_description: str = "") -> str:
-    """Tool and API names first (they carry the most signal), then descriptions, category and parameters."""
+def api_document(api: Api, tool_description: str = "", recipe: DocumentRecipe | None = None) -> str:
+    """Tool and API names first (they carry the most signal), then descriptions, category and parameters, then the
+    recipe's sparse sections."""
     parts = [f"{humanize(api.tool_name)}: {humanize(api.name)}.", api.description.strip()]
     if tool_description.strip():
         parts.append(f"Tool: {tool_description.strip()}")
@@ -90,6 +176,10 @@ def api_document(api: Api, tool_description: str = "") -> str:
     params = _params_text(api)
     if params:
         parts.append(f"Params: {params}")
+    if recipe is not None and "response_keys" in recipe.sparse:
+        keys = response_keys(api.template_response)
+        if keys:
+            parts.append("Returns: " + ", ".join(keys))
     return " ".join(p for p in parts if p)
 
 
@@ -105,3 +195,25 @@ def category_document(category: Category) -> str:
     tools = ", ".join(humanize(t.name) for t in category.tools)
     desc = f" {category.description.strip()}" if category.description.strip() else ""
     return f"{humanize(category.name)}.{desc} Tools: {tools}"
+
+
+# Every recipe an index folder or a trained encoder may name (never remove one: old trained folders name theirs).
+# "3": the documents before recipes existed (DOCUMENT_VERSION 3).
+RECIPES: dict[str, DocumentRecipe] = {r.id: r for r in (
+    DocumentRecipe("3"),
+    # BM25 documents + the response template's keys. On the tuning part of the split (folds 0 and 1, untrained
+    # MiniLM, rrf_k 2, whole 1), Recall@10 / NDCG@5 84.7 / 73.8 → 85.5 / 74.1; adding the tool's description to the
+    # embedded text instead lost (84.8 / 73.0), so the embedded text stays the short one (docs/benchmarks.md).
+    DocumentRecipe("4-expanded", sparse=("response_keys",)),
+)}
+DEFAULT_RECIPE: DocumentRecipe = RECIPES["4-expanded"]
+
+
+def recipe_named(name: str | None) -> DocumentRecipe:
+    """The recipe of that id (None: `DEFAULT_RECIPE`); `ValueError` naming the known ones otherwise."""
+    if name is None:
+        return DEFAULT_RECIPE
+    try:
+        return RECIPES[name]
+    except KeyError:
+        raise ValueError(f"unknown document recipe {str(name)[:40]!r} (known: {', '.join(RECIPES)})") from None

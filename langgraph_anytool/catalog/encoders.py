@@ -9,6 +9,11 @@ Specs understood by `resolve_encoder` (and by `embeddings.resolve_embeddings`, i
 - ``"minilm:<DIR>"`` (also ``"minilm:int8:<DIR>"``, ``"minilm:fp32:<DIR>"``, ``"minilm:torch:<DIR>"``): a fine-tuned
   MiniLM folder, e.g. one written by ``anytool index train`` (its shipped ``model-int8.onnx`` is used as is; its
   fitted fusion weights, when present, become the searcher's default);
+- ``"trained:<DIR>"``: a folder written by ``anytool index train``, whatever encoder it fine-tuned: its
+  ``manifest.json`` names the encoder (``encoder``; a manifest written before that field is MiniLM's), which picks
+  the class that loads it (`TRAINED_ENCODERS`); a folder without a manifest, or whose encoder this version does
+  not know, is refused in one line naming the setting. ``"trained:int8:<DIR>"`` / ``"trained:fp32:<DIR>"`` /
+  ``"trained:torch:<DIR>"`` pick the runtime as for MiniLM;
 - ``"openai:<model>"``: `langchain_openai.OpenAIEmbeddings(model=<model>)`, honouring ``OPENAI_BASE_URL``;
 - ``"none"`` / ``"bm25"``: no dense vectors, BM25 only;
 - ``"default"`` / ``"auto"`` / ``None``: the default policy below;
@@ -119,6 +124,45 @@ def _minilm_spec(rest: str, spec: str, classes: MiniLMClasses) -> Any:
     return minilm_encoder(mode if mode in ONNX_PRECISIONS else None, model_path=path, classes=classes)
 
 
+# The encoders a trained folder's manifest may name (`manifest.json` ``encoder``), each with the spec prefix whose
+# folder form loads it. A new fine-tunable encoder adds its row here and its spec form in `resolve_encoder`.
+TRAINED_ENCODERS: dict[str, str] = {"minilm": "minilm"}
+_LEGACY_BASE_MODELS = {"sentence-transformers/all-MiniLM-L6-v2": "minilm"}  # manifests without `encoder`
+
+
+def trained_encoder_name(manifest: dict[str, Any]) -> str | None:
+    """The encoder a trained folder's manifest names (`encoder`, else its base model's family), None if neither."""
+    name = manifest.get("encoder")
+    if isinstance(name, str):
+        return name
+    base = manifest.get("base_model")
+    base_name = base.get("name") if isinstance(base, dict) else None
+    return _LEGACY_BASE_MODELS.get(base_name) if isinstance(base_name, str) else None
+
+
+def _trained_spec(rest: str, spec: str, classes: MiniLMClasses) -> Any:
+    """``trained:[<precision>|torch:]<DIR>``: the folder's manifest picks the encoder (see the module docstring)."""
+    from .trained_model import read_trained
+
+    head, sep, tail = rest.partition(":")
+    mode = head.strip().lower() if sep and head.strip().lower() in ONNX_PRECISIONS + _TORCH_MODES else ""
+    path = Path((tail if mode else rest).strip()).expanduser()
+    if not path.is_dir():
+        raise ValueError(f"embeddings {spec!r}: {path} is not a folder (expected 'trained:<DIR>' of a folder "
+                         "written by `anytool index train`)")
+    trained = read_trained(path)
+    if trained is None:
+        raise ValueError(f"embeddings {spec!r}: {path} has no manifest.json, so it was not written by `anytool index "
+                         "train` (a plain MiniLM folder loads with 'minilm:<DIR>')")
+    name = trained_encoder_name(trained.manifest)
+    family = TRAINED_ENCODERS.get(name) if name is not None else None
+    if family is None:
+        shown = "no encoder" if name is None else f"encoder {name[:40]!r}"
+        raise ValueError(f"embeddings {spec!r}: {path}/manifest.json names {shown}, which this version cannot load "
+                         f"(known: {', '.join(TRAINED_ENCODERS)})")
+    return _minilm_spec(f"{mode}:{path}" if mode else str(path), spec, classes)
+
+
 def _openai_embeddings(model: str) -> Any:
     if not model:
         raise ValueError("openai embeddings spec needs a model: 'openai:<model>'")
@@ -153,17 +197,22 @@ def resolve_encoder(spec: Any, *, classes: MiniLMClasses | None = None) -> Any:
         return classes.st()
     if low.startswith("minilm:"):
         return _minilm_spec(key.split(":", 1)[1], key, classes)
+    if low.startswith("trained:"):
+        return _trained_spec(key.split(":", 1)[1], key, classes)
     if low.startswith("openai:"):
         return _openai_embeddings(key.split(":", 1)[1].strip())
     raise ValueError(f"unknown embeddings spec {spec!r}: use 'minilm' (or 'minilm:int8', 'minilm:fp32', "
-                     "'minilm:torch', 'minilm:<DIR>'), 'openai:<model>', 'none' or 'default'")
+                     "'minilm:torch', 'minilm:<DIR>'), 'trained:<DIR>', 'openai:<model>', 'none' or 'default'")
 
 
 def default_encoder(*, classes: MiniLMClasses | None = None) -> Any:
     """`ANYTOOL_EMBEDDINGS` when set; else MiniLM when importable; else None (BM25 only)."""
     env = os.environ.get(ENV_EMBEDDINGS, "").strip()
     if env and env.lower() not in _DEFAULT:
-        return resolve_encoder(env, classes=classes)
+        try:
+            return resolve_encoder(env, classes=classes)
+        except ValueError as exc:
+            raise ValueError(f"{ENV_EMBEDDINGS}: {exc}") from None
     return minilm_encoder(classes=classes) if minilm_available() else None
 
 

@@ -14,7 +14,9 @@ the end), so a reader sees the old folder, none, or the new one. Loading checks,
   of the expected size, inner-product metric and one dimension.
 
 An absent folder (or one of an older format) is built silently; a folder that fails a check is rebuilt with one
-warning line saying what was wrong. Writing failures only warn: search still works from memory.
+warning line saying what was wrong; a sound folder built with another document recipe (`documents.DocumentRecipe`,
+recorded as ``documents`` in `meta.json`; "3" before recipes existed) is rebuilt with one line naming both recipes:
+its documents are never mixed with this version's. Writing failures only warn: search still works from memory.
 """
 
 from __future__ import annotations
@@ -64,6 +66,10 @@ class IndexFault(ValueError):
     """A persisted index folder that fails a check (one line)."""
 
 
+class IndexOutdated(IndexFault):
+    """A sound index folder built with another document recipe than the one asked for (one line)."""
+
+
 def _digests(folder: Path) -> dict[str, str]:
     """sha256 of every file under `folder`, by relative path."""
     return {p.relative_to(folder).as_posix(): file_digest(p) for p in sorted(folder.rglob("*")) if p.is_file()}
@@ -86,9 +92,10 @@ def _regular(path: Path, file: str) -> Path:
     return target
 
 
-def _checked_meta(path: Path, counts: Mapping[str, int], files: set[str], model: str | None) -> IndexMeta | None:
+def _checked_meta(path: Path, counts: Mapping[str, int], files: set[str], model: str | None,
+                  documents: str | None = None) -> IndexMeta | None:
     """The folder's checked `meta.json`; None when the folder is absent or of an older format (rebuilt silently);
-    `IndexFault` when it fails a check."""
+    `IndexFault` when it fails a check; `IndexOutdated` when `documents` is given and the folder's recipe differs."""
     if path.is_symlink():
         raise IndexFault("it is a symbolic link")
     if not path.exists():
@@ -107,6 +114,9 @@ def _checked_meta(path: Path, counts: Mapping[str, int], files: set[str], model:
         raise IndexFault(f"meta.json records sizes {meta.counts}, the catalog has {dict(counts)}")
     if model is not None and meta.model != model:
         raise IndexFault(f"meta.json names encoder {str(meta.model)[:80]!r}, not {model[:80]!r}")
+    if documents is not None and meta.documents != documents:
+        raise IndexOutdated(f"it was built with document recipe {str(meta.documents)[:20]!r} and search now uses "
+                            f"{documents!r}")
     if set(meta.files) != files:
         raise IndexFault("meta.json does not list exactly the index's files")
     for name in sorted(files):
@@ -117,6 +127,9 @@ def _checked_meta(path: Path, counts: Mapping[str, int], files: set[str], model:
 
 def _warn_rebuild(kind: str, path: Path, exc: Exception) -> None:
     reason = " ".join(str(exc).split())[:300]
+    if isinstance(exc, IndexOutdated):
+        logger.warning("rebuilding the %s index %s: %s", kind, path, reason)
+        return
     logger.warning("the persisted %s index %s is damaged (%s); rebuilding it", kind, path, reason)
 
 
@@ -165,12 +178,13 @@ def _check_faiss(index: Any, name: str, n: int, dimension: int | None) -> None:
 
 
 def load_faiss(path: Path, counts: Mapping[str, int], model: str | None = None,
-               dimension: int | None = None) -> dict[str, Any] | None:
+               dimension: int | None = None, documents: str | None = None) -> dict[str, Any] | None:
     """The persisted faiss indexes (memory-mapped where faiss can) when complete, checked (see the module
     docstring) and, when `model` is given, built by that encoder (and when `dimension` is given, of vectors of
-    that length); None otherwise (one warning when damaged)."""
+    that length; when `documents` is given, from that recipe's documents); None otherwise (one warning line when
+    damaged or built from other documents)."""
     try:
-        if _checked_meta(path, counts, {f"{name}.faiss" for name in counts}, model) is None:
+        if _checked_meta(path, counts, {f"{name}.faiss" for name in counts}, model, documents) is None:
             return None
         out: dict[str, Any] = {}
         for name, n in counts.items():
@@ -249,13 +263,14 @@ def _check_bm25_level(folder: Path, name: str, n: int) -> Bm25Arrays:
     return Bm25Arrays(data, indices, indptr, vocab, n, str(BUILD_PARAMS["dtype"]))
 
 
-def load_bm25(path: Path, counts: Mapping[str, int]) -> dict[str, Any] | None:
+def load_bm25(path: Path, counts: Mapping[str, int], documents: str | None = None) -> dict[str, Any] | None:
     """The persisted BM25 indexes as `Bm25Arrays` (memory-mapped; numpy alone, no bm25s or SciPy import) when
-    complete and checked (see the module docstring); None otherwise (one warning when damaged)."""
+    complete and checked (see the module docstring) and, when `documents` is given, built from that recipe's
+    documents; None otherwise (one warning line when damaged or built from other documents)."""
     files = {f"{name}/{f}" for name in counts for f in BM25_FILES}
     out: dict[str, Any] = {}
     try:
-        if _checked_meta(path, counts, files, None) is None:
+        if _checked_meta(path, counts, files, None, documents) is None:
             return None
         for name, n in counts.items():
             out[name] = _check_bm25_level(path, name, n)

@@ -23,6 +23,7 @@ IVF, which kept 98.0 % of the exact top-200).
 from __future__ import annotations
 
 import hashlib
+import json
 import sys
 import threading
 import time
@@ -37,9 +38,11 @@ from ..sanitize.paths import user_cache_dir
 from .dense_index import ANN_THRESHOLD, build_dense_index, nearest, top_indices
 from .documents import (
     DOCUMENT_VERSION,
+    DocumentRecipe,
     api_dense_text,
     api_document,
     category_document,
+    recipe_named,
     split_query,
     tokenize,
     tool_document,
@@ -185,6 +188,9 @@ class CatalogSearcher:
     `ann_threshold`: document count above which a level's dense index (APIs, tools) is IVF + SQ8 instead of exact.
     `weights`: the fusion weights; default: those fitted beside a trained encoder (``anytool index train
     --fit-fusion``, exposed as its `fusion_weights`), else `FusionWeights()`.
+    `documents`: the document recipe (`documents.DocumentRecipe` or its id); default: the one a trained encoder was
+    trained with (its manifest), else `documents.DEFAULT_RECIPE`. The recipe is stored with the indexes: a folder
+    built with another one is rebuilt, with one line saying why.
     """
 
     def __init__(
@@ -196,9 +202,12 @@ class CatalogSearcher:
         weights: FusionWeights | None = None,
         progress: bool = True,
         ann_threshold: int = ANN_THRESHOLD,
+        documents: DocumentRecipe | str | None = None,
     ) -> None:
         self.catalog = catalog
         self.embeddings: Encoder | None = resolve_encoder(embeddings)
+        self.recipe = documents if isinstance(documents, DocumentRecipe) else recipe_named(
+            documents if documents is not None else _trained_recipe(self.embeddings))
         self.index_dir = Path(index_dir).expanduser() if index_dir else default_index_dir()
         self.weights = weights or _fitted_weights(self.embeddings) or FusionWeights()
         self.progress = progress
@@ -248,7 +257,7 @@ class CatalogSearcher:
 
     def _sparse_documents(self, name: str) -> list[str]:
         if name == "apis":
-            return [api_document(a, t.description) for t in self._tools for a in t.apis]
+            return [api_document(a, t.description, self.recipe) for t in self._tools for a in t.apis]
         if name == "tools":
             return [tool_document(t) for t in self._tools]
         return [category_document(c) for c in self._categories]
@@ -256,7 +265,7 @@ class CatalogSearcher:
     def _dense_documents(self, name: str) -> list[str]:
         """The texts to embed: short API texts, the tools' and categories' BM25 documents."""
         if name == "apis":
-            return [api_dense_text(a) for a in self._apis]
+            return [api_dense_text(a, t.description, self.recipe) for t in self._tools for a in t.apis]
         return self._sparse_documents(name)
 
     def _build(self) -> None:
@@ -277,7 +286,7 @@ class CatalogSearcher:
         path = self.bm25_path()
         self.stats.bm25_path = str(path)
         nonempty = {name: n for name, n in counts.items() if n}
-        loaded = load_bm25(path, nonempty) if nonempty else {}
+        loaded = load_bm25(path, nonempty, self.recipe.id) if nonempty else {}
         if loaded is not None:
             self.stats.bm25_loaded = True
             return {name: _Level(name, n, loaded.get(name)) for name, n in counts.items()}
@@ -292,7 +301,7 @@ class CatalogSearcher:
                         bar.update(2048)
                 bar.update(len(tokens) % 2048)
                 models[name] = _Level.index_bm25(tokens)
-        save_bm25(path, models, {"documents": DOCUMENT_VERSION, "fingerprint": self.catalog.fingerprint(),
+        save_bm25(path, models, {"documents": self.recipe.id, "fingerprint": self.catalog.fingerprint(),
                                  "catalog": self.catalog.name})
         return {name: _Level(name, n, models.get(name)) for name, n in counts.items()}
 
@@ -304,15 +313,17 @@ class CatalogSearcher:
         self.stats.index_path = str(path)
         model = embeddings_id(self.embeddings)
         dimension = getattr(self.embeddings, "dimension", None)  # known without embedding for our encoders
-        loaded = load_faiss(path, counts, model=model, dimension=dimension if isinstance(dimension, int) else None)
+        loaded = load_faiss(path, counts, model=model, dimension=dimension if isinstance(dimension, int) else None,
+                            documents=self.recipe.id)
         if loaded is None:
+            _say_why_new_encoder(path, self.catalog.fingerprint(), model)
             loaded = {}
             for name in counts:
                 vectors = _embed_documents(self.embeddings, self._dense_documents(name), desc=f"embedding {name}",
                                            progress=self.progress and counts["apis"] > PROGRESS_THRESHOLD)
                 self.stats.embedded_documents += len(vectors)
                 loaded[name] = build_dense_index(vectors, ann_threshold=self.ann_threshold)
-            save_faiss(path, loaded, {"model": model, "documents": DOCUMENT_VERSION,
+            save_faiss(path, loaded, {"model": model, "documents": self.recipe.id,
                                       "fingerprint": self.catalog.fingerprint(), "catalog": self.catalog.name})
         else:
             self.stats.dense_loaded = True
@@ -486,6 +497,47 @@ def relevance(score: float, searcher: CatalogSearcher) -> float:
     k = searcher.weights.rrf_k
     effective_rank = max((k + 1) * top / score - k, 1.0)
     return round(1.0 / effective_rank, 3)
+
+
+def _say_why_new_encoder(path: Path, fingerprint: str, model: str) -> None:
+    """Before a dense index is built into an absent folder: one line when the same catalog already has dense indexes
+    of other encoders beside it (the default encoder changed, or another was chosen): they are left as they are,
+    never mixed with this one's vectors."""
+    import logging
+
+    if path.exists():
+        return  # a damaged or outdated folder: `index_store` said why
+    others = []
+    for sibling in sorted(path.parent.glob(f"{fingerprint}-*")):
+        meta = sibling / "meta.json"
+        if sibling == path or "-bm25-" in sibling.name or sibling.is_symlink() or not meta.is_file():
+            continue
+        try:
+            if meta.stat().st_size > 1 << 20:
+                continue
+            named = json.loads(meta.read_text(encoding="utf-8")).get("model")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if isinstance(named, str) and named != model:
+            others.append(named[:80])
+    if others:
+        logging.getLogger(__name__).warning(
+            "building the dense index %s for encoder %s: this catalog's other dense indexes here were built by %s "
+            "(kept, never mixed)", path, model[:80], ", ".join(others[:3]) + (" ..." if len(others) > 3 else ""))
+
+
+def _trained_recipe(embeddings: Encoder | None) -> str | None:
+    """The document recipe a trained encoder's manifest names (``documents.recipe``; "3", the documents of its
+    time, for a manifest written before recipes existed); None for other encoders."""
+    trained = getattr(embeddings, "trained", None)
+    manifest = getattr(trained, "manifest", None)
+    if not isinstance(manifest, dict):
+        return None
+    documents = manifest.get("documents")
+    if not isinstance(documents, dict):
+        return None
+    recipe = documents.get("recipe", documents.get("version"))
+    return recipe if isinstance(recipe, str) else None
 
 
 def _fitted_weights(embeddings: Encoder | None) -> FusionWeights | None:

@@ -59,6 +59,7 @@ class Manifest(FileModel):
     """``manifest.json``: the fields read back (the others are a record for people)."""
 
     format: Annotated[str, Field(max_length=100)]
+    encoder: Annotated[str, Field(max_length=100)] | None = None  # the family `trained:<DIR>` loads (encoders)
     weights_sha256: Sha256Hex | None = None  # recorded for people; the encoder's identity is computed
     query_hashes: Annotated[list[Hex16], Field(max_length=MAX_QUERIES)] = Field(default_factory=list)
     query_ids: Annotated[list[Annotated[str, Field(max_length=1000)]], Field(max_length=MAX_QUERIES)] | None = None

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 
 _TRAIN_FLAGS = {"epochs": "epochs", "seed": "seed", "batch_size": "batch-size", "learning_rate": "lr",
-                "threads": "threads", "sentence_pairs": "sentence-pairs"}
+                "threads": "threads", "sentence_pairs": "sentence-pairs", "tool_negatives": "tool-negatives",
+                "category_negatives": "category-negatives"}
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -32,7 +33,7 @@ def configure_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--queries", nargs="+", required=True, metavar="FILE",
                    help="query files with relevant APIs (any format `anytool eval retrieval` reads)")
     p.add_argument("--out", required=True, metavar="MODEL_DIR",
-                   help="folder for the trained model (use it with --embeddings minilm:MODEL_DIR)")
+                   help="folder for the trained model (use it with --embeddings trained:MODEL_DIR)")
     p.add_argument("--epochs", type=int, default=d.EPOCHS, metavar="N", help=f"passes over the pairs (default {d.EPOCHS})")
     p.add_argument("--seed", type=int, default=d.SEED, metavar="S", help=f"random seed (default {d.SEED})")
     p.add_argument("--batch-size", type=int, default=d.BATCH_SIZE, metavar="B",
@@ -43,6 +44,12 @@ def configure_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sentence-pairs", type=float, default=d.SENTENCE_PAIRS, metavar="P",
                    help="share of the pairs trained, each epoch, on the query sentence that matches the API best "
                         f"instead of the whole query (default {d.SENTENCE_PAIRS})")
+    p.add_argument("--tool-negatives", type=float, default=d.TOOL_NEGATIVES, metavar="P",
+                   help="share of the pairs whose hard negative, each epoch, is another API of the relevant API's own "
+                        f"tool (default {d.TOOL_NEGATIVES})")
+    p.add_argument("--category-negatives", type=float, default=d.CATEGORY_NEGATIVES, metavar="P",
+                   help="share of the pairs whose hard negative is one of the best BM25 APIs of the relevant API's "
+                        f"category (default {d.CATEGORY_NEGATIVES})")
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="torch threads (default: torch's choice, usually one per core)")
     p.add_argument("--fit-fusion", action="store_true",
@@ -61,7 +68,8 @@ def run_train(catalog: Catalog, args: argparse.Namespace, *, out: TextIO) -> int
     try:  # every setting is checked here, before the catalog is searched or a model loaded
         settings = TrainSettings(epochs=args.epochs, seed=args.seed, batch_size=args.batch_size,
                                  learning_rate=args.lr, hard_negatives=not args.no_hard_negatives,
-                                 threads=args.threads, sentence_pairs=args.sentence_pairs)
+                                 threads=args.threads, sentence_pairs=args.sentence_pairs,
+                                 tool_negatives=args.tool_negatives, category_negatives=args.category_negatives)
     except DataFileError as exc:
         flag = _TRAIN_FLAGS.get(exc.field or "", exc.field)
         raise ValueError(f"index train --{flag}: {exc.message}") from None

@@ -11,3 +11,7 @@ LEARNING_RATE = 1e-4  # chosen by 3-fold CV on the dev queries over 2e-5 (benchm
 # share of the pairs whose anchor is, in each epoch, the query sentence that matches the API best (BM25) instead
 # of the whole query (0 → 0.5: held-out NDCG@5 78.0 → 78.7 at 3 epochs, Recall@10 unchanged)
 SENTENCE_PAIRS = 0.5
+# shares of the pairs whose hard negative comes from the relevant API's own tool / its category (the rest: BM25's
+# best anywhere); see docs/benchmarks.md, "Retrieval quality"
+TOOL_NEGATIVES = 0.0
+CATEGORY_NEGATIVES = 0.0

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 from pydantic import Field
 
-from ..catalog.documents import DOCUMENT_VERSION, api_dense_text
+from ..catalog.documents import DOCUMENT_VERSION, api_dense_text, recipe_named
 from ..catalog.trained_model import FUSION, MANIFEST, MANIFEST_FORMAT, onnx_file, query_hash
 from ..install.extras import install_hint
 from ..sanitize.files import file_digest
@@ -72,6 +72,13 @@ class TrainSettings:
     weight_decay: Fraction = 0.01
     hard_negatives: bool = True  # one BM25 hard negative per pair (redrawn every epoch)
     negative_depth: Annotated[int, Field(ge=1, le=1000)] = 10  # hard negatives are drawn from this many best BM25 non-relevant APIs
+    # share of the pairs whose hard negative is drawn, each epoch, among the other APIs of the relevant API's own
+    # tool, and share drawn among the best BM25 APIs of its category (the rest: the best BM25 APIs anywhere); a
+    # pair without such a candidate keeps a BM25 one (train_defaults)
+    tool_negatives: Fraction = defaults.TOOL_NEGATIVES
+    category_negatives: Fraction = defaults.CATEGORY_NEGATIVES
+    # the document recipe whose API texts are trained on (`documents.RECIPES`; None: `documents.DEFAULT_RECIPE`)
+    documents: Annotated[str, Field(max_length=40)] | None = None
     # a BM25 negative of the same tool as a relevant API whose name is this similar to it (difflib ratio of the
     # humanized names) is dropped as a probable unlabelled duplicate; None keeps every negative
     near_duplicate: Annotated[float, Field(ge=1e-9, le=1)] | None = None
@@ -85,6 +92,9 @@ class TrainSettings:
 
     def __post_init__(self) -> None:
         check_fields(self, source="training settings")
+        if self.tool_negatives + self.category_negatives > 1:
+            raise ValueError("training settings: tool_negatives + category_negatives exceed 1")
+        recipe_named(self.documents)
 
 
 @dataclass(frozen=True)
@@ -97,6 +107,8 @@ class Example:
     relevant: frozenset[str]
     negatives: tuple[str, ...] = ()
     sentence: str | None = None  # the query sentence that matches the API best (multi-sentence queries only)
+    tool_negatives: tuple[str, ...] = ()  # the other APIs of its tool not relevant to the query, best BM25 first
+    category_negatives: tuple[str, ...] = ()  # the best BM25 APIs of its category (other tools), not relevant
 
 
 @dataclass
@@ -121,6 +133,21 @@ class TrainResult:
 
 
 # ---------------------------------------------------------------------- data
+# The developers' split of the shared development queries (docs/benchmarks.md, "A trained retriever" and "Retrieval
+# quality"): 3 folds by query text, seed 0; folds 0 and 1 are the training / tuning part, fold 2 the evaluation part.
+SPLIT_FOLDS = 3
+SPLIT_SEED = 0
+EVAL_FOLD = 2
+
+
+def query_folds(texts: Sequence[str], folds: int = SPLIT_FOLDS, seed: int = SPLIT_SEED) -> dict[str, int]:
+    """Each distinct query text's fold: the sorted distinct texts shuffled with `random.Random(seed)`, dealt round
+    robin (identical texts share a fold, so a query never sits on both sides of the split)."""
+    distinct = sorted(set(texts))
+    random.Random(seed).shuffle(distinct)
+    return {t: pos % folds for pos, t in enumerate(distinct)}
+
+
 def prepare_training_data(catalog: Catalog, query_files: Sequence[str | Path], *,
                           searcher: CatalogSearcher | None = None, negative_depth: int = 10,
                           queries: Sequence[EvalQuery] | None = None,
@@ -155,9 +182,18 @@ def prepare_training_data(catalog: Catalog, query_files: Sequence[str | Path], *
                               if not any(is_near_duplicate(catalog, a, r, near_duplicate) for r in relevant))
         negatives = negatives[:negative_depth]
         sentences = best_sentences(bm25, q.query, q.relevant, components)
+        ranked_all = bm25.ranked_api_ids(bm25.api_scores_from(components, bm25.weights), len(bm25.api_ids))
         for api_id in q.relevant:
+            api = catalog.api(api_id)
+            own_tool = [a for a in ranked_all if a not in relevant and a.startswith(f"{api.category}/{api.tool_key}/")]
+            unranked = [a.id for a in catalog.tool(api.category, api.tool_key).apis
+                        if a.id not in relevant and a.id not in own_tool]
+            in_category = [a for a in ranked_all if a not in relevant and a.startswith(f"{api.category}/")
+                           and not a.startswith(f"{api.category}/{api.tool_key}/")]
             data.examples.append(Example(query=q.query, qhash=query_hash(q.query), api_id=api_id,
-                                         relevant=relevant, negatives=negatives, sentence=sentences.get(api_id)))
+                                         relevant=relevant, negatives=negatives, sentence=sentences.get(api_id),
+                                         tool_negatives=tuple(own_tool + unranked)[:negative_depth],
+                                         category_negatives=tuple(in_category[:negative_depth])))
     return data
 
 
@@ -198,6 +234,23 @@ def is_near_duplicate(catalog: Catalog, api_id: str, other_id: str, ratio: float
         return False
     x, y = humanize(a.name).lower(), humanize(b.name).lower()
     return difflib.SequenceMatcher(None, x, y).ratio() >= ratio
+
+
+def draw_negative(ex: Example, settings: TrainSettings, rng: random.Random) -> str:
+    """One hard negative for a pair: from its tool with probability `tool_negatives`, from its category with
+    `category_negatives`, else from the best BM25 APIs (also when the chosen pool is empty). With both shares 0 it
+    draws exactly as before they existed (one `rng.choice`)."""
+    if settings.tool_negatives or settings.category_negatives:
+        r = rng.random()
+        if r < settings.tool_negatives and ex.tool_negatives:
+            return rng.choice(ex.tool_negatives)
+        if settings.tool_negatives <= r < settings.tool_negatives + settings.category_negatives and ex.category_negatives:
+            return rng.choice(ex.category_negatives)
+    return rng.choice(ex.negatives)
+
+
+def _tools(catalog: Catalog) -> list[Any]:
+    return [t for c in catalog.categories for t in catalog.category(c).tools]
 
 
 def make_batches(examples: Sequence[Example], batch_size: int, rng: random.Random,
@@ -293,12 +346,13 @@ def fine_tune(data: TrainingData, catalog: Catalog, settings: TrainSettings, *, 
     _seed_everything(settings.seed)
     model = _load_base_model(settings.max_seq_length)
     loss_fn = _mnrl(model, settings.scale)
-    texts = {a.id: api_dense_text(a) for a in catalog}
+    recipe = recipe_named(settings.documents)
+    texts = {a.id: api_dense_text(a, t.description, recipe) for t in _tools(catalog) for a in t.apis}
     rng = random.Random(settings.seed)
     # one epoch's batches depend on the negatives drawn: draw them first, then batch
     plans: list[tuple[list[list[int]], dict[int, str], set[int]]] = []
     for _ in range(settings.epochs):
-        negs = {i: rng.choice(ex.negatives) for i, ex in enumerate(data.examples)
+        negs = {i: draw_negative(ex, settings, rng) for i, ex in enumerate(data.examples)
                 if settings.hard_negatives and ex.negatives}
         by_sentence = {i for i, ex in enumerate(data.examples)
                        if settings.sentence_pairs and ex.sentence and rng.random() < settings.sentence_pairs}
@@ -510,7 +564,7 @@ def train_encoder(
                      f"rrf_k {w['rrf_k']} "
                      f"(training queries: Recall@10 {100 * fusion['train_scores']['Recall@10']:.1f}, "
                      f"NDCG@5 {100 * fusion['train_scores']['NDCG@5']:.1f})\n")
-    report.write(f"use it with --embeddings minilm:{target} (or ANYTOOL_EMBEDDINGS=minilm:{target})\n")
+    report.write(f"use it with --embeddings trained:{target} (or ANYTOOL_EMBEDDINGS=trained:{target})\n")
     return TrainResult(out_dir=target, manifest=manifest, seconds=seconds, fusion=fusion)
 
 
@@ -526,6 +580,7 @@ def _manifest(catalog: Catalog, files: list[Path], data: TrainingData, settings:
         entry["used"] += bool(q.relevant)
     return {
         "format": MANIFEST_FORMAT,
+        "encoder": "minilm",  # the family `trained:<DIR>` loads it as (catalog.encoders.TRAINED_ENCODERS)
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "base_model": {"name": "sentence-transformers/all-MiniLM-L6-v2", "path": str(base_dir),
                        "weights_sha256": file_digest(base_dir / "model.safetensors")},
@@ -533,7 +588,8 @@ def _manifest(catalog: Catalog, files: list[Path], data: TrainingData, settings:
         "onnx": {"file": onnx_path.name, "precision": "int8", "sha256": file_digest(onnx_path)},
         "catalog": {"name": catalog.name, "fingerprint": catalog.fingerprint(), "apis": len(catalog),
                     "tools": catalog.num_tools},
-        "documents": {"version": DOCUMENT_VERSION, "api_text": "documents.api_dense_text"},
+        "documents": {"version": DOCUMENT_VERSION, "recipe": recipe_named(settings.documents).id,
+                      "api_text": "documents.api_dense_text"},
         "query_files": [{"path": str(f.resolve()), "sha256": file_digest(f), **per_file.get(f.stem, {})}
                         for f in files],
         "queries": len(data.queries),

@@ -42,7 +42,7 @@ class RetrieverToolSearch:
     """Client-side tool search over `tools` (LangChain tools: the deferred catalog), ranked by our retriever.
 
     `k`: tools loaded per search; `always_loaded`: names of tools sent in full (never deferred); `embeddings`: the
-    catalog's dense search (`None` = the package default; e.g. `"minilm:MODEL_DIR"` for a trained encoder)."""
+    catalog's dense search (`None` = the package default; e.g. `"trained:MODEL_DIR"` for a trained encoder)."""
 
     def __init__(self, tools: Sequence[BaseTool], *, k: int = 5, always_loaded: Sequence[str] = (),
                  embeddings: Any = None, search_tool_name: str = SEARCH_TOOL_NAME) -> None:

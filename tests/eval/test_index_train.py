@@ -357,3 +357,52 @@ def test_each_api_gets_the_sentence_that_retrieves_it(tmp_path: Path) -> None:
     assert by_api[("Sunset times for Rome please.", ids["Quokka"])] is None
     with pytest.raises(ValueError, match="sentence_pairs"):
         TrainSettings(sentence_pairs=1.5)
+
+
+def test_hard_negatives_from_the_same_tool_and_category(tmp_path: Path) -> None:
+    """Each pair is mined negatives from its relevant API's own tool (every other API of it, best BM25 first) and
+    from its category's other tools (best BM25 first), never a relevant API; `draw_negative` takes them at the
+    configured shares, and with both shares 0 draws exactly as before (one `rng.choice` of the BM25 negatives)."""
+    from langgraph_anytool.eval.training import draw_negative
+
+    api = {"method": "GET", "required_parameters": [], "optional_parameters": []}
+    layout = {"Travel": {"Flights": ["search flights", "flight status", "airport list", "seat map"],
+                         "Hotels": ["hotel search", "hotel reviews"]},
+              "Money": {"Fx": ["convert currency", "flight cost in euros"]}}
+    for category, tools in layout.items():
+        folder = tmp_path / "tools" / category
+        folder.mkdir(parents=True)
+        for tool, names in tools.items():
+            doc = {"tool_name": tool, "tool_description": f"{tool} data.",
+                   "api_list": [{"name": n, "description": f"{n} for travellers.", **api} for n in names]}
+            (folder / f"{tool.lower()}.json").write_text(json.dumps(doc), encoding="utf-8")
+    catalog = Catalog.from_toolbench(tmp_path / "tools")
+    ids = {a.name: a.id for a in catalog}
+    queries = tmp_path / "q.json"
+    queries.write_text(json.dumps([{"query_id": 1, "query": "search flights and the flight status", "relevant APIs": [
+        ["Flights", "search flights"], ["Flights", "flight status"]]}]), encoding="utf-8")
+    data = prepare_training_data(catalog, [queries], negative_depth=10)
+    assert len(data.examples) == 2
+    for ex in data.examples:
+        assert set(ex.tool_negatives) == {ids["airport list"], ids["seat map"]}
+        assert set(ex.category_negatives) <= {ids["hotel search"], ids["hotel reviews"]} and ex.category_negatives
+        assert not (set(ex.tool_negatives) | set(ex.category_negatives)) & ex.relevant
+        assert ids["flight cost in euros"] in ex.negatives  # BM25 anywhere: the other category's flight API
+    ex = data.examples[0]
+    tool_only = TrainSettings(tool_negatives=1.0)
+    category_only = TrainSettings(category_negatives=1.0)
+    rng = random.Random(0)
+    assert {draw_negative(ex, tool_only, rng) for _ in range(50)} == set(ex.tool_negatives)
+    assert {draw_negative(ex, category_only, rng) for _ in range(50)} <= set(ex.category_negatives)
+    pools = Example(query="q", qhash="h", api_id="r", relevant=frozenset({"r"}), negatives=("b1", "b2"),
+                    tool_negatives=("t1", "t2"), category_negatives=("c1",))
+    mixed = TrainSettings(tool_negatives=0.5, category_negatives=0.25)
+    drawn = [draw_negative(pools, mixed, rng) for _ in range(400)]
+    shares = {p: sum(d[0] == p for d in drawn) / len(drawn) for p in "tcb"}
+    assert 0.4 < shares["t"] < 0.6 and 0.15 < shares["c"] < 0.35 and 0.15 < shares["b"] < 0.35
+    lonely = Example(query="q", qhash="h", api_id="r", relevant=frozenset({"r"}), negatives=("b1",))
+    assert {draw_negative(lonely, tool_only, rng) for _ in range(10)} == {"b1"}  # no tool pool: a BM25 one
+    a, b = random.Random(7), random.Random(7)
+    assert [draw_negative(ex, TrainSettings(), a) for _ in range(20)] == [b.choice(ex.negatives) for _ in range(20)]
+    with pytest.raises(ValueError, match="exceed 1"):
+        TrainSettings(tool_negatives=0.7, category_negatives=0.5)

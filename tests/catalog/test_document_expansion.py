@@ -1,0 +1,222 @@
+"""Index-time document expansion (issue 37): each API's documents enriched from what the catalog knows, the same
+catalog giving the same documents and index bytes, the recipe stored with the index, and an index built with
+another recipe rebuilt with one line saying why (never mixed)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+
+from langgraph_anytool.catalog import Catalog
+from langgraph_anytool.catalog.documents import (
+    DEFAULT_RECIPE,
+    RECIPES,
+    DocumentRecipe,
+    api_dense_text,
+    api_document,
+    recipe_named,
+    response_keys,
+)
+from langgraph_anytool.catalog.search import CatalogSearcher
+
+
+def _write_catalog(root: Path, *, extra_tool: bool = False) -> Path:
+    folder = root / "Travel"
+    folder.mkdir(parents=True, exist_ok=True)
+    tools = {
+        "skyfare": {"tool_name": "SkyFare", "tool_description": "Cheap flight prices between airports worldwide.",
+                    "api_list": [
+                        {"name": "searchFlights", "description": "Search flights.", "method": "GET",
+                         "required_parameters": [{"name": "origin_iata", "type": "STRING", "description": ""}],
+                         "optional_parameters": [{"name": "departDate", "type": "DATE", "description": "day"}],
+                         "template_response": {"itineraries": [{"carrierName": "str", "_list_length": 3}],
+                                               "totalPrice": "float"}},
+                        {"name": "airports", "description": "List airports.", "method": "GET",
+                         "required_parameters": [], "optional_parameters": []}]},
+        "stayfinder": {"tool_name": "StayFinder", "tool_description": "Hotel rooms and guest reviews.",
+                       "api_list": [{"name": "hotelReviews", "description": "Reviews of a hotel.", "method": "GET",
+                                     "required_parameters": [{"name": "hotel_id", "type": "NUMBER",
+                                                              "description": ""}],
+                                     "optional_parameters": [],
+                                     "template_response": {"reviews": [{"guestName": "str", "rating": "int"}]}}]},
+    }
+    if extra_tool:
+        tools["weatherly"] = {"tool_name": "Weatherly", "tool_description": "Forecasts.",
+                              "api_list": [{"name": "forecast", "description": "Weather.", "method": "GET",
+                                            "required_parameters": [], "optional_parameters": []}]}
+    for key, doc in tools.items():
+        (folder / f"{key}.json").write_text(json.dumps(doc), encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Catalog:
+    return Catalog.from_toolbench(_write_catalog(tmp_path / "tools"))
+
+
+def _api(catalog: Catalog, name: str) -> tuple[object, str]:
+    for category in catalog.categories:
+        for tool in catalog.category(category).tools:
+            for api in tool.apis:
+                if api.name == name:
+                    return api, tool.description
+    raise KeyError(name)
+
+
+def test_expanded_documents_hold_what_the_catalog_knows(catalog: Catalog) -> None:
+    """The default recipe adds the response template's keys (humanized, the template's `_` notes skipped) to the
+    BM25 document; a recipe's dense sections add the tool's description, parameter names and response keys to the
+    embedded text; recipe "3" (the documents before expansion) adds none of them."""
+    api, tool_description = _api(catalog, "searchFlights")
+    assert response_keys(api.template_response) == ["itineraries", "carrier name", "total price"]  # type: ignore[attr-defined]
+    sparse = api_document(api, tool_description, DEFAULT_RECIPE)  # type: ignore[arg-type]
+    assert sparse.endswith("Returns: itineraries, carrier name, total price")
+    rich = DocumentRecipe("test", dense=("tool_description", "params", "response_keys"), tool_words=3)
+    dense = api_dense_text(api, tool_description, rich)  # type: ignore[arg-type]
+    assert dense == ("Sky Fare: search Flights. Search flights. Cheap flight prices Inputs: origin iata, depart date. "
+                     "Returns: itineraries, carrier name, total price.")
+    plain = RECIPES["3"]
+    assert api_dense_text(api, tool_description, plain) == "Sky Fare: search Flights. Search flights."  # type: ignore[arg-type]
+    assert api_dense_text(api, tool_description, DEFAULT_RECIPE) == api_dense_text(api, tool_description, plain)  # type: ignore[arg-type]
+    assert "Returns" not in api_document(api, tool_description, plain)  # type: ignore[arg-type]
+    bare, bare_description = _api(catalog, "airports")  # nothing to add: no parameters, no template
+    assert api_dense_text(bare, bare_description, rich) == "Sky Fare: airports. List airports. Cheap flight prices"  # type: ignore[arg-type]
+    assert api_document(bare, bare_description, DEFAULT_RECIPE) == api_document(bare, bare_description, plain)  # type: ignore[arg-type]
+
+
+def test_response_keys_are_bounded_and_never_repeat() -> None:
+    deep: dict[str, object] = {"leaf": "str"}
+    for level in range(50):
+        deep = {f"level{level}": deep, "status": "str"}
+    keys = response_keys(deep)
+    assert len(keys) == len(set(keys)) <= 30 and keys[:2] == ["level 49", "level 48"]
+    assert response_keys(None) == [] and response_keys("str") == [] and response_keys([{"a": 1}] * 1000) == ["a"]
+
+
+def test_recipes_are_named_and_checked() -> None:
+    assert recipe_named(None) is DEFAULT_RECIPE and recipe_named("3") is RECIPES["3"]
+    with pytest.raises(ValueError, match=r"unknown document recipe 'v99'.*known: 3, "):
+        recipe_named("v99")
+    with pytest.raises(ValueError, match="unknown section"):
+        DocumentRecipe("x", dense=("examples",))
+
+
+def _folder_bytes(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_the_same_catalog_gives_the_same_documents_and_index_bytes(tmp_path: Path) -> None:
+    """Expansion is a pure function of the catalog: two catalogs loaded from the same files give the same documents
+    and byte-identical BM25 index folders; another catalog gives other documents."""
+    first = Catalog.from_toolbench(_write_catalog(tmp_path / "a" / "tools"))
+    second = Catalog.from_toolbench(_write_catalog(tmp_path / "b" / "tools"))
+    a = CatalogSearcher(first, embeddings="none", index_dir=tmp_path / "ia", progress=False)
+    b = CatalogSearcher(second, embeddings="none", index_dir=tmp_path / "ib", progress=False)
+    for level in ("apis", "tools", "categories"):
+        assert a._sparse_documents(level) == b._sparse_documents(level)
+        assert a._dense_documents(level) == b._dense_documents(level)
+    a.build()
+    b.build()
+    assert a.bm25_path().name == b.bm25_path().name
+    assert _folder_bytes(a.bm25_path()) == _folder_bytes(b.bm25_path())
+    meta = json.loads((a.bm25_path() / "meta.json").read_text(encoding="utf-8"))
+    assert meta["documents"] == DEFAULT_RECIPE.id
+    other = CatalogSearcher(Catalog.from_toolbench(_write_catalog(tmp_path / "c" / "tools", extra_tool=True)),
+                            embeddings="none", index_dir=tmp_path / "ic", progress=False)
+    assert other._sparse_documents("apis") != a._sparse_documents("apis")
+
+
+def test_expansion_changes_the_ranking_where_only_the_template_knows(catalog: Catalog, tmp_path: Path) -> None:
+    """A query about a response field ("rating") finds the API whose template returns it only with the
+    expanded documents."""
+    expanded = CatalogSearcher(catalog, embeddings="none", index_dir=tmp_path / "x", progress=False)
+    plain = CatalogSearcher(catalog, embeddings="none", index_dir=tmp_path / "p", progress=False, documents="3")
+    assert [h.api for h in expanded.search_apis("rating", 3)] == ["hotelReviews"]
+    assert plain.search_apis("rating", 3) == []
+
+
+def test_an_index_of_another_recipe_is_rebuilt_with_one_line(catalog: Catalog, tmp_path: Path,
+                                                           caplog: pytest.LogCaptureFixture) -> None:
+    """An index folder written with recipe "3" (what every index built before recipes holds) is not loaded by a
+    searcher of the default recipe: it is rebuilt, one warning line naming both recipes, and its meta.json then
+    names the new recipe; loading it again says nothing."""
+    index_dir = tmp_path / "index"
+    old = CatalogSearcher(catalog, embeddings="none", index_dir=index_dir, progress=False, documents="3")
+    old.build()
+    path = old.bm25_path()
+    assert json.loads((path / "meta.json").read_text(encoding="utf-8"))["documents"] == "3"
+    with caplog.at_level(logging.WARNING, logger="langgraph_anytool.catalog.index_store"):
+        new = CatalogSearcher(catalog, embeddings="none", index_dir=index_dir, progress=False)
+        new.build()
+    assert new.bm25_path() == path and not new.stats.bm25_loaded
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1 and "\n" not in lines[0], lines
+    assert f"rebuilding the BM25 index {path}" in lines[0]
+    assert f"built with document recipe '3' and search now uses '{DEFAULT_RECIPE.id}'" in lines[0]
+    assert json.loads((path / "meta.json").read_text(encoding="utf-8"))["documents"] == DEFAULT_RECIPE.id
+    assert [h.api for h in new.search_apis("rating", 3)] == ["hotelReviews"]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="langgraph_anytool.catalog.index_store"):
+        again = CatalogSearcher(catalog, embeddings="none", index_dir=index_dir, progress=False)
+        again.build()
+    assert again.stats.bm25_loaded and not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_a_dense_index_of_another_recipe_is_rebuilt_with_one_line(catalog: Catalog, tmp_path: Path,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    """The same for the dense index, with a real (tiny) encoder: recipe "3" vectors are never mixed with the
+    expanded documents' vectors; the rebuilt folder's bytes equal those of a fresh build (deterministic)."""
+    for mod in ("onnxruntime", "onnx", "tokenizers", "safetensors", "faiss"):
+        pytest.importorskip(mod)
+    from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEncoder
+    from tests.tiny_encoder import write_tiny_encoder
+
+    model = write_tiny_encoder(tmp_path / "enc", onnx=True)
+    index_dir = tmp_path / "index"
+    CatalogSearcher(catalog, embeddings=OnnxMiniLMEncoder(model_path=model), index_dir=index_dir, progress=False,
+                    documents="3").build()
+    with caplog.at_level(logging.WARNING, logger="langgraph_anytool.catalog.index_store"):
+        new = CatalogSearcher(catalog, embeddings=OnnxMiniLMEncoder(model_path=model), index_dir=index_dir,
+                              progress=False)
+        new.build()
+    dense_path = new.index_path()
+    assert dense_path is not None and not new.stats.dense_loaded
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and "the dense index" in r.getMessage()]
+    assert len(lines) == 1 and f"rebuilding the dense index {dense_path}" in lines[0], lines
+    fresh = CatalogSearcher(catalog, embeddings=OnnxMiniLMEncoder(model_path=model), index_dir=tmp_path / "fresh",
+                            progress=False)
+    fresh.build()
+    assert fresh.index_path() is not None
+    assert _folder_bytes(dense_path) == _folder_bytes(fresh.index_path())  # type: ignore[arg-type]
+
+
+def test_a_new_encoder_beside_another_ones_index_says_why(catalog: Catalog, tmp_path: Path,
+                                                          caplog: pytest.LogCaptureFixture) -> None:
+    """When the encoder changes (a new default, or another chosen), its dense index is built in its own folder with
+    one line naming the encoder whose index is already there; the other folder is kept, never mixed."""
+    for mod in ("onnxruntime", "onnx", "tokenizers", "safetensors", "faiss"):
+        pytest.importorskip(mod)
+    from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEncoder
+    from tests.tiny_encoder import write_tiny_encoder
+
+    first = OnnxMiniLMEncoder(model_path=write_tiny_encoder(tmp_path / "a", onnx=True, seed=1))
+    second = OnnxMiniLMEncoder(model_path=write_tiny_encoder(tmp_path / "b", onnx=True, seed=2))
+    index_dir = tmp_path / "index"
+    old = CatalogSearcher(catalog, embeddings=first, index_dir=index_dir, progress=False)
+    old.build()
+    old_bytes = _folder_bytes(old.index_path())  # type: ignore[arg-type]
+    with caplog.at_level(logging.WARNING, logger="langgraph_anytool.catalog.search"):
+        new = CatalogSearcher(catalog, embeddings=second, index_dir=index_dir, progress=False)
+        new.build()
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1, lines
+    assert f"building the dense index {new.index_path()} for encoder {second.model_id}" in lines[0]
+    assert f"were built by {first.model_id} (kept, never mixed)" in lines[0]
+    assert _folder_bytes(old.index_path()) == old_bytes  # type: ignore[arg-type]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="langgraph_anytool.catalog.search"):
+        CatalogSearcher(catalog, embeddings=second, index_dir=index_dir, progress=False).build()
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
