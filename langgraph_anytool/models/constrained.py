@@ -36,9 +36,13 @@ SCHEMA_NAME = "function_call"
 # the longest string value a constrained reply may hold (characters): a small model otherwise fills its whole
 # `max_tokens` with one string and the reply is cut before its JSON closes
 MAX_STRING_CHARS = 400
+# the most items an array value may hold where its schema sets no `maxItems`: SmolLM2 otherwise repeated one tool
+# name until its `max_tokens` cut the reply (issue 38)
+MAX_ARRAY_ITEMS = 16
 # JSON-schema keys a grammar compiler (llama.cpp's json-schema-to-grammar) is given; other keys of a catalog's
 # parameter schemas (formats, examples, vendor fields) are dropped
-_KEPT = ("type", "properties", "required", "items", "enum", "const", "minimum", "maximum")
+_KEPT = ("type", "properties", "required", "items", "enum", "const", "minimum", "maximum", "anyOf", "minItems",
+         "maxItems")
 _TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
 
 FUNCTIONS_PROMPT = (
@@ -59,7 +63,8 @@ def _scalar(value: Any) -> bool:
 
 def _grammar_safe(schema: Any, depth: int = 0) -> dict[str, Any]:
     """A parameter schema reduced to what a grammar compiler takes: standard types, properties, required, items,
-    enums; an unknown or odd schema becomes `{}` (any value); strings get at most `MAX_STRING_CHARS`."""
+    enums, `anyOf`; an unknown or odd schema becomes `{}` (any value); strings get at most `MAX_STRING_CHARS`, arrays
+    at most `MAX_ARRAY_ITEMS` items unless they say otherwise."""
     if not isinstance(schema, Mapping) or depth > 6:
         return {}
     out: dict[str, Any] = {}
@@ -80,6 +85,10 @@ def _grammar_safe(schema: Any, depth: int = 0) -> dict[str, Any]:
             out[key] = [str(v) for v in value if isinstance(v, str)]
         elif key == "items":
             out[key] = _grammar_safe(value, depth + 1)
+        elif key == "anyOf" and isinstance(value, list) and value:
+            out[key] = [_grammar_safe(v, depth + 1) for v in value]
+        elif key in ("minItems", "maxItems") and isinstance(value, int) and not isinstance(value, bool):
+            out[key] = value
         elif key == "enum" and isinstance(value, list) and value:
             out[key] = [v for v in value if isinstance(v, str | int | float | bool) or v is None]
         elif key in ("minimum", "maximum", "const") and _scalar(value) and (key == "const" or not (
@@ -94,6 +103,8 @@ def _grammar_safe(schema: Any, depth: int = 0) -> dict[str, Any]:
         out["properties"], out["required"], out["additionalProperties"] = {}, [], False
     if out.get("type") == "string" and "enum" not in out and "const" not in out:
         out["maxLength"] = MAX_STRING_CHARS
+    if out.get("type") == "array" and "maxItems" not in out:
+        out["maxItems"] = MAX_ARRAY_ITEMS
     return out
 
 
@@ -104,7 +115,8 @@ def call_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     for tool in tools:
         fn = function_of(tool)
         params = _grammar_safe(fn.get("parameters") or {"type": "object", "properties": {}})
-        if params.get("type") != "object":
+        if params.get("type") != "object" and not (params.get("anyOf") and all(
+                b.get("type") == "object" for b in params["anyOf"])):  # else one object of several forms
             params = {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
         branches.append({"type": "object", "properties": {"name": {"const": str(fn.get("name"))},
                                                           "arguments": params},
@@ -186,11 +198,15 @@ def with_extra_body(kwargs: Mapping[str, Any], options: Mapping[str, Any]) -> di
 
 class PromptedToolRunnable(Runnable[Any, BaseMessage]):
     """A chat model given a fixed tool list in its prompt rather than as native tools: the wrapped model and the
-    tools (the constrained form below; text mode's `Action:` form in `nodes/solver/textmode.py`)."""
+    tools (the constrained form below; text mode's `Action:` form in `nodes/solver/textmode.py`). `constraint`:
+    the tools whose schemas hold the reply where a server holds it to a call (e.g. their names pinned to the values
+    an agent may still use: nodes/agents/choices.py); by default `tools`, which the prompt lists either way."""
 
-    def __init__(self, model: Runnable[Any, BaseMessage], tools: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(self, model: Runnable[Any, BaseMessage], tools: Sequence[Mapping[str, Any]],
+                 constraint: Sequence[Mapping[str, Any]] | None = None) -> None:
         self.model = model
         self.tools = [dict(t) for t in tools]
+        self.constraint = [dict(t) for t in constraint] if constraint is not None else self.tools
 
     @property
     def bound(self) -> Runnable[Any, BaseMessage]:
@@ -209,7 +225,7 @@ class ConstrainedToolRunnable(PromptedToolRunnable):
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> BaseMessage:
         messages = list(input) if isinstance(input, Sequence) and not isinstance(input, str) else [
             HumanMessage(content=str(input))]
-        options = with_extra_body(kwargs, constraint_kwargs(self.model, self.tools))
+        options = with_extra_body(kwargs, constraint_kwargs(self.model, self.constraint))
         reply = self.model.invoke(messages_with_functions(messages, self.tools), config, **options)
         parsed = parse_call(text_of(reply))
         return parsed.model_copy(update={"usage_metadata": getattr(reply, "usage_metadata", None),

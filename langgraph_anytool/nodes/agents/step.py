@@ -56,6 +56,7 @@ from ...state import AgentRecord, PoolEntry, PoolUpdate, RunEvent, RunTally, ext
 from ...text import shorten
 from ..solver.textmode import bind_role_tools, call_with_text_fallback, probed
 from . import prompts
+from .choices import NOTHING_LEFT, held_to_finish, narrowed
 from .context import CallContext, FunctionResult, Role, role_inputs
 from .records import copy_record
 
@@ -176,8 +177,14 @@ def make_call_model(role: Role, base: Deps) -> Any:
         prompt: list[BaseMessage] = [SystemMessage(role.system_prompt(rec, deps)), *rec["messages"]]
         schemas = offers[deps.config.agent_functions == "authors"]
         try:
+            constraint = narrowed(role.level, rec, deps, schemas, pool=state["pool"],
+                                  removed=state.get("removed") or ())
             model = bind_role_tools(deps.models.for_role(role.level), deps.config, role.level, schemas,
-                                    text=deps.signals.in_text_mode(run_key, role.level), endpoints=probed(deps))
+                                    text=deps.signals.in_text_mode(run_key, role.level), endpoints=probed(deps),
+                                    constraint=constraint)
+            if held_to_finish(model, constraint):  # the only call it could make: made without asking the model
+                _end(rec, "finished", NOTHING_LEFT)
+                return out
             reply, used = call_with_text_fallback(
                 deps, role.level, run_key, model, prompt, tools=schemas, config=config,
                 inputs=role_inputs(state["query"], rec, deps.config.max_tools_per_agent),
