@@ -279,10 +279,25 @@ def _gbnf_literal(text: str) -> str:
 
 
 def _value_rule(schema: Mapping[str, Any]) -> str:
-    """The GBNF of one parameter's value (its enum's JSON texts, else its type's rule, else any value)."""
-    enum = schema.get("enum")
+    """The GBNF of one parameter's value: its const's or enum's JSON texts, one of its `anyOf` forms, an array of
+    its items (within `minItems` / `maxItems`), an object whose properties are all required (in order), else its
+    type's rule, else any value."""
+    enum = [schema["const"]] if "const" in schema else schema.get("enum")
     if isinstance(enum, list) and enum:
         return "( " + " | ".join(_gbnf_literal(json.dumps(v, ensure_ascii=False)) for v in enum) + " ) ws"
+    forms = schema.get("anyOf")
+    if isinstance(forms, list) and forms:
+        return "( " + " | ".join(_value_rule(f) for f in forms if isinstance(f, Mapping)) + " )"
+    items = schema.get("items")
+    if schema.get("type") == "array" and isinstance(items, Mapping) and items:
+        item, low = _value_rule(items), max(0, int(schema.get("minItems", 0)))
+        high = max(low, 1, int(schema.get("maxItems", MAX_ARRAY_ITEMS)))
+        more = f'( "," ws {item} ){{{max(0, low - 1)},{high - 1}}}'
+        return f'"[" ws {item} {more} "]" ws' if low else f'"[" ws ( {item} {more} )? "]" ws'
+    props = schema.get("properties")
+    if isinstance(props, Mapping) and props and set(schema.get("required") or ()) == set(props):
+        pairs = ' "," ws '.join(f'{_gbnf_literal(json.dumps(str(k)))} ":" ws {_value_rule(v)}' for k, v in props.items())
+        return f'"{{" ws {pairs} "}}" ws'
     return _VALUE_RULES.get(str(schema.get("type")), "value")
 
 
@@ -290,6 +305,8 @@ def _arguments_rule(params: Mapping[str, Any]) -> str:
     """The GBNF of a function's arguments: an object of its parameter names, each with a value of its type (at most
     as many pairs as it has parameters)."""
     props = params.get("properties") if isinstance(params.get("properties"), Mapping) else {}
+    if params.get("anyOf") or (props and set(params.get("required") or ()) == set(props)):
+        return _value_rule(params)  # one of its forms; or every parameter required: each once, in order
     if not props:
         return '"{" ws "}"'
     pairs = " | ".join(f"{_gbnf_literal(json.dumps(str(k)))} \":\" ws {_value_rule(v)}" for k, v in props.items())

@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from langgraph_anytool import AnyToolConfig, Catalog, create_anytool_graph
 from langgraph_anytool.catalog.builtin import builtin_categories
-from langgraph_anytool.models.constrained import ConstrainedToolRunnable, call_schema
+from langgraph_anytool.models.constrained import ConstrainedToolRunnable, action_grammar, call_schema
 from langgraph_anytool.models.testing import ScriptedChatModel
 from langgraph_anytool.nodes.agents.choices import NOTHING_LEFT, held_to_finish, narrowed
 from langgraph_anytool.nodes.agents.records import new_agent_record
@@ -175,6 +175,14 @@ def test_the_narrowing_follows_the_record_and_the_pool() -> None:
     assert "check_if_request_solvable" not in empty
     full = [t["function"]["name"] for t in narrowed("tool", rec, deps, offered, pool=[str(i) for i in range(8)])]
     assert "add_apis_into_api_pool" not in full and "finish_search" in full
+    # finish_search: last; not the first call of an agent that has anything else to call
+    assert [t["function"]["name"] for t in narrowed("tool", rec, deps, offered, pool=[])][-1] == "finish_search"
+    fresh = new_agent_record("meta/Units_Conversion/t2", "tool", parent="meta/Units_Conversion",
+                             category="Units_Conversion", tools=tools)
+    fresh["messages"] = [HumanMessage(QUERY)]
+    authors = [t for t in offered if t["function"]["name"] in ("finish_search", "add_apis_into_api_pool")]
+    assert [t["function"]["name"] for t in narrowed("tool", fresh, deps, authors, pool=[])] == [
+        "add_apis_into_api_pool"]
     # the constraint carries the pins; the prompt's listing (the runnable's tools) stays the role's functions
     held = ConstrainedToolRunnable(ScriptedChatModel(replies=[]), offered, narrowed("tool", rec, deps, offered,
                                                                                      pool=[]))
@@ -182,3 +190,22 @@ def test_the_narrowing_follows_the_record_and_the_pool() -> None:
     finish = [t for t in offered if t["function"]["name"] == "finish_search"]
     assert held_to_finish(ConstrainedToolRunnable(ScriptedChatModel(replies=[]), offered, finish), finish)
     assert not held_to_finish(ScriptedChatModel(replies=[]).bind_tools(finish), finish)
+
+
+def test_in_text_mode_the_grammar_holds_the_same_pins() -> None:
+    """Text mode on llama.cpp (a GBNF grammar): the pinned names are the only values the grammar lets through, a
+    list holds its items' forms (each tool with its own API names), and a function whose parameters are all
+    required cannot be called with `{}`."""
+    catalog = small_catalog("Universal Unit Converter", "Quick Metric Converter")
+    deps = type("D", (), {"catalog": catalog, "config": AnyToolConfig(max_api_pool=8)})()
+    rec = new_agent_record("meta/Units_Conversion/t1", "tool", parent="meta/Units_Conversion",
+                           category="Units_Conversion", tools=["Universal Unit Converter", "Quick Metric Converter"])
+    rec["messages"] = [HumanMessage(QUERY)]
+    grammar = action_grammar(narrowed("tool", rec, deps, [f.as_tool() for f in ROLES["tool"].functions], pool=[]))
+    rules = {line.split(" ::= ")[0]: line.split(" ::= ", 1)[1] for line in grammar.splitlines() if " ::= " in line}
+    add = next(r for r in rules.values() if r.startswith('"add_apis_into_api_pool"'))
+    assert add.startswith('"add_apis_into_api_pool" "\\nAction Input: " "{" ws "\\"apis\\"" ":" ws "["'), add[:200]
+    assert '"\\"Universal Unit Converter\\"" ) ws "," ws "\\"api_name\\"" ":" ws ( "\\"Convert Units\\""' in add
+    assert '"\\"Convert Length\\""' in add and "value" not in add and "string" not in add
+    details = next(r for r in rules.values() if r.startswith('"get_api_details"'))
+    assert '"\\"tool_name\\"" ":" ws ( "\\"Quick Metric Converter\\"" ) ws' in details and "string" not in details
