@@ -28,13 +28,16 @@ OPENAI_API_KEY is passed to the endpoint as it is set (it is never printed), and
 --window is given.
 
 A summary per model × mode follows: runs, solved, the solver's API calls, the valid-call rate, runs with a
-reflection round ("reflected": more than one solver attempt), how the runs ended (the failure taxonomy), tokens and
+reflection round ("reflected": more than one solver attempt, or a reflection event), how the runs ended (the failure taxonomy), tokens and
 wall time.
 
 Solver modes (`--modes`, tests/real_model/workload.py): dfsdt (hierarchical retriever, DFSDT, function calls:
 constrained by a JSON schema on llama.cpp), dfsdt-text (the search retriever's 64-API pool, DFSDT writing Action /
 Action Input text, held to a call by a grammar on llama.cpp), cot and cot-text (one chain of thought over that
-pool), umi (α-UMi's planner, caller and summarizer over that pool).
+pool), umi (α-UMi's planner, caller and summarizer over that pool); dfsdt-small and dfsdt-small-text (the
+hierarchical retriever and DFSDT on tests/real_model/small.py's two-tool catalog, CPU-sized settings and offline
+judge, its own two-part query; the second in text mode: the agents' and the solver's calls held by a grammar).
+"adds" in the per-run table: the agents' `add_apis_into_api_pool` calls in the server's replies.
 """
 
 from __future__ import annotations
@@ -58,7 +61,12 @@ sys.path.insert(0, str(ROOT))
 from langgraph_anytool.integrations.local_models import LOCAL_MODELS, LlamaServer, gguf_path  # noqa: E402
 from langgraph_anytool.render import table  # noqa: E402
 from tests.real_model.recorder import Exchange, RecordingProxy  # noqa: E402
+from tests.real_model.small import QUERY as SMALL_QUERY  # noqa: E402
 from tests.real_model.workload import MODES, QUERIES, profiles  # noqa: E402
+
+# the small catalog and CPU-sized settings of tests/real_model/small.py (its own query; run in process by
+# `python -m tests.real_model.small`): mode → text mode
+SMALL_MODES = {"dfsdt-small": False, "dfsdt-small-text": True}
 
 ANYTOOL = Path(sys.executable).with_name("anytool")
 
@@ -75,7 +83,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--window", type=int, default=None,
                    help="the window the client declares (default: 2048 for local models, none with --base-url)")
     p.add_argument("--modes", nargs="+", default=["dfsdt", "dfsdt-text", "cot", "umi"],
-                   choices=list(MODES))
+                   choices=[*MODES, *SMALL_MODES])
     p.add_argument("--queries", type=int, default=5, help=f"the first N builtin queries (1..{len(QUERIES)})")
     p.add_argument("--max-run-seconds", type=float, default=600.0,
                    help="each run's max_run_seconds, its hard time limit (default 600)")
@@ -126,21 +134,25 @@ def gen_rate(chats: list[Exchange]) -> str:
 
 def run_one(args: argparse.Namespace, proxy: RecordingProxy, base_url: str, model: str, mode: str, query: str,
             window: int | None, home: Path) -> dict[str, Any]:
-    options, native = MODES[mode]
-    cap = {"max_tokens": args.max_tokens} if args.max_tokens else {}
-    profile = (profiles([model], window, native, args.max_tokens) if window is not None
-               else json.dumps({model: {"tool_calling": native, **cap}}))
-    cmd = [str(ANYTOOL), "run", query, "--model", f"openai:{model}", *options, "--json", "--quiet",
-           "--max-tokens-per-query", str(args.token_budget), "--set", f"max_run_seconds={args.max_run_seconds:g}",
-           "--set", f"model_profiles={profile}", *[a for s in args.settings for a in ("--set", s)]]
+    if mode in SMALL_MODES:
+        cmd = [sys.executable, "-m", "tests.real_model.small", model, "--window", str(window or 2048),
+               "--max-tokens", str(args.max_tokens or 256), *(["--text"] if SMALL_MODES[mode] else [])]
+    else:
+        options, native = MODES[mode]
+        cap = {"max_tokens": args.max_tokens} if args.max_tokens else {}
+        profile = (profiles([model], window, native, args.max_tokens) if window is not None
+                   else json.dumps({model: {"tool_calling": native, **cap}}))
+        cmd = [str(ANYTOOL), "run", query, "--model", f"openai:{model}", *options, "--json", "--quiet",
+               "--max-tokens-per-query", str(args.token_budget), "--set", f"max_run_seconds={args.max_run_seconds:g}",
+               "--set", f"model_profiles={profile}", *[a for s in args.settings for a in ("--set", s)]]
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANYTOOL_MODEL")}
     env.update(OPENAI_BASE_URL=base_url, ANYTOOL_CACHE_DIR=str(home / "responses"))
     env.setdefault("OPENAI_API_KEY", "sk-local-unused")
     proxy.clear()
     start = time.monotonic()
     try:
-        done = subprocess.run(cmd, env=env, cwd=home, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                              timeout=args.max_run_seconds * 2)
+        done = subprocess.run(cmd, env=env, cwd=ROOT if mode in SMALL_MODES else home, capture_output=True,
+                              text=True, stdin=subprocess.DEVNULL, timeout=args.max_run_seconds * 2)
         code, out, err = done.returncode, done.stdout, done.stderr
     except subprocess.TimeoutExpired:
         code, out, err = -9, "", f"killed after {args.max_run_seconds * 2:g} s"
@@ -165,6 +177,8 @@ def run_one(args: argparse.Namespace, proxy: RecordingProxy, base_url: str, mode
             "completion_tokens": sum(e.completion_tokens or 0 for e in answered),
             "over_window": len(over), "api_calls": sum(int(a.get("api_calls") or 0) for a in attempts),
             "attempts": len(attempts), "pool": len(result.get("api_pool") or []),
+            "reflected": len(attempts) > 1 or any(e.get("kind") == "reflect" for e in result.get("events") or []),
+            "added": sum(1 for e in answered for c in e.function_calls() if c[0] == "add_apis_into_api_pool"),
             "function_calls": len(calls), "valid_calls": sum(e.valid_calls() for e in answered),
             "constrained": sum(e.constrained for e in answered), "wall_seconds": round(seconds, 1), "gen_tokens_per_second": gen_rate(answered),
             "answer": str(result.get("answer") or "")[:300], "reason": str(result.get("reason") or "")[:300],
@@ -184,7 +198,7 @@ def summary(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
         ends = Counter(r["status"] for r in group)
         out.append([*key, len(group), ends.get("solved", 0), sum(r["api_calls"] for r in group),
                     f"{valid}/{made}" + (f" ({100 * valid / made:.0f}%)" if made else ""),
-                    sum(r["attempts"] > 1 for r in group),
+                    sum(bool(r["reflected"]) for r in group),
                     ", ".join(f"{k} {n}" for k, n in ends.most_common()),
                     sum(r["prompt_tokens"] for r in group), sum(r["completion_tokens"] for r in group),
                     round(sum(r["wall_seconds"] for r in group), 1)])
@@ -202,17 +216,18 @@ def main(argv: list[str] | None = None) -> int:
               f"{window or 'none'}; modes {', '.join(args.modes)}; {args.queries} queries\n", flush=True)
         for model in models:
             for mode in args.modes:
-                for query, _ in QUERIES[: args.queries]:
+                queries = [SMALL_QUERY] if mode in SMALL_MODES else [q for q, _ in QUERIES[: args.queries]]
+                for query in queries:
                     row = run_one(args, proxy, base_url, model, mode, query, window, Path(tmp))
                     rows.append(row)
                     print(f"{model} | {mode} | {query} → {row['status']}, {row['calls']} calls, "
                           f"{row['prompt_tokens']}+{row['completion_tokens']} tokens, {row['wall_seconds']} s",
                           flush=True)
-    headers = ["model", "mode", "query", "status", "calls", "refused", "fn calls", "valid", "API calls", "pool",
+    headers = ["model", "mode", "query", "status", "calls", "refused", "fn calls", "valid", "adds", "API calls", "pool",
                "prompt", "completion", "over", "wall s", "gen tok/s"]
     print()
     print(table(headers, [[r["model"], r["mode"], r["query"], r["status"], r["calls"], r["refused"],
-                           r["function_calls"], r["valid_calls"], r["api_calls"], r["pool"],
+                           r["function_calls"], r["valid_calls"], r["added"], r["api_calls"], r["pool"],
                            r["prompt_tokens"], r["completion_tokens"], r["over_window"], r["wall_seconds"],
                            r["gen_tokens_per_second"]] for r in rows]))
     print()

@@ -37,9 +37,13 @@ SCHEMA_NAME = "function_call"
 # the longest string value a constrained reply may hold (characters): a small model otherwise fills its whole
 # `max_tokens` with one string and the reply is cut before its JSON closes
 MAX_STRING_CHARS = 400
+# the most items an array value may hold where its schema sets no `maxItems`: SmolLM2 otherwise repeated one tool
+# name until its `max_tokens` cut the reply (issue 38)
+MAX_ARRAY_ITEMS = 16
 # JSON-schema keys a grammar compiler (llama.cpp's json-schema-to-grammar) is given; other keys of a catalog's
 # parameter schemas (formats, examples, vendor fields) are dropped
-_KEPT = ("type", "properties", "required", "items", "enum", "const", "minimum", "maximum")
+_KEPT = ("type", "properties", "required", "items", "enum", "const", "minimum", "maximum", "anyOf", "minItems",
+         "maxItems")
 _TYPES = ("string", "number", "integer", "boolean", "object", "array", "null")
 
 FUNCTIONS_PROMPT = (
@@ -60,7 +64,8 @@ def _scalar(value: Any) -> bool:
 
 def _grammar_safe(schema: Any, depth: int = 0) -> dict[str, Any]:
     """A parameter schema reduced to what a grammar compiler takes: standard types, properties, required, items,
-    enums; an unknown or odd schema becomes `{}` (any value); strings get at most `MAX_STRING_CHARS`."""
+    enums, `anyOf`; an unknown or odd schema becomes `{}` (any value); strings get at most `MAX_STRING_CHARS`, arrays
+    at most `MAX_ARRAY_ITEMS` items unless they say otherwise."""
     if not isinstance(schema, Mapping) or depth > 6:
         return {}
     out: dict[str, Any] = {}
@@ -81,6 +86,10 @@ def _grammar_safe(schema: Any, depth: int = 0) -> dict[str, Any]:
             out[key] = [str(v) for v in value if isinstance(v, str)]
         elif key == "items":
             out[key] = _grammar_safe(value, depth + 1)
+        elif key == "anyOf" and isinstance(value, list) and value:
+            out[key] = [_grammar_safe(v, depth + 1) for v in value]
+        elif key in ("minItems", "maxItems") and isinstance(value, int) and not isinstance(value, bool):
+            out[key] = value
         elif key == "enum" and isinstance(value, list) and value:
             out[key] = [v for v in value if isinstance(v, str | int | float | bool) or v is None]
         elif key in ("minimum", "maximum", "const") and _scalar(value) and (key == "const" or not (
@@ -95,6 +104,8 @@ def _grammar_safe(schema: Any, depth: int = 0) -> dict[str, Any]:
         out["properties"], out["required"], out["additionalProperties"] = {}, [], False
     if out.get("type") == "string" and "enum" not in out and "const" not in out:
         out["maxLength"] = MAX_STRING_CHARS
+    if out.get("type") == "array" and "maxItems" not in out:
+        out["maxItems"] = MAX_ARRAY_ITEMS
     return out
 
 
@@ -105,7 +116,8 @@ def call_schema(tools: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     for tool in tools:
         fn = function_of(tool)
         params = _grammar_safe(fn.get("parameters") or {"type": "object", "properties": {}})
-        if params.get("type") != "object":
+        if params.get("type") != "object" and not (params.get("anyOf") and all(
+                b.get("type") == "object" for b in params["anyOf"])):  # else one object of several forms
             params = {"type": "object", "properties": {}, "required": [], "additionalProperties": False}
         branches.append({"type": "object", "properties": {"name": {"const": str(fn.get("name"))},
                                                           "arguments": params},
@@ -195,11 +207,15 @@ def bound_config(config: RunnableConfig | None) -> RunnableConfig:
 
 class PromptedToolRunnable(Runnable[Any, BaseMessage]):
     """A chat model given a fixed tool list in its prompt rather than as native tools: the wrapped model and the
-    tools (the constrained form below; text mode's `Action:` form in `nodes/solver/textmode.py`)."""
+    tools (the constrained form below; text mode's `Action:` form in `nodes/solver/textmode.py`). `constraint`:
+    the tools whose schemas hold the reply where a server holds it to a call (e.g. their names pinned to the values
+    an agent may still use: nodes/agents/choices.py); by default `tools`, which the prompt lists either way."""
 
-    def __init__(self, model: Runnable[Any, BaseMessage], tools: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(self, model: Runnable[Any, BaseMessage], tools: Sequence[Mapping[str, Any]],
+                 constraint: Sequence[Mapping[str, Any]] | None = None) -> None:
         self.model = model
         self.tools = [dict(t) for t in tools]
+        self.constraint = [dict(t) for t in constraint] if constraint is not None else self.tools
 
     @property
     def bound(self) -> Runnable[Any, BaseMessage]:
@@ -218,7 +234,7 @@ class ConstrainedToolRunnable(PromptedToolRunnable):
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> BaseMessage:
         messages = list(input) if isinstance(input, Sequence) and not isinstance(input, str) else [
             HumanMessage(content=str(input))]
-        options = with_extra_body(kwargs, constraint_kwargs(self.model, self.tools))
+        options = with_extra_body(kwargs, constraint_kwargs(self.model, self.constraint))
         reply = self.model.invoke(messages_with_functions(messages, self.tools), bound_config(config), **options)
         parsed = parse_call(text_of(reply))
         return parsed.model_copy(update={"usage_metadata": getattr(reply, "usage_metadata", None),
@@ -272,10 +288,25 @@ def _gbnf_literal(text: str) -> str:
 
 
 def _value_rule(schema: Mapping[str, Any]) -> str:
-    """The GBNF of one parameter's value (its enum's JSON texts, else its type's rule, else any value)."""
-    enum = schema.get("enum")
+    """The GBNF of one parameter's value: its const's or enum's JSON texts, one of its `anyOf` forms, an array of
+    its items (within `minItems` / `maxItems`), an object whose properties are all required (in order), else its
+    type's rule, else any value."""
+    enum = [schema["const"]] if "const" in schema else schema.get("enum")
     if isinstance(enum, list) and enum:
         return "( " + " | ".join(_gbnf_literal(json.dumps(v, ensure_ascii=False)) for v in enum) + " ) ws"
+    forms = schema.get("anyOf")
+    if isinstance(forms, list) and forms:
+        return "( " + " | ".join(_value_rule(f) for f in forms if isinstance(f, Mapping)) + " )"
+    items = schema.get("items")
+    if schema.get("type") == "array" and isinstance(items, Mapping) and items:
+        item, low = _value_rule(items), max(0, int(schema.get("minItems", 0)))
+        high = max(low, 1, int(schema.get("maxItems", MAX_ARRAY_ITEMS)))
+        more = f'( "," ws {item} ){{{max(0, low - 1)},{high - 1}}}'
+        return f'"[" ws {item} {more} "]" ws' if low else f'"[" ws ( {item} {more} )? "]" ws'
+    props = schema.get("properties")
+    if isinstance(props, Mapping) and props and set(schema.get("required") or ()) == set(props):
+        pairs = ' "," ws '.join(f'{_gbnf_literal(json.dumps(str(k)))} ":" ws {_value_rule(v)}' for k, v in props.items())
+        return f'"{{" ws {pairs} "}}" ws'
     return _VALUE_RULES.get(str(schema.get("type")), "value")
 
 
@@ -283,6 +314,8 @@ def _arguments_rule(params: Mapping[str, Any]) -> str:
     """The GBNF of a function's arguments: an object of its parameter names, each with a value of its type (at most
     as many pairs as it has parameters)."""
     props = params.get("properties") if isinstance(params.get("properties"), Mapping) else {}
+    if params.get("anyOf") or (props and set(params.get("required") or ()) == set(props)):
+        return _value_rule(params)  # one of its forms; or every parameter required: each once, in order
     if not props:
         return '"{" ws "}"'
     pairs = " | ".join(f"{_gbnf_literal(json.dumps(str(k)))} \":\" ws {_value_rule(v)}" for k, v in props.items())

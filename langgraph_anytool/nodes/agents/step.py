@@ -59,6 +59,7 @@ from ...text import shorten
 from ..judge.tooleval_request import refuses_functions, speaks_functions
 from ..solver.textmode import bind_role_tools, call_with_text_fallback, probed
 from . import prompts, wire
+from .choices import NOTHING_LEFT, held_to_finish, narrowed
 from .context import CallContext, FunctionResult, Role, role_inputs
 from .records import copy_record
 
@@ -221,8 +222,14 @@ def make_call_model(role: Role, base: Deps) -> Any:
             if authors is not None:  # paper(prompts_from): call_gpt's request (wire.py)
                 reply, used = call_authors_form(deps, role, run_key, prompt, authors, config, inputs, state)
             else:
+                constraint = narrowed(role.level, rec, deps, schemas, pool=state["pool"],
+                                      removed=state.get("removed") or ())
                 model = bind_role_tools(deps.models.for_role(role.level), deps.config, role.level, schemas,
-                                        text=deps.signals.in_text_mode(run_key, role.level), endpoints=probed(deps))
+                                        text=deps.signals.in_text_mode(run_key, role.level), endpoints=probed(deps),
+                                        constraint=constraint)
+                if held_to_finish(model, constraint):  # the only call it could make: made without asking the model
+                    _end(rec, "finished", NOTHING_LEFT)
+                    return out
                 reply, used = call_with_text_fallback(
                     deps, role.level, run_key, model, prompt, tools=schemas, config=config, inputs=inputs,
                     tally=state.get("tally"), own=lambda: total_tokens(state.get("usage") or {}))

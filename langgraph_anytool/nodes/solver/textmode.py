@@ -93,7 +93,7 @@ class GrammarTextToolRunnable(TextToolRunnable):
     (a GBNF grammar, `constrained.action_grammar`): a small model writes the call the protocol needs."""
 
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> BaseMessage:
-        return super().invoke(input, config, **with_extra_body(kwargs, grammar_kwargs(self.model, self.tools)))
+        return super().invoke(input, config, **with_extra_body(kwargs, grammar_kwargs(self.model, self.constraint)))
 
 
 def is_text_mode(config: AnyToolConfig, role: str, model: Any = None) -> bool:
@@ -118,17 +118,21 @@ def format_inputs(config: AnyToolConfig, role: str, *, text: bool | None = None)
 
 
 def bind_role_tools(model: BaseChatModel, config: AnyToolConfig, role: str, tools: Sequence[Mapping[str, Any]],
-                    *, text: bool = False, endpoints: Endpoints | None = None) -> Runnable[Any, BaseMessage]:
+                    *, text: bool = False, endpoints: Endpoints | None = None,
+                    constraint: Sequence[Mapping[str, Any]] | None = None) -> Runnable[Any, BaseMessage]:
     """`model` with `tools`: in text mode when `text` is set (the endpoint refused `tools` earlier in the run), the
     config lists the role, or the model's profile says so; else as the model's call mode says
     (`constrained.choose_call_mode`: the profile's `call_mode`, constrained for a llama.cpp server on loopback, which
-    `endpoints` is asked about), natively (`bind_tools`) or constrained (`ConstrainedToolRunnable`)."""
+    `endpoints` is asked about), natively (`bind_tools`) or constrained (`ConstrainedToolRunnable`). `constraint`:
+    the tools whose schemas hold a constrained or grammar-held reply (default `tools`; a native call is not held)."""
     mode = "text" if text or role in config.text_mode_roles else choose_call_mode(
         model, profile_for(model, config.model_profiles), endpoints)
     if mode == "text":  # held to one call by a grammar where a llama.cpp server serves the model
-        return (GrammarTextToolRunnable if served_by_llama_cpp(model, endpoints) else TextToolRunnable)(model, tools)
+        if served_by_llama_cpp(model, endpoints):
+            return GrammarTextToolRunnable(model, tools, constraint)
+        return TextToolRunnable(model, tools)
     if mode == "constrained":
-        return ConstrainedToolRunnable(model, tools)
+        return ConstrainedToolRunnable(model, tools, constraint)
     return model.bind_tools([dict(t) for t in tools])
 
 
