@@ -31,8 +31,9 @@ BOUNDS = ("max_api_calls=3", "max_reflections=1", "max_run_seconds=150", "max_ap
 # the solver's modes read a prompt near the tier's 2,048-token window first (2-3 minutes on a loaded CPU): a longer
 # limit (a declared window of 1,024 leaves the solver's own prompt no room: `context_length`)
 SOLVER_SECONDS = "max_run_seconds=300"
-# both models in text (grammar) and CoT modes (α-UMi, both models: test_umi.py)
-SOLVER_RUNS = [(SMOLLM2, "dfsdt-text"), (SMOLLM2, "cot"), (GEMMA, "dfsdt-text"), (GEMMA, "cot")]
+# both models in CoT mode; DFSDT in constrained and text (grammar) modes, agents filling the pool: test_pool.py;
+# α-UMi, both models: test_umi.py
+SOLVER_RUNS = [(SMOLLM2, "cot"), (GEMMA, "cot")]
 
 
 def calls(chats: list[Exchange]) -> list[tuple[str, Any]]:
