@@ -200,7 +200,7 @@ def _mean_reciprocal_rank(embeddings: object, catalog: Catalog, pairs: list[tupl
 def test_training_writes_model_manifest_and_fusion(trained: tuple[Path, str], world: dict[str, Path]) -> None:
     out, printed = trained
     assert "19 read, 18 used, 1 skipped" in printed and "skipped train#99: Gone/lookup" in printed
-    assert f"--embeddings minilm:{out}" in printed
+    assert f"--embeddings trained:{out} (or ANYTOOL_EMBEDDINGS=trained:{out})" in printed
     for name in ("config.json", "model.safetensors", "tokenizer.json", "model-int8.onnx", "manifest.json",
                  "fusion.json"):
         assert (out / name).is_file(), name

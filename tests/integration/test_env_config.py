@@ -59,8 +59,10 @@ def test_a_bad_variable_is_refused_even_when_a_flag_overrides_it(monkeypatch: py
 
 def test_the_environment_reaches_anytool_run(monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
-    """Without the variable the offline run fills a pool of several APIs; with ANYTOOL_MAX_API_POOL=1, one."""
-    assert main(["run", QUERY, "--offline", "--no-cache", "--json"]) == 0
+    """Without the variable the offline run fills a pool of several APIs; with ANYTOOL_MAX_API_POOL=1, one.
+    The run ends solved (0) or unsolved (1): the stand-in reads this request as one clause and answers one of its
+    three parts, which its judge's purpose check (issue 35 §5) rightly calls unsolved."""
+    assert main(["run", QUERY, "--offline", "--no-cache", "--json"]) in (0, 1)
     assert len(json.loads(capsys.readouterr().out)["api_pool"]) > 1
     monkeypatch.setenv("ANYTOOL_MAX_API_POOL", "1")
     main(["run", QUERY, "--offline", "--no-cache", "--json"])
