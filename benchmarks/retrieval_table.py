@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from retriever_training import default_toolbench, load_average  # the benchmark beside this one
+
 from langgraph_anytool.catalog import Catalog
 from langgraph_anytool.catalog.documents import RECIPES
 from langgraph_anytool.catalog.encoders import resolve_encoder
@@ -45,21 +47,6 @@ from langgraph_anytool.eval.training import (
     query_folds,
     train_encoder,
 )
-
-
-def default_toolbench() -> Path:
-    here = Path(__file__).resolve().parents[1]
-    for cand in (here.parent / "shared" / "toolbench", Path("/work/shared/toolbench")):
-        if (cand / "tools").is_dir():
-            return cand
-    return here.parent / "shared" / "toolbench"
-
-
-def load_average() -> str:
-    try:
-        return " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "n/a"
 
 
 def folder_bytes(*folders: str | None) -> int:

@@ -22,6 +22,11 @@ sopr|toolllm --prompts-from` (StableToolBench: `rtl.py check_is_solved` → `too
 `_extract_tools` → `_get_gpt_response`), and the first request of each of `paper()`'s retriever agents (meta, category,
 tool: main.py's classes and call_gpt, their database functions answered with ours' data; see `agents_anytool`).
 Exit status 0 when no undocumented difference is found, 1 otherwise.
+
+What runs: this script `exec`s source code, the authors' functions and classes read from the clone paths given on
+the command line (that is how their request building runs unchanged, beside ours), and nothing else: never a
+model's output, an evaluator's reply or a data file. Point it only at clones you would run yourself (it runs as
+you, outside any sandbox); it is a developer's tool in `scripts/`, not part of the package.
 """
 
 from __future__ import annotations
