@@ -26,6 +26,7 @@ import os
 import select
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -81,29 +82,43 @@ class Chromium:
     def start(cls, binary: str | None = None) -> Iterator[Chromium]:
         """A fresh browser (new profile in a temporary folder), closed on exit."""
         binary = binary or require_chromium()
-        with tempfile.TemporaryDirectory(prefix="chromium-") as profile:
-            cmd_r, cmd_w = os.pipe()  # we write commands, Chromium reads them on its fd 3
-            res_r, res_w = os.pipe()  # Chromium writes replies on its fd 4
-            cmd_r, res_w = _above_4(cmd_r), _above_4(res_w)  # so that moving them to 3 and 4 closes neither
-            argv = [binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"]
-            # the protocol pipe must be Chromium's fds 3 and 4: bash puts them there, then becomes Chromium
-            script = f"exec 3<&{cmd_r} 4>&{res_w} {cmd_r}<&- {res_w}>&-; exec {shlex.join(argv)}"
-            process = subprocess.Popen(["bash", "-c", script], pass_fds=(cmd_r, res_w), stdin=subprocess.DEVNULL,
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            os.close(cmd_r)
-            os.close(res_w)
-            browser = None
-            try:
-                browser = cls(process, cmd_w, res_r)
+        profile = tempfile.mkdtemp(prefix="chromium-")
+        try:
+            with cls._running(binary, profile) as browser:
                 yield browser
-            finally:
-                if browser is not None:
-                    browser._close()
-                os.close(cmd_w)
-                os.close(res_r)
-                if process.poll() is None:
-                    process.kill()
-                process.wait(timeout=30)
+        finally:
+            _remove_profile(Path(profile))
+
+    @classmethod
+    @contextmanager
+    def _running(cls, binary: str, profile: str) -> Iterator[Chromium]:
+        """Chromium on `profile`, in its own process group: on exit the browser and every helper process it
+        started (zygote, renderers, crash handler) are gone, so none writes into the profile while it is removed."""
+        cmd_r, cmd_w = os.pipe()  # we write commands, Chromium reads them on its fd 3
+        res_r, res_w = os.pipe()  # Chromium writes replies on its fd 4
+        cmd_r, res_w = _above_4(cmd_r), _above_4(res_w)  # so that moving them to 3 and 4 closes neither
+        argv = [binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"]
+        # the protocol pipe must be Chromium's fds 3 and 4: bash puts them there, then becomes Chromium
+        script = f"exec 3<&{cmd_r} 4>&{res_w} {cmd_r}<&- {res_w}>&-; exec {shlex.join(argv)}"
+        process = subprocess.Popen(["bash", "-c", script], pass_fds=(cmd_r, res_w), stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        os.close(cmd_r)
+        os.close(res_w)
+        browser = None
+        try:
+            browser = cls(process, cmd_w, res_r)
+            yield browser
+        finally:
+            if browser is not None:
+                browser._close()
+            os.close(cmd_w)
+            os.close(res_r)
+            with suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=10)  # Browser.close lets Chromium flush and exit by itself
+            with suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)  # stragglers of its group (the session's id is its pid)
+            process.wait(timeout=30)
+            _wait_group_gone(process.pid)
 
     # --- the protocol ------------------------------------------------------------------------------------------
 
@@ -195,6 +210,30 @@ class Chromium:
             params["clip"] = {"x": 0, "y": 0, "width": width, "height": size["height"], "scale": 1}
         path.write_bytes(base64.b64decode(self.call("Page.captureScreenshot", **params)["data"]))
         return path
+
+
+def _wait_group_gone(group: int, timeout: float = 10) -> None:
+    """Wait until no process of `group` is left (killed helpers take a moment to exit)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.05)
+
+
+def _remove_profile(profile: Path, attempts: int = 20) -> None:
+    """Remove the browser's profile folder; a file written while removing (a late flush) only delays it."""
+    for _ in range(attempts - 1):
+        try:
+            shutil.rmtree(profile)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.1)
+    shutil.rmtree(profile, ignore_errors=True)
 
 
 def _above_4(fd: int) -> int:
