@@ -138,10 +138,14 @@ class Recorder:
 def completion(body: Mapping[str, Any], reply: tuple[str, dict[str, Any]] | str) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": None}
     finish = "stop"
+    if isinstance(reply, tuple) and len(reply) == 3:  # (content, name, arguments): a call with a thought
+        message["content"] = reply[0]
+        reply = reply[1:]  # type: ignore[assignment]
     if isinstance(reply, str):
         message["content"] = reply
     elif "functions" in body:
-        message["function_call"] = {"name": reply[0], "arguments": json.dumps(reply[1])}
+        arguments = reply[1] if isinstance(reply[1], str) else json.dumps(reply[1])
+        message["function_call"] = {"name": reply[0], "arguments": arguments}
         finish = "function_call"
     else:
         message["tool_calls"] = [{"id": "call_1", "type": "function",
@@ -551,6 +555,143 @@ def agents_anytool(clone: Path, report: Report) -> None:
                        [firsts[level]] if level in firsts else [], [theirs[level]], ours_only=("max_tokens",))
 
 
+# ------------------------------------------------------------------------------------------------ the solver
+# the pooled APIs of the solver's cases: two APIs of one tool, as ToolBench documents (a reserved-word parameter,
+# a default, a description naming the API, a blank one)
+SOLVER_TOOL = {"tool_name": "Weather Now", "tool_description": "Weather data for any city. ", "api_list": [
+    {"name": "Current", "description": "Current weather of a city; Current is updated hourly.", "method": "GET",
+     "required_parameters": [{"name": "city", "type": "STRING", "description": "the city", "default": "Paris"}],
+     "optional_parameters": [{"name": "from", "type": "NUMBER", "description": "hours back", "default": ""}]},
+    {"name": "Forecast", "description": " ", "method": "GET",
+     "required_parameters": [{"name": "days", "type": "NUMBER", "description": "how many days", "default": 3}],
+     "optional_parameters": []}]}
+SOLVER_CALL = ("current_for_weather_now", '{"city": "Lyon",  "is_from": 2}')  # the model's own spacing
+SOLVER_REPLIES: list[tuple[str | None, str, str]] = [  # (content, function, arguments) per query
+    ("Let me look.", *SOLVER_CALL),
+    (None, "Finish", json.dumps({"return_type": "give_up_and_restart", "reason": "current_for_weather_now failed"})),
+    (None, "Finish", json.dumps({"return_type": "give_answer", "final_answer": "It is 21 C in Lyon."}))]
+AUTHORS_OBSERVATION = {"error": "", "response": "{'temp_c': 21}"}  # the ToolBench server's reply (rapidapi.py _step)
+
+
+class _SolverClient(Client):
+    """The openai client chat_completion_request → call_gpt calls: the scripted legacy replies in order; the
+    response's JSON holds `tool_calls` as the openai client's does (chat_completion_request pops it)."""
+
+    def create(self, **kwargs: Any) -> Any:
+        self.sent.append(copy.deepcopy(kwargs))
+        content, name, arguments = SOLVER_REPLIES[min(len(self.sent), len(SOLVER_REPLIES)) - 1]
+        message = {"role": "assistant", "content": content, "function_call": {"name": name, "arguments": arguments},
+                   "tool_calls": None}
+        data = {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+                "choices": [{"index": 0, "message": message, "finish_reason": "function_call"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+        msg = _Obj(content=content, function_call=_Obj(name=name, arguments=arguments), tool_calls=None,
+                   role="assistant")
+        return _Obj(choices=[_Obj(message=msg, finish_reason="function_call")], usage=_Obj(total_tokens=2),
+                    json=lambda: json.dumps(data))
+
+
+def _writes_nowhere(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+    """`open` for the authors' code: their logs (`open(..., 'a')`) go nowhere; reads are real (the tool files)."""
+    import builtins
+    import io
+    return io.StringIO() if mode in ("a", "w") else builtins.open(file, mode, *args, **kwargs)
+
+
+def authors_solver(clone: Path, tool_root: Path) -> list[dict[str, Any]]:
+    """The authors' DFSDT solve of QUERY on the two APIs (anytool/dfs_gt.py `solve_given_api_main` → rapidapi.py
+    `pipeline_runner.run_single_task`: `rapidapi_wrapper(data_dict, tool_des, None, dfs_args)`, `GPT4Function`,
+    `DFS_tree_search.start(single_chain_max_step=12, tree_beam_size=2, max_query_count=10, answer=1,
+    with_filter=False)`): rapidapi.py, DFS.py, Tree.py, base_search.py, base_env.py, the prompts,
+    chatgpt_function_model.py and call_gpt run from the clone; the ToolBench server's reply is scripted."""
+    client = _SolverClient()
+    dfs_args = types.SimpleNamespace(tool_root_dir=str(tool_root), toolbench_key="", rapidapi_key="",
+                                     use_rapidapi_key=False, api_customization=False, max_observation_length=1024,
+                                     observ_compress_method="truncate", use_original_prompt=False, solver="dfs")
+    reply = types.SimpleNamespace(status_code=200, json=lambda: dict(AUTHORS_OBSERVATION))
+    ns: dict[str, Any] = {"json": json, "os": os, "re": re, "random": random, "deepcopy": copy.deepcopy,
+                          "time": types.SimpleNamespace(time=time.time, sleep=lambda *_: None),
+                          "colored": lambda s, *_a, **_k: s, "open": _writes_nowhere, "print": lambda *a, **k: None,
+                          "args": dfs_args, "file_name": "llama_io.txt", "model_name": "MODEL",
+                          "requests": types.SimpleNamespace(post=lambda *a, **k: reply), "softmax_bias": None,
+                          "np": None, "math": __import__("math"), "get_rapidapi_response": None}
+    ns["call_gpt"] = anytool_call_gpt(clone, client)
+    authors_code(clone / "toolbench/utils.py", ["standardize", "change_name"], ns)
+    authors_code(clone / "toolbench/inference/Downstream_tasks/base_env.py", [], ns, classes=("base_env",))
+    authors_code(clone / "toolbench/inference/Algorithms/base_search.py", [], ns, classes=("base_search_method",))
+    authors_code(clone / "toolbench/inference/Tree/Tree.py", [], ns, classes=("my_tree", "tree_node"))
+    authors_code(clone / "toolbench/inference/Prompts/ReAct_prompts.py", [], ns, assigns=(
+        "FORMAT_INSTRUCTIONS_SYSTEM_FUNCTION", "FORMAT_INSTRUCTIONS_SYSTEM_FUNCTION_ADAPTED",
+        "FORMAT_INSTRUCTIONS_USER_FUNCTION"))
+    authors_code(clone / "toolbench/inference/Prompts/Tree_search_prompts.py", [], ns, assigns=("DIVERSITY_PROMPT",))
+    authors_code(clone / "toolbench/inference/LLM/chatgpt_function_model.py", ["chat_completion_request"], ns,
+                 classes=("GPT4Function",))
+    authors_code(clone / "anytool/rapidapi.py", [], ns, assigns=("error_list",), classes=("rapidapi_wrapper",))
+    authors_code(clone / "toolbench/inference/Algorithms/DFS.py", [], ns, classes=("DFS_tree_search",))
+    api_list = [{"category_name": "Weather", "tool_name": SOLVER_TOOL["tool_name"], "api_name": a["name"]}
+                for a in SOLVER_TOOL["api_list"]]  # main.py's global_api_list entries
+    tool_des = [["weather_now", SOLVER_TOOL["tool_description"]] for _ in api_list]  # dfs_gt.py: contain(...)
+    env = ns["rapidapi_wrapper"]({"query": QUERY, "api_list": api_list}, tool_des, None, dfs_args)
+    chain = ns["DFS_tree_search"](llm=ns["GPT4Function"](model="gpt-4-32k"), io_func=env)
+    chain.start(single_chain_max_step=12, tree_beam_size=2, max_query_count=10, answer=1, with_filter=False)
+    return client.sent
+
+
+def solver_anytool(clone: Path, report: Report) -> None:
+    """paper(prompts_from)'s DFSDT solver on two pooled APIs: its first request, the request after one call and its
+    observation, and the diversity request after a give_up_and_restart (DFS.py backs up to the root), beside
+    `authors_solver` on the same tool document and the same replies. The observation's envelope is ours (the
+    executor's `{"status", "response"}`) and the ToolBench server's there (`json.dumps({"error", "response"})`):
+    documented, ours is read as theirs before comparing."""
+    from langgraph_anytool.graphs.solver import build_solver_graph
+    from langgraph_anytool.state import PoolEntry
+    from langgraph_anytool.tools.executors.local import LocalExecutor
+    from langgraph_anytool.tools.pipeline import ApiExecutor
+
+    with tempfile.TemporaryDirectory(prefix="request_diff") as tmp:
+        root = Path(tmp)
+        (root / "Weather").mkdir()
+        (root / "Weather" / "weather_now.json").write_text(json.dumps(SOLVER_TOOL), encoding="utf-8")
+        theirs = authors_solver(clone, root)
+    tool = parse_tool(SOLVER_TOOL, category="Weather", source="request_diff", key="weather_now")
+    catalog = Catalog([Category("Weather", tools=(tool,))])
+    executor = ApiExecutor(catalog, default=LocalExecutor({tool.apis[0].id: lambda **_: {"temp_c": 21},
+                                                           tool.apis[1].id: lambda **_: {}}))
+    sent = iter(SOLVER_REPLIES)
+
+    def reply(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | str:
+        if "messages" not in body:  # our discovery of a loopback server (not a chat request)
+            return ""
+        content, name, arguments = next(sent)
+        return content, name, arguments  # type: ignore[return-value]  # the arguments string as the model wrote it
+
+    with Recorder(reply) as rec:
+        deps = Deps(catalog=catalog, models=ModelSet(default=chat(rec.base_url), by_role={}), executor=executor,
+                    config=AnyToolConfig.paper(prompts_from=str(clone)), signals=RunSignals())
+        pool = [PoolEntry(api_id=a.id, category="Weather", tool=tool.name, api=a.name,
+                          function_name=catalog.function_name(a.id), added_by="request_diff", round=0)
+                for a in tool.apis]
+        build_solver_graph(deps).invoke({"query": QUERY, "run_key": "r", "round": 0, "api_pool": pool,
+                                         "previous_attempts": []})
+    ours_obs = executor.render(executor.call(tool.apis[0].id, {"city": "Lyon"}))
+    theirs_obs = json.dumps(AUTHORS_OBSERVATION)
+    print(f"   documented: the observation's envelope, ours {ours_obs} read as the authors' {theirs_obs}")
+    report.compare("paper()'s DFSDT solver: first request, after one call, diversity after a backtrack "
+                   "(dyabel/AnyTool rapidapi.py, DFS.py, chatgpt_function_model.py → call_gpt)",
+                   [_swapped(b, ours_obs, theirs_obs) for b in rec.bodies if "messages" in b], theirs)
+
+
+def _swapped(value: Any, old: str, new: str) -> Any:
+    """`value` with the string `old` replaced by `new` in every string, as written and JSON-escaped."""
+    if isinstance(value, str):
+        return value.replace(old, new).replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1])
+    if isinstance(value, list):
+        return [_swapped(v, old, new) for v in value]
+    if isinstance(value, dict):
+        return {k: _swapped(v, old, new) for k, v in value.items()}
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--anytool", type=Path, help="a clone of dyabel/AnyTool")
@@ -562,6 +703,7 @@ def main(argv: list[str] | None = None) -> int:
         judge_anytool(args.anytool, report)
         solvable_check(args.anytool, report)
         agents_anytool(args.anytool, report)
+        solver_anytool(args.anytool, report)
     if args.stabletoolbench:
         passrate_stabletoolbench(args.stabletoolbench, report)
     if args.agent_eval:
