@@ -692,6 +692,50 @@ def _swapped(value: Any, old: str, new: str) -> Any:
     return value
 
 
+def toolllm_solvable(clone: Path, report: Report) -> None:
+    """eval passrate --protocol toolllm --prompts-from: the solvability check of a sample judged Unsure (ToolBench's
+    `eval_pass_rate.py compute_pass_rate`, as dyabel/AnyTool's copy `toolbench/tooleval/eval_pass_rate.py` has it:
+    StableToolBench's own makes none): `check_task_solvable(task_description, has_been_solved=False,
+    return_reason=True)` of the clone's rtl.py → `{'task': json.dumps(task_description)}` → tooleval.py
+    `function_call` → `OpenaiPoolRequest.request`.
+    `task_description` is `{'query', 'available_tools'}`: the authors' the functions their solver offered (the
+    converted answer's `available_tools`, DFS.py `to_json` `function`), ours the record's pool as `--catalog`
+    describes it, and our Finish (eval/anytool/convert.py `record_to_tooleval`): documented, ours is read as
+    theirs before comparing."""
+    from langgraph_anytool.nodes.judge.tooleval import check_task_solvable
+
+    sent: list[dict[str, Any]] = []
+
+    def request(**kwargs: Any) -> Any:
+        sent.append(copy.deepcopy(kwargs))
+        return fake_response(kwargs)
+
+    evaluator = tooleval_self(clone, request)
+    checks = tooleval_code(clone, evaluator)
+    example = converted(clone, "anytool-dfsdt", authors_generation())
+    checks["check_task_solvable"]({"query": QUERY, "available_tools": example["available_tools"]},
+                                  has_been_solved=False, return_reason=True)
+    tool = parse_tool({"tool_name": "Weather Now", "tool_description": "Weather data.", "api_list": [
+        {"name": "Current", "description": "Current weather.", "required_parameters": [
+            {"name": "city", "type": "STRING", "description": "the city"}]}]}, category="Weather",
+        source="request_diff", key="weather_now")
+    catalog = Catalog([Category("Weather", tools=(tool,))])
+    record = {"query": QUERY, "answer": FINISH_ARGS["final_answer"], "trajectory": [our_attempt()],
+              "pool": [tool.apis[0].id], "config": {"solver": "dfsdt"}}
+    _final, _answer, tools = tooleval_inputs(record, catalog)
+    book = tooleval_book(clone)
+    request_ = request_for("tools", book)
+    with Recorder(forced_reply) as rec:
+        model, _ = with_settings(chat(rec.base_url), request_.settings)
+        check_task_solvable(model, QUERY, tools, has_been_solved=False, book=book, request=request_)
+    ours_tools, theirs_tools = json.dumps(tools), json.dumps(example["available_tools"])
+    print(f"   documented: available_tools, ours ({len(ours_tools)} characters: the pool from --catalog and our "
+          f"Finish) read as the authors' ({len(theirs_tools)}: the functions their solver offered)")
+    report.compare("eval passrate --protocol toolllm: check_task_solvable (eval_pass_rate.py compute_pass_rate → "
+                   "THUNLP-MT/StableToolBench rtl.py check_task_solvable → tooleval.py function_call)",
+                   [_swapped(b, ours_tools, theirs_tools) for b in rec.bodies if "messages" in b], sent)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--anytool", type=Path, help="a clone of dyabel/AnyTool")
@@ -706,6 +750,7 @@ def main(argv: list[str] | None = None) -> int:
         solver_anytool(args.anytool, report)
     if args.stabletoolbench:
         passrate_stabletoolbench(args.stabletoolbench, report)
+        toolllm_solvable(args.stabletoolbench, report)
     if args.agent_eval:
         oppo_task7(args.agent_eval, report)
     print(f"\n{report.compared} request(s) compared; {len(report.differing)} with undocumented differences"
