@@ -154,3 +154,44 @@ def test_a_provider_refusing_functions_gets_the_same_functions_with_tools(tmp_pa
     sent = server.chat_requests[-1]
     assert [t["function"] for t in sent["tools"]] == _expected_functions(root)
     assert out["usage"]["solver"]["functions_refused"] == 1
+
+
+def test_a_long_name_is_cut_from_the_front_and_a_call_to_it_reaches_its_api(tmp_path: Path) -> None:
+    """rapidapi.py: `templete["name"] = templete["name"][-64:]` (the last 64 characters), parameters
+    `change_name(standardize(name))` ("Content-Type" → content_type); `_step` finds the function by its name."""
+    root = write_fake_checkout(tmp_path / "AnyTool", "anytool")
+    received: list[dict[str, Any]] = []
+    tool = parse_tool({"tool_name": "Air Quality and Pollution Monitoring Service", "tool_description": "Air.",
+                       "api_list": [{"name": "Hourly Air Quality Forecast For A City", "description": "",
+                                     "required_parameters": [{"name": "Content-Type", "type": "STRING",
+                                                              "description": "c", "default": ""}]}]},
+                      category="Air", source="test", key="air_quality_and_pollution_monitoring_service")
+    catalog = Catalog([Category("Air", tools=(tool,))])
+    executor = ApiExecutor(catalog, default=LocalExecutor({tool.apis[0].id: lambda **kw: received.append(kw) or {}}))
+    full = "hourly_air_quality_forecast_for_a_city_for_air_quality_and_pollution_monitoring_service"
+    name = full[-64:]
+    with OpenAIChatServer([ChatReply(function_call=(name, '{"content_type": "json"}')),
+                           ChatReply(function_call=("Finish", json.dumps({"return_type": "give_answer",
+                                                                          "final_answer": "Done."})))]) as server:
+        model = ChatOpenAI(model="gpt-test", base_url=server.base_url, api_key="sk-loopback", max_retries=0)
+        deps = Deps(catalog=catalog, models=ModelSet(default=None, by_role={"solver": model}), executor=executor,
+                    config=AnyToolConfig.paper(prompts_from=str(root)), signals=RunSignals())
+        pool = [PoolEntry(api_id=tool.apis[0].id, function_name=catalog.function_name(tool.apis[0].id),
+                          added_by="t", round=0)]
+        out = build_solver_graph(deps).invoke({"query": QUERY, "run_key": "r", "round": 0, "api_pool": pool,
+                                               "previous_attempts": []})
+    assert out["solver_attempts"][0]["finish_type"] == "give_answer"
+    first = server.chat_requests[0]["functions"][0]
+    assert first["name"] == name and len(name) == 64 and list(first["parameters"]["properties"]) == ["content_type"]
+    assert received == [{"Content-Type": "json"}]
+    assert server.chat_requests[1]["messages"][3]["name"] == name
+
+
+def test_a_reply_without_a_call_is_followed_by_the_next_query_as_it_is(tmp_path: Path) -> None:
+    """DFS.py `DFS`: a reply with content and no `function_call` makes a Thought node; the search goes on from it
+    (`temp_now_node.messages.append(new_message)`, then `self.DFS(temp_now_node, ...)`): the next request ends with
+    that assistant message, no user message after it."""
+    _, bodies, _, _ = _solve(tmp_path, [
+        ChatReply(content="I should look up the weather first."),
+        ChatReply(function_call=("Finish", json.dumps({"return_type": "give_answer", "final_answer": "21 C."})))])
+    assert bodies[1]["messages"][2:] == [{"role": "assistant", "content": "I should look up the weather first."}]

@@ -493,7 +493,8 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
         if not calls and not invalid:
             if empty is not None:
                 faults.append(empty)
-            msgs.append(HumanMessage(content=nudge, name=NUDGE))
+            if role != "solver" or not authors_form(deps, state):  # DFS.py: a reply without a call is a Thought
+                msgs.append(HumanMessage(content=nudge, name=NUDGE))  # node, the next query follows it as it is
         alone = len(calls) == 1 and not invalid
         # ask_user first: the run may pause here (interrupt), and this node re-runs from its start on resume, so no
         # API call of the step may happen before the last question is answered
