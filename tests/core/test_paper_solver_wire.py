@@ -195,3 +195,82 @@ def test_a_reply_without_a_call_is_followed_by_the_next_query_as_it_is(tmp_path:
         ChatReply(content="I should look up the weather first."),
         ChatReply(function_call=("Finish", json.dumps({"return_type": "give_answer", "final_answer": "21 C."})))])
     assert bodies[1]["messages"][2:] == [{"role": "assistant", "content": "I should look up the weather first."}]
+
+
+def _seeded(tmp_path: Path, first: list[ChatReply], keep: int, again: list[ChatReply]
+            ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A solve, then a solve seeded from it with only the pooled API `keep` (the reflection removed the other):
+    (the first solve's requests, the seeded solve's requests)."""
+    root = write_fake_checkout(tmp_path / "AnyTool", "anytool")
+    catalog, executor = _world([])
+    apis = list(catalog)
+    pool = [PoolEntry(api_id=api.id, function_name=catalog.function_name(api.id), added_by="t", round=0)
+            for api in apis]
+    with OpenAIChatServer([*first, *again]) as server:
+        model = ChatOpenAI(model="gpt-test", base_url=server.base_url, api_key="sk-loopback", max_retries=0)
+        deps = Deps(catalog=catalog, models=ModelSet(default=None, by_role={"solver": model}), executor=executor,
+                    config=AnyToolConfig.paper(prompts_from=str(root)), signals=RunSignals())
+        graph = build_solver_graph(deps)
+        out = graph.invoke({"query": QUERY, "run_key": "r", "round": 0, "api_pool": pool, "previous_attempts": []})
+        n = len(server.chat_requests)
+        graph.invoke({"query": QUERY, "run_key": "r", "round": 1, "api_pool": [pool[keep]],
+                      "previous_attempts": out["solver_attempts"]})
+        return server.chat_requests[:n], server.chat_requests[n:]
+
+
+ANSWER = ChatReply(function_call=("Finish", json.dumps({"return_type": "give_answer", "final_answer": "21 C."})))
+
+
+def test_a_seeded_solve_starts_from_the_last_chain_as_dfs_start_keeps_it(tmp_path: Path) -> None:
+    """scripts/main.py passes the last solve's `train_messages[-1]` (Tree.py `get_train_messages_from_this_node`:
+    the chain up to its last assistant message) to DFS.py `start(messages=...)`: `messages.pop()` drops that last
+    message (the decisive Finish call); a `function` message of a function no longer offered goes with the message
+    before it; every other call stays (a rejected Finish with its answer too); no note is added."""
+    rejected = ChatReply(function_call=("Finish", '{"return_type": "give_answer"}'))  # no final_answer: rejected
+    firsts, seeded = _seeded(tmp_path, [
+        ChatReply(content="Let me look.", function_call=("current_for_weather_now", RAW_ARGS)),
+        ChatReply(function_call=("forecast_for_weather_now", '{"day":true}')),
+        rejected, ANSWER], keep=1, again=[ANSWER])
+    last = firsts[-1]["messages"]  # system, user, current's call and answer, forecast's, the rejected Finish's
+    assert [m["role"] for m in last[2:]] == ["assistant", "function"] * 3
+    assert seeded[0]["messages"][1] == last[1]
+    assert seeded[0]["messages"][2:] == last[4:]  # current_for_weather_now's call and answer gone; nothing added
+    assert [f["name"] for f in seeded[0]["functions"]] == ["forecast_for_weather_now", "Finish"]
+
+
+def test_a_seeded_solve_after_a_restart_starts_from_the_new_branch_without_its_diversity_prompt(tmp_path: Path
+                                                                                                ) -> None:
+    """DFS.py: the diversity prompt is marked `valid: False` once used (chat_completion_request never sends it
+    again; `start(messages=...)` keeps it unsent); after a restart the chain is the new branch's."""
+    restart = json.dumps({"return_type": "give_up_and_restart", "reason": "current_for_weather_now failed"})
+    firsts, seeded = _seeded(tmp_path, [
+        ChatReply(function_call=("current_for_weather_now", RAW_ARGS)), ChatReply(function_call=("Finish", restart)),
+        ChatReply(function_call=("forecast_for_weather_now", '{"day": true}')), ANSWER], keep=1, again=[ANSWER])
+    assert firsts[2]["messages"][-1]["role"] == "user"  # the diversity prompt, sent once
+    last = firsts[-1]["messages"]  # system, user, forecast's call and answer
+    assert [m["role"] for m in last[2:]] == ["assistant", "function"]
+    assert seeded[0]["messages"][2:] == last[2:]
+
+
+def test_the_seed_chain_drops_the_query_limit_note_and_a_removed_functions_call_with_the_message_before_it() -> None:
+    """DFS.py `start(messages=...)`: a user message holding 'maximum query count' goes; a `function` message whose
+    name is no longer offered goes with the message before it (its call); the last assistant message goes."""
+    from langgraph_anytool.nodes.solver.authors import seed_chain
+    from langgraph_anytool.nodes.solver.tree import QUERY_LIMIT_NOTE
+
+    call = {"role": "assistant", "content": "", "tool_calls": [{"name": "a", "args": {}, "id": "1"}],
+            "function_call": {"name": "a_for_t", "arguments": "{ }"}}
+    tree = [{"id": 0, "parent": None, "messages": []},
+            {"id": 1, "parent": 0, "messages": [call, {"role": "tool", "content": "x", "tool_call_id": "1", "name": "a"}]},
+            {"id": 2, "parent": 1, "messages": [
+                {"role": "assistant", "content": "b?", "tool_calls": [{"name": "b", "args": {}, "id": "2"}]},
+                {"role": "tool", "content": "y", "tool_call_id": "2", "name": "b"},
+                {"role": "user", "content": "limit", "name": QUERY_LIMIT_NOTE}]},
+            {"id": 3, "parent": 2, "messages": [
+                {"role": "assistant", "content": "", "tool_calls": [{"name": "Finish", "args": {}, "id": "3"}]},
+                {"role": "tool", "content": "ok", "tool_call_id": "3", "name": "Finish"}]}]
+    kept = seed_chain(tree, ["a", "Finish"])
+    assert [(m.type, m.content) for m in kept] == [("ai", ""), ("tool", "x")]
+    assert kept[0].additional_kwargs["function_call"] == {"name": "a_for_t", "arguments": "{ }"}
+    assert [(m.type, m.content) for m in seed_chain(tree, ["a", "b", "Finish"])] == [
+        ("ai", ""), ("tool", "x"), ("ai", "b?"), ("tool", "y")]

@@ -24,16 +24,17 @@ and goes back as it came. Where a provider refuses `functions=`, the same functi
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from langchain_core.messages import AIMessage, BaseMessage, FunctionMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, BaseMessage, FunctionMessage, ToolMessage
 
 from ...catalog.models import Api
 from ...paper_prompts import PromptBook
-from ...protocol import FINISH_NAME
+from ...protocol import DIVERSITY, FINISH_NAME
 from ...tools.executors.virtual import toolbench_standardize
+from .tree import QUERY_LIMIT_NOTE, SEED_NOTE, last_chain, message_from_dict
 
 if TYPE_CHECKING:
     from ...runtime import Deps
@@ -192,3 +193,32 @@ def raw_call(ai: AIMessage | None) -> dict[str, str] | None:
     raw = ai.additional_kwargs.get("function_call") if ai is not None else None
     return {"name": str(raw.get("name") or ""), "arguments": str(raw.get("arguments") or "")} \
         if isinstance(raw, dict) else None
+
+
+def seed_chain(tree: Sequence[Mapping[str, Any]], keep_functions: Iterable[str]) -> list[AnyMessage]:
+    """The messages a solve seeded from the previous attempt starts from, as AnyTool builds them: scripts/main.py
+    passes the previous solve's `train_messages[-1]` (DFS.py `to_json` → Tree.py `get_train_messages_from_this_node`
+    of the node the solve ended on) to the next solve's `DFS_tree_search.start(messages=...)`, which replaces the
+    system message and keeps the query (our prompt builds both afresh). On the path root → the attempt's last node:
+    - the messages after the last assistant message go (Tree.py: `while use_messages[-1]["role"] != "assistant"`),
+      then that assistant message, the decisive Finish call (DFS.py `start`: `messages.pop()`); every other call
+      stays, a rejected Finish call with its answer included;
+    - a function's answer whose function is no longer offered (`keep_functions`: our names, Finish included) goes
+      with the message before it, its call (DFS.py `start`: `messages.pop(i)`, `messages.pop(i-1)`);
+    - the query-limit note goes (DFS.py `start`: a user message with 'maximum query count');
+    - the diversity prompt is never sent (marked `valid: False`; chat_completion_request drops it), nor are our own
+      seed notes; no note is added (DFS.py `start` adds none)."""
+    dicts = [m for node in last_chain(tree) for m in node.get("messages") or []]
+    while dicts and dicts[-1].get("role") != "assistant":
+        dicts.pop()
+    dicts = dicts[:-1]
+    keep = set(keep_functions)
+    called: dict[str, str] = {str(tc.get("id")): str(tc.get("name"))
+                              for d in dicts for tc in [*(d.get("tool_calls") or []), *(d.get("invalid_tool_calls") or [])]}
+    live = list(dicts)
+    for i, d in reversed(list(enumerate(dicts))):  # as DFS.py `start`: the snapshot read from the end, the live
+        if d.get("role") == "tool" and called.get(str(d.get("tool_call_id")), str(d.get("name"))) not in keep:
+            del live[max(i - 1, 0):i + 1]  # list cut at the snapshot's index (the call is the message before)
+        elif d.get("role") == "user" and d.get("name") in (DIVERSITY, SEED_NOTE, QUERY_LIMIT_NOTE):
+            del live[i:i + 1]
+    return [message_from_dict(d) for d in live]

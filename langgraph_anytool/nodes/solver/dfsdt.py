@@ -267,9 +267,12 @@ def make_seed(deps: Deps) -> Node:
         previous = state.get("previous_attempts") or []
         if previous and functions:
             keep = [*functions, asking.ASK_USER_NAME] if deps.config.ask_user else functions
-            root = seed_messages(previous[-1].get("tree") or [], keep)
-            if root:
-                root.append(HumanMessage(content=prompts.SEED_NOTE, name=SEED_NOTE))
+            if not deps.config.ask_user and authors_form(deps, state):  # paper(prompts_from): DFS.py start(messages)
+                root = authors.seed_chain(previous[-1].get("tree") or [], [*functions, FINISH_NAME])
+            else:
+                root = seed_messages(previous[-1].get("tree") or [], keep)
+                if root:
+                    root.append(HumanMessage(content=prompts.SEED_NOTE, name=SEED_NOTE))
         upd: dict[str, Any] = {
             "nodes": new_tree(root), "current": 0, "api_calls": 0, "model_calls": 0, "failed_seen": [],
             "last_reason": "", "thought": "", "decision": "", "finish": None, "finish_only": False,
