@@ -577,9 +577,11 @@ class _SolverClient(Client):
     """The openai client chat_completion_request → call_gpt calls: the scripted legacy replies in order; the
     response's JSON holds `tool_calls` as the openai client's does (chat_completion_request pops it)."""
 
+    replies = SOLVER_REPLIES
+
     def create(self, **kwargs: Any) -> Any:
         self.sent.append(copy.deepcopy(kwargs))
-        content, name, arguments = SOLVER_REPLIES[min(len(self.sent), len(SOLVER_REPLIES)) - 1]
+        content, name, arguments = self.replies[min(len(self.sent), len(self.replies)) - 1]
         message = {"role": "assistant", "content": content, "function_call": {"name": name, "arguments": arguments},
                    "tool_calls": None}
         data = {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
@@ -605,6 +607,16 @@ def authors_solver(clone: Path, tool_root: Path) -> list[dict[str, Any]]:
     with_filter=False)`): rapidapi.py, DFS.py, Tree.py, base_search.py, base_env.py, the prompts,
     chatgpt_function_model.py and call_gpt run from the clone; the ToolBench server's reply is scripted."""
     client = _SolverClient()
+    ns, env = authors_solver_env(clone, tool_root, client)
+    chain = ns["DFS_tree_search"](llm=ns["GPT4Function"](model="gpt-4-32k"), io_func=env(SOLVER_TOOL["api_list"]))
+    chain.start(single_chain_max_step=12, tree_beam_size=2, max_query_count=10, answer=1, with_filter=False)
+    return client.sent
+
+
+def authors_solver_env(clone: Path, tool_root: Path, client: _SolverClient
+                       ) -> tuple[dict[str, Any], Callable[[list[dict[str, Any]]], Any]]:
+    """The clone's solver classes (namespace) and a maker of its `rapidapi_wrapper` for some of SOLVER_TOOL's APIs
+    (as dfs_gt.py `solve_given_api_main` builds it), their call_gpt calling `client`."""
     dfs_args = types.SimpleNamespace(tool_root_dir=str(tool_root), toolbench_key="", rapidapi_key="",
                                      use_rapidapi_key=False, api_customization=False, max_observation_length=1024,
                                      observ_compress_method="truncate", use_original_prompt=False, solver="dfs")
@@ -628,13 +640,14 @@ def authors_solver(clone: Path, tool_root: Path) -> list[dict[str, Any]]:
                  classes=("GPT4Function",))
     authors_code(clone / "anytool/rapidapi.py", [], ns, assigns=("error_list",), classes=("rapidapi_wrapper",))
     authors_code(clone / "toolbench/inference/Algorithms/DFS.py", [], ns, classes=("DFS_tree_search",))
-    api_list = [{"category_name": "Weather", "tool_name": SOLVER_TOOL["tool_name"], "api_name": a["name"]}
-                for a in SOLVER_TOOL["api_list"]]  # main.py's global_api_list entries
-    tool_des = [["weather_now", SOLVER_TOOL["tool_description"]] for _ in api_list]  # dfs_gt.py: contain(...)
-    env = ns["rapidapi_wrapper"]({"query": QUERY, "api_list": api_list}, tool_des, None, dfs_args)
-    chain = ns["DFS_tree_search"](llm=ns["GPT4Function"](model="gpt-4-32k"), io_func=env)
-    chain.start(single_chain_max_step=12, tree_beam_size=2, max_query_count=10, answer=1, with_filter=False)
-    return client.sent
+
+    def env(apis: list[dict[str, Any]]) -> Any:
+        api_list = [{"category_name": "Weather", "tool_name": SOLVER_TOOL["tool_name"], "api_name": a["name"]}
+                    for a in apis]  # main.py's global_api_list entries
+        tool_des = [["weather_now", SOLVER_TOOL["tool_description"]] for _ in api_list]  # dfs_gt.py: contain(...)
+        return ns["rapidapi_wrapper"]({"query": QUERY, "api_list": api_list}, tool_des, None, dfs_args)
+
+    return ns, env
 
 
 def solver_anytool(clone: Path, report: Report) -> None:
@@ -679,6 +692,81 @@ def solver_anytool(clone: Path, report: Report) -> None:
     report.compare("paper()'s DFSDT solver: first request, after one call, diversity after a backtrack "
                    "(dyabel/AnyTool rapidapi.py, DFS.py, chatgpt_function_model.py → call_gpt)",
                    [_swapped(b, ours_obs, theirs_obs) for b in rec.bodies if "messages" in b], theirs)
+
+
+# the seeded solve: the first solve calls both APIs (the model's own spacing) and answers; the reflection removes
+# Current; the seeded solve's first request is compared
+SEEDED_REPLIES: list[tuple[str | None, str, str]] = [
+    ("Let me look.", *SOLVER_CALL), (None, "forecast_for_weather_now", '{"days":2}'),
+    (None, "Finish", json.dumps({"return_type": "give_answer", "final_answer": "It is 21 C in Lyon."}))]
+
+
+class _SeededClient(_SolverClient):
+    replies = SEEDED_REPLIES
+
+
+def authors_seeded_solver(clone: Path, tool_root: Path) -> list[dict[str, Any]]:
+    """The authors' solve seeded from the previous one after a reflection removed Current: rapidapi.py
+    `run_single_task` writes `chain.to_json(answer=True, process=True)`; scripts/main.py reads it back and passes
+    `dfs_data['answer_generation']['train_messages'][-1]` to the next `solve_given_api_main(..., messages)` (dfs_gt.py
+    → rapidapi.py `method_converter` → `DFS_tree_search.start(..., messages=messages)`) with the APIs left. Returns
+    the seeded solve's requests."""
+    client = _SeededClient()
+    ns, env = authors_solver_env(clone, tool_root, client)
+    first = ns["DFS_tree_search"](llm=ns["GPT4Function"](model="gpt-4-32k"), io_func=env(SOLVER_TOOL["api_list"]))
+    first.start(single_chain_max_step=12, tree_beam_size=2, max_query_count=10, answer=1, with_filter=False)
+    data = json.loads(json.dumps(first.to_json(answer=True, process=False)))  # the JSON file main.py reads
+    messages = data["answer_generation"]["train_messages"][-1]
+    done = len(client.sent)
+    seeded = ns["DFS_tree_search"](llm=ns["GPT4Function"](model="gpt-4-32k"), io_func=env(SOLVER_TOOL["api_list"][1:]))
+    seeded.start(single_chain_max_step=12, tree_beam_size=2, max_query_count=10, answer=1, with_filter=False,
+                 messages=messages)
+    return client.sent[done:]
+
+
+def solver_seeded_anytool(clone: Path, report: Report) -> None:
+    """paper(prompts_from)'s DFSDT solver seeded from the previous attempt after a reflection removed one of the two
+    pooled APIs: the seeded solve's first request, beside `authors_seeded_solver` on the same tool document and
+    replies (our solver graph run twice, the second time with the first's attempt and the pool left). The
+    observation's envelope is documented as in `solver_anytool`."""
+    from langgraph_anytool.graphs.solver import build_solver_graph
+    from langgraph_anytool.state import PoolEntry
+    from langgraph_anytool.tools.executors.local import LocalExecutor
+    from langgraph_anytool.tools.pipeline import ApiExecutor
+
+    with tempfile.TemporaryDirectory(prefix="request_diff") as tmp:
+        root = Path(tmp)
+        (root / "Weather").mkdir()
+        (root / "Weather" / "weather_now.json").write_text(json.dumps(SOLVER_TOOL), encoding="utf-8")
+        theirs = authors_seeded_solver(clone, root)
+    tool = parse_tool(SOLVER_TOOL, category="Weather", source="request_diff", key="weather_now")
+    catalog = Catalog([Category("Weather", tools=(tool,))])
+    executor = ApiExecutor(catalog, default=LocalExecutor({a.id: lambda **_: {"temp_c": 21} for a in tool.apis}))
+    sent = iter([*SEEDED_REPLIES, SEEDED_REPLIES[-1]])
+
+    def reply(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | str:
+        if "messages" not in body:  # our discovery of a loopback server (not a chat request)
+            return ""
+        return next(sent)  # type: ignore[return-value]  # (content, function, the arguments string as written)
+
+    with Recorder(reply) as rec:
+        deps = Deps(catalog=catalog, models=ModelSet(default=chat(rec.base_url), by_role={}), executor=executor,
+                    config=AnyToolConfig.paper(prompts_from=str(clone)), signals=RunSignals())
+        pool = [PoolEntry(api_id=a.id, category="Weather", tool=tool.name, api=a.name,
+                          function_name=catalog.function_name(a.id), added_by="request_diff", round=0)
+                for a in tool.apis]
+        graph = build_solver_graph(deps)
+        out = graph.invoke({"query": QUERY, "run_key": "r", "round": 0, "api_pool": pool, "previous_attempts": []})
+        done = len([b for b in rec.bodies if "messages" in b])
+        graph.invoke({"query": QUERY, "run_key": "r", "round": 1, "api_pool": pool[1:],
+                      "previous_attempts": out["solver_attempts"]})
+    ours_obs = executor.render(executor.call(tool.apis[1].id, {"days": 2}))
+    theirs_obs = json.dumps(AUTHORS_OBSERVATION)
+    print(f"   documented: the observation's envelope, ours {ours_obs} read as the authors' {theirs_obs}")
+    report.compare("paper()'s DFSDT solver: a seeded solve's first request after a reflection removed one API "
+                   "(dyabel/AnyTool scripts/main.py → DFS.py start(messages=...))",
+                   [_swapped(b, ours_obs, theirs_obs) for b in rec.bodies if "messages" in b][done:done + 1],
+                   theirs[:1])
 
 
 def _swapped(value: Any, old: str, new: str) -> Any:
@@ -748,6 +836,7 @@ def main(argv: list[str] | None = None) -> int:
         solvable_check(args.anytool, report)
         agents_anytool(args.anytool, report)
         solver_anytool(args.anytool, report)
+        solver_seeded_anytool(args.anytool, report)
     if args.stabletoolbench:
         passrate_stabletoolbench(args.stabletoolbench, report)
         toolllm_solvable(args.stabletoolbench, report)
