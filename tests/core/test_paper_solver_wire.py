@@ -254,7 +254,8 @@ def test_a_seeded_solve_after_a_restart_starts_from_the_new_branch_without_its_d
 
 def test_the_seed_chain_drops_the_query_limit_note_and_a_removed_functions_call_with_the_message_before_it() -> None:
     """DFS.py `start(messages=...)`: a user message holding 'maximum query count' goes; a `function` message whose
-    name is no longer offered goes with the message before it (its call); the last assistant message goes."""
+    name is no longer offered goes with the message before it (its call); the last assistant message goes. The chain
+    ends on the answer node (DFS.py `to_json`: `terminal_node`), not on a later node of another branch."""
     from langgraph_anytool.nodes.solver.authors import seed_chain
     from langgraph_anytool.nodes.solver.tree import QUERY_LIMIT_NOTE
 
@@ -266,11 +267,14 @@ def test_the_seed_chain_drops_the_query_limit_note_and_a_removed_functions_call_
                 {"role": "assistant", "content": "b?", "tool_calls": [{"name": "b", "args": {}, "id": "2"}]},
                 {"role": "tool", "content": "y", "tool_call_id": "2", "name": "b"},
                 {"role": "user", "content": "limit", "name": QUERY_LIMIT_NOTE}]},
-            {"id": 3, "parent": 2, "messages": [
+            {"id": 3, "parent": 2, "calls": [{"function": "Finish", "status": "finish:give_answer"}], "messages": [
                 {"role": "assistant", "content": "", "tool_calls": [{"name": "Finish", "args": {}, "id": "3"}]},
-                {"role": "tool", "content": "ok", "tool_call_id": "3", "name": "Finish"}]}]
+                {"role": "tool", "content": "ok", "tool_call_id": "3", "name": "Finish"}]},
+            {"id": 4, "parent": 0, "messages": [{"role": "assistant", "content": "later, on another branch"}]}]
     kept = seed_chain(tree, ["a", "Finish"])
     assert [(m.type, m.content) for m in kept] == [("ai", ""), ("tool", "x")]
     assert kept[0].additional_kwargs["function_call"] == {"name": "a_for_t", "arguments": "{ }"}
     assert [(m.type, m.content) for m in seed_chain(tree, ["a", "b", "Finish"])] == [
         ("ai", ""), ("tool", "x"), ("ai", "b?"), ("tool", "y")]
+    # DFS.py to_json: no answer, give-up or restart node, no train_messages: main.py starts the next solve afresh
+    assert seed_chain([{**n, "calls": []} for n in tree], ["a", "b", "Finish"]) == []

@@ -207,8 +207,18 @@ def seed_chain(tree: Sequence[Mapping[str, Any]], keep_functions: Iterable[str])
       with the message before it, its call (DFS.py `start`: `messages.pop(i)`, `messages.pop(i-1)`);
     - the query-limit note goes (DFS.py `start`: a user message with 'maximum query count');
     - the diversity prompt is never sent (marked `valid: False`; chat_completion_request drops it), nor are our own
-      seed notes; no note is added (DFS.py `start` adds none)."""
-    dicts = [m for node in last_chain(tree) for m in node.get("messages") or []]
+      seed notes; no note is added (DFS.py `start` adds none).
+    The node the chain ends on (DFS.py `to_json`): the answer or give-up (`terminal_node`, Finish status 3), else a
+    node that gave up and restarted (`give_up_node`, status 4: theirs one at random, ours the last); none: no seed
+    (`train_messages` is missing, main.py's `except: messages = None`)."""
+    ends = {k: [int(n["id"]) for n in tree if any(c.get("status") == f"finish:{k}" for c in n.get("calls") or [])]
+            for k in ("give_answer", "give_up", "give_up_and_restart")}
+    end = max(ends["give_answer"] + ends["give_up"], default=None)
+    if end is None:
+        end = max(ends["give_up_and_restart"], default=None)
+    if end is None:
+        return []
+    dicts = [m for node in last_chain(tree, end) for m in node.get("messages") or []]
     while dicts and dicts[-1].get("role") != "assistant":
         dicts.pop()
     dicts = dicts[:-1]

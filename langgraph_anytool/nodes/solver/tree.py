@@ -275,11 +275,11 @@ def tree_to_dicts(nodes: Iterable[TreeNode]) -> list[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------------------------- seeding
-def last_chain(tree: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The nodes (as `tree_to_dicts` writes them) on the path root → the tree's last node."""
+def last_chain(tree: Sequence[Mapping[str, Any]], last: int | None = None) -> list[Mapping[str, Any]]:
+    """The nodes (as `tree_to_dicts` writes them) on the path root → `last` (default: the tree's last node)."""
     by_id = {int(n["id"]): n for n in tree}
     chain: list[Mapping[str, Any]] = []
-    cur: int | None = max(by_id) if by_id else None
+    cur: int | None = last if last is not None else max(by_id) if by_id else None
     while cur is not None and cur in by_id:
         chain.append(by_id[cur])
         parent = by_id[cur].get("parent")
