@@ -17,10 +17,11 @@ from langchain_core.messages import AIMessage
 from ..text import shorten
 from .abilities import catalog_functions
 from .call import RoleCall
+from .clauses import split_clauses
 from .mentions import loose, mentions_of, topic_words
 from .purpose import purpose_fit
 from .relevance import Heuristics
-from .text import shares_topic, split_clauses
+from .text import shares_topic
 
 # The revision of these rules: part of the offline evaluator's cache key (`anytool eval passrate --offline`), so a
 # verdict cached under older rules is not reused. Bump it when a rule changes a verdict.
