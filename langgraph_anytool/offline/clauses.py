@@ -18,6 +18,7 @@ before an object ("list the …", "count 5 …"): "the population, name and area
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -96,14 +97,20 @@ class _Cut:
 
 def split_clauses(query: str) -> list[str]:
     """The parts of a multi-part request (see the module's docstring); [query] when it has one, [] when empty."""
+    return list(_split(query))
+
+
+@functools.lru_cache(maxsize=1024)
+def _split(query: str) -> tuple[str, ...]:
+    """`split_clauses`, memoised: every role asks it of the same request many times in a run."""
     text = query.strip()
     if not text:
-        return []
+        return ()
     parts: list[str] = []
     for item in _items(text):
         parts += _split_item(item)
     parts = [p for p in (_strip(p) for p in parts) if p]
-    return parts or [text]
+    return tuple(parts or [text])
 
 
 def _items(text: str) -> list[str]:
