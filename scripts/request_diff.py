@@ -551,11 +551,102 @@ def agents_anytool(clone: Path, report: Report) -> None:
                        [firsts[level]] if level in firsts else [], [theirs[level]], ours_only=("max_tokens",))
 
 
+# ------------------------------------------------------------------------------------------------ the child
+AUTHORS_SIDE = Path(__file__).with_name("request_diff_authors.py")
+
+
+def run_child(case: str, clone: Path, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The authors' side of `case` (`request_diff_authors.py`) in an isolated child interpreter (`python -I`, its
+    working folder a fresh temporary one): `inputs` as JSON on its stdin, its result as JSON on its stdout."""
+    import subprocess
+
+    with tempfile.TemporaryDirectory(prefix="request_diff_") as folder:
+        done = subprocess.run([sys.executable, "-I", str(AUTHORS_SIDE), case, str(Path(clone).resolve())],
+                              input=json.dumps(inputs), capture_output=True, text=True, cwd=folder, timeout=300)
+    if done.returncode != 0:
+        tail = done.stderr.strip().splitlines()[-1:] or ["(no output)"]
+        raise RuntimeError(f"the authors' side of {case} failed (exit {done.returncode}): {tail[0]}")
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+# ------------------------------------------------------------------------------------------------ α-UMi
+def umi_data() -> list[dict[str, Any]]:
+    """A hand-made conversation in the layout of α-UMi's data files (`tools` with `Name`, `function`, `input`;
+    `conversations` of user / assistant / caller / observation / conclusion turns): each assistant turn as
+    `prepro_raw_stage_2.py` writes it (the thought, a newline, then " Next: ..."), a trailing newline kept, a
+    turn without a decision, a second tool and a non-ASCII description (`json.dumps` escapes it)."""
+    tools = [{"Name": "current_for_weather_now", "function": "Current weather of a city — °C.",
+              "input": {"city": "string, the city"}},
+             {"Name": "radar_for_rain_radar", "function": "Rain radar.", "input": {}}]
+    return [{"tools": tools, "instruction": QUERY, "conversations": [
+        {"from": "user", "value": QUERY},
+        {"from": "assistant", "value": "I should ask the weather API for Paris.\n Next: caller."},
+        {"from": "caller", "value": 'Action: current_for_weather_now\nAction Input: {"city": "Paris"}'},
+        {"from": "observation", "value": "{'city': 'Paris', 'temp_c': 21, 'rain': False}\n"},
+        {"from": "assistant", "value": "Let me think about it.\n"},
+        {"from": "assistant", "value": "I have the weather.\n Next: conclusion."},
+        {"from": "conclusion", "value": "It is 21 C in Paris and it is not raining.\n"}]},
+            # the instruction is not the user's turn as written (a trailing newline): build_infer_samples puts the
+            # turn in the history
+            {"tools": tools[1:], "instruction": "Is it raining in Paris?", "conversations": [
+                {"from": "user", "value": "Is it raining in Paris?\n"},
+                {"from": "assistant", "value": "The radar shows rain.\n Next: caller."},
+                {"from": "caller", "value": "Action: radar_for_rain_radar\nAction Input: {}"},
+                {"from": "observation", "value": "{'rain': False}"},
+                {"from": "assistant", "value": "Nothing helps.\n Next: give up."}]}]
+
+
+# the scripted planner's predictions, one per step of `umi_data` in order: a reference turn, a conclusion, one
+# without a decision and with the leading ": " infer_pipeline.py drops (it appends "Next: caller."), a give-up (no
+# second role)
+UMI_PREDICTIONS = ["I should ask the weather API for Paris.\n Next: caller.", "I have the weather.\n Next: conclusion.",
+                   ": I will look at the radar.\n", "Nothing helps.\n Next: give up."]
+
+
+def umi_infer(clone: Path, report: Report) -> None:
+    """`anytool eval steps --mode multi --prompts-from` (α-UMi's role inputs) beside X-PLUG/Multi-LLM-Agent
+    `GLPFT/inference_utils/toolbench/infer_pipeline.py` (`build_infer_samples`, then `infer()`'s loop that builds
+    the caller's and the summarizer's inputs), run in the child on the same data file and the same planner
+    predictions. Compared: each role's whole input, the one user message ours sends (the authors give the same
+    string to their model's tokenizer; no chat settings to compare)."""
+    from langgraph_anytool.eval.umi.data import load_umi_test
+    from langgraph_anytool.eval.umi.steps import evaluate_steps
+    from langgraph_anytool.paper_prompts import umi_book
+
+    data = umi_data()
+    folder = Path(tempfile.mkdtemp(prefix="request_diff_umi"))
+    (folder / "umi.json").write_text(json.dumps(data), encoding="utf-8")
+    cases, _ = load_umi_test(folder / "umi.json")
+    predictions = UMI_PREDICTIONS
+    queue = list(predictions)
+
+    def reply(body: Mapping[str, Any]) -> str:
+        text = body["messages"][-1]["content"]
+        if text.endswith(" assistant: "):
+            return queue.pop(0)
+        return 'Action: current_for_weather_now\nAction Input: {"city": "Paris"}' if text.endswith(" caller: ") \
+            else "It is 21 C in Paris."
+
+    with Recorder(reply) as rec:
+        model = chat(rec.base_url)
+        evaluate_steps(cases, lambda catalog: ModelSet(default=model, by_role={}), mode="multi",
+                       config=AnyToolConfig(), prompts=umi_book(clone))
+    theirs = run_child("umi_infer", clone, {"data": data, "predictions": predictions})
+    authors = []
+    for planner, second in zip(theirs["planner"], theirs["second"], strict=False):
+        authors += [{"messages": [{"role": "user", "content": planner}]},
+                    *([{"messages": [{"role": "user", "content": second}]}] if second is not None else [])]
+    ours = [{"messages": b["messages"]} for b in rec.bodies]
+    report.compare("eval steps --mode multi: α-UMi's planner / caller / summarizer inputs (X-PLUG/Multi-LLM-Agent "
+                   "infer_pipeline.py build_infer_samples, infer)", ours, authors)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--anytool", type=Path, help="a clone of dyabel/AnyTool")
     parser.add_argument("--stabletoolbench", type=Path, help="a clone of THUNLP-MT/StableToolBench")
     parser.add_argument("--agent-eval", type=Path, help="a clone of OPPO-Mente-Lab/agent_eval")
+    parser.add_argument("--multi-llm-agent", type=Path, help="a clone of X-PLUG/Multi-LLM-Agent")
     args = parser.parse_args(argv)
     report = Report()
     if args.anytool:
@@ -566,6 +657,8 @@ def main(argv: list[str] | None = None) -> int:
         passrate_stabletoolbench(args.stabletoolbench, report)
     if args.agent_eval:
         oppo_task7(args.agent_eval, report)
+    if args.multi_llm_agent:
+        umi_infer(args.multi_llm_agent, report)
     print(f"\n{report.compared} request(s) compared; {len(report.differing)} with undocumented differences"
           + (": " + "; ".join(report.differing) if report.differing else ""))
     print(f"documented differences applied: dropped {', '.join(DROPPED)}; "
