@@ -112,17 +112,35 @@ def test_each_agent_sends_the_authors_functions_and_legacy_history(tmp_path: Pat
     assert [e["api_id"] for e in out["api_pool"]] == [make_world()[0].find_api("Weather Now", "Current").id]
 
 
+def _level(body: dict[str, Any]) -> str:
+    return "check" if _is_check(body) else next(lv for lv, first in zip(("meta", "category", "tool"), FIRST, strict=True)
+                                                 if first in _names(body))
+
+
 def test_a_provider_refusing_functions_gets_the_same_functions_with_tools(tmp_path: Path) -> None:
-    out, bodies, root = _run(tmp_path, functions_supported=False)
+    """The loopback server refuses every request carrying `functions=` (and counts what it receives). Each role asks
+    with `functions=` once; refused, it sends the same functions with `tools=`, and every later request of the role
+    in the run goes with `tools=` at once (the refusal remembered as the judge's ToolEvalRequest remembers it:
+    `runtime.FunctionsRefusal`), recorded once per role in the run's usage. The old code asked with `functions=`
+    before every call: two requests per call."""
+    out, all_bodies, root = _run(tmp_path, functions_supported=False)
     assert out["status"] == "solved", out.get("reason")
-    bodies = [b for b in bodies if not _is_check(b)]
+    refused = [b for b in all_bodies if "functions" in b]
+    # one refused request per role (the meta, category and tool agents; the solvability check), each its first
+    assert sorted(_level(b) for b in refused) == ["category", "check", "meta", "tool"]
+    for level in ("meta", "category", "tool", "check"):
+        mine = [b for b in all_bodies if _level(b) == level]
+        assert "functions" in mine[0] and all("tools" in b and "functions" not in b for b in mine[1:])
+    bodies = [b for b in all_bodies if not _is_check(b)]
     sent = [b for b in bodies if "tools" in b]
-    assert sent and len(bodies) == 2 * len(sent)  # each call: refused, then sent with tools=
+    assert len(sent) > 3 and len(bodies) == len(sent) + 3  # not refused again: one request per later call
+    assert len([b for b in all_bodies if _is_check(b)]) >= 2  # a later check too
     data = anytool_book(root).data
     assert sent[0]["tools"][0]["function"] in [data[k] for k in data if k.startswith("agent_")]
     later = [m for b in sent for m in b["messages"] if m["role"] == "assistant"]
     assert later and all(tc["function"]["name"] in FIRST for m in later for tc in m["tool_calls"])
-    assert sum(int(u.get("functions_refused", 0)) for u in out["usage"].values() if isinstance(u, dict)) == len(sent)
+    usage = {role: int(u.get("functions_refused", 0)) for role, u in out["usage"].items() if isinstance(u, dict)}
+    assert {r: n for r, n in usage.items() if n} == {"meta": 1, "category": 1, "tool": 1}
 
 
 def test_without_prompts_from_the_agents_keep_todays_request(tmp_path: Path) -> None:

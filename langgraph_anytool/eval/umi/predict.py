@@ -337,8 +337,9 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
     if book is not None:  # the authors' caller completes their text alone: no tools bound, no tool list added
         # (infer_pipeline.py `infer`: `model_input_for_caller` is the model's whole input; the call is read from
         # the text by evaluate-multi_agent.py parse_output)
-        raw = _RawReply(models.for_role("caller"))
-        runnable: Runnable[Any, BaseMessage] = raw
+        plain = _RawReply(models.for_role("caller"))
+        runnable: Runnable[Any, BaseMessage] = plain
+        raw: _RawReply | None = plain
     else:
         runnable, raw = _keep_raw(bind_role_tools(models.for_role("caller"), config, "caller",
                                                   tool_schemas(deps, tools.functions)))
