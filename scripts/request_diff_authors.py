@@ -33,8 +33,11 @@ def function_node(tree: ast.Module, name: str) -> ast.FunctionDef:
     built once here)."""
     scope: Any = tree
     for part in name.split("."):
-        scope = next(n for n in scope.body if isinstance(n, ast.ClassDef | ast.FunctionDef) and n.name == part)
-    assert isinstance(scope, ast.FunctionDef), name
+        scope = next((n for n in scope.body if isinstance(n, ast.ClassDef | ast.FunctionDef) and n.name == part), None)
+        if scope is None:
+            raise LookupError(f"no function {name!r}")
+    if not isinstance(scope, ast.FunctionDef):
+        raise LookupError(f"{name!r} is not a function")
     node = copy.deepcopy(scope)
     node.decorator_list = []
     return node
@@ -66,7 +69,9 @@ def statement(path: Path, function: str, test: Callable[[ast.stmt], bool]) -> as
     """The first statement of `function` (at its top level) of the authors' file `path` for which `test` holds, as a
     module to run: a step of a long function (infer_pipeline.py `infer`'s loop over its samples) run alone."""
     fn = function_node(ast.parse(path.read_text(encoding="utf-8")), function)
-    found = next(node for node in fn.body if test(node))
+    found = next((node for node in fn.body if test(node)), None)
+    if found is None:
+        raise LookupError(f"{path}: {function} has no such statement")
     return ast.Module([found], [])
 
 
@@ -116,7 +121,12 @@ CASES: dict[str, Callable[[Path, Mapping[str, Any]], dict[str, Any]]] = {"umi_in
 def main(argv: list[str]) -> int:
     case, clone = argv[0], Path(argv[1])
     inputs = json.loads(sys.stdin.read() or "{}")
-    json.dump(CASES[case](clone, inputs), sys.stdout)
+    try:
+        result = CASES[case](clone, inputs)
+    except Exception as exc:  # one line for the parent (their code, or a file that is not theirs)
+        print(f"{type(exc).__name__}: {exc}".replace("\n", " "), file=sys.stderr)
+        return 1
+    json.dump(result, sys.stdout)
     return 0
 
 
