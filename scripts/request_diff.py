@@ -381,6 +381,102 @@ def run_child(case: str, clone: Path, inputs: Mapping[str, Any]) -> dict[str, An
     return json.loads(done.stdout)  # type: ignore[no-any-return]
 
 
+# ------------------------------------------------------------------------------------------------ OPPO tasks 3-6, 8
+CALENDAR = {"tool_name": "calendar", "tool_description": "Month calendars.", "APIs": [
+    {"type": "function", "function": {"name": "weekday_of", "description": "The weekday of a date.",
+                                      "parameters": {"type": "object", "properties": {
+                                          "year": {"type": "INT", "description": "year"},
+                                          "month": {"type": "Int", "description": "month 1-12"},
+                                          "day": {"type": "DATE", "description": "day of the month"}},
+                                          "required": ["year", "month", "day"]}}}]}
+TASK4_ARGS = {"year": 2024, "month": 7, "day": 1}
+TASK4_RESULT = {"weekday": "Monday", "date": "2024-07-01"}
+
+
+def oppo_toolset() -> Path:
+    """A hand-made toolset in the release's layout (`toolset/config.yml`, `dev_tools/docs/<tool>.json`), one API
+    whose parameter types the authors' `convert_doc_to_openai_format` rewrites (INT → integer, Int → integer, DATE →
+    string)."""
+    root = Path(tempfile.mkdtemp(prefix="request_diff_oppo")) / "toolset"
+    (root / "dev_tools" / "docs").mkdir(parents=True)
+    (root / "config.yml").write_text('X-RapidAPI-Key: ""\nDEV_TOOLS:\n  - calendar\nFILE_DIR: ""\n', encoding="utf-8")
+    (root / "dev_tools" / "docs" / "calendar.json").write_text(json.dumps(CALENDAR), encoding="utf-8")
+    return root
+
+
+class _Executor:
+    """The API's result, as a successful call of the toolset returns it (ours and theirs get the same)."""
+
+    def call(self, api_id: str, args: Mapping[str, Any]) -> Any:
+        return types.SimpleNamespace(ok=True, content=dict(TASK4_RESULT), error="")
+
+
+def oppo_task4(clone: Path, report: Report) -> None:
+    """OPPO task 4's two requests to the model under test (agent_interface.py perform_task4), ours through
+    `eval/oppo/agent.py fill_parameters` (paper protocol) on the same toolset document and API result."""
+    from langgraph_anytool.eval.oppo import agent
+    from langgraph_anytool.eval.oppo.wire import authors_result
+
+    catalog = Catalog.load(oppo_toolset())
+    api_id = catalog.find_api("calendar", "weekday_of").id
+    instruction = "Which weekday was 1 July 2024?"
+
+    def reply(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | str:
+        return ("weekday_of", TASK4_ARGS) if "tools" in body else "It is a Monday."
+
+    with Recorder(reply) as rec:
+        fill = agent.fill_parameters(chat(rec.base_url), catalog, instruction, api_id, _Executor(),  # type: ignore[arg-type]
+                                     paper=True)
+    theirs = run_child("oppo_task4", clone, {
+        "tool": "calendar", "api": "weekday_of", "instruction": instruction, "args": TASK4_ARGS,
+        "doc": CALENDAR["APIs"][0]["function"], "result": authors_result(True, dict(TASK4_RESULT), "")})
+    # docs/evaluation.md, "The tasks": the model under test's requests carry its role's reply limit
+    report.compare("OPPO task 4, the model under test (OPPO-Mente-Lab/agent_eval: perform_task4, both turns)",
+                   rec.bodies, theirs["sent"], ours_only=("max_tokens",))
+    oppo_evaluators(clone, report, instruction, theirs["conversation"], fill)
+
+
+def oppo_evaluators(clone: Path, report: Report, instruction: str, conv4: list[dict[str, Any]], fill: Any) -> None:
+    """The evaluator's requests of OPPO tasks 3, 4, 5, 6 and 8 (eval_func.py `_check_clarification`,
+    `_check_params_with_gpt4`, `_check_direct_response`, `_check_response_w_tool`, `_check_plan`): theirs on the
+    item's conversation, ours from the prompt builders with the values `eval/oppo/tasks.py` computes for them
+    (`_task3`: the reply's content; `_task4`, paper: `authors_task4_inputs` of the conversation `fill_parameters`
+    returned (`oppo_task4`'s), the offered document; `_task5`: the
+    instruction and the answer; `_task6`, paper: the user's content, `json.dumps` of the `function_call`, the tool
+    message's content, the reply; `_task8`: the task text and the outline); task 4's is the conversation of
+    `oppo_task4`. The prompts are the clone's (`--prompts-from`)."""
+    book = oppo_book(clone)
+    ask = "Which city do you mean?"
+    answer = "Paris is the capital of France."
+    call6 = {"name": "weekday_of", "arguments": json.dumps(TASK4_ARGS)}
+    conv6 = [{"role": "user", "content": instruction},
+             {"role": "assistant", "content": None, "function_call": call6},
+             {"role": "tool", "name": "weekday_of", "content": str(TASK4_RESULT)},
+             {"role": "assistant", "content": "It is a Monday."}]
+    task8, plan = "Plan: which weekday was 1 July 2024?\n1. weekday_of", "1. Call weekday_of with 2024-07-01."
+    inputs = {"task3": [{"role": "user", "content": "What is the weather like there?"},
+                        {"role": "assistant", "content": ask}],
+              "task4": conv4, "task4_doc": fill.offer.functions[0],
+              "task5": [{"role": "user", "content": "What is the capital of France?"},
+                        {"role": "assistant", "content": answer}],
+              "task6": conv6, "task8": [{"role": "user", "content": task8}, {"role": "assistant", "content": plan}]}
+    theirs = run_child("oppo_evaluators", clone, inputs)["sent"]
+    task4 = oppo_prompts.authors_task4_inputs(fill.conversation)
+    assert task4 is not None
+    with Recorder(lambda body: "Yes.") as rec:
+        evaluator = TaskEvaluator(chat(rec.base_url))
+        evaluator.judge(3, oppo_prompts.clarification_prompt(ask, book))
+        evaluator.judge(4, oppo_prompts.call_check_prompt(task4[0], inputs["task4_doc"], task4[1], book))
+        evaluator.judge(5, oppo_prompts.direct_answer_prompt("What is the capital of France?", answer, book))
+        evaluator.judge(6, oppo_prompts.tool_answer_prompt(instruction, json.dumps(call6, ensure_ascii=False),
+                                                           str(TASK4_RESULT), "It is a Monday.", book))
+        evaluator.judge(8, oppo_prompts.plan_check_prompt(task8, plan, book))
+    # docs/evaluation.md, "The tasks": our evaluator calls carry the evaluator role's reply limit
+    report.compare("OPPO tasks 3, 4, 5, 6, 8, the evaluator (OPPO-Mente-Lab/agent_eval: _check_clarification, "
+                   "_check_params_with_gpt4, _check_direct_response, _check_response_w_tool, _check_plan)",
+                   rec.bodies, theirs, ours_only=("max_tokens",))
+
+
 # ------------------------------------------------------------------------------------------------ α-UMi
 def umi_data() -> list[dict[str, Any]]:
     """A hand-made conversation in the layout of α-UMi's data files (`tools` with `Name`, `function`, `input`;
@@ -469,6 +565,7 @@ def main(argv: list[str] | None = None) -> int:
         passrate_stabletoolbench(args.stabletoolbench, report)
     if args.agent_eval:
         oppo_task7(args.agent_eval, report)
+        oppo_task4(args.agent_eval, report)
     if args.multi_llm_agent:
         umi_infer(args.multi_llm_agent, report)
     print(f"\n{report.compared} request(s) compared; {len(report.differing)} with undocumented differences"

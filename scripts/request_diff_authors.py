@@ -307,6 +307,50 @@ def anytool_agents(clone: Path, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {"firsts": firsts}
 
 
+def oppo_task4(clone: Path, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """OPPO task 4's two requests to the model under test (`agent_interface.py convert_doc_to_openai_format`,
+    `perform_task4`: the first with `tools=`, then `# second turn` without): `api_docs` holds the release document's
+    function as `toolset/dev_tools/__init__.py get_docs` reads it (`api['function']`), and `toolset.call_tool`
+    answers with the result ours got (`inputs["result"]`). The scripted model calls the API, then answers."""
+    from openai.types.chat import ChatCompletionMessage  # the reply object `msg.model_dump()` is called on
+
+    replies = iter([(inputs["api"], inputs["args"]), "It is a Monday."])
+    sent: list[dict[str, Any]] = []
+
+    def create(**kwargs: Any) -> Any:
+        sent.append(copy.deepcopy(kwargs))
+        data = completion(kwargs, next(replies))
+        message = ChatCompletionMessage.model_validate(data["choices"][0]["message"])
+        return types.SimpleNamespace(choices=[types.SimpleNamespace(message=message)])
+
+    client = types.SimpleNamespace(chat=types.SimpleNamespace(completions=types.SimpleNamespace(create=create)))
+    ns: dict[str, Any] = {"json": json, "deepcopy": copy.deepcopy, "client": client,
+                          "api_docs": {inputs["tool"]: {inputs["api"]: inputs["doc"]}},
+                          "toolset": types.SimpleNamespace(call_tool=lambda tool, api, args: inputs["result"])}
+    authors_code(clone / "eval_scripts/agent_interface.py", ["convert_doc_to_openai_format", "perform_task4"], ns)
+    conv = ns["perform_task4"](inputs["tool"], inputs["api"], inputs["instruction"], llm_name="MODEL")
+    return {"sent": sent, "conversation": conv}
+
+
+def oppo_evaluators(clone: Path, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The evaluator's requests of OPPO tasks 3, 4, 5, 6 and 8 (`eval_func.py _check_clarification`,
+    `_check_params_with_gpt4` with what `evaluate_task4` passes it — the conversation, the API document and
+    `_extract_func_calls(conv)[0]` —, `_check_direct_response`, `_check_response_w_tool`, `_check_plan`, each →
+    `_get_gpt_response`) on the conversations `inputs` holds, one request each, in that order."""
+    client = Client(lambda body: "Yes.")
+    ns: dict[str, Any] = {"json": json, "re": re, "time": time, "client": client}
+    authors_code(clone / "eval_scripts/eval_func.py", [
+        "_get_gpt_response", "_check_clarification", "_extract_func_calls", "_check_params_with_gpt4",
+        "_check_direct_response", "_check_response_w_tool", "_check_plan"], ns)
+    ns["_check_clarification"](copy.deepcopy(inputs["task3"]))
+    conv4 = copy.deepcopy(inputs["task4"])
+    ns["_check_params_with_gpt4"](conv4, inputs["task4_doc"], ns["_extract_func_calls"](conv4)[0])
+    ns["_check_direct_response"](copy.deepcopy(inputs["task5"]))
+    ns["_check_response_w_tool"](copy.deepcopy(inputs["task6"]))
+    ns["_check_plan"](copy.deepcopy(inputs["task8"]))
+    return {"sent": client.sent}
+
+
 def umi_infer(clone: Path, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """α-UMi's role inputs (X-PLUG/Multi-LLM-Agent GLPFT/inference_utils/toolbench/infer_pipeline.py):
     `build_infer_samples(data_args)` on the data file `inputs["data"]` (written here, in the child's own folder),
@@ -348,7 +392,8 @@ def umi_infer(clone: Path, inputs: Mapping[str, Any]) -> dict[str, Any]:
 
 CASES: dict[str, Callable[[Path, Mapping[str, Any]], dict[str, Any]]] = {
     "anytool_judge": anytool_judge, "anytool_solvable": anytool_solvable, "anytool_agents": anytool_agents,
-    "stabletoolbench_passrate": stabletoolbench_passrate, "oppo_task7": oppo_task7, "umi_infer": umi_infer}
+    "stabletoolbench_passrate": stabletoolbench_passrate, "oppo_task7": oppo_task7, "oppo_task4": oppo_task4,
+    "oppo_evaluators": oppo_evaluators, "umi_infer": umi_infer}
 
 
 def main(argv: list[str]) -> int:
