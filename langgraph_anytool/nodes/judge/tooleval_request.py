@@ -92,16 +92,20 @@ class ToolEvalRequest:
                 "settings_from": self.source, "seed": self.seed, "functions_refused": self._refusal.reason}
 
 
-def request_for(form: CallForm, book: PromptBook | None, choice: SettingsChoice = "tooleval") -> ToolEvalRequest:
+def request_for(form: CallForm, book: PromptBook | None, choice: SettingsChoice = "tooleval",
+                refusal: FunctionsRefusal | None = None) -> ToolEvalRequest:
     """The request of a protocol's evaluator: `form`; ToolEval's settings, the checkout's when `book` holds its
-    config (`--prompts-from`), else `TOOLEVAL_SETTINGS`; `choice="ours"`: none (our named variant)."""
+    config (`--prompts-from`), else `TOOLEVAL_SETTINGS`; `choice="ours"`: none (our named variant). `refusal`: a
+    refusal of `functions=` remembered beyond this request (a run's, `RunSignals.functions_refusal`)."""
+    memory = refusal if refusal is not None else FunctionsRefusal()
     if choice == "ours":
-        return ToolEvalRequest(form, MappingProxyType({}), "ours: no temperature, the judge role's reply limit")
+        return ToolEvalRequest(form, MappingProxyType({}), "ours: no temperature, the judge role's reply limit",
+                               _refusal=memory)
     seed = AUTHORS_SEED if form == "functions" else None
     if book is not None and SETTINGS_KEY in book.data:
         return ToolEvalRequest(form, MappingProxyType(dict(book.data[SETTINGS_KEY])),
-                               f"{book.root}: {SETTINGS_SOURCE}", seed)
-    return ToolEvalRequest(form, TOOLEVAL_SETTINGS, SETTINGS_SOURCE, seed)
+                               f"{book.root}: {SETTINGS_SOURCE}", seed, memory)
+    return ToolEvalRequest(form, TOOLEVAL_SETTINGS, SETTINGS_SOURCE, seed, memory)
 
 
 def with_settings(model: Any, settings: Mapping[str, int | float]) -> tuple[Any, dict[str, Any]]:
