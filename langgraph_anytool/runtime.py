@@ -152,9 +152,32 @@ class RunSignals:
     def retries(self, run_key: str) -> int:
         return int(self._get(run_key, "retries"))
 
+    def functions_refusal(self, run_key: str, role: str) -> FunctionsRefusal:
+        """The run's memory of `role`'s provider refusing the legacy `functions=` (created on first use): once it
+        holds a reason, the role's later requests of the run go with `tools=` at once."""
+        with self._lock:
+            return self._entry(run_key).refusals.setdefault(role, FunctionsRefusal())
+
     def forget(self, run_key: str) -> None:
         with self._lock:
             self._runs.pop(run_key, None)
+
+
+@dataclass
+class FunctionsRefusal:
+    """A provider's refusal of the legacy `functions=` parameter, remembered (its reason; None: not refused). Shared
+    by the requests it covers: the judge's checks (`nodes/judge/tooleval_request.ToolEvalRequest`) and, for a run,
+    each role of `paper(prompts_from)`'s retriever agents and solvability check."""
+
+    reason: str | None = None
+    lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+
+    def refuse(self, reason: str) -> bool:
+        """Remember the refusal (the first reason is kept); True the first time only (it is recorded once)."""
+        with self.lock:
+            first = self.reason is None
+            self.reason = self.reason or reason
+            return first
 
 
 @dataclass
@@ -162,6 +185,7 @@ class _RunEntry:
     tallies: dict[str, float] = field(default_factory=dict)  # "tokens", "cost" (USD), "retries", "timeout_retries"
     started_at: float | None = None  # epoch seconds (None: not seen yet, so no wall-time check)
     text_roles: set[str] = field(default_factory=set)  # roles that fell back to text mode (the endpoint refused tools)
+    refusals: dict[str, FunctionsRefusal] = field(default_factory=dict)  # role → its provider's refusal of functions=
 
 
 @dataclass(frozen=True)

@@ -1,56 +1,61 @@
 """The request diff (issue 36): ours beside the authors' code, on the same input, for real clones of their
 repositories; prints every difference and a summary.
 
-    python scripts/request_diff.py --anytool PATH --stabletoolbench PATH --agent-eval PATH
+    python scripts/request_diff.py --anytool PATH --stabletoolbench PATH --agent-eval PATH --multi-llm-agent PATH
 
 Each clone is the user's own (e.g. `git clone https://github.com/dyabel/AnyTool`); nothing of it is copied into
 this project. The authors' request-building functions are taken from the clone's files (`ast`: the function or
-method alone, its decorators dropped) and run here, with their client replaced by a recorder of what it would send;
-ours run unchanged against a loopback recorder (`ChatOpenAI`, as a user's run sends them). Both get the same solve
-and the same scripted evaluator replies. Compared, request by request: the JSON body as sent (messages, functions
-or tools, settings). The documented differences (docs/evaluation.md, "What the evaluator is sent") are applied
-before comparing and listed: the model name; `timeout` (the authors' client option, never in the body: ours is set
-on a hosted endpoint's client); `max_tokens`, which ChatOpenAI sends under the name `max_completion_tokens`;
+method alone, its decorators dropped) and run in an isolated child interpreter (`request_diff_authors.py`, see
+`run_child`), with their client replaced by a recorder of what it would send; ours run here unchanged against a
+loopback recorder (`ChatOpenAI`, as a user's run sends them). Both get the same solve and the same scripted
+evaluator replies. Compared, request by request: the JSON body as sent (messages, functions or tools, settings).
+The documented differences (docs/evaluation.md, "What the evaluator is sent") are applied before comparing and
+listed: the model name; `timeout` (the authors' client option, never in the body: ours is set on a hosted
+endpoint's client); `max_tokens`, which ChatOpenAI sends under the name `max_completion_tokens`;
 `stream`/`stream_options` (our stall detection on a loopback server).
 
-Covered: the in-loop judge of `AnyToolConfig.paper()` (dyabel/AnyTool: `verifier.py check_solved_toolbench` →
-`convert_to_answer_format.py process_valid_data` → its tooleval `rtl.py check_is_solved` → `tooleval.py
-function_call` → `utils.py OpenaiPoolRequest.request` → `openai_utils.py call_gpt`), `paper()`'s solvability check
-(`verifier.py check_task_solvable_by_function` → `call_gpt`), the pass-rate checks of `eval passrate --protocol
-sopr|toolllm --prompts-from` (StableToolBench: `rtl.py check_is_solved` → `tooleval.py function_call` →
-`OpenaiPoolRequest.request`), and OPPO task 7's two evaluator prompts (`eval_func.py _check_answer`,
-`_extract_tools` → `_get_gpt_response`), and the first request of each of `paper()`'s retriever agents (meta, category,
-tool: main.py's classes and call_gpt, their database functions answered with ours' data; see `agents_anytool`).
-Exit status 0 when no undocumented difference is found, 1 otherwise.
+Covered, one function per case: the in-loop judge of `AnyToolConfig.paper()` (`judge_anytool`; dyabel/AnyTool:
+`verifier.py check_solved_toolbench` → `convert_to_answer_format.py process_valid_data` → its tooleval `rtl.py
+check_is_solved` → `tooleval.py function_call` → `utils.py OpenaiPoolRequest.request` → `openai_utils.py
+call_gpt`), `paper()`'s solvability check (`solvable_check`; `verifier.py check_task_solvable_by_function` →
+`call_gpt`), the first request of each of `paper()`'s retriever agents (`agents_anytool`; meta, category, tool:
+main.py's classes and call_gpt, their database functions answered with ours' data), the pass-rate checks of `eval
+passrate --protocol sopr|toolllm --prompts-from` (`passrate_stabletoolbench`; StableToolBench: `rtl.py
+check_is_solved` → `tooleval.py function_call` → `OpenaiPoolRequest.request`), OPPO task 7's two evaluator prompts
+(`oppo_task7`; `eval_func.py _check_answer`, `_extract_tools` → `_get_gpt_response`), and α-UMi's planner, caller
+and summarizer inputs of `eval steps --mode multi --prompts-from` (`umi_infer`; Multi-LLM-Agent `infer_pipeline.py
+build_infer_samples` and `infer`'s loops), `paper()`'s DFSDT solver (`solver_anytool`: its first request, the
+request after a call, the diversity request after a restart; `solver_seeded_anytool`: a solve seeded from the
+previous chain; rapidapi.py, DFS.py, chatgpt_function_model.py → call_gpt) and ToolLLM's solvability check of `eval
+passrate --protocol toolllm` (`toolllm_solvable`; StableToolBench `rtl.py check_task_solvable`). A case is a parent function here (ours, and the comparison) and, by the
+same name or close, a function of `request_diff_authors.py` (theirs). Exit status 0 when no undocumented
+difference is found, 1 otherwise.
 
-What runs: this script `exec`s source code, the authors' functions and classes read from the clone paths given on
-the command line (that is how their request building runs unchanged, beside ours), and nothing else: never a
-model's output, an evaluator's reply or a data file. Point it only at clones you would run yourself (it runs as
-you, outside any sandbox); it is a developer's tool in `scripts/`, not part of the package.
+What runs: the authors' functions and classes read from the clone paths given on the command line (that is how
+their request building runs unchanged, beside ours), and nothing else: never a model's output, an evaluator's reply
+or a data file. They run only in the child: `python -I` (no environment variables, no user site, not the script's
+folder on `sys.path`), its working folder a fresh temporary one removed afterwards, the case's inputs as JSON on its
+stdin and the recorded requests back as JSON on its stdout; the child imports none of this package. It is still
+code from the clone running as you, outside any sandbox: point it only at clones you would run yourself. A
+developer's tool in `scripts/`, not part of the package; `tests/scripts/test_request_diff.py` runs its machinery
+on a hand-made fake clone.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
-import copy
 import difflib
-import enum
+import importlib.util
 import json
-import os
-import random
-import re
 import sys
 import tempfile
 import threading
-import time
 import types
 from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import yaml
 from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
 
@@ -69,8 +74,6 @@ from langgraph_anytool.nodes.tool_agent.handlers import authors_pool_listing, so
 from langgraph_anytool.paper_prompts import anytool_book, oppo_book, tooleval_book
 from langgraph_anytool.runtime import Deps, RunSignals
 
-EVALUATOR = "toolbench/tooleval/evaluators/tooleval_gpt-3.5-turbo_default"
-REGISTERED = "toolbench/tooleval/evaluators/registered_cls"
 # documented differences (docs/evaluation.md): dropped from both bodies before comparing, or renamed
 DROPPED = ("model", "timeout", "stream", "stream_options")
 RENAMED = {"max_completion_tokens": "max_tokens"}
@@ -80,9 +83,21 @@ FUNCTION = "current_for_weather_now"
 ARGS = {"city": "Paris"}
 OBSERVATION = json.dumps({"error": "", "response": "{'city': 'Paris', 'temp_c': 21, 'rain': False}"})
 FINISH_ARGS = {"return_type": "give_answer", "final_answer": "It is 21 C in Paris and it is not raining."}
-REPLIES = {"check_answer_status": {"answer_status": "Unsure", "reason": "the weather API's output must be read"},
-           "parse_answer_status": {"answer_status": "Solved", "reason": "the answer gives both"},
-           "check_task_solvable": {"task_status": "Solvable", "reason": "a weather API is offered"}}
+AUTHORS_SIDE = Path(__file__).with_name("request_diff_authors.py")
+
+
+def _authors_side() -> types.ModuleType:
+    """`request_diff_authors.py` imported for its plain helpers (the scripted replies, `completion`): importing it runs
+    none of the authors' code, which only its cases run, in the child."""
+    spec = importlib.util.spec_from_file_location("request_diff_authors", AUTHORS_SIDE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_SIDE = _authors_side()
+REPLIES, completion, forced_reply = _SIDE.REPLIES, _SIDE.completion, _SIDE.forced_reply
 
 
 # ------------------------------------------------------------------------------------------------ the recorder
@@ -133,154 +148,6 @@ class Recorder:
     def __exit__(self, *exc: Any) -> None:
         self.server.shutdown()
         self.server.server_close()
-
-
-def completion(body: Mapping[str, Any], reply: tuple[str, dict[str, Any]] | str) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": None}
-    finish = "stop"
-    if isinstance(reply, tuple) and len(reply) == 3:  # (content, name, arguments): a call with a thought
-        message["content"] = reply[0]
-        reply = reply[1:]  # type: ignore[assignment]
-    if isinstance(reply, str):
-        message["content"] = reply
-    elif "functions" in body:
-        arguments = reply[1] if isinstance(reply[1], str) else json.dumps(reply[1])
-        message["function_call"] = {"name": reply[0], "arguments": arguments}
-        finish = "function_call"
-    else:
-        message["tool_calls"] = [{"id": "call_1", "type": "function",
-                                  "function": {"name": reply[0], "arguments": json.dumps(reply[1])}}]
-        finish = "tool_calls"
-    return {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
-
-
-def forced_reply(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | str:
-    """The scripted evaluator reply to a forced check (by the function named), else a solvability Finish."""
-    name = (body.get("function_call") or {}).get("name") or \
-        ((body.get("tool_choice") or {}).get("function") or {}).get("name") if isinstance(body.get("tool_choice"), dict) \
-        else (body.get("function_call") or {}).get("name")
-    if name in REPLIES:
-        return name, REPLIES[name]
-    return "Finish", {"answer": "Solvable", "reason": "the pool has a weather API"}
-
-
-# ------------------------------------------------------------------------------------------------ the authors' code
-def _function_node(tree: ast.Module, name: str) -> ast.FunctionDef:
-    scope: Any = tree
-    for part in name.split("."):
-        scope = next(n for n in scope.body if isinstance(n, ast.ClassDef | ast.FunctionDef) and n.name == part)
-    assert isinstance(scope, ast.FunctionDef), name
-    node = copy.deepcopy(scope)
-    node.decorator_list = []  # tenacity's retry: the request is built once here
-    return node
-
-
-def authors_code(path: Path, functions: list[str], namespace: dict[str, Any], assigns: tuple[str, ...] = (),
-                 classes: tuple[str, ...] = ()) -> dict[str, Any]:
-    """`functions` ("name" or "Class.method"), the module-level assignments `assigns` and the classes `classes` of
-    the authors' file `path`, run in `namespace` (their imports replaced by what it holds); returns it, each
-    function under its own name (a method under "Class.method")."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    for node in tree.body:
-        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id in assigns for t in node.targets)) \
-                or (isinstance(node, ast.ClassDef) and node.name in classes):
-            if isinstance(node, ast.ClassDef):
-                node.decorator_list = []
-            exec(compile(ast.Module([node], []), str(path), "exec"), namespace)
-    for name in functions:
-        fn = _function_node(tree, name)
-        local: dict[str, Any] = {}
-        exec(compile(ast.Module([fn], []), str(path), "exec"), namespace, local)
-        namespace[name] = local[fn.name]
-        if "." not in name:
-            namespace[fn.name] = local[fn.name]
-    return namespace
-
-
-class _Obj(types.SimpleNamespace):
-    def get(self, key: str, default: Any = None) -> Any:
-        return getattr(self, key, default)
-
-
-def fake_response(kwargs: Mapping[str, Any], reply: Callable[[Mapping[str, Any]], Any] | None = None) -> Any:
-    """The openai client's response object, built from the scripted reply to `kwargs` (what the authors read)."""
-    data = completion(kwargs, (reply or forced_reply)(kwargs))
-    msg = data["choices"][0]["message"]
-    function_call = _Obj(**msg["function_call"]) if msg.get("function_call") else None
-    tool_calls = [_Obj(id=t["id"], function=_Obj(**t["function"])) for t in msg.get("tool_calls") or []] or None
-    message = _Obj(content=msg["content"], function_call=function_call, tool_calls=tool_calls, role="assistant")
-    return _Obj(choices=[_Obj(message=message, finish_reason=data["choices"][0]["finish_reason"])],
-                usage=_Obj(total_tokens=2), json=lambda: json.dumps(data))
-
-
-class Client:
-    """The openai client the authors' code calls: records `chat.completions.create(**kwargs)`."""
-
-    def __init__(self, reply: Callable[[Mapping[str, Any]], Any] | None = None) -> None:
-        self.sent: list[dict[str, Any]] = []
-        self.reply = reply
-        self.chat = _Obj(completions=_Obj(create=self.create))
-
-    def create(self, **kwargs: Any) -> Any:
-        self.sent.append(copy.deepcopy(kwargs))
-        return fake_response(kwargs, self.reply)
-
-
-def anytool_call_gpt(clone: Path, client: Client) -> Callable[..., Any]:
-    """dyabel/AnyTool `openai_utils.py call_gpt`, its client the recorder (tenacity's retry a no-op)."""
-    ns: dict[str, Any] = {"json": json, "time": time, "copy": copy, "deepcopy": copy.deepcopy, "client": client,
-                          "model_name": "MODEL", "openai": types.SimpleNamespace(
-                              BadRequestError=RuntimeError, RateLimitError=RuntimeError,
-                              InternalServerError=RuntimeError),
-                          "retry": lambda **_: (lambda f: f), "wait_random_exponential": lambda **_: None,
-                          "stop_after_attempt": lambda *_: None, "colored": lambda s, *_: s,
-                          "os": os, "output_dir": "."}
-    authors_code(clone / "openai_utils.py", ["call_gpt"], ns, classes=("dotdict",))
-    return ns["call_gpt"]  # type: ignore[no-any-return]
-
-
-def tooleval_self(clone: Path, request: Callable[..., Any]) -> Any:
-    """An `OpenAINormalizedEvaluator` as its `__init__` sets it up from the clone's evaluator directory: the
-    config's `completions_kwargs`, the template's functions, `opr.request` → `request`."""
-    config = yaml.safe_load((clone / EVALUATOR / "config.yaml").read_text(encoding="utf-8"))
-    template = (clone / EVALUATOR / config["prompt_template"]).read_text(encoding="utf-8")
-    parsed = {}
-    for function in re.findall(r"<function>(.*?)</function>", template, re.DOTALL):
-        name = re.findall(r"<name>(.*?)</name>", function, re.DOTALL)[0]
-        parsed[name] = re.findall(r"<description>(.*?)</description>", function, re.DOTALL)[0]
-    return types.SimpleNamespace(eval_config=config, parsed_function_templates=parsed,
-                                 functions={f["name"]: f for f in config["completions_kwargs"]["functions"]},
-                                 opr=types.SimpleNamespace(request=request))
-
-
-def tooleval_code(clone: Path, evaluator: Any) -> dict[str, Any]:
-    """The clone's `tooleval.py function_call` and `rtl.py check_is_solved` / `check_task_solvable` bound to
-    `evaluator`."""
-    ns: dict[str, Any] = {"deepcopy": copy.deepcopy, "json": json, "os": os, "re": re, "random": random,
-                          "Enum": enum.Enum, "Dict": dict, "List": list, "Any": Any, "Union": Any,
-                          "Optional": Any}
-    authors_code(clone / REGISTERED / "tooleval.py", ["OpenAINormalizedEvaluator.function_call"], ns)
-    authors_code(clone / REGISTERED / "rtl.py", ["ReinforceToolLearningEvaluator.check_is_solved",
-                                                 "ReinforceToolLearningEvaluator.check_task_solvable"], ns,
-                 classes=("AnswerStatus", "TaskStatus"))
-    evaluator.function_call = types.MethodType(ns["OpenAINormalizedEvaluator.function_call"], evaluator)
-    return {name: types.MethodType(ns[f"ReinforceToolLearningEvaluator.{name}"], evaluator)
-            for name in ("check_is_solved", "check_task_solvable")}
-
-
-def converted(clone: Path, method: str, generation: Mapping[str, Any]) -> dict[str, Any]:
-    """`convert_to_answer_format.py process_valid_data(method, answer_generation)` of the clone, with its
-    `evaluation/dataclass.py` (ExecutionGraph, ExecutionNode)."""
-    module = types.ModuleType("authors_tooleval_dataclass")  # pydantic resolves the models' names in a module
-    sys.modules[module.__name__] = module
-    exec(compile((clone / "toolbench/tooleval/evaluation/dataclass.py").read_text(encoding="utf-8"),
-                 "dataclass.py", "exec"), module.__dict__)
-    ns: dict[str, Any] = {"random": random, **module.__dict__}
-    authors_code(clone / "toolbench/tooleval/convert_to_answer_format.py",
-                 ["generate_init_message_node", "process_valid_data"], ns)
-    return ns["process_valid_data"](method, copy.deepcopy(dict(generation)))  # type: ignore[no-any-return]
 
 
 # ------------------------------------------------------------------------------------------------ the same solve
@@ -364,18 +231,7 @@ def chat(base_url: str) -> ChatOpenAI:
 
 def judge_anytool(clone: Path, report: Report) -> None:
     """paper()'s in-loop judge, one sample (check_solved_toolbench makes three alike)."""
-    client = Client()
-    call_gpt = anytool_call_gpt(clone, client)
-    ns: dict[str, Any] = {"call_gpt": call_gpt, "model_name": "MODEL", "openai": types.SimpleNamespace(
-        APITimeoutError=RuntimeError), "time": time}
-    authors_code(clone / REGISTERED / "utils.py", ["OpenaiPoolRequest.request"], ns)
-    evaluator = tooleval_self(clone, lambda **kw: None)
-    evaluator.opr = types.SimpleNamespace()
-    evaluator.opr.request = types.MethodType(ns["OpenaiPoolRequest.request"], evaluator.opr)
-    checks = tooleval_code(clone, evaluator)
-    example = converted(clone, "DFS_woFilter_w2", authors_generation())
-    checks["check_is_solved"]({"query": QUERY, "available_tools": example["available_tools"]}, example["answer"],
-                              return_reason=True)
+    theirs = run_child("anytool_judge", clone, {"query": QUERY, "generation": authors_generation()})
     book = anytool_book(clone)
     request = request_for("functions", book)
     with Recorder(forced_reply) as rec:
@@ -384,7 +240,7 @@ def judge_anytool(clone: Path, report: Report) -> None:
         assert found is not None
         check_is_solved(model, QUERY, found[0], found[1], book=book, request=request)
     report.compare("paper()'s judge (dyabel/AnyTool: check_solved_toolbench → its tooleval → call_gpt)",
-                   rec.bodies, client.sent)
+                   rec.bodies, theirs["sent"])
 
 
 def solvable_check(clone: Path, report: Report) -> None:
@@ -395,13 +251,9 @@ def solvable_check(clone: Path, report: Report) -> None:
                       category="Weather", source="request_diff")
     catalog = Catalog([Category("Weather", tools=(tool,))])
     api = tool.apis[0]
-    client = Client()
-    ns: dict[str, Any] = {"call_gpt": anytool_call_gpt(clone, client), "json": json}
     book = anytool_book(clone)
-    ns["CHECK_SOLVABLE_BY_FUNCTION_PROMPT"] = book.templates["solvable_system"].text  # their constant, as read
-    authors_code(clone / "anytool/verifier.py", ["Finish", "check_task_solvable_by_function"], ns,
-                 assigns=("solvable_finish_function",))
-    ns["check_task_solvable_by_function"](QUERY, authors_pool_listing([api]))
+    theirs = run_child("anytool_solvable", clone, {  # their constant as our book read it, the pool as main.py lists it
+        "query": QUERY, "system": book.templates["solvable_system"].text, "pool": authors_pool_listing([api])})
     with Recorder(forced_reply) as rec:
         deps = Deps(catalog=catalog, models=ModelSet(default=chat(rec.base_url), by_role={}), executor=None,  # type: ignore[arg-type]
                     config=AnyToolConfig.paper(prompts_from=str(clone)), signals=RunSignals())
@@ -409,48 +261,33 @@ def solvable_check(clone: Path, report: Report) -> None:
         call_role(model, "solvable", prompt, None, inputs=inputs,
                   guard=CallGuard(reply_caps="local", is_local=lambda endpoint: False))
     report.compare("paper()'s solvability check (dyabel/AnyTool: check_task_solvable_by_function → call_gpt)",
-                   rec.bodies, client.sent)
+                   rec.bodies, theirs["sent"])
 
 
 def passrate_stabletoolbench(clone: Path, report: Report) -> None:
     """eval passrate --protocol sopr|toolllm --prompts-from: one sample's checks (StableToolBench)."""
-    sent: list[dict[str, Any]] = []
-
-    def request(**kwargs: Any) -> Any:
-        sent.append(copy.deepcopy(kwargs))
-        return fake_response(kwargs)
-
-    evaluator = tooleval_self(clone, request)
-    checks = tooleval_code(clone, evaluator)
     record = {"query": QUERY, "answer": FINISH_ARGS["final_answer"], "trajectory": [our_attempt()],
               "pool": [], "config": {"solver": "dfsdt"}}
     final, answer, _tools = tooleval_inputs(record)
-    example = converted(clone, str(answer["method"]), authors_generation())
-    checks["check_is_solved"]({"query": QUERY, "available_tools": example["available_tools"]}, example["answer"],
-                              return_reason=True)
+    theirs = run_child("stabletoolbench_passrate", clone, {"query": QUERY, "method": str(answer["method"]),
+                                                           "generation": authors_generation()})
     book = tooleval_book(clone)
     request_ = request_for("tools", book)
     with Recorder(forced_reply) as rec:
         model, _ = with_settings(chat(rec.base_url), request_.settings)
         check_is_solved(model, QUERY, final, answer, book=book, request=request_)
     report.compare("eval passrate (THUNLP-MT/StableToolBench: rtl.py check_is_solved → tooleval.py function_call)",
-                   rec.bodies, sent)
+                   rec.bodies, theirs["sent"])
 
 
 def oppo_task7(clone: Path, report: Report) -> None:
     """OPPO task 7's evaluator prompts (eval_func.py _check_answer, _extract_tools → _get_gpt_response)."""
-    sent: list[dict[str, Any]] = []
-    client = Client(lambda body: "No, not solved.")
-    ns: dict[str, Any] = {"json": json, "re": re, "time": time, "client": client}
-    authors_code(clone / "eval_scripts/eval_func.py", ["_get_gpt_response", "_check_answer", "_extract_tools"], ns)
     conv = [{"role": "system", "content": "You are a helpful assistant."}, {"role": "user", "content": QUERY},
             {"role": "assistant", "content": None, "function_call": {"name": "weather", "arguments": "{\"city\": "
                                                                       "\"Paris\"}"}},
             {"role": "function", "name": "weather", "content": "{'temp_c': 21}"},
             {"role": "assistant", "content": "It is 21 C in Paris."}]
-    ns["_check_answer"](copy.deepcopy(conv))
-    ns["_extract_tools"](copy.deepcopy(conv))
-    sent += client.sent
+    sent = run_child("oppo_task7", clone, {"conversation": conv})["sent"]
     book = oppo_book(clone)
     with Recorder(lambda body: "No, not solved.") as rec:
         evaluator = TaskEvaluator(chat(rec.base_url))
@@ -519,36 +356,11 @@ def agents_anytool(clone: Path, report: Report) -> None:
     meta = new_agent_record("meta", "meta")
     meta["messages"] = [HumanMessage(book.fill("meta_first", query=QUERY))]
     tool = new_agent_record("meta/Weather/t1", "tool", category="Weather", tools=["Weather Now"])
-    client = Client(lambda body: ("Finish", {}))
-    ns: dict[str, Any] = {"leaf_tool_number": config.max_tools_per_agent, "call_gpt": anytool_call_gpt(clone, client),
-                          "query_all_categories": lambda: authors_categories(meta, deps),
-                          "get_tools_in_category": lambda c: [t.name for t in authors_tools(deps, catalog.category(c))],
-                          "query_all_tool_info": lambda c, ts: tools_info(tool, deps),
-                          "multi_thread": True, "sem": threading.Semaphore(9), "stop": False, "total_tokens": 0,
-                          "call_cnt": 0, "counter_lock": threading.Lock(), "output_dir": tempfile.mkdtemp(prefix="request_diff"),
-                          "time": time, "json": json, "colored": lambda s, *_: s, "status": "",
-                          "query_all_categories_function": None, "retrieve_context": None, "Finish": None,
-                          "get_tools_descriptions": None, "get_apis_in_tool": None, "get_api_details": None,
-                          "check_if_request_solvable": None}
-    authors_code(clone / "anytool/prompt_template.py", [], ns,
-                 assigns=("META_AGENT_PROMPT", "CATEGORY_AGENT_PROMPT", "TOOL_AGENT_PROMPT"))
-    authors_code(clone / "anytool/api_database_function.py", [], ns, assigns=tuple(
-        f"{n}_function" for n in ("get_tools_in_category", "get_tools_descriptions", "check_if_request_solvable",
-                                  "add_apis_into_api_pool")))
-    authors_code(clone / "scripts/main.py", [], ns, assigns=(
-        "finish_function", "create_agent_category_level_function", "create_agent_tool_level_function"),
-        classes=("Agent", "Main_Search_Agent", "Category_Agent", "Tool_Agent"))
-    theirs: dict[str, dict[str, Any]] = {}
-    main = ns["Main_Search_Agent"](QUERY)
-    ns["call_gpt"](messages=main.messages, functions=main.functions)  # main.py Main_Search_Agent.assign_main
-    theirs["meta"] = client.sent[-1]
-    category = ns["Category_Agent"](QUERY, "Weather")
-    ns["print"] = lambda *a, **k: None  # category_search's timing lines go to output_dir
-    category.category_search()
-    theirs["category"] = client.sent[-1]
-    tool_agent = ns["Tool_Agent"](QUERY, "Weather", ["Weather Now"])
-    ns["call_gpt"](messages=tool_agent.messages, functions=tool_agent.functions)  # Tool_Agent.tool_search
-    theirs["tool"] = client.sent[-1]
+    theirs = run_child("anytool_agents", clone, {
+        "query": QUERY, "leaf_tool_number": config.max_tools_per_agent, "category": "Weather", "tools": ["Weather Now"],
+        "categories": authors_categories(meta, deps),
+        "tools_in_category": {"Weather": [t.name for t in authors_tools(deps, catalog.category("Weather"))]},
+        "tool_info": tools_info(tool, deps)})["firsts"]
     for level in ("meta", "category", "tool"):
         # docs/configuration.md `reply_caps`: a loopback server (this recorder) keeps the role's reply limit
         report.compare(f"paper()'s {level} agent, its first request (dyabel/AnyTool scripts/main.py → call_gpt)",
@@ -573,99 +385,19 @@ SOLVER_REPLIES: list[tuple[str | None, str, str]] = [  # (content, function, arg
 AUTHORS_OBSERVATION = {"error": "", "response": "{'temp_c': 21}"}  # the ToolBench server's reply (rapidapi.py _step)
 
 
-class _SolverClient(Client):
-    """The openai client chat_completion_request → call_gpt calls: the scripted legacy replies in order; the
-    response's JSON holds `tool_calls` as the openai client's does (chat_completion_request pops it)."""
-
-    replies = SOLVER_REPLIES
-
-    def create(self, **kwargs: Any) -> Any:
-        self.sent.append(copy.deepcopy(kwargs))
-        content, name, arguments = self.replies[min(len(self.sent), len(self.replies)) - 1]
-        message = {"role": "assistant", "content": content, "function_call": {"name": name, "arguments": arguments},
-                   "tool_calls": None}
-        data = {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
-                "choices": [{"index": 0, "message": message, "finish_reason": "function_call"}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
-        msg = _Obj(content=content, function_call=_Obj(name=name, arguments=arguments), tool_calls=None,
-                   role="assistant")
-        return _Obj(choices=[_Obj(message=msg, finish_reason="function_call")], usage=_Obj(total_tokens=2),
-                    json=lambda: json.dumps(data))
-
-
-def _writes_nowhere(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-    """`open` for the authors' code: their logs (`open(..., 'a')`) go nowhere; reads are real (the tool files)."""
-    import builtins
-    import io
-    return io.StringIO() if mode in ("a", "w") else builtins.open(file, mode, *args, **kwargs)
-
-
-def authors_solver(clone: Path, tool_root: Path) -> list[dict[str, Any]]:
-    """The authors' DFSDT solve of QUERY on the two APIs (anytool/dfs_gt.py `solve_given_api_main` → rapidapi.py
-    `pipeline_runner.run_single_task`: `rapidapi_wrapper(data_dict, tool_des, None, dfs_args)`, `GPT4Function`,
-    `DFS_tree_search.start(single_chain_max_step=12, tree_beam_size=2, max_query_count=10, answer=1,
-    with_filter=False)`): rapidapi.py, DFS.py, Tree.py, base_search.py, base_env.py, the prompts,
-    chatgpt_function_model.py and call_gpt run from the clone; the ToolBench server's reply is scripted."""
-    client = _SolverClient()
-    ns, env = authors_solver_env(clone, tool_root, client)
-    chain = ns["DFS_tree_search"](llm=ns["GPT4Function"](model="gpt-4-32k"), io_func=env(SOLVER_TOOL["api_list"]))
-    chain.start(single_chain_max_step=12, tree_beam_size=2, max_query_count=10, answer=1, with_filter=False)
-    return client.sent
-
-
-def authors_solver_env(clone: Path, tool_root: Path, client: _SolverClient
-                       ) -> tuple[dict[str, Any], Callable[[list[dict[str, Any]]], Any]]:
-    """The clone's solver classes (namespace) and a maker of its `rapidapi_wrapper` for some of SOLVER_TOOL's APIs
-    (as dfs_gt.py `solve_given_api_main` builds it), their call_gpt calling `client`."""
-    dfs_args = types.SimpleNamespace(tool_root_dir=str(tool_root), toolbench_key="", rapidapi_key="",
-                                     use_rapidapi_key=False, api_customization=False, max_observation_length=1024,
-                                     observ_compress_method="truncate", use_original_prompt=False, solver="dfs")
-    reply = types.SimpleNamespace(status_code=200, json=lambda: dict(AUTHORS_OBSERVATION))
-    ns: dict[str, Any] = {"json": json, "os": os, "re": re, "random": random, "deepcopy": copy.deepcopy,
-                          "time": types.SimpleNamespace(time=time.time, sleep=lambda *_: None),
-                          "colored": lambda s, *_a, **_k: s, "open": _writes_nowhere, "print": lambda *a, **k: None,
-                          "args": dfs_args, "file_name": "llama_io.txt", "model_name": "MODEL",
-                          "requests": types.SimpleNamespace(post=lambda *a, **k: reply), "softmax_bias": None,
-                          "np": None, "math": __import__("math"), "get_rapidapi_response": None}
-    ns["call_gpt"] = anytool_call_gpt(clone, client)
-    authors_code(clone / "toolbench/utils.py", ["standardize", "change_name"], ns)
-    authors_code(clone / "toolbench/inference/Downstream_tasks/base_env.py", [], ns, classes=("base_env",))
-    authors_code(clone / "toolbench/inference/Algorithms/base_search.py", [], ns, classes=("base_search_method",))
-    authors_code(clone / "toolbench/inference/Tree/Tree.py", [], ns, classes=("my_tree", "tree_node"))
-    authors_code(clone / "toolbench/inference/Prompts/ReAct_prompts.py", [], ns, assigns=(
-        "FORMAT_INSTRUCTIONS_SYSTEM_FUNCTION", "FORMAT_INSTRUCTIONS_SYSTEM_FUNCTION_ADAPTED",
-        "FORMAT_INSTRUCTIONS_USER_FUNCTION"))
-    authors_code(clone / "toolbench/inference/Prompts/Tree_search_prompts.py", [], ns, assigns=("DIVERSITY_PROMPT",))
-    authors_code(clone / "toolbench/inference/LLM/chatgpt_function_model.py", ["chat_completion_request"], ns,
-                 classes=("GPT4Function",))
-    authors_code(clone / "anytool/rapidapi.py", [], ns, assigns=("error_list",), classes=("rapidapi_wrapper",))
-    authors_code(clone / "toolbench/inference/Algorithms/DFS.py", [], ns, classes=("DFS_tree_search",))
-
-    def env(apis: list[dict[str, Any]]) -> Any:
-        api_list = [{"category_name": "Weather", "tool_name": SOLVER_TOOL["tool_name"], "api_name": a["name"]}
-                    for a in apis]  # main.py's global_api_list entries
-        tool_des = [["weather_now", SOLVER_TOOL["tool_description"]] for _ in api_list]  # dfs_gt.py: contain(...)
-        return ns["rapidapi_wrapper"]({"query": QUERY, "api_list": api_list}, tool_des, None, dfs_args)
-
-    return ns, env
-
-
 def solver_anytool(clone: Path, report: Report) -> None:
     """paper(prompts_from)'s DFSDT solver on two pooled APIs: its first request, the request after one call and its
-    observation, and the diversity request after a give_up_and_restart (DFS.py backs up to the root), beside
-    `authors_solver` on the same tool document and the same replies. The observation's envelope is ours (the
-    executor's `{"status", "response"}`) and the ToolBench server's there (`json.dumps({"error", "response"})`):
-    documented, ours is read as theirs before comparing."""
+    observation, and the diversity request after a give_up_and_restart (DFS.py backs up to the root), beside the
+    child's `anytool_solver` on the same tool document and the same replies. The observation's envelope is ours
+    (the executor's `{"status", "response"}`) and the ToolBench server's there (`json.dumps({"error",
+    "response"})`): documented, ours is read as theirs before comparing."""
     from langgraph_anytool.graphs.solver import build_solver_graph
     from langgraph_anytool.state import PoolEntry
     from langgraph_anytool.tools.executors.local import LocalExecutor
     from langgraph_anytool.tools.pipeline import ApiExecutor
 
-    with tempfile.TemporaryDirectory(prefix="request_diff") as tmp:
-        root = Path(tmp)
-        (root / "Weather").mkdir()
-        (root / "Weather" / "weather_now.json").write_text(json.dumps(SOLVER_TOOL), encoding="utf-8")
-        theirs = authors_solver(clone, root)
+    theirs = run_child("anytool_solver", clone, {"query": QUERY, "tool": SOLVER_TOOL, "replies": SOLVER_REPLIES,
+                                                 "observation": AUTHORS_OBSERVATION})["sent"]
     tool = parse_tool(SOLVER_TOOL, category="Weather", source="request_diff", key="weather_now")
     catalog = Catalog([Category("Weather", tools=(tool,))])
     executor = ApiExecutor(catalog, default=LocalExecutor({tool.apis[0].id: lambda **_: {"temp_c": 21},
@@ -701,32 +433,9 @@ SEEDED_REPLIES: list[tuple[str | None, str, str]] = [
     (None, "Finish", json.dumps({"return_type": "give_answer", "final_answer": "It is 21 C in Lyon."}))]
 
 
-class _SeededClient(_SolverClient):
-    replies = SEEDED_REPLIES
-
-
-def authors_seeded_solver(clone: Path, tool_root: Path) -> list[dict[str, Any]]:
-    """The authors' solve seeded from the previous one after a reflection removed Current: rapidapi.py
-    `run_single_task` writes `chain.to_json(answer=True, process=True)`; scripts/main.py reads it back and passes
-    `dfs_data['answer_generation']['train_messages'][-1]` to the next `solve_given_api_main(..., messages)` (dfs_gt.py
-    → rapidapi.py `method_converter` → `DFS_tree_search.start(..., messages=messages)`) with the APIs left. Returns
-    the seeded solve's requests."""
-    client = _SeededClient()
-    ns, env = authors_solver_env(clone, tool_root, client)
-    first = ns["DFS_tree_search"](llm=ns["GPT4Function"](model="gpt-4-32k"), io_func=env(SOLVER_TOOL["api_list"]))
-    first.start(single_chain_max_step=12, tree_beam_size=2, max_query_count=10, answer=1, with_filter=False)
-    data = json.loads(json.dumps(first.to_json(answer=True, process=False)))  # the JSON file main.py reads
-    messages = data["answer_generation"]["train_messages"][-1]
-    done = len(client.sent)
-    seeded = ns["DFS_tree_search"](llm=ns["GPT4Function"](model="gpt-4-32k"), io_func=env(SOLVER_TOOL["api_list"][1:]))
-    seeded.start(single_chain_max_step=12, tree_beam_size=2, max_query_count=10, answer=1, with_filter=False,
-                 messages=messages)
-    return client.sent[done:]
-
-
 def solver_seeded_anytool(clone: Path, report: Report) -> None:
     """paper(prompts_from)'s DFSDT solver seeded from the previous attempt after a reflection removed one of the two
-    pooled APIs: the seeded solve's first request, beside `authors_seeded_solver` on the same tool document and
+    pooled APIs: the seeded solve's first request, beside the child's `anytool_seeded_solver` on the same tool document and
     replies (our solver graph run twice, the second time with the first's attempt and the pool left). The
     observation's envelope is documented as in `solver_anytool`."""
     from langgraph_anytool.graphs.solver import build_solver_graph
@@ -734,11 +443,9 @@ def solver_seeded_anytool(clone: Path, report: Report) -> None:
     from langgraph_anytool.tools.executors.local import LocalExecutor
     from langgraph_anytool.tools.pipeline import ApiExecutor
 
-    with tempfile.TemporaryDirectory(prefix="request_diff") as tmp:
-        root = Path(tmp)
-        (root / "Weather").mkdir()
-        (root / "Weather" / "weather_now.json").write_text(json.dumps(SOLVER_TOOL), encoding="utf-8")
-        theirs = authors_seeded_solver(clone, root)
+    theirs = run_child("anytool_seeded_solver", clone, {"query": QUERY, "tool": SOLVER_TOOL,
+                                                        "replies": SEEDED_REPLIES,
+                                                        "observation": AUTHORS_OBSERVATION})["sent"]
     tool = parse_tool(SOLVER_TOOL, category="Weather", source="request_diff", key="weather_now")
     catalog = Catalog([Category("Weather", tools=(tool,))])
     executor = ApiExecutor(catalog, default=LocalExecutor({a.id: lambda **_: {"temp_c": 21} for a in tool.apis}))
@@ -792,17 +499,9 @@ def toolllm_solvable(clone: Path, report: Report) -> None:
     theirs before comparing."""
     from langgraph_anytool.nodes.judge.tooleval import check_task_solvable
 
-    sent: list[dict[str, Any]] = []
-
-    def request(**kwargs: Any) -> Any:
-        sent.append(copy.deepcopy(kwargs))
-        return fake_response(kwargs)
-
-    evaluator = tooleval_self(clone, request)
-    checks = tooleval_code(clone, evaluator)
-    example = converted(clone, "anytool-dfsdt", authors_generation())
-    checks["check_task_solvable"]({"query": QUERY, "available_tools": example["available_tools"]},
-                                  has_been_solved=False, return_reason=True)
+    theirs = run_child("stabletoolbench_solvable", clone, {"query": QUERY, "method": "anytool-dfsdt",
+                                                           "generation": authors_generation()})
+    sent = theirs["sent"]
     tool = parse_tool({"tool_name": "Weather Now", "tool_description": "Weather data.", "api_list": [
         {"name": "Current", "description": "Current weather.", "required_parameters": [
             {"name": "city", "type": "STRING", "description": "the city"}]}]}, category="Weather",
@@ -816,7 +515,7 @@ def toolllm_solvable(clone: Path, report: Report) -> None:
     with Recorder(forced_reply) as rec:
         model, _ = with_settings(chat(rec.base_url), request_.settings)
         check_task_solvable(model, QUERY, tools, has_been_solved=False, book=book, request=request_)
-    ours_tools, theirs_tools = json.dumps(tools), json.dumps(example["available_tools"])
+    ours_tools, theirs_tools = json.dumps(tools), json.dumps(theirs["available_tools"])
     print(f"   documented: available_tools, ours ({len(ours_tools)} characters: the pool from --catalog and our "
           f"Finish) read as the authors' ({len(theirs_tools)}: the functions their solver offered)")
     report.compare("eval passrate --protocol toolllm: check_task_solvable (eval_pass_rate.py compute_pass_rate → "
@@ -824,11 +523,197 @@ def toolllm_solvable(clone: Path, report: Report) -> None:
                    [_swapped(b, ours_tools, theirs_tools) for b in rec.bodies if "messages" in b], sent)
 
 
+# ------------------------------------------------------------------------------------------------ the child
+
+
+def run_child(case: str, clone: Path, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The authors' side of `case` (`request_diff_authors.py`) in an isolated child interpreter (`python -I`, its
+    working folder a fresh temporary one): `inputs` as JSON on its stdin, its result as JSON on its stdout."""
+    import subprocess
+
+    with tempfile.TemporaryDirectory(prefix="request_diff_") as folder:
+        done = subprocess.run([sys.executable, "-I", str(AUTHORS_SIDE), case, str(Path(clone).resolve())],
+                              input=json.dumps(inputs), capture_output=True, text=True, cwd=folder, timeout=300)
+    if done.returncode != 0:
+        tail = done.stderr.strip().splitlines()[-1:] or ["(no output)"]
+        raise RuntimeError(f"the authors' side of {case} failed (exit {done.returncode}): {tail[0]}")
+    return json.loads(done.stdout)  # type: ignore[no-any-return]
+
+
+# ------------------------------------------------------------------------------------------------ OPPO tasks 3-6, 8
+CALENDAR = {"tool_name": "calendar", "tool_description": "Month calendars.", "APIs": [
+    {"type": "function", "function": {"name": "weekday_of", "description": "The weekday of a date.",
+                                      "parameters": {"type": "object", "properties": {
+                                          "year": {"type": "INT", "description": "year"},
+                                          "month": {"type": "Int", "description": "month 1-12"},
+                                          "day": {"type": "DATE", "description": "day of the month"}},
+                                          "required": ["year", "month", "day"]}}}]}
+TASK4_ARGS = {"year": 2024, "month": 7, "day": 1}
+TASK4_RESULT = {"weekday": "Monday", "date": "2024-07-01"}
+
+
+def oppo_toolset() -> Path:
+    """A hand-made toolset in the release's layout (`toolset/config.yml`, `dev_tools/docs/<tool>.json`), one API
+    whose parameter types the authors' `convert_doc_to_openai_format` rewrites (INT → integer, Int → integer, DATE →
+    string)."""
+    root = Path(tempfile.mkdtemp(prefix="request_diff_oppo")) / "toolset"
+    (root / "dev_tools" / "docs").mkdir(parents=True)
+    (root / "config.yml").write_text('X-RapidAPI-Key: ""\nDEV_TOOLS:\n  - calendar\nFILE_DIR: ""\n', encoding="utf-8")
+    (root / "dev_tools" / "docs" / "calendar.json").write_text(json.dumps(CALENDAR), encoding="utf-8")
+    return root
+
+
+class _Executor:
+    """The API's result, as a successful call of the toolset returns it (ours and theirs get the same)."""
+
+    def call(self, api_id: str, args: Mapping[str, Any]) -> Any:
+        return types.SimpleNamespace(ok=True, content=dict(TASK4_RESULT), error="")
+
+
+def oppo_task4(clone: Path, report: Report) -> None:
+    """OPPO task 4's two requests to the model under test (agent_interface.py perform_task4), ours through
+    `eval/oppo/agent.py fill_parameters` (paper protocol) on the same toolset document and API result."""
+    from langgraph_anytool.eval.oppo import agent
+    from langgraph_anytool.eval.oppo.wire import authors_result
+
+    catalog = Catalog.load(oppo_toolset())
+    api_id = catalog.find_api("calendar", "weekday_of").id
+    instruction = "Which weekday was 1 July 2024?"
+
+    def reply(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | str:
+        return ("weekday_of", TASK4_ARGS) if "tools" in body else "It is a Monday."
+
+    with Recorder(reply) as rec:
+        fill = agent.fill_parameters(chat(rec.base_url), catalog, instruction, api_id, _Executor(),  # type: ignore[arg-type]
+                                     paper=True)
+    theirs = run_child("oppo_task4", clone, {
+        "tool": "calendar", "api": "weekday_of", "instruction": instruction, "args": TASK4_ARGS,
+        "doc": CALENDAR["APIs"][0]["function"], "result": authors_result(True, dict(TASK4_RESULT), "")})
+    # docs/evaluation.md, "The tasks": the model under test's requests carry its role's reply limit
+    report.compare("OPPO task 4, the model under test (OPPO-Mente-Lab/agent_eval: perform_task4, both turns)",
+                   rec.bodies, theirs["sent"], ours_only=("max_tokens",))
+    oppo_evaluators(clone, report, instruction, theirs["conversation"], fill)
+
+
+def oppo_evaluators(clone: Path, report: Report, instruction: str, conv4: list[dict[str, Any]], fill: Any) -> None:
+    """The evaluator's requests of OPPO tasks 3, 4, 5, 6 and 8 (eval_func.py `_check_clarification`,
+    `_check_params_with_gpt4`, `_check_direct_response`, `_check_response_w_tool`, `_check_plan`): theirs on the
+    item's conversation, ours from the prompt builders with the values `eval/oppo/tasks.py` computes for them
+    (`_task3`: the reply's content; `_task4`, paper: `authors_task4_inputs` of the conversation `fill_parameters`
+    returned (`oppo_task4`'s), the offered document; `_task5`: the
+    instruction and the answer; `_task6`, paper: the user's content, `json.dumps` of the `function_call`, the tool
+    message's content, the reply; `_task8`: the task text and the outline); task 4's is the conversation of
+    `oppo_task4`. The prompts are the clone's (`--prompts-from`)."""
+    book = oppo_book(clone)
+    ask = "Which city do you mean?"
+    answer = "Paris is the capital of France."
+    call6 = {"name": "weekday_of", "arguments": json.dumps(TASK4_ARGS)}
+    conv6 = [{"role": "user", "content": instruction},
+             {"role": "assistant", "content": None, "function_call": call6},
+             {"role": "tool", "name": "weekday_of", "content": str(TASK4_RESULT)},
+             {"role": "assistant", "content": "It is a Monday."}]
+    task8, plan = "Plan: which weekday was 1 July 2024?\n1. weekday_of", "1. Call weekday_of with 2024-07-01."
+    inputs = {"task3": [{"role": "user", "content": "What is the weather like there?"},
+                        {"role": "assistant", "content": ask}],
+              "task4": conv4, "task4_doc": fill.offer.functions[0],
+              "task5": [{"role": "user", "content": "What is the capital of France?"},
+                        {"role": "assistant", "content": answer}],
+              "task6": conv6, "task8": [{"role": "user", "content": task8}, {"role": "assistant", "content": plan}]}
+    theirs = run_child("oppo_evaluators", clone, inputs)["sent"]
+    task4 = oppo_prompts.authors_task4_inputs(fill.conversation)
+    assert task4 is not None
+    with Recorder(lambda body: "Yes.") as rec:
+        evaluator = TaskEvaluator(chat(rec.base_url))
+        evaluator.judge(3, oppo_prompts.clarification_prompt(ask, book))
+        evaluator.judge(4, oppo_prompts.call_check_prompt(task4[0], inputs["task4_doc"], task4[1], book))
+        evaluator.judge(5, oppo_prompts.direct_answer_prompt("What is the capital of France?", answer, book))
+        evaluator.judge(6, oppo_prompts.tool_answer_prompt(instruction, json.dumps(call6, ensure_ascii=False),
+                                                           str(TASK4_RESULT), "It is a Monday.", book))
+        evaluator.judge(8, oppo_prompts.plan_check_prompt(task8, plan, book))
+    # docs/evaluation.md, "The tasks": our evaluator calls carry the evaluator role's reply limit
+    report.compare("OPPO tasks 3, 4, 5, 6, 8, the evaluator (OPPO-Mente-Lab/agent_eval: _check_clarification, "
+                   "_check_params_with_gpt4, _check_direct_response, _check_response_w_tool, _check_plan)",
+                   rec.bodies, theirs, ours_only=("max_tokens",))
+
+
+# ------------------------------------------------------------------------------------------------ α-UMi
+def umi_data() -> list[dict[str, Any]]:
+    """A hand-made conversation in the layout of α-UMi's data files (`tools` with `Name`, `function`, `input`;
+    `conversations` of user / assistant / caller / observation / conclusion turns): each assistant turn as
+    `prepro_raw_stage_2.py` writes it (the thought, a newline, then " Next: ..."), a trailing newline kept, a
+    turn without a decision, a second tool and a non-ASCII description (`json.dumps` escapes it)."""
+    tools = [{"Name": "current_for_weather_now", "function": "Current weather of a city — °C.",
+              "input": {"city": "string, the city"}},
+             {"Name": "radar_for_rain_radar", "function": "Rain radar.", "input": {}}]
+    return [{"tools": tools, "instruction": QUERY, "conversations": [
+        {"from": "user", "value": QUERY},
+        {"from": "assistant", "value": "I should ask the weather API for Paris.\n Next: caller."},
+        {"from": "caller", "value": 'Action: current_for_weather_now\nAction Input: {"city": "Paris"}'},
+        {"from": "observation", "value": "{'city': 'Paris', 'temp_c': 21, 'rain': False}\n"},
+        {"from": "assistant", "value": "Let me think about it.\n"},
+        {"from": "assistant", "value": "I have the weather.\n Next: conclusion."},
+        {"from": "conclusion", "value": "It is 21 C in Paris and it is not raining.\n"}]},
+            # the instruction is not the user's turn as written (a trailing newline): build_infer_samples puts the
+            # turn in the history
+            {"tools": tools[1:], "instruction": "Is it raining in Paris?", "conversations": [
+                {"from": "user", "value": "Is it raining in Paris?\n"},
+                {"from": "assistant", "value": "The radar shows rain.\n Next: caller."},
+                {"from": "caller", "value": "Action: radar_for_rain_radar\nAction Input: {}"},
+                {"from": "observation", "value": "{'rain': False}"},
+                {"from": "assistant", "value": "Nothing helps.\n Next: give up."}]}]
+
+
+# the scripted planner's predictions, one per step of `umi_data` in order: a reference turn, a conclusion, one
+# without a decision and with the leading ": " infer_pipeline.py drops (it appends "Next: caller."), a give-up (no
+# second role)
+UMI_PREDICTIONS = ["I should ask the weather API for Paris.\n Next: caller.", "I have the weather.\n Next: conclusion.",
+                   ": I will look at the radar.\n", "Nothing helps.\n Next: give up."]
+
+
+def umi_infer(clone: Path, report: Report) -> None:
+    """`anytool eval steps --mode multi --prompts-from` (α-UMi's role inputs) beside X-PLUG/Multi-LLM-Agent
+    `GLPFT/inference_utils/toolbench/infer_pipeline.py` (`build_infer_samples`, then `infer()`'s loop that builds
+    the caller's and the summarizer's inputs), run in the child on the same data file and the same planner
+    predictions. Compared: each role's whole input, the one user message ours sends (the authors give the same
+    string to their model's tokenizer; no chat settings to compare)."""
+    from langgraph_anytool.eval.umi.data import load_umi_test
+    from langgraph_anytool.eval.umi.steps import evaluate_steps
+    from langgraph_anytool.paper_prompts import umi_book
+
+    data = umi_data()
+    folder = Path(tempfile.mkdtemp(prefix="request_diff_umi"))
+    (folder / "umi.json").write_text(json.dumps(data), encoding="utf-8")
+    cases, _ = load_umi_test(folder / "umi.json")
+    predictions = UMI_PREDICTIONS
+    queue = list(predictions)
+
+    def reply(body: Mapping[str, Any]) -> str:
+        text = body["messages"][-1]["content"]
+        if text.endswith(" assistant: "):
+            return queue.pop(0)
+        return 'Action: current_for_weather_now\nAction Input: {"city": "Paris"}' if text.endswith(" caller: ") \
+            else "It is 21 C in Paris."
+
+    with Recorder(reply) as rec:
+        model = chat(rec.base_url)
+        evaluate_steps(cases, lambda catalog: ModelSet(default=model, by_role={}), mode="multi",
+                       config=AnyToolConfig(), prompts=umi_book(clone))
+    theirs = run_child("umi_infer", clone, {"data": data, "predictions": predictions})
+    authors = []
+    for planner, second in zip(theirs["planner"], theirs["second"], strict=False):
+        authors += [{"messages": [{"role": "user", "content": planner}]},
+                    *([{"messages": [{"role": "user", "content": second}]}] if second is not None else [])]
+    ours = [{"messages": b["messages"]} for b in rec.bodies]
+    report.compare("eval steps --mode multi: α-UMi's planner / caller / summarizer inputs (X-PLUG/Multi-LLM-Agent "
+                   "infer_pipeline.py build_infer_samples, infer)", ours, authors)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--anytool", type=Path, help="a clone of dyabel/AnyTool")
     parser.add_argument("--stabletoolbench", type=Path, help="a clone of THUNLP-MT/StableToolBench")
     parser.add_argument("--agent-eval", type=Path, help="a clone of OPPO-Mente-Lab/agent_eval")
+    parser.add_argument("--multi-llm-agent", type=Path, help="a clone of X-PLUG/Multi-LLM-Agent")
     args = parser.parse_args(argv)
     report = Report()
     if args.anytool:
@@ -842,6 +727,9 @@ def main(argv: list[str] | None = None) -> int:
         toolllm_solvable(args.stabletoolbench, report)
     if args.agent_eval:
         oppo_task7(args.agent_eval, report)
+        oppo_task4(args.agent_eval, report)
+    if args.multi_llm_agent:
+        umi_infer(args.multi_llm_agent, report)
     print(f"\n{report.compared} request(s) compared; {len(report.differing)} with undocumented differences"
           + (": " + "; ".join(report.differing) if report.differing else ""))
     print(f"documented differences applied: dropped {', '.join(DROPPED)}; "

@@ -29,8 +29,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from langgraph_anytool.offline.clauses import split_clauses
 from langgraph_anytool.offline.responses import describe_response
-from langgraph_anytool.offline.text import content_words, split_clauses, stem_match
+from langgraph_anytool.offline.text import content_words, stem_match
 from tests.servers import ChatReply, prompt_tokens_of
 
 MAX_API_CALLS = 3  # the solver's API calls before it finishes

@@ -19,7 +19,6 @@ or tokenizers.
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import struct
 from collections.abc import Iterable
@@ -28,7 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
-from ..sanitize.files import DataFileError, brief, file_digest, load_json_file, loads_json
+from ..sanitize.files import DataFileError, brief, file_digest, load_json_file, loads_json, read_text
 from ..sanitize.paths import path_inside
 from ..sanitize.schema import FileModel, check_model
 
@@ -273,7 +272,8 @@ def load_tokenizer(root: Path, vocab_rows: int) -> Any:
 
     path = model_file(root, "tokenizer.json")
     source = str(path)
-    data = load_json_file(path, max_bytes=MAX_TOKENIZER_BYTES, what="tokenizer")
+    text = read_text(path, max_bytes=MAX_TOKENIZER_BYTES, what="tokenizer")  # read once: checked, then loaded
+    data = loads_json(text, source=source)
     doc = check_model(_Tokenizer, data, source=source)
     for i, token in enumerate(doc.added_tokens):
         if token.id >= vocab_rows:
@@ -286,7 +286,7 @@ def load_tokenizer(root: Path, vocab_rows: int) -> Any:
             raise DataFileError(f"a token id ({str(token_id)[:20]}) outside the embedding table of {vocab_rows:,} "
                                 "rows", source=source, field="model.vocab")
     try:
-        tok = Tokenizer.from_str(json.dumps(data))
+        tok = Tokenizer.from_str(text)  # the text checked above, not `data` serialised again
         probe = tok.encode("a probe text").ids
     except Exception as exc:  # tokenizers raises plain Exception; one line names the file
         raise DataFileError(f"not a tokenizer `tokenizers` can load ({str(exc).splitlines()[0][:160]})",

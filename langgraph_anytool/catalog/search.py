@@ -281,8 +281,6 @@ class CatalogSearcher:
 
     def _bm25_levels(self, counts: dict[str, int]) -> dict[str, _Level]:
         """BM25 per level: loaded from `bm25_path()` when present, else tokenised, indexed and saved."""
-        from tqdm import tqdm
-
         path = self.bm25_path()
         self.stats.bm25_path = str(path)
         nonempty = {name: n for name, n in counts.items() if n}
@@ -290,6 +288,8 @@ class CatalogSearcher:
         if loaded is not None:
             self.stats.bm25_loaded = True
             return {name: _Level(name, n, loaded.get(name)) for name, n in counts.items()}
+        from tqdm import tqdm  # only to build: a run that loads the index does not import it
+
         models: dict[str, Any] = {}
         with tqdm(total=sum(nonempty.values()), desc="BM25 index", unit="doc", file=sys.stderr,
                   disable=not self.progress or counts["apis"] <= PROGRESS_THRESHOLD) as bar:

@@ -28,6 +28,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import merge_configs
 
 from ..protocol import calls_as_text, text_of
+from .call_stream import streamed_call
 from .endpoint import Endpoints, endpoint_of
 from .profiles import CALL_MODES, ModelProfile, unwrap
 
@@ -148,10 +149,11 @@ def messages_with_functions(messages: Sequence[BaseMessage], tools: Sequence[Map
     return calls_as_text(messages, FUNCTIONS_PROMPT.format(functions=listing, names=names), render_call)
 
 
-def parse_call(text: str, *, id_prefix: str = "json") -> AIMessage:
+def parse_call(text: str, *, id_prefix: str = "json", call_id: str | None = None) -> AIMessage:
     """A constrained reply as an `AIMessage` with one tool call; an invalid tool call (the text kept, the reason
-    given) when it is no JSON object with a string `name` and an object `arguments` (e.g. cut at `max_tokens`)."""
-    call_id = f"{id_prefix}_{uuid.uuid4().hex[:12]}"
+    given) when it is no JSON object with a string `name` and an object `arguments` (e.g. cut at `max_tokens`).
+    `call_id`: the id its streamed chunks had (`call_stream.py`)."""
+    call_id = call_id or f"{id_prefix}_{uuid.uuid4().hex[:12]}"
     raw = (text or "").strip()
     try:
         value = json.loads(raw)
@@ -235,12 +237,18 @@ class ConstrainedToolRunnable(PromptedToolRunnable):
         messages = list(input) if isinstance(input, Sequence) and not isinstance(input, str) else [
             HumanMessage(content=str(input))]
         options = with_extra_body(kwargs, constraint_kwargs(self.model, self.constraint))
-        reply = self.model.invoke(messages_with_functions(messages, self.tools), bound_config(config), **options)
-        parsed = parse_call(text_of(reply))
-        return parsed.model_copy(update={"usage_metadata": getattr(reply, "usage_metadata", None),
-                                         "response_metadata": dict(getattr(reply, "response_metadata", {}) or {}),
-                                         "additional_kwargs": dict(getattr(reply, "additional_kwargs", {}) or {}),
-                                         "id": reply.id})
+        sent = messages_with_functions(messages, self.tools)
+        # where the run streams, the reply streams as the call's `tool_call_chunks` (call_stream.py)
+        with streamed_call(self.model, sent, bound_config(config)) as (run_config, relay):
+            reply = self.model.invoke(sent, run_config, **options)
+            parsed = parse_call(text_of(reply), call_id=relay.pieces.call_id if relay is not None else None)
+            out = parsed.model_copy(update={"usage_metadata": getattr(reply, "usage_metadata", None),
+                                            "response_metadata": dict(getattr(reply, "response_metadata", {}) or {}),
+                                            "additional_kwargs": dict(getattr(reply, "additional_kwargs", {}) or {}),
+                                            "id": reply.id})
+            if relay is not None:
+                relay.end(out)
+        return out
 
 
 def served_by_llama_cpp(model: Any, endpoints: Endpoints | None) -> bool:

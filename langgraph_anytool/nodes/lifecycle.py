@@ -231,7 +231,7 @@ def pool_check(deps: Deps, state: AnyToolState, config: RunnableConfig | None, c
         deps, state["query"], current,
         lambda prompt, model, inputs: call_role(model, "solvable", prompt, config, inputs=inputs,
                                                 on_usage=deps.meter(state.get("run_key", "")),
-                                                profiles=deps.config.model_profiles))
+                                                profiles=deps.config.model_profiles), state.get("run_key", ""))
     label, reason = read_solvable(deps, reply)
     return label, reason, {k: v for k, v in used.items() if isinstance(v, int | float)}
 

@@ -21,10 +21,11 @@ Importing the graph does not import this package; the CLI, the demo and Studio i
 
 from .arguments import Extraction, extract, extract_arguments
 from .call import ROLES, RoleCall
+from .clauses import split_clauses
 from .mentions import Mention, Mentions, mentions_of, topic_words
 from .model import LABEL, MODEL_NAME, OfflinePolicyModel
 from .responses import describe_response
-from .text import content_words, split_clauses
+from .text import content_words
 from .trajectory import Step, parse_observation, steps_from_dicts, steps_from_messages
 
 __all__ = [

@@ -22,8 +22,9 @@ from ..catalog.errors import UnknownNameError
 from ..protocol import ANSWER_DIRECTLY, ASK_USER_NAME, NO_USER_ANSWER, SUBMIT_PLAN, USE_TOOLS
 from .arguments import extract, extract_arguments
 from .call import RoleCall
+from .clauses import split_clauses
 from .relevance import Heuristics
-from .text import message_text, split_clauses
+from .text import message_text
 from .trajectory import tool_calls
 
 

@@ -17,14 +17,15 @@ from langchain_core.messages import AIMessage
 from ..text import shorten
 from .abilities import catalog_functions
 from .call import RoleCall
+from .clauses import split_clauses
 from .mentions import loose, mentions_of, topic_words
-from .purpose import purpose_fit
+from .purpose import GENERIC, PURPOSE_LEAD, PURPOSE_SHARE, purpose_fit
 from .relevance import Heuristics
-from .text import shares_topic, split_clauses
+from .text import shares_topic
 
 # The revision of these rules: part of the offline evaluator's cache key (`anytool eval passrate --offline`), so a
 # verdict cached under older rules is not reused. Bump it when a rule changes a verdict.
-JUDGE_RULES = "judge rules 2: purpose"
+JUDGE_RULES = "judge rules 3: purpose and names"
 _GAVE_UP = re.compile(r"\bcould not answer\b|\bno suitable api\b|\bnext:\s*give up\b|\bnone of the available functions\b",
                       re.IGNORECASE)
 # an answer that reports an error instead of a result: a traceback, an exception, a failed status field
@@ -35,7 +36,8 @@ _ERROR_ANSWER = re.compile(
 
 def addresses(answer: str, clause: str) -> bool:
     """Whether an answer speaks to one request part: it repeats one of the part's values (numbers, dates, names,
-    units; any when the part has none) and shares one of its topic words (any when it has none)."""
+    units; any when the part has none) and shares one of its topic words (any when it has none; a generic request
+    verb such as "called" or "compute" is no topic: `purpose.GENERIC`)."""
     me = mentions_of(clause)
     values = [m.text for group in (me.dates, me.numbers, me.countries, me.names) for m in group]
     values += [str(m.value) for m in me.quoted]  # the quoted text, without its quotes
@@ -44,7 +46,7 @@ def addresses(answer: str, clause: str) -> bool:
     said = {i.codes[0] for i in mentions_of(answer).identifiers} | {loose(w) for w in re.findall(r"\w+", answer)}
     value_ok = (not values and not me.identifiers) or any(v.lower() in low for v in values) or any(
         i.codes[0] in said for i in me.identifiers)
-    words = topic_words(clause)
+    words = topic_words(clause) - GENERIC
     return value_ok and (not words or shares_topic(words, answer))
 
 
@@ -60,6 +62,10 @@ def off_purpose(h: Heuristics, functions: list[str], clauses: list[str]) -> str:
         if fit is not None and not fit.serves:
             names = ", ".join(dict.fromkeys(f"{a.name} ({a.tool_name})" for a in apis.values()))
             lacking = f" (nothing about {', '.join(repr(t) for t in fit.missing)})" if fit.missing else ""
+            if fit.rival and fit.share >= PURPOSE_SHARE and fit.share * PURPOSE_LEAD >= fit.best:
+                rival = h.catalog.api(fit.rival)
+                return (f"The answer comes from {names}, whose purpose does not match {clause!r}: the request names "
+                        f"none of its name's words, but a word of {rival.name} ({rival.tool_name}), which serves it.")
             return (f"The answer comes from {names}, whose purpose does not match {clause!r}{lacking}: "
                     f"it covers {fit.share:.0%} of the request's purpose words, another API {fit.best:.0%}.")
     return ""

@@ -13,7 +13,10 @@ count half, and only when some API of the catalog has them (an unknown word ther
 unknown word in the head counts half (a purpose no API has, "weather" in a catalog without a weather API; or a verb
 of the request, "leave" a tip).
 An API serves a part when it covers `PURPOSE_SHARE` of the part's weight and no other API of the catalog covers
-more than `PURPOSE_LEAD` times as much.
+more than `PURPOSE_LEAD` times as much; and, among the APIs that pass both, its name shares a purpose word with the
+part when another's does: an API's name says what it is for, its description and response fields also say what it
+works on ("Next Public Holiday" returns a date and the days until it, but "What date is 45 days after …" names
+"date", a word of "Add to Date", and nothing of the holiday API's name).
 """
 
 from __future__ import annotations
@@ -50,18 +53,26 @@ class PurposeIndex:
 
     words: dict[str, frozenset[str]]  # api id → words
     vocabulary: dict[str, frozenset[str]]  # word → ids of the APIs that have it
+    names: dict[str, frozenset[str]] = field(default_factory=dict)  # api id → the purpose words of its name
     _having: dict[str, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)  # memo of `having`
 
     @classmethod
     def of(cls, catalog: Catalog) -> PurposeIndex:
         words: dict[str, frozenset[str]] = {}
+        names: dict[str, frozenset[str]] = {}
         vocab: dict[str, set[str]] = {}
         for api in catalog:
             found = api_words(api)
             words[api.id] = found
+            names[api.id] = name_words(api.name)
             for w in found:
                 vocab.setdefault(w, set()).add(api.id)
-        return cls(words, {w: frozenset(ids) for w, ids in vocab.items()})
+        return cls(words, {w: frozenset(ids) for w, ids in vocab.items()}, names)
+
+    def named(self, api_id: str, terms: Iterable[str]) -> bool:
+        """Whether the API's name has one of `terms` (crudely stemmed, or loosely the same identifier)."""
+        name = self.names.get(api_id, frozenset())
+        return any(t == w or stem_match(t, w) for t in terms for w in name)
 
     def having(self, term: str) -> frozenset[str]:
         """The ids of the APIs whose words match `term` (crudely stemmed, or loosely the same identifier)."""
@@ -100,6 +111,11 @@ def api_words(api: Api) -> frozenset[str]:
     for p in api.params:
         found |= {loose(str(v)) for v in p.enum if v is not None and loose(str(v))}
     return frozenset(found)
+
+
+def name_words(name: str) -> frozenset[str]:
+    """The purpose words of an API's name: its content words but generic ones, and its identifiers, loosely."""
+    return frozenset((content_words(name) - GENERIC) | {i.codes[0] for i in mentions_of(name).identifiers})
 
 
 def purpose_terms(clause: str) -> list[tuple[str, bool, bool]]:
@@ -149,10 +165,11 @@ class PurposeFit:
     share: float
     best: float
     missing: tuple[str, ...] = ()  # the head's terms the API lacks
+    rival: str = ""  # an API serving the part whose name has a word of the part, when none of the given APIs' has
 
     @property
     def serves(self) -> bool:
-        return self.share >= PURPOSE_SHARE and self.share * PURPOSE_LEAD >= self.best
+        return self.share >= PURPOSE_SHARE and self.share * PURPOSE_LEAD >= self.best and not self.rival
 
 
 def purpose_fit(index: PurposeIndex, apis: Iterable[Api], clause: str) -> PurposeFit | None:
@@ -181,4 +198,17 @@ def purpose_fit(index: PurposeIndex, apis: Iterable[Api], clause: str) -> Purpos
             per_api[api_id] = per_api.get(api_id, 0.0) + w
     best = max(per_api.values(), default=0.0) / total
     missing = tuple(t for t, head, _, having in weights if head and not having & ids)
-    return PurposeFit(share, max(best, share), missing)
+    return PurposeFit(share, max(best, share), missing, _rival(index, ids, per_api, total, max(best, share),
+                                                              [t for t, _, _, _ in weights]))
+
+
+def _rival(index: PurposeIndex, ids: set[str], per_api: dict[str, float], total: float, best: float,
+           terms: list[str]) -> str:
+    """An API serving the part whose name has one of its terms, when none of the given APIs' names has any ("" if
+    a given name has one, or no serving API's has): the given APIs then serve another purpose with the same words."""
+    words = [t for t in terms if not t.startswith(UNIT_TERM)]
+    if any(index.named(api_id, words) for api_id in ids):
+        return ""
+    serving = sorted((-w, api_id) for api_id, w in per_api.items()
+                     if api_id not in ids and w / total >= PURPOSE_SHARE and w / total * PURPOSE_LEAD >= best)
+    return next((api_id for _, api_id in serving if index.named(api_id, words)), "")

@@ -10,8 +10,8 @@ from langchain_core.messages import AIMessage
 from ..catalog import Api
 from ..catalog.errors import UnknownNameError
 from .call import RoleCall
+from .clauses import split_clauses
 from .relevance import Heuristics
-from .text import split_clauses
 from .trajectory import called_args, last_call, pending_reactivation, refused_args, tool_calls
 
 MAX_REFUSALS = 3  # refused tool assignments before a category agent gives up

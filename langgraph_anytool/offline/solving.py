@@ -22,9 +22,10 @@ from ..text import shorten
 from .abilities import catalog_functions, missing_params, question_for, user_answers, user_answers_in, with_answers
 from .arguments import extract_arguments
 from .call import RoleCall
+from .clauses import split_clauses
 from .relevance import Heuristics
 from .responses import describe_response
-from .text import message_text, split_clauses
+from .text import message_text
 from .trajectory import Step, steps_from_dicts, steps_from_messages, tool_calls
 
 

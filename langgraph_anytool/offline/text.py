@@ -1,4 +1,4 @@
-"""Words of a request: content words, crude stemming, topic overlap, the parts of a multi-part request."""
+"""Words of a request: content words, crude stemming, topic overlap (the parts of a multi-part request: `clauses`)."""
 
 from __future__ import annotations
 
@@ -48,19 +48,3 @@ def message_text(msg: BaseMessage) -> str:
         return msg.content
     return "".join(b if isinstance(b, str) else str(b.get("text", "")) for b in msg.content
                    if isinstance(b, str | dict))
-
-
-_CLAUSE_SPLIT = re.compile(
-    r"(?<=[.?!;])\s+(?=\S)"
-    r"|,?\s+(?:and\s+)?(?:then|also)\s+(?=[a-z])"
-    r"|,?\s+and\s+(?=(?:also\s+)?(?:tell|what|how|is|are|find|give|convert|list|show|check|get|which|when|where|"
-    r"who|calculate|compute|look|let|please|i)\b)",
-    re.IGNORECASE,
-)
-
-
-def split_clauses(query: str) -> list[str]:
-    """The parts of a multi-part request: sentences, `; `, `, then`, `and <question word>`."""
-    parts = [p.strip(" ,;") for p in _CLAUSE_SPLIT.split(query.strip())]
-    parts = [p for p in parts if content_words(p)]
-    return parts or ([query.strip()] if query.strip() else [])

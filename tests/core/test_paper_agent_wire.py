@@ -69,16 +69,17 @@ def _others(messages: list[BaseMessage], tools: list[str], meta: dict[str, Any])
     return ai("", call("Finish", return_type="give_answer", final_answer="It is 21 C in Paris."))
 
 
-def _run(tmp_path: Path, functions_supported: bool = True, prompts: bool = True
-         ) -> tuple[dict[str, Any], list[dict[str, Any]], Path]:
+def _run(tmp_path: Path, functions_supported: bool = True, prompts: bool = True, judge_server: Any = None,
+         **settings: Any) -> tuple[dict[str, Any], list[dict[str, Any]], Path]:
     root = write_fake_checkout(tmp_path / "AnyTool", "anytool")
     catalog, executor = make_world()
     checks: list[dict[str, Any]] = []
     with OpenAIChatServer(policy=lambda body: _agents(body, checks), functions_supported=functions_supported) as agents, \
-            OpenAIChatServer([judge_reply("Solved")] * 3) as judge:
+            (judge_server or OpenAIChatServer([judge_reply("Solved")] * 3)) as judge:
         def client(server: OpenAIChatServer) -> ChatOpenAI:
             return ChatOpenAI(model="gpt-test", base_url=server.base_url, api_key="sk-loopback", max_retries=0)
-        config = AnyToolConfig.paper(prompts_from=str(root) if prompts else None, small_category_shortcut=False)
+        config = AnyToolConfig.paper(prompts_from=str(root) if prompts else None, small_category_shortcut=False,
+                                     **settings)
         graph = create_anytool_graph(catalog, ScriptedChatModel(responder=_others), config=config,
                                      executor=executor, models={"judge": client(judge), "meta": client(agents),
                                                                 "category": client(agents), "tool": client(agents)})
@@ -112,17 +113,35 @@ def test_each_agent_sends_the_authors_functions_and_legacy_history(tmp_path: Pat
     assert [e["api_id"] for e in out["api_pool"]] == [make_world()[0].find_api("Weather Now", "Current").id]
 
 
+def _level(body: dict[str, Any]) -> str:
+    return "check" if _is_check(body) else next(lv for lv, first in zip(("meta", "category", "tool"), FIRST, strict=True)
+                                                 if first in _names(body))
+
+
 def test_a_provider_refusing_functions_gets_the_same_functions_with_tools(tmp_path: Path) -> None:
-    out, bodies, root = _run(tmp_path, functions_supported=False)
+    """The loopback server refuses every request carrying `functions=` (and counts what it receives). Each role asks
+    with `functions=` once; refused, it sends the same functions with `tools=`, and every later request of the role
+    in the run goes with `tools=` at once (the refusal remembered as the judge's ToolEvalRequest remembers it:
+    `runtime.FunctionsRefusal`), recorded once per role in the run's usage. The old code asked with `functions=`
+    before every call: two requests per call."""
+    out, all_bodies, root = _run(tmp_path, functions_supported=False)
     assert out["status"] == "solved", out.get("reason")
-    bodies = [b for b in bodies if not _is_check(b)]
+    refused = [b for b in all_bodies if "functions" in b]
+    # one refused request per role (the meta, category and tool agents; the solvability check), each its first
+    assert sorted(_level(b) for b in refused) == ["category", "check", "meta", "tool"]
+    for level in ("meta", "category", "tool", "check"):
+        mine = [b for b in all_bodies if _level(b) == level]
+        assert "functions" in mine[0] and all("tools" in b and "functions" not in b for b in mine[1:])
+    bodies = [b for b in all_bodies if not _is_check(b)]
     sent = [b for b in bodies if "tools" in b]
-    assert sent and len(bodies) == 2 * len(sent)  # each call: refused, then sent with tools=
+    assert len(sent) > 3 and len(bodies) == len(sent) + 3  # not refused again: one request per later call
+    assert len([b for b in all_bodies if _is_check(b)]) >= 2  # a later check too
     data = anytool_book(root).data
     assert sent[0]["tools"][0]["function"] in [data[k] for k in data if k.startswith("agent_")]
     later = [m for b in sent for m in b["messages"] if m["role"] == "assistant"]
     assert later and all(tc["function"]["name"] in FIRST for m in later for tc in m["tool_calls"])
-    assert sum(int(u.get("functions_refused", 0)) for u in out["usage"].values() if isinstance(u, dict)) == len(sent)
+    usage = {role: int(u.get("functions_refused", 0)) for role, u in out["usage"].items() if isinstance(u, dict)}
+    assert {r: n for r, n in usage.items() if n} == {"meta": 1, "category": 1, "tool": 1}
 
 
 def test_without_prompts_from_the_agents_keep_todays_request(tmp_path: Path) -> None:
@@ -130,3 +149,41 @@ def test_without_prompts_from_the_agents_keep_todays_request(tmp_path: Path) -> 
     bodies = [b for b in bodies if not _is_check(b)]
     assert bodies and all("functions" not in b and "tools" in b for b in bodies)
     assert "finish_search" in _names(bodies[0])
+
+
+def test_the_judges_refusal_of_functions_is_remembered_for_the_run(tmp_path: Path) -> None:
+    """paper()'s judge (AnyTool's tooleval: `functions=` with `function_call`) on a provider that refuses
+    `functions=`, judging two rounds of one run (the judge node called twice with the run's signals): the first
+    check is refused and sent again with `tools=`; every later check — the round's other samples and the next
+    round's — goes with `tools=` at once, and each round's record says so. The old code forgot the refusal at
+    each judge round, so the second round began with a refused request."""
+    from langgraph.runtime import Runtime
+
+    from langgraph_anytool.catalog import Catalog
+    from langgraph_anytool.models.llm import ModelSet
+    from langgraph_anytool.nodes.judge import make_judge
+    from langgraph_anytool.runtime import Deps
+
+    root = write_fake_checkout(tmp_path / "AnyTool", "anytool")
+
+    def judge(body: dict[str, Any]) -> ChatReply:
+        name = body["tool_choice"]["function"]["name"]
+        return ChatReply(tool_calls=[(name, {"answer_status": "Unsolved", "reason": "not yet"})])
+
+    attempt = {"attempt": 1, "round": 0, "mode": "dfsdt", "finish_type": "give_answer", "answer": "21 C.",
+               "reason": "", "failed_functions": [], "failed_api_ids": [], "api_calls": 0, "tree": []}
+    with OpenAIChatServer(policy=judge, functions_supported=False) as server:
+        model = ChatOpenAI(model="gpt-test", base_url=server.base_url, api_key="sk-loopback", max_retries=0)
+        deps = Deps(catalog=Catalog([], name="empty"), models=ModelSet(default=model, by_role={}),
+                    executor=None, config=AnyToolConfig.paper(prompts_from=str(root)))  # type: ignore[arg-type]
+        node = make_judge(deps)
+        records = []
+        for round_ in (0, 1):
+            state: Any = {"query": QUERY, "run_key": "run-1", "solver_attempts": [{**attempt, "round": round_}]}
+            out = node(state, Runtime(context=None))
+            records += [e["evaluator_request"] for e in out.update.get("events") or [] if "evaluator_request" in e]
+        bodies = server.chat_requests
+    assert len(bodies) == 1 + 2 * 3  # one refused request, then three samples per round with tools=
+    assert ["functions" in b for b in bodies] == [True] + [False] * 6
+    assert all(b["tool_choice"]["function"]["name"] == "check_answer_status" for b in bodies[1:])
+    assert len(records) == 2 and all(r["sent_form"] == "tools" and r["functions_refused"] for r in records)

@@ -234,7 +234,63 @@ def test_a_prompted_call_streams_its_tokens_with_its_role(mode: str) -> None:
     assert output["calls"] == parsed
     tokens = [e for e in events if e["event"] == "on_chat_model_stream"]
     assert all(e["metadata"].get(ROLE_KEY) == "solver" for e in tokens)
+    assert parts and all(meta.get(ROLE_KEY) == "solver" for _, meta in parts)
+    if mode == "constrained":  # the call's JSON streams as tool_call_chunks, not as text (see the test below)
+        assert len(tokens) >= 3 and not any(e["data"]["chunk"].content for e in tokens)
+        return
     assert len([e for e in tokens if e["data"]["chunk"].content]) >= 3  # token by token
     assert "".join(str(e["data"]["chunk"].content) for e in tokens) == reply
-    assert parts and all(meta.get(ROLE_KEY) == "solver" for _, meta in parts)
     assert "".join(str(chunk.content) for chunk, _ in parts) == reply
+
+
+def _call_chunks(chunks: list[Any]) -> None:
+    """The chunks of a streamed call, as a native call's: no text; the first names the function with the call's id
+    and index 0; the arguments' JSON text follows in pieces; together they make the call."""
+    from functools import reduce
+
+    from langchain_core.messages import AIMessageChunk
+
+    assert chunks and all(isinstance(c, AIMessageChunk) and c.content == "" for c in chunks)
+    pieces = [p for c in chunks for p in c.tool_call_chunks]
+    assert pieces[0]["name"] == "convert_units" and pieces[0]["id"] and pieces[0]["index"] == 0
+    assert all(p["name"] is None and p["index"] == 0 for p in pieces[1:])
+    assert len([p for p in pieces if p["args"]]) >= 3  # token by token
+    assert "".join(p["args"] or "" for p in pieces) == '{"value": 26.2}'
+    whole = reduce(lambda a, b: a + b, chunks)
+    assert [(c["name"], c["args"], c["id"]) for c in whole.tool_calls] == [
+        ("convert_units", {"value": 26.2}, pieces[0]["id"])]
+    assert len({c.id for c in chunks}) == 1
+
+
+@pytest.mark.parametrize("reply", [JSON_CALL, '{"arguments": {"value": 26.2, "name": "x"}, "name": "convert_units"}'])
+def test_a_constrained_call_streams_as_tool_call_chunks(reply: str) -> None:
+    """Before: a constrained call streamed its reply as raw JSON text chunks, so an app reading
+    `AIMessageChunk.tool_call_chunks` from `astream_events` or `stream_mode="messages"` saw no call. Now its chunks
+    are the call's pieces (name, id, index, then the arguments' text), with no text content, through a real
+    `ChatOpenAI` talking to the loopback llama.cpp fake; the final message carries the same call id, and messages
+    mode does not send it again. Either key order works (an argument called "name" is no function name)."""
+    from tests.model_servers import LlamaCppServer
+
+    with LlamaCppServer(policy=lambda body: reply, n_ctx=8192, chars_per_token=3.3) as server:
+        events, output = asyncio.run(run_events(prompted_graph("constrained", server.base_url), {"query": QUERY}))
+
+        async def messages_mode() -> list[tuple[Any, dict[str, Any]]]:
+            return [part async for part in prompted_graph("constrained", server.base_url).astream(
+                {"query": QUERY}, stream_mode="messages")]
+
+        parts = asyncio.run(messages_mode())
+    args = {"value": 26.2, "name": "x"} if '"name": "x"' in reply else {"value": 26.2}
+    assert output["calls"] == [("convert_units", args)]
+    if args != {"value": 26.2}:  # the other key order: only the name and the call are checked
+        chunks = [e["data"]["chunk"] for e in events if e["event"] == "on_chat_model_stream"]
+        assert sum(chunks[1:], chunks[0]).tool_calls[0]["args"] == args
+        assert next(p["name"] for c in chunks for p in c.tool_call_chunks) == "convert_units"
+        return
+    streamed = [e for e in events if e["event"] == "on_chat_model_stream"]
+    assert all(e["metadata"].get(ROLE_KEY) == "solver" for e in streamed)
+    _call_chunks([e["data"]["chunk"] for e in streamed])
+    ends = [e for e in events if e["event"] == "on_chat_model_end"]
+    assert len(ends) == 1 and ends[0]["data"]["output"].tool_calls[0]["id"] == (
+        streamed[0]["data"]["chunk"].tool_call_chunks[0]["id"])
+    assert all(meta.get(ROLE_KEY) == "solver" for _, meta in parts)
+    _call_chunks([chunk for chunk, _ in parts])  # every part is a chunk: the final message is not sent again

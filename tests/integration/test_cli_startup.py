@@ -125,7 +125,8 @@ def test_search_starts_numpy_with_one_blas_thread_unless_the_user_chose(tmp_path
 # category search that seeds the meta-agent, the graph and the endpoint's discovery. Third-party modules that cost
 # CPU there and that the request does not need: the `onnx` package (with protobuf and ml_dtypes) checks our own
 # ONNX conversion once, and its kept verdict serves the runs after; torch, sentence-transformers, SciPy and bm25s
-# build or train indexes; pandas and matplotlib draw
+# build or train indexes; pandas and matplotlib draw; tqdm draws the bars of an index build (a saved index is read
+# without it); multiprocessing.connection talks to a local tool's worker, started at the first local tool call
 _RUN = """
 import contextlib, io, json, sys
 from langgraph_anytool.cli.app import main
@@ -135,7 +136,7 @@ with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.St
 print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
 """
 NOT_BEFORE_FIRST_REQUEST = ("onnx", "google.protobuf", "ml_dtypes", "torch", "sentence_transformers", "transformers",
-                            "scipy", "bm25s", "pandas", "matplotlib")
+                            "scipy", "bm25s", "pandas", "matplotlib", "tqdm", "multiprocessing.connection")
 
 
 def _stand_in() -> tuple[Any, list[str]]:

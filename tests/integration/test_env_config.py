@@ -60,10 +60,14 @@ def test_a_bad_variable_is_refused_even_when_a_flag_overrides_it(monkeypatch: py
 def test_the_environment_reaches_anytool_run(monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     """Without the variable the offline run fills a pool of several APIs; with ANYTOOL_MAX_API_POOL=1, one.
-    The run ends solved (0) or unsolved (1): the stand-in reads this request as one clause and answers one of its
-    three parts, which its judge's purpose check (issue 35 §5) rightly calls unsolved."""
+    The stand-in reads the request's three parts (tests/offline/test_clauses.py) and answers the first two; the
+    builtin Geographic Midpoint API takes coordinates, not cities, and the stand-in does not chain a city lookup into
+    it, so the third part is answered by the distance between the cities, which its judge rightly calls unsolved
+    (exit 1; a policy that chains the calls solves it: exit 0)."""
     assert main(["run", QUERY, "--offline", "--no-cache", "--json"]) in (0, 1)
-    assert len(json.loads(capsys.readouterr().out)["api_pool"]) > 1
+    record = json.loads(capsys.readouterr().out)
+    assert len(record["api_pool"]) > 1
+    assert "42.16" in record["answer"] and "Thursday" in record["answer"], record["answer"]  # parts 1 and 2
     monkeypatch.setenv("ANYTOOL_MAX_API_POOL", "1")
     main(["run", QUERY, "--offline", "--no-cache", "--json"])
     out = capsys.readouterr()

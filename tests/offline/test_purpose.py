@@ -16,7 +16,14 @@ request, and its result written as an answer in two forms: `bare` ("<API>: <resu
 repeats every value and topic word of the request, so only the source API tells a wrong answer). Right-purpose answers
 are labelled Solved, wrong-purpose ones Unsolved. Measured on this set with the in-loop judge
 (`.venv/bin/python -m pytest tests/offline/test_purpose.py -k accuracy -s` prints it): before the change 93 of 140
-verdicts were right (66.4%); after, 132 of 140 (94.3%; the misses left are `KNOWN_MISSES`, each with its cause)."""
+verdicts were right (66.4%); after, 132 of 140 (94.3%). Two general rules then fixed five of the eight misses left
+(`KNOWN_MISSES` lists the other three, each with its cause), on 144 answers (one more request of the name class): 141
+right (97.9%), against 134 (93.1%) without them:
+
+4. an API serves a request part only if its name shares a purpose word with the part whenever the name of another API
+   that serves the part does ("What date is 45 days after …" names "date", of Add to Date, nothing of Next Public
+   Holiday's name; "How many words …" names "word", of Word Count, nothing of Reverse Text's), `purpose._rival`;
+5. a generic request verb ("called", "compute") is no topic word an answer must repeat (`judging.addresses`)."""
 
 from __future__ import annotations
 
@@ -50,6 +57,7 @@ TRIPLES: list[tuple[str, str, str]] = [
      "scientific_notation_for_quick_calculator"),
     ("What date is 45 days after 2024-01-15?", "add_to_date_for_date_calculator",
      "next_public_holiday_for_public_holidays"),
+    ("How many days are in February 2024?", "days_in_month_for_calendar_facts", "month_calendar_for_calendar_facts"),
     ("List the public holidays in France in 2025.", "list_public_holidays_for_public_holidays",
      "get_country_for_country_profile"),
     ("Is 2024-12-26 a public holiday in Germany?", "is_public_holiday_for_public_holidays",
@@ -104,26 +112,15 @@ TRIPLES: list[tuple[str, str, str]] = [
 FORMS = ("bare", "restated")
 # Verdicts the judge still gets wrong, with the cause (the accuracy test lists them; no other pair may be wrong):
 KNOWN_MISSES: dict[tuple[str, str, str], str] = {
-    ("How many bytes are in 5 gigabytes?", "fibonacci_number_for_number_theory_toolkit", "bare"):
-        "the request is values only (bytes and gigabytes are units): no purpose word to check",
-    ("How many bytes are in 5 gigabytes?", "fibonacci_number_for_number_theory_toolkit", "restated"):
-        "the request is values only (bytes and gigabytes are units): no purpose word to check",
-    ("What date is 45 days after 2024-01-15?", "next_public_holiday_for_public_holidays", "bare"):
-        "the holiday API's words cover 'date' and 'day' too",
-    ("What date is 45 days after 2024-01-15?", "next_public_holiday_for_public_holidays", "restated"):
-        "the holiday API's words cover 'date' and 'day' too",
-    ("How many words are in 'the quick brown fox'?", "reverse_text_for_string_transformer", "bare"):
-        "Reverse Text reverses words: 'word' is its word too ('how many' asks for a count, which is not read)",
-    ("How many words are in 'the quick brown fox'?", "reverse_text_for_string_transformer", "restated"):
-        "Reverse Text reverses words: 'word' is its word too ('how many' asks for a count, which is not read)",
     ("URL-encode 'café & crêpes'.", "base64_encode_for_base64_toolkit", "bare"):
-        "Base64 Encode documents a 'url safe' field and encodes",
+        "Base64 Encode's name has 'encode' and it documents a 'url safe' field: its words cover the request as URL "
+        "Encode's do, and its name shares a word with it",
     ("URL-encode 'café & crêpes'.", "base64_encode_for_base64_toolkit", "restated"):
-        "Base64 Encode documents a 'url safe' field and encodes",
-    ("How is Spain called in French?", "country_name_in_language_for_country_profile", "bare"):
-        "the bare answer does not repeat the request's only topic word ('called'): the value/topic rule, not purpose",
+        "Base64 Encode's name has 'encode' and it documents a 'url safe' field: its words cover the request as URL "
+        "Encode's do, and its name shares a word with it",
     ("What is the mean of 3, 5, 7 and 9?", "mean_calculator_for_descriptive_statistics", "bare"):
-        "the bare answer repeats none of the numbers: the value/topic rule, not purpose",
+        "the bare answer repeats none of the numbers (the list went to one argument the answer does not name): the "
+        "value/topic rule, which sees the answer and not the call's arguments",
 }
 
 
@@ -160,7 +157,8 @@ def test_judge_accuracy_on_the_labelled_set() -> None:
     accuracy = 1 - len(wrong) / len(rows)
     print(f"\njudge accuracy on {len(rows)} labelled answers: {accuracy:.1%}; misses: {wrong}")
     assert set(wrong) <= set(KNOWN_MISSES), [w for w in wrong if w not in KNOWN_MISSES]
-    assert accuracy >= 0.93
+    assert set(KNOWN_MISSES) <= set(wrong), [k for k in KNOWN_MISSES if k not in wrong]  # the list is no older
+    assert accuracy >= 0.97
 
 
 @pytest.mark.parametrize(("query", "right", "wrong"), [t for t in TRIPLES if not any(

@@ -4,7 +4,8 @@ agents are the offline stand-in, to keep the tier's CPU time small).
 
 What must hold whatever the model says: the run ends with a documented status, the solver's and the judge's tokens
 arrive as `on_chat_model_stream` events (several per call) carrying the role in their metadata, and the tokens of
-each call add up to the reply the call ended with.
+each call add up to the reply the call ended with; a constrained call's arrive as `tool_call_chunks` that add up to
+its call.
 """
 
 from __future__ import annotations
@@ -46,10 +47,12 @@ def test_real_model_tokens_stream_with_their_role(servers: Callable[[str], Llama
     final = next(e for e in seen if e["event"] == "on_chain_end" and not e["parent_ids"])["data"]["output"]
     assert final["status"] in ENDED, final.get("reason")
     streamed: dict[str, list[str]] = {}
+    call_chunks: dict[str, list[Any]] = {}
     for e in seen:
         if e["event"] == "on_chat_model_stream":
             assert e["metadata"].get(ROLE_KEY), e["metadata"]
             streamed.setdefault(e["run_id"], []).append(str(e["data"]["chunk"].content))
+            call_chunks.setdefault(e["run_id"], []).extend(e["data"]["chunk"].tool_call_chunks)
     ends = {e["run_id"]: e for e in seen if e["event"] == "on_chat_model_end"}
     roles = {ends[r]["metadata"][ROLE_KEY] for r in streamed}
     assert "solver" in roles, roles
@@ -58,6 +61,13 @@ def test_real_model_tokens_stream_with_their_role(servers: Callable[[str], Llama
         assert "".join(pieces) == str(reply.content)
         if str(reply.content).strip():
             assert sum(1 for p in pieces if p) >= 2, pieces  # streamed token by token, not in one piece
+    # a constrained call streams as tool_call_chunks (its JSON is no text): name and id first, then the arguments
+    assert any(call_chunks.values()), "no call streamed as tool_call_chunks"
+    for run_id, calls in call_chunks.items():
+        reply = ends[run_id]["data"]["output"]
+        if calls and reply.tool_calls:
+            assert (calls[0]["name"], calls[0]["id"]) == (reply.tool_calls[0]["name"], reply.tool_calls[0]["id"])
+            assert json.loads("".join(c["args"] or "" for c in calls)) == reply.tool_calls[0]["args"]
 
     async def messages() -> list[tuple[Any, dict[str, Any]]]:
         return [part[1] async for part in graph_on(server).astream({"query": QUERY}, stream_mode="messages",

@@ -301,6 +301,9 @@ class FillResult:
     tool_result: str | None  # what the API returned for it, as the tool message shows it (None: not executed)
     tool_message: dict[str, Any] | None = None  # paper: the tool message as the authors build it
     second_turn: str | None = None  # paper: the reply to the result (scored by nothing); None: not sent or failed
+    # paper: the conversation perform_task4 returns, as message dicts (the instruction, the reply as
+    # `msg.model_dump()`, the tool message, the second turn's reply when it came); what evaluate_task4 reads
+    conversation: tuple[dict[str, Any], ...] = ()
 
 
 def fill_parameters(model: BaseChatModel, catalog: Catalog, instruction: str, api_id: str,
@@ -328,12 +331,14 @@ def fill_parameters(model: BaseChatModel, catalog: Catalog, instruction: str, ap
     name = catalog.api(api_id).name
     message = {"role": "tool", "name": name, "content": text, "tool_call_id": call.call_id}
     conv = [*prompt, ai, wire.tool_message(name, text, call.call_id)]
+    returned = [wire.wire_dict(m) for m in conv]
     try:  # perform_task4's second turn (a failure returns the conversation as it is)
-        second: str | None = reply_text(_call(_model(model, paper), "oppo_task4", conv, config, query=instruction,
-                                              functions=[], turn=1), paper)
+        reply = _call(_model(model, paper), "oppo_task4", conv, config, query=instruction, functions=[], turn=1)
+        second: str | None = reply_text(reply, paper)
+        returned.append(wire.wire_dict(reply))
     except Exception:  # the authors' `except Exception as e: return conv`: nothing of the item depends on it
         second = None
-    return FillResult(offer, call, text, message, second)
+    return FillResult(offer, call, text, message, second, tuple(returned))
 
 
 # --------------------------------------------------------------------------------------------- task 5

@@ -97,6 +97,33 @@ def call_check_prompt(instruction: str, api_doc: dict[str, Any], call: dict[str,
             f"{_one_line(call)}\n\nAnswer YES or NO first; if NO, explain briefly.")
 
 
+def authors_task4_inputs(conversation: Sequence[dict[str, Any]]) -> tuple[str, dict[str, Any]] | None:
+    """(instruction, function call) of task 4's evaluator prompt as `eval_func.py` `evaluate_task4` gives them to
+    `_check_params_with_gpt4`: `func_call = _extract_func_calls(conv_msgs)[0]`, which parses every call's
+    `arguments` string in the conversation in place (`json.loads`), then `user_instruction=conv_msgs` — the whole
+    conversation, formatted by the f-string as Python's `str()` of the list, with those parsed arguments. The call
+    is the first call's `function` dict as the reply's `model_dump()` holds it (its keys in that order:
+    `arguments`, then `name`). None when a call's arguments are not JSON (evaluate_task4 then records "function
+    call is not parsed successfully" and asks nothing)."""
+    conv = json.loads(json.dumps(list(conversation)))
+    found: list[dict[str, Any]] = []
+    try:
+        for m in conv:
+            if m.get("role") != "assistant":
+                continue
+            fns = ([m["function_call"]] if m.get("function_call") else []) + \
+                [tc["function"] for tc in m.get("tool_calls") or []]
+            for fn in fns:
+                if isinstance(fn.get("arguments"), str):
+                    fn["arguments"] = json.loads(fn["arguments"])
+                found.append(fn)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    if not found:
+        return None
+    return str(conv), {"arguments": found[0].get("arguments"), "name": found[0].get("name")}
+
+
 def direct_answer_prompt(instruction: str, reply: str, book: PromptBook | None = None) -> str:
     """Task 5 (`_check_direct_response`): has the assistant answered the user properly?"""
     if book is not None:

@@ -345,10 +345,14 @@ class TaskRunner:
         if call is not None:
             strict, why = score.check_raw_call(api, call.api_id == api_id and call.parsed, call.args)
             if strict and self.evaluator is not None:
+                # paper: what evaluate_task4 passes _check_params_with_gpt4 (the conversation perform_task4
+                # returned, as str(), and the first call's dict as model_dump() holds it); ours: the instruction
+                authors = P.authors_task4_inputs(fill.conversation) if self.paper and fill.conversation else None
+                instruction, checked = authors if authors is not None else (
+                    item.instruction, {"name": call.function, "arguments": call.args})
                 try:
-                    v = self._judge(4, P.call_check_prompt(
-                        item.instruction, fill.offer.functions[0], {"name": call.function, "arguments": call.args},
-                        self.prompts))
+                    v = self._judge(4, P.call_check_prompt(instruction, fill.offer.functions[0], checked,
+                                                           self.prompts))
                     strict, why = v.passed, v.reason
                 except EvaluatorFault:
                     raise

@@ -139,6 +139,10 @@ class StepCase:
     functions: tuple[FunctionSpec, ...]
     history: tuple[BaseMessage, ...]
     reference: StepRef
+    # α-UMi test files: the history's first line as infer_pipeline.py `build_infer_samples` writes it, the
+    # conversation's first turn as recorded ("user: <value></s>"; "" when the conversation opens otherwise); None
+    # elsewhere (the query stands for it)
+    opening: str | None = field(default=None, compare=False)
 
     @property
     def function_names(self) -> tuple[str, ...]:
@@ -333,6 +337,8 @@ def load_umi_test(path: str | Path, source: str | None = None) -> tuple[list[Ste
         functions = _umi_functions(p, i, item.get("tools", []))
         conv = item["conversations"]
         query = str(item.get("instruction") or "")
+        first = conv[0] if conv and isinstance(conv[0], Mapping) else {}
+        opening = f"user: {first.get('value') or ''!s}</s>" if first.get("from") == "user" else ""
         history: list[BaseMessage] = []
         pending = ""
         step = 0
@@ -354,7 +360,8 @@ def load_umi_test(path: str | Path, source: str | None = None) -> tuple[list[Ste
                 thought = value[: m[-1].start()].strip() if m else value.strip()
                 ref = _checked_reference(_umi_reference(value, conv[j + 1] if j + 1 < len(conv) else None, thought),
                                          p, f"item {i}: conversations[{j}] (its step's Action Input)")
-                cases.append(StepCase(label, f"{p.stem}#{i}", step, query, functions, tuple(history), ref))
+                cases.append(StepCase(label, f"{p.stem}#{i}", step, query, functions, tuple(history), ref,
+                                      opening=opening))
                 step += 1
                 history.append(AIMessage(content=value, name="planner"))
             elif who == "caller":

@@ -248,8 +248,10 @@ def authors_doc(case: StepCase) -> str:
 def authors_dispatch(case: StepCase) -> str:
     """`{history}` as infer_pipeline.py `build_infer_samples` builds `dispatch`: each turn as "<from>: <value>"
     followed by "</s>" (no "</s>" after an observation), the user's query first. A caller turn is the text the
-    test file recorded (`Action: ...` / `Action Input: ...`), a ToolBench call written that way."""
-    out = f"user: {case.query}</s>"
+    test file recorded (`Action: ...` / `Action Input: ...`), a ToolBench call written that way. The first line is
+    the conversation's first turn as the α-UMi file records it (`u['value']`, not the `instruction`: a trailing
+    newline stays), else the query."""
+    out = case.opening if case.opening is not None else f"user: {case.query}</s>"
     for m in case.history:
         if isinstance(m, ToolMessage):
             out += f"observation: {text_of(m)}"
@@ -332,11 +334,18 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
         system = umi_template(config, "caller").format(doc=doc, history=render_history(history), thought=thought,
                                                        tool_names=", ".join(tools.functions))
         caller_prompt = [SystemMessage(content=system), HumanMessage(content=case.query)]
-    runnable, raw = _keep_raw(bind_role_tools(models.for_role("caller"), config, "caller",
-                                              tool_schemas(deps, tools.functions)))
+    if book is not None:  # the authors' caller completes their text alone: no tools bound, no tool list added
+        # (infer_pipeline.py `infer`: `model_input_for_caller` is the model's whole input; the call is read from
+        # the text by evaluate-multi_agent.py parse_output)
+        plain = _RawReply(models.for_role("caller"))
+        runnable: Runnable[Any, BaseMessage] = plain
+        raw: _RawReply | None = plain
+    else:
+        runnable, raw = _keep_raw(bind_role_tools(models.for_role("caller"), config, "caller",
+                                                  tool_schemas(deps, tools.functions)))
     reply, _ = call_role(runnable, "caller", caller_prompt, None,
                          inputs={"query": case.query, **umi_inputs(history, tools.functions, thought),
-                                 **format_inputs(config, "caller", text=isinstance(runnable, TextToolRunnable))})
+                                 **format_inputs(config, "caller", text=raw is not None)})
     call = _first_call(reply)
     head = f"{_planner_part(umi_format, thought, 'Next: caller.')}</s>caller: "
     if call is not None and raw is None:  # a native function call, unless the planner part decides otherwise
@@ -347,7 +356,8 @@ def predict_multi(case: StepCase, tools: StepTools, models: ModelSet, config: An
     # the call part after the first "</s>")
     pred = _authors_reading(head + authors_candidate((raw.text or "") if raw is not None else text_of(reply)),
                             thought, tools)
-    return pred if call is not None or pred.plan != "call" else replace(pred, error="the caller made no function call")
+    return pred if call is not None or pred.plan != "call" or book is not None else \
+        replace(pred, error="the caller made no function call")
 
 
 def _planner_part(umi_format: bool, thought: str, marker: str) -> str:

@@ -171,22 +171,35 @@ def call_authors_form(deps: Deps, role: Role, run_key: str, prompt: list[BaseMes
                       functions: list[dict[str, Any]], config: RunnableConfig, inputs: dict[str, Any],
                       state: AgentStepState) -> tuple[AIMessage, dict[str, Any]]:
     """One agent call as call_gpt makes it (`functions=`, the legacy history); a provider refusing `functions=`
-    gets the same functions with `tools=` (usage `functions_refused`). The reply's calls are read as ours."""
+    gets the same functions with `tools=`, and so does every later call of the role in the run (the refusal is
+    remembered, `RunSignals.functions_refusal`, and counted once: usage `functions_refused`). The reply's calls are
+    read as ours."""
     model = deps.models.for_role(role.level)
     fields = {f.name: tuple(f.args.model_fields) for f in role.functions}
+    refusal = deps.signals.functions_refusal(run_key, role.level)
 
     def send(runnable: Any, form: wire.WireForm) -> tuple[AIMessage, dict[str, Any]]:
         return call_with_text_fallback(deps, role.level, run_key, runnable, wire.wire_prompt(prompt, form),
                                        config=config, inputs=inputs, tally=state.get("tally"),
                                        own=lambda: total_tokens(state.get("usage") or {}))
+
+    def with_tools() -> Any:
+        return model.bind_tools([{"type": "function", "function": f} for f in functions])
+
+    if refusal.reason is not None:  # refused earlier in the run: not asked again
+        reply, used = send(with_tools(), "tools")
+        return wire.read_reply(reply, fields), used
     try:
         reply, used = send(model.bind(functions=functions), "functions")
     except ModelCallError as exc:
         if not refuses_functions(exc):
             raise
-        log.info("agent %s: the provider refused functions=, sent with tools=: %s", role.level, exc)
-        reply, used = send(model.bind_tools([{"type": "function", "function": f} for f in functions]), "tools")
-        used = {**used, "functions_refused": 1}
+        log.info("agent %s: the provider refused functions=, sent with tools= for the rest of the run: %s",
+                 role.level, exc)
+        first = refusal.refuse(shorten(str(exc), 200))
+        reply, used = send(with_tools(), "tools")
+        if first:
+            used = {**used, "functions_refused": 1}
     return wire.read_reply(reply, fields), used
 
 

@@ -16,7 +16,8 @@ messages stay `AIMessage.tool_calls` + `ToolMessage`: only the request on the wi
 kept in the reply's `additional_kwargs` and sent back as it came.
 
 Where the provider refuses `functions=` (a 400 naming it, `judge.tooleval_request.refuses_functions`), the same
-functions are sent with `tools=` and the history in the tools form (usage `functions_refused`). A client that is
+functions are sent with `tools=` and the history in the tools form, and so is every later call of the role in the
+run (`RunSignals.functions_refusal`; usage `functions_refused` counts the refusal once). A client that is
 not OpenAI-compatible (`speaks_functions`), a text-mode or constrained role keeps today's request.
 """
 

@@ -157,7 +157,9 @@ def make_judge(base: Deps) -> Any:
         attempt = state["solver_attempts"][-1]
         t0 = since(state.get("started_at"), time.time())
         authors = deps.config.judge == "anytool"
-        request = request_for("functions", deps.paper_prompts) if authors else None
+        # a refusal of functions= is remembered for the run: later rounds' checks go with tools= at once
+        request = request_for("functions", deps.paper_prompts,
+                              refusal=deps.signals.functions_refusal(run_key, "judge")) if authors else None
         verdict = rule_verdict(attempt)
         if verdict is None and authors:
             verdict = exclusion_verdict(attempt)

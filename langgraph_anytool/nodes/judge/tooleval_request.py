@@ -24,7 +24,6 @@
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -37,6 +36,7 @@ from ...models.llm import AUTHORS_SEED, ModelCallError
 from ...models.profiles import unwrap
 from ...paper_prompts import PromptBook
 from ...paper_prompts.book import SETTINGS_KEY
+from ...runtime import FunctionsRefusal
 
 CallForm = Literal["functions", "tools"]
 SettingsChoice = Literal["tooleval", "ours"]
@@ -66,12 +66,6 @@ def refuses_functions(exc: BaseException) -> bool:
             and re.search(r"\bfunctions\b", str(exc).lower()) is not None)
 
 
-@dataclass
-class _Refusal:
-    reason: str | None = None
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
 @dataclass(frozen=True)
 class ToolEvalRequest:
     """How the evaluator's checks are sent: `form` (the authors' call form), `settings` (sent with each request;
@@ -81,7 +75,7 @@ class ToolEvalRequest:
     settings: Mapping[str, int | float] = field(default_factory=lambda: TOOLEVAL_SETTINGS)
     source: str = SETTINGS_SOURCE
     seed: int | None = None  # AnyTool's copy: call_gpt's seed=123 (module docstring)
-    _refusal: _Refusal = field(default_factory=_Refusal, compare=False, repr=False)
+    _refusal: FunctionsRefusal = field(default_factory=FunctionsRefusal, compare=False, repr=False)
 
     @property
     def sent_form(self) -> CallForm:
@@ -90,8 +84,7 @@ class ToolEvalRequest:
 
     def refused(self, reason: str) -> None:
         """The provider refused `functions=`: the next checks are sent with `tools=`."""
-        with self._refusal.lock:
-            self._refusal.reason = self._refusal.reason or reason
+        self._refusal.refuse(reason)
 
     def record(self) -> dict[str, Any]:
         """What a run or report records: the form asked and sent, the settings and their source, the refusal."""
@@ -99,16 +92,20 @@ class ToolEvalRequest:
                 "settings_from": self.source, "seed": self.seed, "functions_refused": self._refusal.reason}
 
 
-def request_for(form: CallForm, book: PromptBook | None, choice: SettingsChoice = "tooleval") -> ToolEvalRequest:
+def request_for(form: CallForm, book: PromptBook | None, choice: SettingsChoice = "tooleval",
+                refusal: FunctionsRefusal | None = None) -> ToolEvalRequest:
     """The request of a protocol's evaluator: `form`; ToolEval's settings, the checkout's when `book` holds its
-    config (`--prompts-from`), else `TOOLEVAL_SETTINGS`; `choice="ours"`: none (our named variant)."""
+    config (`--prompts-from`), else `TOOLEVAL_SETTINGS`; `choice="ours"`: none (our named variant). `refusal`: a
+    refusal of `functions=` remembered beyond this request (a run's, `RunSignals.functions_refusal`)."""
+    memory = refusal if refusal is not None else FunctionsRefusal()
     if choice == "ours":
-        return ToolEvalRequest(form, MappingProxyType({}), "ours: no temperature, the judge role's reply limit")
+        return ToolEvalRequest(form, MappingProxyType({}), "ours: no temperature, the judge role's reply limit",
+                               _refusal=memory)
     seed = AUTHORS_SEED if form == "functions" else None
     if book is not None and SETTINGS_KEY in book.data:
         return ToolEvalRequest(form, MappingProxyType(dict(book.data[SETTINGS_KEY])),
-                               f"{book.root}: {SETTINGS_SOURCE}", seed)
-    return ToolEvalRequest(form, TOOLEVAL_SETTINGS, SETTINGS_SOURCE, seed)
+                               f"{book.root}: {SETTINGS_SOURCE}", seed, memory)
+    return ToolEvalRequest(form, TOOLEVAL_SETTINGS, SETTINGS_SOURCE, seed, memory)
 
 
 def with_settings(model: Any, settings: Mapping[str, int | float]) -> tuple[Any, dict[str, Any]]:

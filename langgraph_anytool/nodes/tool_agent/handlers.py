@@ -262,15 +262,19 @@ def read_solvable(deps: Deps, reply: AIMessage) -> tuple[str | None, str]:
 
 
 def ask_solvable(deps: Deps, query: str, api_ids: Sequence[str],
-                 call: Callable[[list[BaseMessage], Any, dict[str, Any]], Any]) -> tuple[Any, int]:
+                 call: Callable[[list[BaseMessage], Any, dict[str, Any]], Any], run_key: str = "") -> tuple[Any, int]:
     """`call(prompt, model, inputs)` on the `solvable_request`, and the number of APIs listed; a provider that
-    refuses the authors' `functions=` (a 400 naming it) is asked again with `tools=`."""
-    prompt, model, inputs, count = solvable_request(deps, query, api_ids)
+    refuses the authors' `functions=` (a 400 naming it) is asked again with `tools=`, and so is every later check of
+    the run `run_key` at once (`RunSignals.functions_refusal`)."""
+    refusal = deps.signals.functions_refusal(run_key, "solvable")
+    form = "tools" if refusal.reason is not None else "functions"
+    prompt, model, inputs, count = solvable_request(deps, query, api_ids, form=form)
     try:
         return call(prompt, model, inputs), count
     except ModelCallError as exc:
-        if deps.paper_prompts is None or not refuses_functions(exc):
+        if deps.paper_prompts is None or form == "tools" or not refuses_functions(exc):
             raise
+        refusal.refuse(shorten(str(exc), 200))
         _, model, _, _ = solvable_request(deps, query, api_ids, form="tools")
         return call(prompt, model, inputs), count
 
@@ -279,7 +283,8 @@ def judge_pool(ctx: CallContext) -> tuple[str | None, str, int]:
     """One call of the `solvable` model on the pool as this step sees it: (label, reason, number of APIs), the
     label as `solvable_label` reads it (`solvable_request`, `read_solvable`)."""
     reply, count = ask_solvable(ctx.deps, ctx.query, ctx.pool_ids(),
-                                lambda prompt, model, inputs: ctx.call_model("solvable", model, prompt, inputs))
+                                lambda prompt, model, inputs: ctx.call_model("solvable", model, prompt, inputs),
+                                ctx.run_key)
     label, reason = read_solvable(ctx.deps, reply)
     ctx.verdicts.append({"label": label or "none", "reason": reason, "apis": count})
     return label, reason, count

@@ -30,9 +30,11 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable
-from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported where a worker starts: a run that calls no local tool does not pay for it
+    from multiprocessing.connection import Connection
 
 DEFAULT_MEMORY_BYTES = 1 << 30  # each worker's address-space limit: 1 GiB
 
@@ -139,6 +141,8 @@ class _Worker:
             raise
         finally:
             theirs.close()
+        from multiprocessing.connection import Connection
+
         self.conn = Connection(ours.detach())
         self.conn.send(list(sys.path))
 

@@ -369,3 +369,37 @@ def test_cli_options_reach_the_requests(capsys: Any, monkeypatch: Any, tmp_path:
         assert json.loads(capsys.readouterr().out)[0]["metrics"]["pass_rate"] == 0.0
         assert main([*judged, "--json-verdicts"]) == 0
         assert json.loads(capsys.readouterr().out)[0]["metrics"]["pass_rate"] == 1.0
+
+
+def test_task4_evaluator_gets_the_conversation_and_the_call_as_evaluate_task4_passes_them(cat: Catalog,
+                                                                                          tmp_path: Path) -> None:
+    """eval_func.py evaluate_task4: `func_call = _extract_func_calls(conv_msgs)[0]` parses every call's `arguments`
+    string of the conversation in place (`json.loads`), then `_check_params_with_gpt4(conv_msgs, api_doc, func_call)`
+    — `user_instruction` is the whole conversation perform_task4 returned ([the user message, `msg.model_dump()` of
+    the reply, the tool message, `msg.model_dump()` of the second turn's reply]), formatted by the f-string as
+    Python's `str()` of the list; `func_call_text` is `json.dumps` of the first call's `function` dict as the dump
+    holds it (`arguments` before `name`), its newlines removed. The old code sent the instruction and
+    {"name", "arguments"} (issue 36 §4; found by scripts/request_diff.py)."""
+    from openai.types.chat import ChatCompletionMessage
+
+    script = [ChatReply(raw_tool_calls=[("days_of_month", '{"year":2024,"month":3}')]),
+              ChatReply(content="March 2024 has 31 days.")]
+    executor = _executor(cat)
+    try:
+        with OpenAIChatServer(script) as server, OpenAIChatServer(policy=lambda body: "YES") as judge:
+            TaskRunner(cat, _chat(server), evaluator=_evaluator(judge, tmp_path), executor=executor).run(
+                4, load_task(4, DATA)[:1])
+            second, judged = server.chat_requests[1], judge.chat_requests[0]["messages"][0]["content"]
+    finally:
+        executor.close()
+    reply1 = ChatCompletionMessage.model_validate({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1_0", "type": "function", "function": {"name": "days_of_month",
+                                                            "arguments": '{"year":2024,"month":3}'}}]}).model_dump()
+    reply1["tool_calls"][0]["function"]["arguments"] = {"year": 2024, "month": 3}  # _extract_func_calls, in place
+    reply2 = ChatCompletionMessage.model_validate({"role": "assistant", "content": "March 2024 has 31 days."}
+                                                  ).model_dump()
+    user, _, tool = second["messages"]
+    assert user == {"role": "user", "content": load_task(4, DATA)[0].instruction} and tool["role"] == "tool"
+    conv = [user, reply1, tool, reply2]
+    assert f"Instruction: {conv}\n\nAPI specification: " in judged
+    assert 'Function call: {"arguments": {"year": 2024, "month": 3}, "name": "days_of_month"}' in judged

@@ -104,3 +104,44 @@ def test_each_turns_trailing_newline_stays_before_its_end_token(tmp_path: Path) 
     planner_inputs = [str(c["messages"][0].content) for c in model.calls if c["role"] == "planner"]
     assert f"assistant: {conv[1]['value']}</s>caller: " in planner_inputs[1]
     assert conv[1]["value"].endswith("\n")
+
+
+def _run(tmp_path: Path, item: dict[str, Any], config: AnyToolConfig) -> list[dict[str, Any]]:
+    book = umi_book(write_fake_checkout(tmp_path / "Multi-LLM-Agent", "umi"))
+    path = tmp_path / "in_domain.json"
+    path.write_text(json.dumps([item]), encoding="utf-8")
+    loaded = load_step_cases([path])
+    model = ScriptedChatModel(responder=_reply)
+    evaluate_steps(loaded.cases, lambda c: ModelSet(default=model, by_role={}), mode="multi", config=config,
+                   loaded=loaded, prompts=book)
+    return model.calls
+
+
+def test_the_history_opens_with_the_first_turn_as_recorded_not_the_instruction(tmp_path: Path) -> None:
+    """infer_pipeline.py build_infer_samples: `dispatch` begins with `'user: ' + u['value'] + '</s>'` of the
+    conversation's first turn (`c[0]`), whatever `instruction` says: here the turn keeps a trailing newline and
+    its own wording (issue 36: α-UMi's inputs byte for byte; found by scripts/request_diff.py)."""
+    item = json.loads(json.dumps(UMI_ITEM))
+    item["conversations"][0]["value"] = "Find me a comedy video, with its details.\n"
+    calls = _run(tmp_path, item, AnyToolConfig(solver="umi"))
+    doc = "".join(json.dumps(t) + "\n" for t in UMI_ITEM["tools"])
+    user = "user: Find me a comedy video, with its details.\n</s>"
+    assert str(calls[0]["messages"][0].content) == f"FAKE planner doc={doc} history={user} assistant: "
+    assert str(calls[1]["messages"][0].content).startswith(f"FAKE caller doc={doc} history={user}planner: ")
+    assert all(user in str(c["messages"][0].content) for c in calls)
+
+
+@pytest.mark.parametrize("config", [AnyToolConfig(solver="umi"), AnyToolConfig(solver="umi", text_mode_roles=("caller",))],
+                         ids=["native", "text-mode"])
+def test_the_caller_gets_the_authors_text_alone_in_every_call_mode(tmp_path: Path, config: AnyToolConfig) -> None:
+    """infer_pipeline.py `infer`: `model_input_for_caller` (the filled prompt + " caller: ") is the caller model's
+    whole input, a plain completion: no tool list appended (text mode added a system message with our
+    `TEXT_TOOLS_LIST`) and no tools bound (native mode sent `tools=`); its call is read from the text, as
+    evaluate-multi_agent.py parse_output reads it."""
+    calls = _run(tmp_path, UMI_ITEM, config)
+    callers = [c for c in calls if c["role"] == "caller"]
+    assert len(callers) == 2
+    for call in callers:
+        assert [type(m) for m in call["messages"]] == [HumanMessage]
+        assert call["tools"] == [] and str(call["messages"][0].content).endswith(" caller: ")
+        assert call["inputs"]["text_mode"] is True  # the offline stand-in writes its call as text
