@@ -75,8 +75,9 @@ def test_the_planner_routes_to_a_caller_whose_call_is_executed(model: str, proxy
             assert len(made) == 1 and e.valid_calls() == 1, (e.reply_text[:300], sorted(e.offered)[:10])
     apis = [c for e in callers for c in e.function_calls() if c[0] not in ("Finish", "ask_user")]
     assert apis
-    first = chats.index(callers[0])
-    assert any("Observation" in e.text for e in chats[first + 1:]), "the caller's call was not executed"
-    assert sum(int(a.get("api_calls") or 0) for a in result["solver_attempts"]) >= 1
+    assert sum(int(a.get("api_calls") or 0) for a in result["solver_attempts"]) >= 1, (
+        "the caller's call was not executed", result["status"], result.get("reason"))
+    later = chats[chats.index(callers[0]) + 1:]  # none when the run's time limit came right after the call
+    assert not later or any("Observation" in e.text for e in later), "the observation reached no later request"
     if result["status"] in ("solved", "unsolved"):  # an answer: the summarizer wrote it
         assert result["answer"] and any(role_of(e) == "summarizer" for e in chats)
