@@ -33,7 +33,7 @@ pytestmark = pytest.mark.slow
 # the planner's and the caller's prompts (the pool's 8 APIs written out, about 900 and 1,100 tokens) read and answered
 # before the caller's call is executed: 5-10 minutes on a CPU loaded by other work (at load 8-13, a 300 s run ended
 # before the caller's request); on a quiet machine the whole run takes under a minute
-UMI_SECONDS = "max_run_seconds=540"  # under the harness's 600 s for the command
+UMI_SECONDS = 540  # under the harness's 600 s for the command
 DECISION = re.compile(r"\n ?Next: (caller|summarizer|conclusion|give up)\.?$")
 
 
@@ -49,7 +49,8 @@ def role_of(e: Exchange) -> str:
 def test_the_planner_routes_to_a_caller_whose_call_is_executed(model: str, proxy: Callable[..., RecordingProxy],
                                                                tmp_path: Path) -> None:
     p = proxy(model)
-    result = holds(run(p, tmp_path, QUERIES[0][0], "umi", *settings(*BOUNDS, UMI_SECONDS), model=model), p)
+    result = holds(run(p, tmp_path, QUERIES[0][0], "umi", *settings(*BOUNDS, f"max_run_seconds={UMI_SECONDS}"),
+                       model=model), p, max_seconds=UMI_SECONDS)
     chats = [e for e in p.chats() if e.ok]
     if result["status"] != "time_limit":  # a run cut at its time limit may lose the usage of the call in flight
         usage_matches_server(result["usage"], p.chats())
@@ -72,7 +73,8 @@ def test_the_planner_routes_to_a_caller_whose_call_is_executed(model: str, proxy
             assert after == word or (word == "give up" and after in ("planner", "other")), (word, after)
     assert routed and routed[0] == "caller", routed  # nothing to answer from, nothing failed: the caller's turn
     callers = [e for e in chats if role_of(e) == "caller"]
-    assert callers, "the planner routed to the caller, and no caller request followed"
+    timeline = [(role_of(e), round(e.seconds), e.prompt_tokens, e.completion_tokens) for e in chats]
+    assert callers, ("the planner routed to the caller, and no caller request followed", result["status"], timeline)
     for e in callers:  # each caller reply (not cut at max_tokens) is one valid call of an offered function
         if e.finish_reason != "length":
             made = e.function_calls()
@@ -80,7 +82,7 @@ def test_the_planner_routes_to_a_caller_whose_call_is_executed(model: str, proxy
     apis = [c for e in callers for c in e.function_calls() if c[0] not in ("Finish", "ask_user")]
     assert apis
     assert sum(int(a.get("api_calls") or 0) for a in result["solver_attempts"]) >= 1, (
-        "the caller's call was not executed", result["status"], result.get("reason"))
+        "the caller's call was not executed", result["status"], result.get("reason"), timeline)
     later = chats[chats.index(callers[0]) + 1:]  # none when the run's time limit came right after the call
     assert not later or any("Observation" in e.text for e in later), "the observation reached no later request"
     if result["status"] in ("solved", "unsolved"):  # an answer: the summarizer wrote it
