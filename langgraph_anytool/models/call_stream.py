@@ -189,18 +189,19 @@ class CallRelay(StreamRelay):
 class TextRelay(StreamRelay):
     """A text-mode call's relay: the reply's text streams as content as it arrives (the call is the last `Action:`,
     unknown until the reply ends); `end` sends one last chunk with the parsed call's `tool_call_chunks` (name, the
-    arguments' JSON, the final message's call id, index 0), so the chunks add up to the final message's call."""
+    arguments' JSON, the final message's call id, index 0), so the chunks add up to the final message's call. An
+    invalid call gets no chunk: it is on the final message (`on_chat_model_end`) only."""
 
     def _relay(self, delta: str) -> None:
         if delta:
             self._send(delta, [])
 
     def end(self, message: AIMessage) -> None:
-        calls = [(c["name"], json.dumps(c["args"], ensure_ascii=False), c["id"]) for c in message.tool_calls] + [
-            (c["name"], c["args"] or "", c["id"]) for c in message.invalid_tool_calls]
-        if calls:
-            self._send("", [tool_call_chunk(name=name, args=args, id=call_id, index=i)
-                            for i, (name, args, call_id) in enumerate(calls)])
+        # an invalid call (arguments cut or no JSON) sends no chunk: LangChain reads a chunk's arguments as partial
+        # JSON, so a cut object would add up to a valid call the final message does not have
+        if message.tool_calls:
+            self._send("", [tool_call_chunk(name=c["name"], args=json.dumps(c["args"], ensure_ascii=False),
+                                            id=c["id"], index=i) for i, c in enumerate(message.tool_calls)])
         super().end(message)
 
 

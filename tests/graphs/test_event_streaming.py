@@ -340,3 +340,32 @@ def test_a_text_mode_call_streams_its_parsed_call_as_tool_call_chunks(mode: str,
             ("convert_units", args, final.tool_calls[0]["id"])]
         assert len({c.id for c in chunks}) == 1
     assert all(meta.get(ROLE_KEY) == "solver" for _, meta in parts)
+
+
+@pytest.mark.parametrize("reply", ['Thought: convert\nAction: convert_units\nAction Input: {"value": 26.2, "unit',
+                                   "Thought: nothing to call.\nThe marathon is 42.195 km."])
+def test_a_text_mode_reply_without_a_valid_call_streams_what_was_parsed(reply: str) -> None:
+    """A text-mode reply whose arguments are cut, or with no `Action:`, streams its text and no call chunk (LangChain
+    reads a chunk's arguments as partial JSON: cut arguments would add up to a call the final message does not
+    have; the final message holds the invalid call). Either way messages mode does not send the final message
+    again."""
+    from functools import reduce
+
+    from tests.model_servers import LlamaCppServer
+
+    with LlamaCppServer(policy=lambda body: reply, n_ctx=8192, chars_per_token=3.3) as server:
+        events, output = asyncio.run(run_events(prompted_graph("text", server.base_url), {"query": QUERY}))
+
+        async def messages_mode() -> list[tuple[Any, dict[str, Any]]]:
+            return [part async for part in prompted_graph("text", server.base_url).astream(
+                {"query": QUERY}, stream_mode="messages")]
+
+        parts = asyncio.run(messages_mode())
+    assert output["calls"] == []
+    final = next(e for e in events if e["event"] == "on_chat_model_end")["data"]["output"]
+    streamed = [e["data"]["chunk"] for e in events if e["event"] == "on_chat_model_stream"]
+    for chunks in (streamed, [chunk for chunk, _ in parts]):
+        whole = reduce(lambda a, b: a + b, chunks)
+        assert whole.content == reply and not whole.tool_call_chunks and not whole.tool_calls
+        assert len({c.id for c in chunks}) == 1
+    assert ("Action:" in reply) == bool(final.invalid_tool_calls)
