@@ -23,7 +23,7 @@ from ...text import shorten
 from ..abilities import ask_user as asking
 from ..abilities.conversation import conversation_messages
 from ..abilities.prompts import ASK_USER_NOTE, PLANNER_ASK_USER_NOTE
-from . import prompts
+from . import prompts, umi_authors
 from .dfsdt import (
     Node,
     describe_functions,
@@ -208,11 +208,16 @@ def make_plan(deps: Deps) -> Node:
                                 {**umi_inputs(path_messages(nodes, cur), offered),
                                  **format_inputs(deps.config, "planner"), "ask_user": deps.config.ask_user})
 
-        ai, upd = with_fewer_functions(state, "planner", functions, call)
+        authors = umi_authors.book_of(deps)  # umi_prompts_from: the authors' run-time request (umi_authors.py)
+        ai, upd = with_fewer_functions(state, "planner", functions, call if authors is None else
+                                       umi_authors.planner_call(deps, authors, [*path_messages(nodes, cur), *added]))
         if ai is None:
             return upd
         rationale = text_of(ai).strip()
         decision, note = parse_next(rationale)
+        if authors is not None:
+            rationale, decision = umi_authors.read_plan(text_of(ai))
+            note = ""
         nodes, child = add_child(nodes, cur, [*added, AIMessage(content=rationale, name="planner")])
         upd.update({"current": child, "thought": rationale, "decision": decision})
         if note:
@@ -265,9 +270,13 @@ def make_call(deps: Deps) -> Node:
                                  **format_inputs(deps.config, "caller", text=isinstance(model, TextToolRunnable))},
                                 tools)
 
-        ai, upd = with_fewer_functions(state, "caller", functions, call)
+        authors = umi_authors.book_of(deps)
+        ai, upd = with_fewer_functions(state, "caller", functions, call if authors is None else
+                                       umi_authors.role_call(deps, authors, "caller", _step_messages(state)))
         if ai is None:
             return upd
+        if authors is not None:  # the call is read from the caller's text (collab_agent_parser)
+            ai = umi_authors.caller_message(text_of(ai))
         ai = reviewed(ai, upd, "caller", f"n{cur}").model_copy(update={"name": "caller"})
         return {**upd, "nodes": update_node(nodes, cur, messages=[ai])}
 
@@ -285,9 +294,12 @@ def make_summarize(deps: Deps) -> Node:
         system = umi_template(deps.config, "summarizer").format(history=_step_history(state), thought=state["thought"] or "(none)")
         prompt: list[BaseMessage] = [SystemMessage(content=system), *conversation_messages(state.get("prior_messages") or []),
                                      HumanMessage(content=state["query"])]
+        authors = umi_authors.book_of(deps)
         ai, upd = invoke_model(deps, state, "summarizer", deps.models.for_role("summarizer"), prompt,
                                {**umi_inputs(_step_messages(state), pool_functions(deps, state["api_pool"]),
-                                             state["thought"]), **format_inputs(deps.config, "summarizer")})
+                                             state["thought"]), **format_inputs(deps.config, "summarizer")}) \
+            if authors is None else umi_authors.role_call(deps, authors, "summarizer", _step_messages(state))(
+                pool_functions(deps, state["api_pool"]), state)
         if ai is None:
             return upd
         answer = text_of(ai).strip()
