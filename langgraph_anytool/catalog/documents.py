@@ -138,6 +138,16 @@ class DocumentRecipe:
         if unknown:
             raise ValueError(f"document recipe {self.id!r}: unknown section(s) {', '.join(unknown)}")
 
+    def sparse_key(self) -> tuple[object, ...]:
+        """Everything that shapes the BM25 documents (two recipes with equal keys index the same texts)."""
+        return (tuple(sorted(self.sparse)),)
+
+    def dense_key(self) -> tuple[object, ...]:
+        """Everything that shapes the embedded texts, and nothing else: a recipe that changes only the BM25 part
+        keeps the dense index (its vectors would be the same)."""
+        return (tuple(sorted(self.dense)), self.tool_words if "tool_description" in self.dense else None,
+                self.dense_keys if "response_keys" in self.dense else None)
+
 
 _SPARSE_SECTIONS = frozenset({"response_keys"})
 _DENSE_SECTIONS = frozenset({"tool_description", "params", "response_keys"})
@@ -207,6 +217,15 @@ RECIPES: dict[str, DocumentRecipe] = {r.id: r for r in (
     DocumentRecipe("4-expanded", sparse=("response_keys",)),
 )}
 DEFAULT_RECIPE: DocumentRecipe = RECIPES["4-expanded"]
+
+
+def alike_recipes(recipe: DocumentRecipe, part: str) -> frozenset[str]:
+    """The ids of the recipes (`RECIPES` and `recipe` itself) whose `part` ("sparse": the BM25 documents, "dense":
+    the embedded texts) is `recipe`'s: an index folder built with any of them holds this recipe's index of that part
+    and is kept."""
+    key = recipe.sparse_key if part == "sparse" else recipe.dense_key
+    return frozenset({recipe.id} | {r.id for r in RECIPES.values()
+                                    if (r.sparse_key if part == "sparse" else r.dense_key)() == key()})
 
 
 def recipe_named(name: str | None) -> DocumentRecipe:

@@ -39,6 +39,7 @@ from .dense_index import ANN_THRESHOLD, build_dense_index, nearest, top_indices
 from .documents import (
     DOCUMENT_VERSION,
     DocumentRecipe,
+    alike_recipes,
     api_dense_text,
     api_document,
     category_document,
@@ -190,7 +191,8 @@ class CatalogSearcher:
     --fit-fusion``, exposed as its `fusion_weights`), else `FusionWeights()`.
     `documents`: the document recipe (`documents.DocumentRecipe` or its id); default: the one a trained encoder was
     trained with (its manifest), else `documents.DEFAULT_RECIPE`. The recipe is stored with the indexes: a folder
-    built with another one is rebuilt, with one line saying why.
+    built with another one is rebuilt, with one line saying why, unless that recipe gives the same documents for
+    that index (the dense index depends on the embedded texts alone, the BM25 one on the BM25 documents alone).
     """
 
     def __init__(
@@ -286,7 +288,7 @@ class CatalogSearcher:
         path = self.bm25_path()
         self.stats.bm25_path = str(path)
         nonempty = {name: n for name, n in counts.items() if n}
-        loaded = load_bm25(path, nonempty, self.recipe.id) if nonempty else {}
+        loaded = load_bm25(path, nonempty, self.recipe.id, alike_recipes(self.recipe, "sparse")) if nonempty else {}
         if loaded is not None:
             self.stats.bm25_loaded = True
             return {name: _Level(name, n, loaded.get(name)) for name, n in counts.items()}
@@ -314,7 +316,7 @@ class CatalogSearcher:
         model = embeddings_id(self.embeddings)
         dimension = getattr(self.embeddings, "dimension", None)  # known without embedding for our encoders
         loaded = load_faiss(path, counts, model=model, dimension=dimension if isinstance(dimension, int) else None,
-                            documents=self.recipe.id)
+                            documents=self.recipe.id, alike=alike_recipes(self.recipe, "dense"))
         if loaded is None:
             _say_why_new_encoder(path, self.catalog.fingerprint(), model)
             loaded = {}

@@ -15,6 +15,7 @@ from langgraph_anytool.catalog.documents import (
     DEFAULT_RECIPE,
     RECIPES,
     DocumentRecipe,
+    alike_recipes,
     api_dense_text,
     api_document,
     recipe_named,
@@ -165,32 +166,82 @@ def test_an_index_of_another_recipe_is_rebuilt_with_one_line(catalog: Catalog, t
     assert again.stats.bm25_loaded and not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 
-def test_a_dense_index_of_another_recipe_is_rebuilt_with_one_line(catalog: Catalog, tmp_path: Path,
-                                                                caplog: pytest.LogCaptureFixture) -> None:
-    """The same for the dense index, with a real (tiny) encoder: recipe "3" vectors are never mixed with the
-    expanded documents' vectors; the rebuilt folder's bytes equal those of a fresh build (deterministic)."""
+def _tiny_onnx(tmp_path: Path, name: str = "enc") -> object:
     for mod in ("onnxruntime", "onnx", "tokenizers", "safetensors", "faiss"):
         pytest.importorskip(mod)
     from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEncoder
     from tests.tiny_encoder import write_tiny_encoder
 
-    model = write_tiny_encoder(tmp_path / "enc", onnx=True)
+    return OnnxMiniLMEncoder(model_path=write_tiny_encoder(tmp_path / name, onnx=True))
+
+
+# The embedded part of a recipe changed (parameter names in the embedded text), the BM25 part not.
+_DENSE_ONLY = DocumentRecipe("test-dense", sparse=RECIPES["4-expanded"].sparse, dense=("params",))
+
+
+@pytest.mark.parametrize(("first", "second"), [("3", "4-expanded"), ("4-expanded", "3")])
+def test_a_recipe_changing_only_the_bm25_documents_keeps_the_dense_index(
+        catalog: Catalog, tmp_path: Path, caplog: pytest.LogCaptureFixture, first: str, second: str) -> None:
+    """Recipes "3" and "4-expanded" embed the same texts: switching between them rebuilds the BM25 index (one line)
+    but loads the dense folder as it is (no re-embedding, its files untouched, no line about it)."""
+    encoder = _tiny_onnx(tmp_path)
     index_dir = tmp_path / "index"
-    CatalogSearcher(catalog, embeddings=OnnxMiniLMEncoder(model_path=model), index_dir=index_dir, progress=False,
-                    documents="3").build()
-    with caplog.at_level(logging.WARNING, logger="langgraph_anytool.catalog.index_store"):
-        new = CatalogSearcher(catalog, embeddings=OnnxMiniLMEncoder(model_path=model), index_dir=index_dir,
-                              progress=False)
+    old = CatalogSearcher(catalog, embeddings=encoder, index_dir=index_dir, progress=False, documents=first)  # type: ignore[arg-type]
+    old.build()
+    dense_path = old.index_path()
+    assert dense_path is not None
+    before = _folder_bytes(dense_path)
+    with caplog.at_level(logging.WARNING, logger="langgraph_anytool.catalog"):
+        new = CatalogSearcher(catalog, embeddings=encoder, index_dir=index_dir, progress=False, documents=second)  # type: ignore[arg-type]
+        new.build()
+    assert new.index_path() == dense_path and new.stats.dense_loaded and new.stats.embedded_documents == 0
+    assert _folder_bytes(dense_path) == before
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1 and "rebuilding the BM25 index" in lines[0], lines
+    assert not new.stats.bm25_loaded
+
+
+def test_a_recipe_changing_the_embedded_text_rebuilds_the_dense_index_with_one_line(
+        catalog: Catalog, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A recipe whose embedded text differs rebuilds the dense index, one warning line naming both recipes, and
+    keeps the BM25 folder when its BM25 documents are the same; the rebuilt dense folder's bytes equal those of a
+    fresh build (deterministic), and loading it again says nothing."""
+    encoder = _tiny_onnx(tmp_path)
+    index_dir = tmp_path / "index"
+    CatalogSearcher(catalog, embeddings=encoder, index_dir=index_dir, progress=False,  # type: ignore[arg-type]
+                    documents="4-expanded").build()
+    with caplog.at_level(logging.WARNING, logger="langgraph_anytool.catalog"):
+        new = CatalogSearcher(catalog, embeddings=encoder, index_dir=index_dir, progress=False,  # type: ignore[arg-type]
+                              documents=_DENSE_ONLY)
         new.build()
     dense_path = new.index_path()
-    assert dense_path is not None and not new.stats.dense_loaded
-    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and "the dense index" in r.getMessage()]
-    assert len(lines) == 1 and f"rebuilding the dense index {dense_path}" in lines[0], lines
-    fresh = CatalogSearcher(catalog, embeddings=OnnxMiniLMEncoder(model_path=model), index_dir=tmp_path / "fresh",
-                            progress=False)
+    assert dense_path is not None and not new.stats.dense_loaded and new.stats.bm25_loaded
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1 and "\n" not in lines[0], lines
+    assert f"rebuilding the dense index {dense_path}" in lines[0]
+    assert "built with document recipe '4-expanded' and search now uses 'test-dense'" in lines[0]
+    fresh = CatalogSearcher(catalog, embeddings=encoder, index_dir=tmp_path / "fresh", progress=False,  # type: ignore[arg-type]
+                            documents=_DENSE_ONLY)
     fresh.build()
-    assert fresh.index_path() is not None
     assert _folder_bytes(dense_path) == _folder_bytes(fresh.index_path())  # type: ignore[arg-type]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="langgraph_anytool.catalog"):
+        again = CatalogSearcher(catalog, embeddings=encoder, index_dir=index_dir, progress=False,  # type: ignore[arg-type]
+                                documents=_DENSE_ONLY)
+        again.build()
+    assert again.stats.dense_loaded and again.stats.bm25_loaded
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_recipes_alike_cover_only_their_part() -> None:
+    """`alike_recipes` groups recipes by what one index holds: "3" and "4-expanded" share the embedded text, not
+    the BM25 documents; a recipe changing the embedded text shares 4-expanded's BM25 documents only."""
+    assert {"3", "4-expanded"} <= alike_recipes(RECIPES["3"], "dense")
+    assert "4-expanded" not in alike_recipes(RECIPES["3"], "sparse")
+    assert "test-dense" not in alike_recipes(RECIPES["3"], "dense")
+    assert "4-expanded" in alike_recipes(_DENSE_ONLY, "sparse")
+    assert RECIPES["3"].dense_key() != DocumentRecipe("x", dense=("params",)).dense_key()
+    assert DocumentRecipe("x", tool_words=5).dense_key() == RECIPES["3"].dense_key()  # unused settings do not count
 
 
 def test_a_new_encoder_beside_another_ones_index_says_why(catalog: Catalog, tmp_path: Path,
