@@ -146,11 +146,14 @@ class DocumentRecipe:
         """Everything that shapes the embedded texts, and nothing else: a recipe that changes only the BM25 part
         keeps the dense index (its vectors would be the same)."""
         return (tuple(sorted(self.dense)), self.tool_words if "tool_description" in self.dense else None,
-                self.dense_keys if "response_keys" in self.dense else None)
+                self.dense_keys if "response_keys" in self.dense else None,
+                PSEUDO_QUERY_TEMPLATES if "pseudo_queries" in self.dense else None)
 
 
 _SPARSE_SECTIONS = frozenset({"response_keys"})
-_DENSE_SECTIONS = frozenset({"tool_description", "params", "response_keys"})
+_DENSE_SECTIONS = frozenset({"tool_description", "params", "response_keys", "category", "pseudo_queries"})
+# The templates of `pseudo_queries`: part of a recipe's `dense_key`, so that changing them rebuilds the dense index.
+PSEUDO_QUERY_TEMPLATES = "1"
 
 
 def _params_text(api: Api) -> str:
@@ -173,7 +176,46 @@ def api_dense_text(api: Api, tool_description: str = "", recipe: DocumentRecipe 
         keys = response_keys(api.template_response, recipe.dense_keys)
         if keys:
             parts.append("Returns: " + ", ".join(keys) + ".")
+    if "category" in recipe.dense and api.category.strip():
+        parts.append(f"Category: {humanize(api.category)}.")
     return " ".join(parts)
+
+
+def _first_sentence(text: str, words: int) -> str:
+    return _first_words(_SENTENCE_END.split(text.strip(), maxsplit=1)[0].strip().rstrip(".?!;"), words)
+
+
+def pseudo_queries(api: Api) -> list[str]:
+    """Requests an API answers, made from its own catalog fields by fixed templates (no model, no labels):
+
+    - what it does, with its tool: `<first sentence of the description> with <tool>` (`<api name> with <tool>`
+      when it has no description);
+    - what it returns: `Get the <first 5 response keys> for a <first 2 parameter names>.`, when it has a template;
+    - what it takes: `<Api name> by <first 3 parameter names>.`, when it has parameters;
+    - where it sits: `<tool> <api name> (<category>)`.
+
+    Deterministic: the same API gives the same texts, in this order, without repeats."""
+    name = humanize(api.name).lower()
+    tool = humanize(api.tool_name)
+    params = [humanize(p.name).lower() for p in api.params]
+    keys = response_keys(api.template_response, 8)
+    what = _first_sentence(api.description, 25)
+    out = [f"{what or name} with {tool}"]
+    if keys:
+        out.append(f"Get the {', '.join(keys[:5])}" + (f" for a {' and '.join(params[:2])}" if params else "") + ".")
+    if params:
+        out.append(f"{name[:1].upper()}{name[1:]} by {', '.join(params[:3])}.")
+    out.append(f"{tool} {name} ({humanize(api.category)})")
+    return list(dict.fromkeys(t for t in out if t.strip()))
+
+
+def api_dense_texts(api: Api, tool_description: str = "", recipe: DocumentRecipe | None = None) -> list[str]:
+    """Every text embedded for an API: `api_dense_text`, then the recipe's pseudo-queries (each its own vector;
+    search ranks an API at its best one)."""
+    text = api_dense_text(api, tool_description, recipe)
+    if recipe is None or "pseudo_queries" not in recipe.dense:
+        return [text]
+    return list(dict.fromkeys([text, *pseudo_queries(api)]))
 
 
 def api_document(api: Api, tool_description: str = "", recipe: DocumentRecipe | None = None) -> str:

@@ -40,7 +40,7 @@ from .documents import (
     DOCUMENT_VERSION,
     DocumentRecipe,
     alike_recipes,
-    api_dense_text,
+    api_dense_texts,
     api_document,
     category_document,
     recipe_named,
@@ -123,6 +123,8 @@ class _Level:
         self.size = size
         self.bm25 = bm25  # bm25s.BM25 when built, Bm25Arrays when loaded (None when the level is empty)
         self.dense: Any = None  # faiss.Index
+        # the document of each dense vector when a document has several (an API's pseudo-queries), else None
+        self.owners: np.ndarray | None = None
 
     @staticmethod
     def index_bm25(tokens: list[list[str]]) -> Any:
@@ -152,7 +154,11 @@ class _Level:
             if vectors.shape[1] != self.dense.d:
                 raise ValueError(f"the {self.name} dense index holds {self.dense.d}-dimensional vectors and the "
                                  f"encoder gives {vectors.shape[1]}: rebuild it with `anytool index build`")
-            dense = nearest(self.dense, vectors, depth)
+            if self.owners is None:
+                dense = nearest(self.dense, vectors, depth)
+            else:  # max-pooled per document: a document ranks at its best vector
+                fanout = int(np.bincount(self.owners).max())
+                dense = [_first_per_owner(ids, self.owners, depth) for ids in nearest(self.dense, vectors, depth * fanout)]
         return sparse, dense
 
     def components(self, tokens: Sequence[list[str]], vectors: np.ndarray | None,
@@ -265,10 +271,19 @@ class CatalogSearcher:
         return [category_document(c) for c in self._categories]
 
     def _dense_documents(self, name: str) -> list[str]:
-        """The texts to embed: short API texts, the tools' and categories' BM25 documents."""
+        """The texts to embed: short API texts (with the recipe's pseudo-queries, several per API, in API order),
+        the tools' and categories' BM25 documents."""
         if name == "apis":
-            return [api_dense_text(a, t.description, self.recipe) for t in self._tools for a in t.apis]
+            return [text for t in self._tools for a in t.apis for text in api_dense_texts(a, t.description, self.recipe)]
         return self._sparse_documents(name)
+
+    def _dense_owners(self) -> np.ndarray | None:
+        """The API position of each embedded API text when some API has several (pseudo-queries), else None."""
+        per_api = np.array([len(api_dense_texts(a, t.description, self.recipe)) for t in self._tools for a in t.apis],
+                           dtype=np.int64)
+        if not len(per_api) or int(per_api.max()) <= 1:
+            return None
+        return np.repeat(np.arange(len(per_api)), per_api)
 
     def _build(self) -> None:
         counts = self._counts()
@@ -315,6 +330,10 @@ class CatalogSearcher:
         self.stats.index_path = str(path)
         model = embeddings_id(self.embeddings)
         dimension = getattr(self.embeddings, "dimension", None)  # known without embedding for our encoders
+        owners = self._dense_owners()
+        if owners is not None:  # several vectors per API: the API level holds one per text
+            counts = {**counts, "apis": len(owners)}
+            levels["apis"].owners = owners
         loaded = load_faiss(path, counts, model=model, dimension=dimension if isinstance(dimension, int) else None,
                             documents=self.recipe.id, alike=alike_recipes(self.recipe, "dense"))
         if loaded is None:
@@ -598,6 +617,13 @@ def _max_per_group(values: np.ndarray, groups: np.ndarray, size: int) -> np.ndar
         starts = np.flatnonzero(np.concatenate([[True], groups[1:] != groups[:-1]]))
         out[:, groups[starts]] = np.maximum.reduceat(values, starts, axis=1)
     return out
+
+
+def _first_per_owner(ids: np.ndarray, owners: np.ndarray, depth: int) -> np.ndarray:
+    """The documents of ranked vector positions `ids`, each at its first (best) place, the `depth` first."""
+    docs = owners[ids]
+    _, first = np.unique(docs, return_index=True)
+    return docs[np.sort(first)][:depth]
 
 
 def _best(scores: np.ndarray, k: int) -> list[int]:

@@ -8,6 +8,7 @@ import json
 import logging
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from langgraph_anytool.catalog import Catalog
@@ -17,10 +18,13 @@ from langgraph_anytool.catalog.documents import (
     DocumentRecipe,
     alike_recipes,
     api_dense_text,
+    api_dense_texts,
     api_document,
+    pseudo_queries,
     recipe_named,
     response_keys,
 )
+from langgraph_anytool.catalog.fusion import FusionWeights
 from langgraph_anytool.catalog.search import CatalogSearcher
 
 
@@ -271,3 +275,66 @@ def test_a_new_encoder_beside_another_ones_index_says_why(catalog: Catalog, tmp_
     with caplog.at_level(logging.WARNING, logger="langgraph_anytool.catalog.search"):
         CatalogSearcher(catalog, embeddings=second, index_dir=index_dir, progress=False).build()
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+_PSEUDO = DocumentRecipe("test-pseudo", sparse=("response_keys",), dense=("pseudo_queries",))
+
+
+def test_pseudo_queries_are_made_from_the_apis_own_fields(catalog: Catalog) -> None:
+    """Template pseudo-queries: what the API does with its tool, what it returns for which inputs, what it takes,
+    where it sits; an API without parameters or template gets only the templates it has fields for; the embedded
+    texts are the API's text first, then its pseudo-queries, and a recipe without them embeds one text."""
+    api, tool_description = _api(catalog, "searchFlights")
+    assert pseudo_queries(api) == [  # type: ignore[arg-type]
+        "Search flights with Sky Fare",
+        "Get the itineraries, carrier name, total price for a origin iata and depart date.",
+        "Search flights by origin iata, depart date.",
+        "Sky Fare search flights (Travel)"]
+    texts = api_dense_texts(api, tool_description, _PSEUDO)  # type: ignore[arg-type]
+    assert texts == [api_dense_text(api, tool_description, _PSEUDO), *pseudo_queries(api)]  # type: ignore[arg-type]
+    bare, _ = _api(catalog, "airports")
+    assert pseudo_queries(bare) == ["List airports with Sky Fare", "Sky Fare airports (Travel)"]  # type: ignore[arg-type]
+    assert api_dense_texts(api, tool_description, RECIPES["4-expanded"]) == [  # type: ignore[arg-type]
+        api_dense_text(api, tool_description, RECIPES["4-expanded"])]  # type: ignore[arg-type]
+
+
+def test_an_api_with_several_vectors_ranks_at_its_best_one(catalog: Catalog, tmp_path: Path) -> None:
+    """With pseudo-queries the API level holds one vector per text; the dense ranking lists each API once, at the
+    place of its best vector (max-pooling), and never more than `depth` APIs."""
+    pytest.importorskip("faiss")
+    from tests.catalog.test_search import FakeEmbeddings
+
+    searcher = CatalogSearcher(catalog, embeddings=FakeEmbeddings(), index_dir=tmp_path / "i", progress=False,
+                               documents=_PSEUDO)
+    searcher.build()
+    level = searcher._levels["apis"]
+    n_texts = len(searcher._dense_documents("apis"))
+    assert level.owners is not None and level.dense.ntotal == n_texts > level.size == 3
+    # a query equal to one of hotelReviews' pseudo-queries and to none of its own text's words but "reviews"
+    vector = np.asarray([FakeEmbeddings().embed_query("Get the reviews, guest name, rating for a hotel id.")],
+                        dtype=np.float32)
+    for depth in (1, 2, 3, 50):
+        _, dense = level.ranked([["x"]], vector, FusionWeights(depth=depth))
+        ranked = [searcher._apis[int(i)].name for i in dense[0]]
+        assert ranked[0] == "hotelReviews" and len(ranked) == len(set(ranked)) == min(depth, 3), ranked
+    assert [h.api for h in searcher.search_apis("guest name rating for a hotel", 1)] == ["hotelReviews"]
+
+
+def test_the_same_catalog_gives_the_same_pseudo_query_index_bytes(tmp_path: Path) -> None:
+    """Pseudo-queries are built at index time from the catalog alone: two catalogs loaded from the same files give
+    byte-identical dense and BM25 folders with a real (tiny) encoder; the folder loads again as it is."""
+    encoder = _tiny_onnx(tmp_path)
+    folders = []
+    for name in ("a", "b"):
+        searcher = CatalogSearcher(Catalog.from_toolbench(_write_catalog(tmp_path / name / "tools")),
+                                   embeddings=encoder, index_dir=tmp_path / f"i{name}", progress=False,  # type: ignore[arg-type]
+                                   documents=_PSEUDO)
+        searcher.build()
+        assert searcher.stats.embedded_documents == len(searcher._dense_documents("apis")) + 2 + 1
+        folders.append((searcher.index_path(), searcher.bm25_path()))
+    (dense_a, bm25_a), (dense_b, bm25_b) = folders
+    assert _folder_bytes(dense_a) == _folder_bytes(dense_b) and _folder_bytes(bm25_a) == _folder_bytes(bm25_b)  # type: ignore[arg-type]
+    again = CatalogSearcher(Catalog.from_toolbench(tmp_path / "a" / "tools"), embeddings=encoder,  # type: ignore[arg-type]
+                            index_dir=tmp_path / "ia", progress=False, documents=_PSEUDO)
+    again.build()
+    assert again.stats.dense_loaded and again._levels["apis"].owners is not None
