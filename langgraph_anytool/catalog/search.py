@@ -15,9 +15,11 @@ encoded a second time (`FusionWeights.encode_whole`); recent texts come from the
 Every index persists under `index_dir` (default: env ``ANYTOOL_INDEX_DIR``, else ``~/.cache/langgraph-anytool/
 index``): BM25 in a folder keyed by the catalog fingerprint and the document format version, dense vectors in one
 keyed also by the embedding model id, so a second start neither re-tokenises nor re-embeds; both are read memory-
-mapped (`index_store`). A level's dense index is exact up to `dense_index.ANN_THRESHOLD` documents, IVF + 8-bit SQ
-above (the tool level too: at 200k APIs its 66k tools took 128 ms per exact search on the busy machine, 16 ms as
-IVF, which kept 98.0 % of the exact top-200).
+mapped (`index_store`); the dense folder is kept when only the BM25 part of the document recipe changes, and the
+BM25 folder when only the embedded part does. A recipe with pseudo-queries (`documents.pseudo_queries`) gives an API
+several vectors: the dense ranking lists each API once, at its best vector (max-pooling). A level's dense index is
+exact up to `dense_index.ANN_THRESHOLD` documents, IVF + 8-bit SQ above (the tool level too: at 200k APIs its 66k
+tools took 128 ms per exact search on the busy machine, 16 ms as IVF, which kept 98.0 % of the exact top-200).
 """
 
 from __future__ import annotations
