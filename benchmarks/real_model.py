@@ -93,6 +93,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--set", action="append", default=[], dest="settings", metavar="FIELD=VALUE",
                    help="more --set options for every run")
     p.add_argument("--json", metavar="FILE", default=None, help="also write the rows as JSON")
+    p.add_argument("--requests", metavar="FILE", default=None,
+                   help="also write every recorded request as JSON lines (its messages' text, the reply's text, "
+                        "the offered functions' names, whether it was constrained or held to a grammar)")
     args = p.parse_args(argv)
     if args.base_url and not args.model:
         p.error("--base-url needs --model NAME")
@@ -167,6 +170,13 @@ def run_one(args: argparse.Namespace, proxy: RecordingProxy, base_url: str, mode
     if "Traceback (most recent call last)" in out + err:
         status += " (traceback)"
     chats = proxy.chats()
+    if args.requests:
+        with Path(args.requests).open("a", encoding="utf-8") as f:
+            for e in chats:
+                f.write(json.dumps({"model": model, "mode": mode, "query": query, "text": e.text,
+                                    "reply": e.reply_text, "offered": sorted(e.offered), "constrained": e.constrained,
+                                    "grammar": e.grammar, "decision": e.decision, "prompt_tokens": e.prompt_tokens,
+                                    "finish_reason": e.finish_reason}, ensure_ascii=False) + "\n")
     answered = [e for e in chats if e.ok]
     attempts = result.get("solver_attempts") or []
     calls = [c for e in answered for c in e.function_calls()]

@@ -228,6 +228,10 @@ class AnyToolConfig:
     # judge's prompts are then the authors' constants, read from it with `ast` (never imported or executed; see
     # paper_prompts/anytool.py); None: our own prompts. Fixed when the graph is built.
     prompts_from: str | None = None
+    # the path of the user's own clone of X-PLUG/Multi-LLM-Agent: the α-UMi solver's roles (`solver="umi"`) then
+    # send the inputs and settings of its run-time pipeline (ToolBench-multiLLM `collab_agent_model.py`
+    # `CollbaAgentV3`, prompts read with `ast` from its `Downstream_tasks/prompt_lib.py`; nodes/solver/umi_authors.py)
+    umi_prompts_from: str | None = None
     # slow servers (guard.py): a call to a local (loopback) OpenAI-compatible server is streamed, so that a slow
     # one is waited for as long as it keeps sending and a silent one is told apart; `stall_timeout` is how long it
     # may send nothing (before its first token: reading the prompt; after it: between tokens)
@@ -269,6 +273,8 @@ class AnyToolConfig:
                                   f"got {value!r}")
         if self.prompts_from is not None:
             self._check_prompts_from()
+        if self.umi_prompts_from is not None:
+            self._check_umi_prompts_from()
         if not isinstance(self.models, Mapping):
             raise ConfigError("AnyToolConfig.models must map roles to 'provider:model' strings")
         object.__setattr__(self, "text_mode_roles", tuple(self.text_mode_roles))
@@ -308,6 +314,22 @@ class AnyToolConfig:
             anytool_book(value)
         except PromptSourceError as exc:
             raise ConfigError(f"AnyToolConfig.prompts_from: {exc}") from None
+
+    def _check_umi_prompts_from(self) -> None:
+        """`umi_prompts_from` must be a checkout of X-PLUG/Multi-LLM-Agent whose run-time prompts load."""
+        from .paper_prompts import PromptSourceError, umi_run_book
+
+        value = self.umi_prompts_from
+        if isinstance(value, os.PathLike):
+            value = os.fspath(value)
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError("AnyToolConfig.umi_prompts_from must be the path of a clone of X-PLUG/Multi-LLM-Agent, "
+                              f"got {value!r}")
+        object.__setattr__(self, "umi_prompts_from", value)
+        try:
+            umi_run_book(value)
+        except PromptSourceError as exc:
+            raise ConfigError(f"AnyToolConfig.umi_prompts_from: {exc}") from None
 
     @classmethod
     def paper(cls, **overrides: Any) -> AnyToolConfig:

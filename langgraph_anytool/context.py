@@ -3,7 +3,7 @@
 `graph.invoke(input, config, context={"max_api_pool": 16, "model": "openai:gpt-4o-mini"})` overrides, for that
 run only, what the graph was built with; a field left unset (None) keeps the build-time value. The fields are
 every `AnyToolConfig` field except those fixed when the graph is built (`execution`, `request_timeout`,
-`prompts_from`), plus `model` (the
+`prompts_from`, `umi_prompts_from`), plus `model` (the
 default chat model, "provider:model" or "offline"), `models` (per-role overrides) and `profile` ("paper":
 `AnyToolConfig.paper()` under the other fields). The class is generated from `AnyToolConfig`, so the two cannot
 drift apart; LangGraph Studio shows its fields.
@@ -25,7 +25,7 @@ from .config import PAPER_SETTINGS, AnyToolConfig, ConfigError, Profile, unknown
 
 # fixed when the graph is built: the executor kind, and the request timeout its models' clients are made with
 # and the authors' prompts (a checkout on the machine that builds the graph)
-BUILD_TIME_FIELDS = frozenset({"execution", "request_timeout", "prompts_from"})
+BUILD_TIME_FIELDS = frozenset({"execution", "request_timeout", "prompts_from", "umi_prompts_from"})
 
 
 def _context_class() -> type:

@@ -24,7 +24,10 @@ passrate --protocol sopr|toolllm --prompts-from` (`passrate_stabletoolbench`; St
 check_is_solved` → `tooleval.py function_call` → `OpenaiPoolRequest.request`), OPPO task 7's two evaluator prompts
 (`oppo_task7`; `eval_func.py _check_answer`, `_extract_tools` → `_get_gpt_response`), and α-UMi's planner, caller
 and summarizer inputs of `eval steps --mode multi --prompts-from` (`umi_infer`; Multi-LLM-Agent `infer_pipeline.py
-build_infer_samples` and `infer`'s loops), `paper()`'s DFSDT solver (`solver_anytool`: its first request, the
+build_infer_samples` and `infer`'s loops), the α-UMi solver's requests in a run with `umi_prompts_from`
+(`umi_run`: two steps, planner → caller then planner → summarizer; ToolBench-multiLLM `collab_agent_model.py
+CollbaAgentV3.parse` / `prediction`, `rapidapi.py api_json_to_openai_json`; our side with `probe_endpoints` off, so
+that the recorder sees the chat requests alone), `paper()`'s DFSDT solver (`solver_anytool`: its first request, the
 request after a call, the diversity request after a restart; `solver_seeded_anytool`: a solve seeded from the
 previous chain; rapidapi.py, DFS.py, chatgpt_function_model.py → call_gpt) and ToolLLM's solvability check of `eval
 passrate --protocol toolllm` (`toolllm_solvable`; StableToolBench `rtl.py check_task_solvable`). A case is a parent function here (ours, and the comparison) and, by the
@@ -708,6 +711,62 @@ def umi_infer(clone: Path, report: Report) -> None:
                    "infer_pipeline.py build_infer_samples, infer)", ours, authors)
 
 
+# α-UMi's run-time pipeline: one hand-made ToolBench tool (ToolBench's layout: `api_list` entries with `name`,
+# `description`, typed parameters), the same observation given to both sides' history, the scripted outputs of the
+# two steps' model calls (planner without a decision → caller; planner "Next: conclusion." → summarizer)
+UMI_TOOL = {"tool_name": "Weather Now", "standardized_name": "weather_now", "tool_description": "Weather data. ",
+            "api_list": [{"name": "Current weather", "description": " Current weather of a city — °C. ",
+                          "required_parameters": [{"name": "city", "type": "STRING", "description": "the city",
+                                                   "default": ""}],
+                          "optional_parameters": [{"name": "days", "type": "NUMBER", "description": " ",
+                                                   "default": ""}]},
+                         {"name": "Radar", "description": "", "required_parameters": [],
+                          "optional_parameters": [{"name": "zoom", "type": "BOOLEAN", "description": "zoom level",
+                                                   "default": ""}]}]}
+UMI_OUTPUTS = [": I should ask the weather API for Paris.",
+               'Action: current_weather_for_weather_now\nAction Input: {"city": "Paris"}',
+               "I have the weather. Next: conclusion. more", "It is 21 C in Paris."]
+
+
+def umi_run(clone: Path, report: Report) -> None:
+    """`--set solver=umi --set umi_prompts_from=CLONE`: one run's two α-UMi steps (planner → caller, then planner →
+    summarizer) beside X-PLUG/Multi-LLM-Agent ToolBench-multiLLM `collab_agent_model.py` `CollbaAgentV3.parse` /
+    `prediction` (tools by `rapidapi.py api_json_to_openai_json`, the conversation as DFS.py keeps it), run in the
+    child on the same tool, outputs and observation. Compared: each request's one user message (the authors' whole
+    `prompt`) and its settings (`temperature`, `max_new_tokens` read as `max_tokens`, `stop` as a one-element
+    list)."""
+    from langgraph_anytool.graphs.solver import build_solver_graph
+    from langgraph_anytool.tools.pipeline import ApiExecutor
+
+    tool = parse_tool(UMI_TOOL, category="Weather", source="request_diff")
+    catalog = Catalog([Category("Weather", tools=(tool,))])
+    pool = [{"api_id": api.id, "function_name": catalog.function_name(api.id), "tool": tool.name,
+             "category": "Weather", "score": 1.0} for api in tool.apis]
+    outputs = list(UMI_OUTPUTS)
+    with Recorder(lambda body: outputs.pop(0) if "messages" in body else "") as rec:
+        deps = Deps(catalog=catalog, models=ModelSet(default=chat(rec.base_url), by_role={}),
+                    executor=ApiExecutor.for_catalog(catalog, kind="template"),
+                    config=AnyToolConfig(solver="umi", umi_prompts_from=str(clone), probe_endpoints=False),
+                    signals=RunSignals())
+        out = build_solver_graph(deps).invoke({"query": QUERY, "run_key": "r", "round": 1, "api_pool": pool,
+                                               "previous_attempts": []})
+    tree = out["solver_attempts"][0]["tree"]
+    observation = next(m["content"] for n in tree for m in n["messages"] if m["role"] == "tool")
+    api_list = [{"api_name": a["name"], "api_description": a["description"], "category_name": "Weather",
+                 "required_parameters": a["required_parameters"], "optional_parameters": a["optional_parameters"]}
+                for a in UMI_TOOL["api_list"]]
+    theirs = run_child("umi_run", clone, {
+        "api_list": api_list, "tool": UMI_TOOL["standardized_name"], "query": QUERY, "outputs": UMI_OUTPUTS,
+        "observation": observation, "steps": 2,
+        # qa_pipeline.py's defaults name entries Downstream_tasks/prompt_lib.py lacks; these hold GLPFT's texts
+        "prompt_type": {"planner": "v9_assistant", "caller": "v9_caller", "conclusion": "v9_conclusion"}})
+    authors = [{"messages": [{"role": "user", "content": g["prompt"]}], "temperature": g["temperature"],
+                "max_tokens": g["max_new_tokens"], "stop": [g["stop"]]} for g in theirs["sent"]]
+    report.compare("run --set solver=umi --set umi_prompts_from: α-UMi's planner / caller / planner / summarizer "
+                   "(X-PLUG/Multi-LLM-Agent ToolBench-multiLLM collab_agent_model.py CollbaAgentV3)",
+                   rec.bodies, authors)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--anytool", type=Path, help="a clone of dyabel/AnyTool")
@@ -730,6 +789,7 @@ def main(argv: list[str] | None = None) -> int:
         oppo_task4(args.agent_eval, report)
     if args.multi_llm_agent:
         umi_infer(args.multi_llm_agent, report)
+        umi_run(args.multi_llm_agent, report)
     print(f"\n{report.compared} request(s) compared; {len(report.differing)} with undocumented differences"
           + (": " + "; ".join(report.differing) if report.differing else ""))
     print(f"documented differences applied: dropped {', '.join(DROPPED)}; "

@@ -522,10 +522,55 @@ def stabletoolbench_solvable(clone: Path, inputs: Mapping[str, Any]) -> dict[str
     return {"sent": sent, "available_tools": example["available_tools"]}
 
 
+def umi_run(clone: Path, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Two steps of α-UMi's run-time pipeline (X-PLUG/Multi-LLM-Agent ToolBench-multiLLM): the tools as
+    `rapidapi.py` `rapidapi_wrapper.api_json_to_openai_json` makes `functions_for_input` from `inputs["api_list"]`;
+    the conversation as DFS.py keeps it (`start`: the query as the user's message; after a step: the assistant's
+    message, then the observation `inputs["observation"]`); each step `collab_agent_model.py`
+    `CollbaAgentV3.parse` → `prediction`, `generate_stream` replaced by a recorder of its `gen_params` answering
+    with `inputs["outputs"]` in order. The prompts are `Downstream_tasks/prompt_lib.py` `prompt_dict`, run from the
+    clone; `prompt_type` names the entries `inputs["prompt_type"]` gives (rapidapi.py's dict has no "conclusion"
+    key, which `prediction` reads for the summarizer)."""
+    base = clone / "ToolBench-multiLLM/toolbench"
+    ns: dict[str, Any] = {"json": json, "re": re, "time": time, "print": _quiet}
+    authors_code(base / "inference/Downstream_tasks/prompt_lib.py", [], ns, assigns=("prompt_dict",))
+    authors_code(base / "utils.py", ["standardize", "change_name"], ns)
+    authors_code(base / "inference/utils.py", ["collab_agent_parser"], ns)
+    authors_code(base / "inference/Downstream_tasks/rapidapi.py", ["rapidapi_wrapper.api_json_to_openai_json"], ns)
+    authors_code(base / "inference/LLM/collab_agent_model.py", ["CollbaAgentV3.prediction", "CollbaAgentV3.parse"], ns)
+    sent: list[dict[str, Any]] = []
+    outputs = list(inputs["outputs"])
+
+    def generate_stream(model: Any, tokenizer: Any, params: Mapping[str, Any], *args: Any, **kwargs: Any) -> Any:
+        sent.append(dict(params))
+        return outputs.pop(0), params["prompt"]
+
+    ns["generate_stream"] = generate_stream
+    agent = types.SimpleNamespace(planner_model=None, planner_tokenizer=lambda text: list(text), caller_model=None,
+                                  caller_tokenizer=None, summarizer_model=None, summarizer_tokenizer=None,
+                                  chatio=types.SimpleNamespace(return_output=lambda stream: stream))
+    agent.prediction = types.MethodType(ns["CollbaAgentV3.prediction"], agent)
+    wrapper = types.SimpleNamespace()
+    functions, functions_for_input = [], []
+    for api_json in inputs["api_list"]:
+        made = ns["rapidapi_wrapper.api_json_to_openai_json"](wrapper, api_json, inputs["tool"])
+        functions.append(made[0])
+        functions_for_input.append(made[3])
+    messages: list[dict[str, Any]] = [{"role": "user", "content": inputs["query"], "value": inputs["query"]}]
+    for _step in range(inputs["steps"]):
+        agent.conversation_history = messages
+        message, _, _ = ns["CollbaAgentV3.parse"](agent, functions, functions_for_input, process_id=1,
+                                                 prompt_type=inputs["prompt_type"])
+        messages = [*messages, {k: v for k, v in message.items() if k != "model_input"}]
+        messages.append({"role": "observation", "name": message["function_call"]["name"],
+                         "content": inputs["observation"], "value": inputs["observation"]})
+    return {"sent": sent, "functions_for_input": functions_for_input}
+
+
 CASES: dict[str, Callable[[Path, Mapping[str, Any]], dict[str, Any]]] = {
     "anytool_judge": anytool_judge, "anytool_solvable": anytool_solvable, "anytool_agents": anytool_agents,
     "stabletoolbench_passrate": stabletoolbench_passrate, "oppo_task7": oppo_task7, "oppo_task4": oppo_task4,
-    "oppo_evaluators": oppo_evaluators, "umi_infer": umi_infer, "anytool_solver": anytool_solver,
+    "oppo_evaluators": oppo_evaluators, "umi_infer": umi_infer, "umi_run": umi_run, "anytool_solver": anytool_solver,
     "anytool_seeded_solver": anytool_seeded_solver, "stabletoolbench_solvable": stabletoolbench_solvable}
 
 

@@ -1,7 +1,7 @@
 """A loopback model server that stretches every read it can (issue 34 §1), for the deadline tests and the hardening
 benchmark: it keeps a request alive with bytes that are no reply.
 
-Modes (`HOSTILE_MODES`):
+Modes (`HOSTILE_MODES`, and `USAGE_MODES`):
 - the chat stream's keep-alive forms (`STREAM_MODES`): SSE comment lines (`: keepalive`), blank lines, and `data:`
   chunks whose delta holds no token, one every `every` seconds, for ever, after the stream's headers;
 - a discovery or counting endpoint that drips its reply one byte every `drip_every` seconds, for ever
@@ -9,6 +9,9 @@ Modes (`HOSTILE_MODES`):
   `POST /apply-template` and `POST /tokenize`); the other endpoints answer as the server they belong to would,
   so that the dripping one is asked, and the chat stream then keeps alive with comments;
 - `endless_tokens`: a reply that streams tokens for ever;
+- `usage_then_stall` / `usage_then_comments` (`USAGE_MODES`): a whole reply (its tokens, its finish reason, then the
+  usage chunk with the server's counts `USAGE`), after which the stream's end (`data: [DONE]`) never comes: silence,
+  or SSE comments every `every` seconds (a call that finishes at the deadline: the counts have come, the end has not);
 - `props_flood`: an endless `/props` body sent as fast as the client reads it.
 """
 
@@ -31,6 +34,8 @@ DRIP_MODES: dict[str, tuple[str, str]] = {
     "apply_template": ("POST", "/apply-template"),
     "tokenize": ("POST", "/tokenize"),
 }
+USAGE_MODES = ("usage_then_stall", "usage_then_comments")
+USAGE = {"prompt_tokens": 41, "completion_tokens": 3, "total_tokens": 44}  # what the USAGE_MODES' server counted
 HOSTILE_MODES = (*STREAM_MODES, ENDLESS, *DRIP_MODES, "props_flood")
 FLOOD_CHUNK = b'"' + b"x" * 65_534 + b'",'
 
@@ -40,8 +45,8 @@ class HostileModelServer(LoopbackServer):
 
     def __init__(self, mode: str, *, every: float = 1.0, drip_every: float = 2.0, n_ctx: int = 8192,
                  **kwargs: Any) -> None:
-        if mode not in HOSTILE_MODES:
-            raise ValueError(f"unknown mode {mode!r}; modes are {', '.join(HOSTILE_MODES)}")
+        if mode not in (*HOSTILE_MODES, *USAGE_MODES):
+            raise ValueError(f"unknown mode {mode!r}; modes are {', '.join((*HOSTILE_MODES, *USAGE_MODES))}")
         super().__init__(**kwargs)
         self.mode = mode
         self.every = every
@@ -73,6 +78,8 @@ class HostileModelServer(LoopbackServer):
         if path == "/v1/chat/completions":
             if self.mode == ENDLESS:
                 return Response(200, content_type="text/event-stream", stream=self._tokens())
+            if self.mode in USAGE_MODES:
+                return Response(200, content_type="text/event-stream", stream=self._usage_then_nothing())
             mode = self.mode if self.mode in STREAM_MODES else "comments"
             return Response(200, content_type="text/event-stream", stream=self._keep_alive(mode))
         return Response.json({"error": "not found"}, 404)
@@ -99,6 +106,17 @@ class HostileModelServer(LoopbackServer):
             self.sent += len(piece)
             yield piece
             await asyncio.sleep(self.every / 4)
+
+    async def _usage_then_nothing(self) -> AsyncIterator[bytes]:
+        head = {"id": "c", "object": "chat.completion.chunk", "model": "m"}
+        for choice in ({"delta": {"role": "assistant", "content": "42 km"}, "finish_reason": None},
+                       {"delta": {}, "finish_reason": "stop"}):
+            yield b"data: " + json.dumps({**head, "choices": [{"index": 0, **choice}]}).encode() + b"\n\n"
+        yield b"data: " + json.dumps({**head, "choices": [], "usage": USAGE}).encode() + b"\n\n"
+        while True:  # no `data: [DONE]`, no end of the body
+            await asyncio.sleep(self.every)
+            if self.mode == "usage_then_comments":
+                yield b": keepalive\n\n"
 
     async def _drip(self) -> AsyncIterator[bytes]:
         yield b'{"a": "'

@@ -138,9 +138,22 @@ class DocumentRecipe:
         if unknown:
             raise ValueError(f"document recipe {self.id!r}: unknown section(s) {', '.join(unknown)}")
 
+    def sparse_key(self) -> tuple[object, ...]:
+        """Everything that shapes the BM25 documents (two recipes with equal keys index the same texts)."""
+        return (tuple(sorted(self.sparse)),)
+
+    def dense_key(self) -> tuple[object, ...]:
+        """Everything that shapes the embedded texts, and nothing else: a recipe that changes only the BM25 part
+        keeps the dense index (its vectors would be the same)."""
+        return (tuple(sorted(self.dense)), self.tool_words if "tool_description" in self.dense else None,
+                self.dense_keys if "response_keys" in self.dense else None,
+                PSEUDO_QUERY_TEMPLATES if "pseudo_queries" in self.dense else None)
+
 
 _SPARSE_SECTIONS = frozenset({"response_keys"})
-_DENSE_SECTIONS = frozenset({"tool_description", "params", "response_keys"})
+_DENSE_SECTIONS = frozenset({"tool_description", "params", "response_keys", "category", "pseudo_queries"})
+# The templates of `pseudo_queries`: part of a recipe's `dense_key`, so that changing them rebuilds the dense index.
+PSEUDO_QUERY_TEMPLATES = "1"
 
 
 def _params_text(api: Api) -> str:
@@ -163,7 +176,46 @@ def api_dense_text(api: Api, tool_description: str = "", recipe: DocumentRecipe 
         keys = response_keys(api.template_response, recipe.dense_keys)
         if keys:
             parts.append("Returns: " + ", ".join(keys) + ".")
+    if "category" in recipe.dense and api.category.strip():
+        parts.append(f"Category: {humanize(api.category)}.")
     return " ".join(parts)
+
+
+def _first_sentence(text: str, words: int) -> str:
+    return _first_words(_SENTENCE_END.split(text.strip(), maxsplit=1)[0].strip().rstrip(".?!;"), words)
+
+
+def pseudo_queries(api: Api) -> list[str]:
+    """Requests an API answers, made from its own catalog fields by fixed templates (no model, no labels):
+
+    - what it does, with its tool: `<first sentence of the description> with <tool>` (`<api name> with <tool>`
+      when it has no description);
+    - what it returns: `Get the <first 5 response keys> for a <first 2 parameter names>.`, when it has a template;
+    - what it takes: `<Api name> by <first 3 parameter names>.`, when it has parameters;
+    - where it sits: `<tool> <api name> (<category>)`.
+
+    Deterministic: the same API gives the same texts, in this order, without repeats."""
+    name = humanize(api.name).lower()
+    tool = humanize(api.tool_name)
+    params = [humanize(p.name).lower() for p in api.params]
+    keys = response_keys(api.template_response, 8)
+    what = _first_sentence(api.description, 25)
+    out = [f"{what or name} with {tool}"]
+    if keys:
+        out.append(f"Get the {', '.join(keys[:5])}" + (f" for a {' and '.join(params[:2])}" if params else "") + ".")
+    if params:
+        out.append(f"{name[:1].upper()}{name[1:]} by {', '.join(params[:3])}.")
+    out.append(f"{tool} {name} ({humanize(api.category)})")
+    return list(dict.fromkeys(t for t in out if t.strip()))
+
+
+def api_dense_texts(api: Api, tool_description: str = "", recipe: DocumentRecipe | None = None) -> list[str]:
+    """Every text embedded for an API: `api_dense_text`, then the recipe's pseudo-queries (each its own vector;
+    search ranks an API at its best one)."""
+    text = api_dense_text(api, tool_description, recipe)
+    if recipe is None or "pseudo_queries" not in recipe.dense:
+        return [text]
+    return list(dict.fromkeys([text, *pseudo_queries(api)]))
 
 
 def api_document(api: Api, tool_description: str = "", recipe: DocumentRecipe | None = None) -> str:
@@ -205,8 +257,20 @@ RECIPES: dict[str, DocumentRecipe] = {r.id: r for r in (
     # MiniLM, rrf_k 2, whole 1), Recall@10 / NDCG@5 84.7 / 73.8 → 85.5 / 74.1; adding the tool's description to the
     # embedded text instead lost (84.8 / 73.0), so the embedded text stays the short one (docs/benchmarks.md).
     DocumentRecipe("4-expanded", sparse=("response_keys",)),
+    # 4-expanded + four template pseudo-queries per API (`pseudo_queries`), each its own vector, max-pooled per
+    # API: measured, not the default (docs/benchmarks.md, "Retrieval quality").
+    DocumentRecipe("5-pseudo", sparse=("response_keys",), dense=("pseudo_queries",)),
 )}
 DEFAULT_RECIPE: DocumentRecipe = RECIPES["4-expanded"]
+
+
+def alike_recipes(recipe: DocumentRecipe, part: str) -> frozenset[str]:
+    """The ids of the recipes (`RECIPES` and `recipe` itself) whose `part` ("sparse": the BM25 documents, "dense":
+    the embedded texts) is `recipe`'s: an index folder built with any of them holds this recipe's index of that part
+    and is kept."""
+    key = recipe.sparse_key if part == "sparse" else recipe.dense_key
+    return frozenset({recipe.id} | {r.id for r in RECIPES.values()
+                                    if (r.sparse_key if part == "sparse" else r.dense_key)() == key()})
 
 
 def recipe_named(name: str | None) -> DocumentRecipe:

@@ -16,7 +16,9 @@ the end), so a reader sees the old folder, none, or the new one. Loading checks,
 An absent folder (or one of an older format) is built silently; a folder that fails a check is rebuilt with one
 warning line saying what was wrong; a sound folder built with another document recipe (`documents.DocumentRecipe`,
 recorded as ``documents`` in `meta.json`; "3" before recipes existed) is rebuilt with one line naming both recipes:
-its documents are never mixed with this version's. Writing failures only warn: search still works from memory.
+its documents are never mixed with this version's. Only the part of the recipe an index holds counts: a dense folder
+is kept when the new recipe embeds the same texts (it changed the BM25 documents only), a BM25 folder when the new
+recipe indexes the same BM25 documents (`documents.alike_recipes`). Writing failures only warn: search still works from memory.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import json
 import logging
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, get_args
 
@@ -93,9 +95,10 @@ def _regular(path: Path, file: str) -> Path:
 
 
 def _checked_meta(path: Path, counts: Mapping[str, int], files: set[str], model: str | None,
-                  documents: str | None = None) -> IndexMeta | None:
+                  documents: str | None = None, alike: Collection[str] = ()) -> IndexMeta | None:
     """The folder's checked `meta.json`; None when the folder is absent or of an older format (rebuilt silently);
-    `IndexFault` when it fails a check; `IndexOutdated` when `documents` is given and the folder's recipe differs."""
+    `IndexFault` when it fails a check; `IndexOutdated` when `documents` is given and the folder's recipe is
+    neither it nor one of `alike` (recipes whose documents of this index are the same)."""
     if path.is_symlink():
         raise IndexFault("it is a symbolic link")
     if not path.exists():
@@ -114,7 +117,7 @@ def _checked_meta(path: Path, counts: Mapping[str, int], files: set[str], model:
         raise IndexFault(f"meta.json records sizes {meta.counts}, the catalog has {dict(counts)}")
     if model is not None and meta.model != model:
         raise IndexFault(f"meta.json names encoder {str(meta.model)[:80]!r}, not {model[:80]!r}")
-    if documents is not None and meta.documents != documents:
+    if documents is not None and meta.documents != documents and meta.documents not in alike:
         raise IndexOutdated(f"it was built with document recipe {str(meta.documents)[:20]!r} and search now uses "
                             f"{documents!r}")
     if set(meta.files) != files:
@@ -178,13 +181,14 @@ def _check_faiss(index: Any, name: str, n: int, dimension: int | None) -> None:
 
 
 def load_faiss(path: Path, counts: Mapping[str, int], model: str | None = None,
-               dimension: int | None = None, documents: str | None = None) -> dict[str, Any] | None:
+               dimension: int | None = None, documents: str | None = None,
+               alike: Collection[str] = ()) -> dict[str, Any] | None:
     """The persisted faiss indexes (memory-mapped where faiss can) when complete, checked (see the module
     docstring) and, when `model` is given, built by that encoder (and when `dimension` is given, of vectors of
-    that length; when `documents` is given, from that recipe's documents); None otherwise (one warning line when
-    damaged or built from other documents)."""
+    that length; when `documents` is given, from that recipe's documents or those of a recipe in `alike`); None
+    otherwise (one warning line when damaged or built from other documents)."""
     try:
-        if _checked_meta(path, counts, {f"{name}.faiss" for name in counts}, model, documents) is None:
+        if _checked_meta(path, counts, {f"{name}.faiss" for name in counts}, model, documents, alike) is None:
             return None
         out: dict[str, Any] = {}
         for name, n in counts.items():
@@ -263,14 +267,16 @@ def _check_bm25_level(folder: Path, name: str, n: int) -> Bm25Arrays:
     return Bm25Arrays(data, indices, indptr, vocab, n, str(BUILD_PARAMS["dtype"]))
 
 
-def load_bm25(path: Path, counts: Mapping[str, int], documents: str | None = None) -> dict[str, Any] | None:
+def load_bm25(path: Path, counts: Mapping[str, int], documents: str | None = None,
+              alike: Collection[str] = ()) -> dict[str, Any] | None:
     """The persisted BM25 indexes as `Bm25Arrays` (memory-mapped; numpy alone, no bm25s or SciPy import) when
     complete and checked (see the module docstring) and, when `documents` is given, built from that recipe's
-    documents; None otherwise (one warning line when damaged or built from other documents)."""
+    documents or those of a recipe in `alike`; None otherwise (one warning line when damaged or built from other
+    documents)."""
     files = {f"{name}/{f}" for name in counts for f in BM25_FILES}
     out: dict[str, Any] = {}
     try:
-        if _checked_meta(path, counts, files, None, documents) is None:
+        if _checked_meta(path, counts, files, None, documents, alike) is None:
             return None
         for name, n in counts.items():
             out[name] = _check_bm25_level(path, name, n)

@@ -15,9 +15,11 @@ encoded a second time (`FusionWeights.encode_whole`); recent texts come from the
 Every index persists under `index_dir` (default: env ``ANYTOOL_INDEX_DIR``, else ``~/.cache/langgraph-anytool/
 index``): BM25 in a folder keyed by the catalog fingerprint and the document format version, dense vectors in one
 keyed also by the embedding model id, so a second start neither re-tokenises nor re-embeds; both are read memory-
-mapped (`index_store`). A level's dense index is exact up to `dense_index.ANN_THRESHOLD` documents, IVF + 8-bit SQ
-above (the tool level too: at 200k APIs its 66k tools took 128 ms per exact search on the busy machine, 16 ms as
-IVF, which kept 98.0 % of the exact top-200).
+mapped (`index_store`); the dense folder is kept when only the BM25 part of the document recipe changes, and the
+BM25 folder when only the embedded part does. A recipe with pseudo-queries (`documents.pseudo_queries`) gives an API
+several vectors: the dense ranking lists each API once, at its best vector (max-pooling). A level's dense index is
+exact up to `dense_index.ANN_THRESHOLD` documents, IVF + 8-bit SQ above (the tool level too: at 200k APIs its 66k
+tools took 128 ms per exact search on the busy machine, 16 ms as IVF, which kept 98.0 % of the exact top-200).
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ from .dense_index import ANN_THRESHOLD, build_dense_index, nearest, top_indices
 from .documents import (
     DOCUMENT_VERSION,
     DocumentRecipe,
-    api_dense_text,
+    alike_recipes,
+    api_dense_texts,
     api_document,
     category_document,
     recipe_named,
@@ -122,6 +125,8 @@ class _Level:
         self.size = size
         self.bm25 = bm25  # bm25s.BM25 when built, Bm25Arrays when loaded (None when the level is empty)
         self.dense: Any = None  # faiss.Index
+        # the document of each dense vector when a document has several (an API's pseudo-queries), else None
+        self.owners: np.ndarray | None = None
 
     @staticmethod
     def index_bm25(tokens: list[list[str]]) -> Any:
@@ -151,7 +156,11 @@ class _Level:
             if vectors.shape[1] != self.dense.d:
                 raise ValueError(f"the {self.name} dense index holds {self.dense.d}-dimensional vectors and the "
                                  f"encoder gives {vectors.shape[1]}: rebuild it with `anytool index build`")
-            dense = nearest(self.dense, vectors, depth)
+            if self.owners is None:
+                dense = nearest(self.dense, vectors, depth)
+            else:  # max-pooled per document: a document ranks at its best vector
+                fanout = int(np.bincount(self.owners).max())
+                dense = [_first_per_owner(ids, self.owners, depth) for ids in nearest(self.dense, vectors, depth * fanout)]
         return sparse, dense
 
     def components(self, tokens: Sequence[list[str]], vectors: np.ndarray | None,
@@ -190,7 +199,8 @@ class CatalogSearcher:
     --fit-fusion``, exposed as its `fusion_weights`), else `FusionWeights()`.
     `documents`: the document recipe (`documents.DocumentRecipe` or its id); default: the one a trained encoder was
     trained with (its manifest), else `documents.DEFAULT_RECIPE`. The recipe is stored with the indexes: a folder
-    built with another one is rebuilt, with one line saying why.
+    built with another one is rebuilt, with one line saying why, unless that recipe gives the same documents for
+    that index (the dense index depends on the embedded texts alone, the BM25 one on the BM25 documents alone).
     """
 
     def __init__(
@@ -263,10 +273,19 @@ class CatalogSearcher:
         return [category_document(c) for c in self._categories]
 
     def _dense_documents(self, name: str) -> list[str]:
-        """The texts to embed: short API texts, the tools' and categories' BM25 documents."""
+        """The texts to embed: short API texts (with the recipe's pseudo-queries, several per API, in API order),
+        the tools' and categories' BM25 documents."""
         if name == "apis":
-            return [api_dense_text(a, t.description, self.recipe) for t in self._tools for a in t.apis]
+            return [text for t in self._tools for a in t.apis for text in api_dense_texts(a, t.description, self.recipe)]
         return self._sparse_documents(name)
+
+    def _dense_owners(self) -> np.ndarray | None:
+        """The API position of each embedded API text when some API has several (pseudo-queries), else None."""
+        per_api = np.array([len(api_dense_texts(a, t.description, self.recipe)) for t in self._tools for a in t.apis],
+                           dtype=np.int64)
+        if not len(per_api) or int(per_api.max()) <= 1:
+            return None
+        return np.repeat(np.arange(len(per_api)), per_api)
 
     def _build(self) -> None:
         counts = self._counts()
@@ -284,7 +303,7 @@ class CatalogSearcher:
         path = self.bm25_path()
         self.stats.bm25_path = str(path)
         nonempty = {name: n for name, n in counts.items() if n}
-        loaded = load_bm25(path, nonempty, self.recipe.id) if nonempty else {}
+        loaded = load_bm25(path, nonempty, self.recipe.id, alike_recipes(self.recipe, "sparse")) if nonempty else {}
         if loaded is not None:
             self.stats.bm25_loaded = True
             return {name: _Level(name, n, loaded.get(name)) for name, n in counts.items()}
@@ -313,8 +332,12 @@ class CatalogSearcher:
         self.stats.index_path = str(path)
         model = embeddings_id(self.embeddings)
         dimension = getattr(self.embeddings, "dimension", None)  # known without embedding for our encoders
+        owners = self._dense_owners()
+        if owners is not None:  # several vectors per API: the API level holds one per text
+            counts = {**counts, "apis": len(owners)}
+            levels["apis"].owners = owners
         loaded = load_faiss(path, counts, model=model, dimension=dimension if isinstance(dimension, int) else None,
-                            documents=self.recipe.id)
+                            documents=self.recipe.id, alike=alike_recipes(self.recipe, "dense"))
         if loaded is None:
             _say_why_new_encoder(path, self.catalog.fingerprint(), model)
             loaded = {}
@@ -596,6 +619,13 @@ def _max_per_group(values: np.ndarray, groups: np.ndarray, size: int) -> np.ndar
         starts = np.flatnonzero(np.concatenate([[True], groups[1:] != groups[:-1]]))
         out[:, groups[starts]] = np.maximum.reduceat(values, starts, axis=1)
     return out
+
+
+def _first_per_owner(ids: np.ndarray, owners: np.ndarray, depth: int) -> np.ndarray:
+    """The documents of ranked vector positions `ids`, each at its first (best) place, the `depth` first."""
+    docs = owners[ids]
+    _, first = np.unique(docs, return_index=True)
+    return docs[np.sort(first)][:depth]
 
 
 def _best(scores: np.ndarray, k: int) -> list[int]:

@@ -10,6 +10,12 @@ the tokens arrive, and no text content. The wrapped model runs beside it with ev
 tracers, `call_role`'s stall watch) and a relay that turns its tokens into those chunks; the final message ends the
 run with the parsed call, under the chunks' message id and call id (so `stream_mode="messages"` does not send it
 twice, and the chunks add up to it).
+
+A text-mode call (`Action:` / `Action Input:` text, `nodes/solver/textmode.py`) streams through the same run
+(`streamed_text_call`): its text as content as the tokens arrive (the model's thought and its `Action:` lines; the
+call is the reply's last `Action:`, unknowable while the reply streams), then, once the reply is parsed, one chunk
+with no text whose `tool_call_chunks` are the parsed call (name, the arguments' JSON, the final message's call id,
+index 0), so a reader's chunks add up to the reply's text and the final message's call.
 """
 
 from __future__ import annotations
@@ -17,8 +23,8 @@ from __future__ import annotations
 import contextlib
 import json
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any, TypeVar
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler, CallbackManagerForLLMRun
@@ -29,6 +35,8 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import get_callback_manager_for_config
 
 from ..protocol import text_of
+
+R = TypeVar("R", bound="StreamRelay")
 
 
 class CallPieces:
@@ -120,16 +128,17 @@ def _streams(handler: Any) -> bool:
     return callable(getattr(handler, "tap_output_iter", None)) and callable(getattr(handler, "tap_output_aiter", None))
 
 
-class CallRelay(BaseCallbackHandler):
-    """Handed to the wrapped model: each of its tokens becomes the call's chunks on the streamed run. It has the
-    streaming protocol's two methods, so the model streams when the run does, as it would for the run's handlers."""
+class StreamRelay(BaseCallbackHandler):
+    """Handed to the wrapped model: its tokens become chunks on the streamed run (`_relay`, per kind of call). It has
+    the streaming protocol's two methods, so the model streams when the run does, as it would for the run's
+    handlers."""
 
     run_inline = True
 
-    def __init__(self, run: CallbackManagerForLLMRun, pieces: CallPieces) -> None:
+    def __init__(self, run: CallbackManagerForLLMRun) -> None:
         self.run = run
-        self.pieces = pieces
         self.message_id: str | None = None
+        self.sent = False  # whether a chunk went out (the final message then takes its message id)
 
     def on_llm_new_token(self, token: str | list[str | dict[str, Any]], *,
                          chunk: GenerationChunk | ChatGenerationChunk | None = None, run_id: UUID,
@@ -138,9 +147,15 @@ class CallRelay(BaseCallbackHandler):
         if self.message_id is None and isinstance(message, BaseMessage) and message.id:
             self.message_id = message.id
         delta = text_of(message) if isinstance(message, BaseMessage) else token if isinstance(token, str) else ""
-        for piece in self.pieces.feed(delta or ""):
-            self.run.on_llm_new_token("", chunk=ChatGenerationChunk(message=AIMessageChunk(
-                content="", id=self._id(), tool_call_chunks=[piece])))
+        self._relay(delta or "")
+
+    def _relay(self, delta: str) -> None:
+        raise NotImplementedError
+
+    def _send(self, content: str, pieces: list[ToolCallChunk]) -> None:
+        self.sent = True
+        self.run.on_llm_new_token(content, chunk=ChatGenerationChunk(message=AIMessageChunk(
+            content=content, id=self._id(), tool_call_chunks=pieces)))
 
     def _id(self) -> str:
         if self.message_id is None:
@@ -148,8 +163,8 @@ class CallRelay(BaseCallbackHandler):
         return self.message_id
 
     def end(self, message: AIMessage) -> None:
-        """End the streamed run with the parsed call (under the chunks' message id)."""
-        final = message.model_copy(update={"id": self._id()}) if self.pieces.name is not None else message
+        """End the streamed run with the parsed message (under the chunks' message id)."""
+        final = message.model_copy(update={"id": self._id()}) if self.sent else message
         self.run.on_llm_end(LLMResult(generations=[[ChatGeneration(message=final)]]))
 
     def tap_output_iter(self, run_id: UUID, output: Iterator[Any]) -> Iterator[Any]:
@@ -159,11 +174,58 @@ class CallRelay(BaseCallbackHandler):
         return output
 
 
+class CallRelay(StreamRelay):
+    """A constrained call's relay: each token becomes the call's chunks (`CallPieces`), with no text content."""
+
+    def __init__(self, run: CallbackManagerForLLMRun, pieces: CallPieces) -> None:
+        super().__init__(run)
+        self.pieces = pieces
+
+    def _relay(self, delta: str) -> None:
+        for piece in self.pieces.feed(delta):
+            self._send("", [piece])
+
+
+class TextRelay(StreamRelay):
+    """A text-mode call's relay: the reply's text streams as content as it arrives (the call is the last `Action:`,
+    unknown until the reply ends); `end` sends one last chunk with the parsed call's `tool_call_chunks` (name, the
+    arguments' JSON, the final message's call id, index 0), so the chunks add up to the final message's call. An
+    invalid call gets no chunk: it is on the final message (`on_chat_model_end`) only."""
+
+    def _relay(self, delta: str) -> None:
+        if delta:
+            self._send(delta, [])
+
+    def end(self, message: AIMessage) -> None:
+        # an invalid call (arguments cut or no JSON) sends no chunk: LangChain reads a chunk's arguments as partial
+        # JSON, so a cut object would add up to a valid call the final message does not have
+        if message.tool_calls:
+            self._send("", [tool_call_chunk(name=c["name"], args=json.dumps(c["args"], ensure_ascii=False),
+                                            id=c["id"], index=i) for i, c in enumerate(message.tool_calls)])
+        super().end(message)
+
+
 @contextlib.contextmanager
 def streamed_call(model: Runnable[Any, BaseMessage], messages: list[BaseMessage], config: RunnableConfig,
                   ) -> Iterator[tuple[RunnableConfig, CallRelay | None]]:
     """The config to call `model` with, and the relay (None when the run does not stream: `config` as given). The
     caller ends the relay with the parsed call; an error ends the streamed run as failed."""
+    with _streamed(model, messages, config, lambda run: CallRelay(run, CallPieces(f"json_{uuid.uuid4().hex[:12]}"))
+                   ) as out:
+        yield out
+
+
+@contextlib.contextmanager
+def streamed_text_call(model: Runnable[Any, BaseMessage], messages: list[BaseMessage], config: RunnableConfig,
+                       ) -> Iterator[tuple[RunnableConfig, TextRelay | None]]:
+    """`streamed_call` for a text-mode call (`TextRelay`): its text as content, then its parsed call's chunks."""
+    with _streamed(model, messages, config, TextRelay) as out:
+        yield out
+
+
+@contextlib.contextmanager
+def _streamed(model: Runnable[Any, BaseMessage], messages: list[BaseMessage], config: RunnableConfig,
+              make: Callable[[CallbackManagerForLLMRun], R]) -> Iterator[tuple[RunnableConfig, R | None]]:
     manager = get_callback_manager_for_config(config)
     streaming = [h for h in manager.handlers if _streams(h)]
     if not streaming:
@@ -173,7 +235,7 @@ def streamed_call(model: Runnable[Any, BaseMessage], messages: list[BaseMessage]
     outer.set_handlers(streaming)
     name = model.get_name()
     run = outer.on_chat_model_start({"name": name}, [messages], name=name)[0]
-    relay = CallRelay(run, CallPieces(f"json_{uuid.uuid4().hex[:12]}"))
+    relay = make(run)
     inner = manager.copy()
     for handler in streaming:
         inner.remove_handler(handler)

@@ -105,10 +105,13 @@ def with_tools(runnable: Any, tools: list[Any]) -> Any:
 
 def own_reply_limit(model: Any) -> int | None:
     """The reply limit the model (or the chat model a binding wraps) sets itself: `max_tokens`,
-    `max_completion_tokens` or `num_predict`, else None."""
+    `max_completion_tokens` or `num_predict` (an attribute, or a `.bind(...)` argument), else None."""
     for layer in unwrap(model):
+        bound = getattr(layer, "kwargs", None)
         for attr in ("max_tokens", "max_completion_tokens", "num_predict"):
             value = getattr(layer, attr, None)
+            if value is None and isinstance(bound, dict):
+                value = bound.get(attr)
             if isinstance(value, int) and not isinstance(value, bool) and value > 0:
                 return value
     return None

@@ -465,6 +465,12 @@ def _call_role(model: Runnable[Any, BaseMessage], role: str, prompt: list[BaseMe
                                             **authors_seed(model, role, guard))
             break
         except Exception as exc:
+            if watch is not None and watch.counts:  # the server's usage came before the read was cut (e.g. at the
+                # deadline, while the stream's end had not come): its counts are spent and recorded
+                for key, value in watch.counts.items():
+                    used_extra[key] = used_extra.get(key, 0) + value
+                if on_usage is not None:
+                    on_usage(cast(RoleUsage, dict(watch.counts)))
             kind = classify(exc)
             if kind is None:
                 raise
@@ -518,6 +524,8 @@ def _call_role(model: Runnable[Any, BaseMessage], role: str, prompt: list[BaseMe
             raise _call_error(kind, role, exc, model, retries, capped, overflows > 0, spent=used_extra) from exc
     ai = reply_msg if isinstance(reply_msg, AIMessage) else AIMessage(content=reply_msg.content)
     used = message_usage(ai, messages)
+    # the counts of attempts cut after their usage came (metered then), added to this reply's after `on_usage`
+    earlier = {key: used_extra.pop(key) for key in COUNT_KEYS if key in used_extra}
     if endpoints is not None and not fitted.counted and not used.get("estimated_tokens"):
         endpoints.calibrate(endpoint, int(used.get("input_tokens", 0)), fitted.after)
     cost = profile.cost(int(used.get("input_tokens", 0)), int(used.get("output_tokens", 0)))
@@ -540,6 +548,9 @@ def _call_role(model: Runnable[Any, BaseMessage], role: str, prompt: list[BaseMe
               "the server's count" if fitted.counted else "estimated", window, facts.source or "model profile", cap)
     if on_usage is not None:
         on_usage(used)
+    summed = cast(dict[str, Any], used)
+    for key, value in earlier.items():
+        summed[key] = int(summed.get(key, 0)) + value
     if budget_bound and cut:  # cut at the budget's cap: its tokens are spent, the reply unused
         budget = f"token budget of {guard.token_budget} tokens" if guard.token_budget else "token budget"
         raise ModelCallError(BUDGET_KIND, f"{role} model: {budget} reached: {CUT_AT_CAP} {cap} tokens, what "
@@ -549,6 +560,7 @@ def _call_role(model: Runnable[Any, BaseMessage], role: str, prompt: list[BaseMe
     return ai, used
 
 
+COUNT_KEYS = ("model_calls", "input_tokens", "output_tokens")  # a server's counts of one reply (`_StreamWatch`)
 MAX_OVERFLOW_FITS = 2  # overflow replies met by fitting again, per call
 SHARED_SLOT = 0  # the llama-server slot every request to a shared cache is sent to (`id_slot`)
 MAX_CAPACITY_WAITS = 2  # "context size has been exceeded" replies met by waiting for the cache, per call
@@ -673,10 +685,15 @@ class _StreamWatch(BaseCallbackHandler):
         self.first_token: float | None = None  # seconds after the start
         self.chunks = 0
         self.limits: ReadLimits | None = None
+        self.counts: dict[str, int] = {}  # the server's usage chunk, once it came (a call cut after it keeps it)
 
     def on_llm_new_token(self, token: Any, *, chunk: Any = None, **kwargs: Any) -> None:
         self.chunks += 1
         message = getattr(chunk, "message", None)
+        meta = getattr(message, "usage_metadata", None)
+        if meta and (int(meta.get("input_tokens", 0)) or int(meta.get("output_tokens", 0))):
+            self.counts = {"model_calls": 1, "input_tokens": int(meta.get("input_tokens", 0)),
+                           "output_tokens": int(meta.get("output_tokens", 0))}
         if token or getattr(message, "tool_call_chunks", None):
             if self.first_token is None:
                 self.first_token = time.monotonic() - self.started

@@ -12,7 +12,7 @@ from .book import BookSpec, PromptBook, Slot, load_book, ours_provenance
 from .oppo import oppo_book
 from .source import PromptSourceError, Template
 from .tooleval import tooleval_book
-from .umi import umi_book
+from .umi import umi_book, umi_run_book
 
 __all__ = ["BookSpec", "PromptBook", "PromptSourceError", "Slot", "Template", "anytool_book", "load_book",
-           "oppo_book", "ours_provenance", "prompts_record", "tooleval_book", "umi_book"]
+           "oppo_book", "ours_provenance", "prompts_record", "tooleval_book", "umi_book", "umi_run_book"]

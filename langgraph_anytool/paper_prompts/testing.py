@@ -21,12 +21,14 @@ from .anytool import SPEC as ANYTOOL
 from .book import BookSpec, Slot
 from .oppo import SPEC as OPPO
 from .tooleval import SPEC as TOOLEVAL
+from .umi import RUN_SPEC as UMI_RUN
 from .umi import SPEC as UMI
 
 # a fake ToolEval config.yaml's completion settings: other values than the release's (1000, 0.2, 10), so a test
 # tells the checkout's values from the built-in ones
 FAKE_SETTINGS: Mapping[str, int | float] = {"max_tokens": 900, "temperature": 0.3, "timeout": 11}
-SPECS: Mapping[str, BookSpec] = {"anytool": ANYTOOL, "oppo": OPPO, "tooleval": TOOLEVAL, "umi": UMI}
+SPECS: Mapping[str, BookSpec] = {"anytool": ANYTOOL, "oppo": OPPO, "tooleval": TOOLEVAL, "umi": UMI,
+                           "umi_run": UMI_RUN}
 _ROLE = re.compile(r"^(user|tool)\[(\d+)\]$")
 _NTH = re.compile(r"^(.+)\[(\d+)\]$")  # return[i], target[i]
 _SUBSCRIPT = re.compile(r"^([A-Za-z_]\w*)\[(['\"])(.*)\2\]$")
@@ -104,7 +106,7 @@ def _place(module: _Module, locator: str, value_src: str) -> None:
 
 
 def write_fake_checkout(root: str | Path, repo: str, *, texts: Mapping[str, str] | None = None) -> Path:
-    """Write a fake checkout of `repo` ("anytool", "oppo", "tooleval" or "umi") under `root` and return `root`.
+    """Write a fake checkout of `repo` ("anytool", "oppo", "tooleval", "umi" or "umi_run") under `root` and return `root`.
 
     `texts` replaces the fake text of some slots (by slot name), e.g. to test a constant whose placeholders
     differ from the expected ones."""

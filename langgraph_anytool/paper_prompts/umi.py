@@ -34,3 +34,29 @@ SPEC = BookSpec(
 def umi_book(root: str | Path) -> PromptBook:
     """α-UMi's role prompts of the checkout at `root` (refused in one line when something is missing or differs)."""
     return load_book(SPEC, root)
+
+
+# α-UMi's run-time pipeline (ToolBench-multiLLM `toolbench/inference/LLM/collab_agent_model.py` `CollbaAgentV3`)
+# reads `prompt_dict[prompt_type[...]]` of its own `Downstream_tasks/prompt_lib.py`. `qa_pipeline.py`'s defaults
+# name "toolbench_planner" / "toolbench_caller" / "toolbench_summarizer", which that file does not hold (at f9eeef7);
+# its entries with the same texts as GLPFT's are "v9_assistant", "v9_caller" and "v9_conclusion", read here.
+RUN_PROMPT_LIB = "ToolBench-multiLLM/toolbench/inference/Downstream_tasks/prompt_lib.py"
+
+RUN_SPEC = BookSpec(
+    repo=REPO,
+    marker=RUN_PROMPT_LIB,
+    slots=(
+        ("planner", Slot(RUN_PROMPT_LIB, "prompt_dict['v9_assistant']", "replace",
+                         (("doc", "doc"), ("history", "history")), "the run's planner input")),
+        ("caller", Slot(RUN_PROMPT_LIB, "prompt_dict['v9_caller']", "replace",
+                        (("doc", "doc"), ("history", "history"), ("thought", "thought"), ("tool_names", "tool_names")),
+                        "the run's caller input")),
+        ("summarizer", Slot(RUN_PROMPT_LIB, "prompt_dict['v9_conclusion']", "replace", (("history", "history"),),
+                            "the run's summarizer input")),
+    ),
+)
+
+
+def umi_run_book(root: str | Path) -> PromptBook:
+    """α-UMi's run-time role prompts (`RUN_SPEC`) of the checkout at `root` (refused in one line when missing)."""
+    return load_book(RUN_SPEC, root)

@@ -8,6 +8,7 @@ import json
 import logging
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from langgraph_anytool.catalog import Catalog
@@ -15,11 +16,15 @@ from langgraph_anytool.catalog.documents import (
     DEFAULT_RECIPE,
     RECIPES,
     DocumentRecipe,
+    alike_recipes,
     api_dense_text,
+    api_dense_texts,
     api_document,
+    pseudo_queries,
     recipe_named,
     response_keys,
 )
+from langgraph_anytool.catalog.fusion import FusionWeights
 from langgraph_anytool.catalog.search import CatalogSearcher
 
 
@@ -165,32 +170,82 @@ def test_an_index_of_another_recipe_is_rebuilt_with_one_line(catalog: Catalog, t
     assert again.stats.bm25_loaded and not [r for r in caplog.records if r.levelno >= logging.WARNING]
 
 
-def test_a_dense_index_of_another_recipe_is_rebuilt_with_one_line(catalog: Catalog, tmp_path: Path,
-                                                                caplog: pytest.LogCaptureFixture) -> None:
-    """The same for the dense index, with a real (tiny) encoder: recipe "3" vectors are never mixed with the
-    expanded documents' vectors; the rebuilt folder's bytes equal those of a fresh build (deterministic)."""
+def _tiny_onnx(tmp_path: Path, name: str = "enc") -> object:
     for mod in ("onnxruntime", "onnx", "tokenizers", "safetensors", "faiss"):
         pytest.importorskip(mod)
     from langgraph_anytool.catalog.onnx_encoder import OnnxMiniLMEncoder
     from tests.tiny_encoder import write_tiny_encoder
 
-    model = write_tiny_encoder(tmp_path / "enc", onnx=True)
+    return OnnxMiniLMEncoder(model_path=write_tiny_encoder(tmp_path / name, onnx=True))
+
+
+# The embedded part of a recipe changed (parameter names in the embedded text), the BM25 part not.
+_DENSE_ONLY = DocumentRecipe("test-dense", sparse=RECIPES["4-expanded"].sparse, dense=("params",))
+
+
+@pytest.mark.parametrize(("first", "second"), [("3", "4-expanded"), ("4-expanded", "3")])
+def test_a_recipe_changing_only_the_bm25_documents_keeps_the_dense_index(
+        catalog: Catalog, tmp_path: Path, caplog: pytest.LogCaptureFixture, first: str, second: str) -> None:
+    """Recipes "3" and "4-expanded" embed the same texts: switching between them rebuilds the BM25 index (one line)
+    but loads the dense folder as it is (no re-embedding, its files untouched, no line about it)."""
+    encoder = _tiny_onnx(tmp_path)
     index_dir = tmp_path / "index"
-    CatalogSearcher(catalog, embeddings=OnnxMiniLMEncoder(model_path=model), index_dir=index_dir, progress=False,
-                    documents="3").build()
-    with caplog.at_level(logging.WARNING, logger="langgraph_anytool.catalog.index_store"):
-        new = CatalogSearcher(catalog, embeddings=OnnxMiniLMEncoder(model_path=model), index_dir=index_dir,
-                              progress=False)
+    old = CatalogSearcher(catalog, embeddings=encoder, index_dir=index_dir, progress=False, documents=first)  # type: ignore[arg-type]
+    old.build()
+    dense_path = old.index_path()
+    assert dense_path is not None
+    before = _folder_bytes(dense_path)
+    with caplog.at_level(logging.WARNING, logger="langgraph_anytool.catalog"):
+        new = CatalogSearcher(catalog, embeddings=encoder, index_dir=index_dir, progress=False, documents=second)  # type: ignore[arg-type]
+        new.build()
+    assert new.index_path() == dense_path and new.stats.dense_loaded and new.stats.embedded_documents == 0
+    assert _folder_bytes(dense_path) == before
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1 and "rebuilding the BM25 index" in lines[0], lines
+    assert not new.stats.bm25_loaded
+
+
+def test_a_recipe_changing_the_embedded_text_rebuilds_the_dense_index_with_one_line(
+        catalog: Catalog, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A recipe whose embedded text differs rebuilds the dense index, one warning line naming both recipes, and
+    keeps the BM25 folder when its BM25 documents are the same; the rebuilt dense folder's bytes equal those of a
+    fresh build (deterministic), and loading it again says nothing."""
+    encoder = _tiny_onnx(tmp_path)
+    index_dir = tmp_path / "index"
+    CatalogSearcher(catalog, embeddings=encoder, index_dir=index_dir, progress=False,  # type: ignore[arg-type]
+                    documents="4-expanded").build()
+    with caplog.at_level(logging.WARNING, logger="langgraph_anytool.catalog"):
+        new = CatalogSearcher(catalog, embeddings=encoder, index_dir=index_dir, progress=False,  # type: ignore[arg-type]
+                              documents=_DENSE_ONLY)
         new.build()
     dense_path = new.index_path()
-    assert dense_path is not None and not new.stats.dense_loaded
-    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING and "the dense index" in r.getMessage()]
-    assert len(lines) == 1 and f"rebuilding the dense index {dense_path}" in lines[0], lines
-    fresh = CatalogSearcher(catalog, embeddings=OnnxMiniLMEncoder(model_path=model), index_dir=tmp_path / "fresh",
-                            progress=False)
+    assert dense_path is not None and not new.stats.dense_loaded and new.stats.bm25_loaded
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1 and "\n" not in lines[0], lines
+    assert f"rebuilding the dense index {dense_path}" in lines[0]
+    assert "built with document recipe '4-expanded' and search now uses 'test-dense'" in lines[0]
+    fresh = CatalogSearcher(catalog, embeddings=encoder, index_dir=tmp_path / "fresh", progress=False,  # type: ignore[arg-type]
+                            documents=_DENSE_ONLY)
     fresh.build()
-    assert fresh.index_path() is not None
     assert _folder_bytes(dense_path) == _folder_bytes(fresh.index_path())  # type: ignore[arg-type]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="langgraph_anytool.catalog"):
+        again = CatalogSearcher(catalog, embeddings=encoder, index_dir=index_dir, progress=False,  # type: ignore[arg-type]
+                                documents=_DENSE_ONLY)
+        again.build()
+    assert again.stats.dense_loaded and again.stats.bm25_loaded
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+def test_recipes_alike_cover_only_their_part() -> None:
+    """`alike_recipes` groups recipes by what one index holds: "3" and "4-expanded" share the embedded text, not
+    the BM25 documents; a recipe changing the embedded text shares 4-expanded's BM25 documents only."""
+    assert {"3", "4-expanded"} <= alike_recipes(RECIPES["3"], "dense")
+    assert "4-expanded" not in alike_recipes(RECIPES["3"], "sparse")
+    assert "test-dense" not in alike_recipes(RECIPES["3"], "dense")
+    assert "4-expanded" in alike_recipes(_DENSE_ONLY, "sparse")
+    assert RECIPES["3"].dense_key() != DocumentRecipe("x", dense=("params",)).dense_key()
+    assert DocumentRecipe("x", tool_words=5).dense_key() == RECIPES["3"].dense_key()  # unused settings do not count
 
 
 def test_a_new_encoder_beside_another_ones_index_says_why(catalog: Catalog, tmp_path: Path,
@@ -220,3 +275,66 @@ def test_a_new_encoder_beside_another_ones_index_says_why(catalog: Catalog, tmp_
     with caplog.at_level(logging.WARNING, logger="langgraph_anytool.catalog.search"):
         CatalogSearcher(catalog, embeddings=second, index_dir=index_dir, progress=False).build()
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+_PSEUDO = RECIPES["5-pseudo"]  # the template pseudo-queries, measured in docs/benchmarks.md
+
+
+def test_pseudo_queries_are_made_from_the_apis_own_fields(catalog: Catalog) -> None:
+    """Template pseudo-queries: what the API does with its tool, what it returns for which inputs, what it takes,
+    where it sits; an API without parameters or template gets only the templates it has fields for; the embedded
+    texts are the API's text first, then its pseudo-queries, and a recipe without them embeds one text."""
+    api, tool_description = _api(catalog, "searchFlights")
+    assert pseudo_queries(api) == [  # type: ignore[arg-type]
+        "Search flights with Sky Fare",
+        "Get the itineraries, carrier name, total price for a origin iata and depart date.",
+        "Search flights by origin iata, depart date.",
+        "Sky Fare search flights (Travel)"]
+    texts = api_dense_texts(api, tool_description, _PSEUDO)  # type: ignore[arg-type]
+    assert texts == [api_dense_text(api, tool_description, _PSEUDO), *pseudo_queries(api)]  # type: ignore[arg-type]
+    bare, _ = _api(catalog, "airports")
+    assert pseudo_queries(bare) == ["List airports with Sky Fare", "Sky Fare airports (Travel)"]  # type: ignore[arg-type]
+    assert api_dense_texts(api, tool_description, RECIPES["4-expanded"]) == [  # type: ignore[arg-type]
+        api_dense_text(api, tool_description, RECIPES["4-expanded"])]  # type: ignore[arg-type]
+
+
+def test_an_api_with_several_vectors_ranks_at_its_best_one(catalog: Catalog, tmp_path: Path) -> None:
+    """With pseudo-queries the API level holds one vector per text; the dense ranking lists each API once, at the
+    place of its best vector (max-pooling), and never more than `depth` APIs."""
+    pytest.importorskip("faiss")
+    from tests.catalog.test_search import FakeEmbeddings
+
+    searcher = CatalogSearcher(catalog, embeddings=FakeEmbeddings(), index_dir=tmp_path / "i", progress=False,
+                               documents=_PSEUDO)
+    searcher.build()
+    level = searcher._levels["apis"]
+    n_texts = len(searcher._dense_documents("apis"))
+    assert level.owners is not None and level.dense.ntotal == n_texts > level.size == 3
+    # a query equal to one of hotelReviews' pseudo-queries and to none of its own text's words but "reviews"
+    vector = np.asarray([FakeEmbeddings().embed_query("Get the reviews, guest name, rating for a hotel id.")],
+                        dtype=np.float32)
+    for depth in (1, 2, 3, 50):
+        _, dense = level.ranked([["x"]], vector, FusionWeights(depth=depth))
+        ranked = [searcher._apis[int(i)].name for i in dense[0]]
+        assert ranked[0] == "hotelReviews" and len(ranked) == len(set(ranked)) == min(depth, 3), ranked
+    assert [h.api for h in searcher.search_apis("guest name rating for a hotel", 1)] == ["hotelReviews"]
+
+
+def test_the_same_catalog_gives_the_same_pseudo_query_index_bytes(tmp_path: Path) -> None:
+    """Pseudo-queries are built at index time from the catalog alone: two catalogs loaded from the same files give
+    byte-identical dense and BM25 folders with a real (tiny) encoder; the folder loads again as it is."""
+    encoder = _tiny_onnx(tmp_path)
+    folders = []
+    for name in ("a", "b"):
+        searcher = CatalogSearcher(Catalog.from_toolbench(_write_catalog(tmp_path / name / "tools")),
+                                   embeddings=encoder, index_dir=tmp_path / f"i{name}", progress=False,  # type: ignore[arg-type]
+                                   documents=_PSEUDO)
+        searcher.build()
+        assert searcher.stats.embedded_documents == len(searcher._dense_documents("apis")) + 2 + 1
+        folders.append((searcher.index_path(), searcher.bm25_path()))
+    (dense_a, bm25_a), (dense_b, bm25_b) = folders
+    assert _folder_bytes(dense_a) == _folder_bytes(dense_b) and _folder_bytes(bm25_a) == _folder_bytes(bm25_b)  # type: ignore[arg-type]
+    again = CatalogSearcher(Catalog.from_toolbench(tmp_path / "a" / "tools"), embeddings=encoder,  # type: ignore[arg-type]
+                            index_dir=tmp_path / "ia", progress=False, documents=_PSEUDO)
+    again.build()
+    assert again.stats.dense_loaded and again._levels["apis"].owners is not None

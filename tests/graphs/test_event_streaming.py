@@ -294,3 +294,78 @@ def test_a_constrained_call_streams_as_tool_call_chunks(reply: str) -> None:
         streamed[0]["data"]["chunk"].tool_call_chunks[0]["id"])
     assert all(meta.get(ROLE_KEY) == "solver" for _, meta in parts)
     _call_chunks([chunk for chunk, _ in parts])  # every part is a chunk: the final message is not sent again
+
+
+TWO_ACTIONS = ('Thought: first the miles\nAction: convert_units\nAction Input: {"value": 1}\n'
+               'No, the marathon.\nAction: convert_units\nAction Input: {"value": 26.2, "unit": "mi"}')
+
+
+@pytest.mark.parametrize(("mode", "reply", "args"), [
+    ("text", TEXT_CALL, {"value": 26.2}), ("text-grammar", TEXT_CALL, {"value": 26.2}),
+    ("text", TWO_ACTIONS, {"value": 26.2, "unit": "mi"})])
+def test_a_text_mode_call_streams_its_parsed_call_as_tool_call_chunks(mode: str, reply: str,
+                                                                      args: dict[str, Any]) -> None:
+    """Before: a text-mode call streamed its `Action:` text as content only, so an app reading
+    `AIMessageChunk.tool_call_chunks` from `astream_events` or `stream_mode="messages"` saw no call. Now the text
+    still streams as content token by token, and once the reply is parsed one last chunk (no text) carries the
+    parsed call — the last `Action:` — as tool_call_chunks (name, the arguments' JSON, index 0) under the final
+    message's call id; the chunks add up to the reply's text and that call, and messages mode does not send the
+    final message again."""
+    from functools import reduce
+
+    from tests.model_servers import LlamaCppServer
+
+    with LlamaCppServer(policy=lambda body: reply, n_ctx=8192, chars_per_token=3.3) as server:
+        events, output = asyncio.run(run_events(prompted_graph(mode, server.base_url), {"query": QUERY}))
+
+        async def messages_mode() -> list[tuple[Any, dict[str, Any]]]:
+            return [part async for part in prompted_graph(mode, server.base_url).astream(
+                {"query": QUERY}, stream_mode="messages")]
+
+        parts = asyncio.run(messages_mode())
+    assert output["calls"] == [("convert_units", args)]
+    ends = [e for e in events if e["event"] == "on_chat_model_end"]
+    assert len(ends) == 1
+    final = ends[0]["data"]["output"]
+    assert [(c["name"], c["args"]) for c in final.tool_calls] == [("convert_units", args)]
+    streamed = [e["data"]["chunk"] for e in events if e["event"] == "on_chat_model_stream"]
+    for chunks in (streamed, [chunk for chunk, _ in parts]):  # every part is a chunk: no final message again
+        assert len([c for c in chunks if c.content]) >= 3  # the text, token by token
+        pieces = [p for c in chunks for p in c.tool_call_chunks]
+        assert [(p["name"], p["id"], p["index"]) for p in pieces] == [("convert_units", final.tool_calls[0]["id"], 0)]
+        assert all(not c.content for c in chunks if c.tool_call_chunks)
+        whole = reduce(lambda a, b: a + b, chunks)
+        assert whole.content == reply
+        assert [(c["name"], c["args"], c["id"]) for c in whole.tool_calls] == [
+            ("convert_units", args, final.tool_calls[0]["id"])]
+        assert len({c.id for c in chunks}) == 1
+    assert all(meta.get(ROLE_KEY) == "solver" for _, meta in parts)
+
+
+@pytest.mark.parametrize("reply", ['Thought: convert\nAction: convert_units\nAction Input: {"value": 26.2, "unit',
+                                   "Thought: nothing to call.\nThe marathon is 42.195 km."])
+def test_a_text_mode_reply_without_a_valid_call_streams_what_was_parsed(reply: str) -> None:
+    """A text-mode reply whose arguments are cut, or with no `Action:`, streams its text and no call chunk (LangChain
+    reads a chunk's arguments as partial JSON: cut arguments would add up to a call the final message does not
+    have; the final message holds the invalid call). Either way messages mode does not send the final message
+    again."""
+    from functools import reduce
+
+    from tests.model_servers import LlamaCppServer
+
+    with LlamaCppServer(policy=lambda body: reply, n_ctx=8192, chars_per_token=3.3) as server:
+        events, output = asyncio.run(run_events(prompted_graph("text", server.base_url), {"query": QUERY}))
+
+        async def messages_mode() -> list[tuple[Any, dict[str, Any]]]:
+            return [part async for part in prompted_graph("text", server.base_url).astream(
+                {"query": QUERY}, stream_mode="messages")]
+
+        parts = asyncio.run(messages_mode())
+    assert output["calls"] == []
+    final = next(e for e in events if e["event"] == "on_chat_model_end")["data"]["output"]
+    streamed = [e["data"]["chunk"] for e in events if e["event"] == "on_chat_model_stream"]
+    for chunks in (streamed, [chunk for chunk, _ in parts]):
+        whole = reduce(lambda a, b: a + b, chunks)
+        assert whole.content == reply and not whole.tool_call_chunks and not whole.tool_calls
+        assert len({c.id for c in chunks}) == 1
+    assert ("Action:" in reply) == bool(final.invalid_tool_calls)

@@ -30,7 +30,15 @@ from langgraph_anytool.models.endpoint import MAX_REPLY_BYTES, NOTHING, Endpoint
 from langgraph_anytool.models.guard import CallGuard
 from langgraph_anytool.models.llm import ModelCallError, call_role, init_model
 from tests.cli_support import cli_error
-from tests.hostile_model_servers import DRIP_MODES, ENDLESS, HOSTILE_MODES, STREAM_MODES, HostileModelServer
+from tests.hostile_model_servers import (
+    DRIP_MODES,
+    ENDLESS,
+    HOSTILE_MODES,
+    STREAM_MODES,
+    USAGE,
+    USAGE_MODES,
+    HostileModelServer,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SLACK = 2.5  # seconds a cut may come after its limit on a busy machine
@@ -205,3 +213,33 @@ def test_anytool_run_ends_with_time_limit_whatever_the_server_sends(mode: str, t
     assert status.startswith("status: time_limit"), (status, stderr[-2000:])
     assert printed - first < LIMIT + 5, printed - first
     assert "callback" not in stderr and "Traceback" not in stderr, stderr[-2000:]
+
+
+@pytest.mark.parametrize("mode", USAGE_MODES)
+@pytest.mark.parametrize("cut", ["deadline", "stall"])
+def test_a_call_cut_after_the_servers_usage_came_keeps_that_usage(mode: str, cut: str,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call that finishes at the deadline: the whole reply and its usage chunk have come, the stream's end has
+    not when the run's deadline (or `stall_timeout`) cuts the read. Before: the cut raised with no usage, so the run
+    recorded one call fewer than the server answered (seen once: 7 of 8). Now the server's counts are recorded: in
+    the failed call's usage (`ModelCallError.usage()`, what the nodes add to the run's usage) and in `on_usage`
+    (the run's token tally)."""
+    metered: list[dict[str, Any]] = []
+    with HostileModelServer(mode, every=0.3) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url + "/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "x")
+        model = init_model("openai:m")
+        started = time.time()
+        run_seconds, stall = (2.0, 60.0) if cut == "deadline" else (60.0, 1.5)
+        guard = CallGuard(endpoints=Endpoints(probe=False), stall_timeout=stall,
+                          deadline=lambda: started + run_seconds)
+        error, took = within(30, lambda: call_role(model, "solver", [HumanMessage("convert 26.2 miles to km")],
+                                                   guard=guard, on_usage=metered.append))
+    assert isinstance(error, ModelCallError), error
+    assert error.kind == ("time_limit" if cut == "deadline" else "timeout"), error
+    assert took < min(run_seconds, stall) + SLACK, took
+    used = error.usage()["solver"]
+    assert (used.get("model_calls"), used.get("input_tokens"), used.get("output_tokens")) == (
+        1, USAGE["prompt_tokens"], USAGE["completion_tokens"]), used
+    assert [(m["input_tokens"], m["output_tokens"]) for m in metered] == [
+        (USAGE["prompt_tokens"], USAGE["completion_tokens"])], metered

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import pytest
-from langchain_core.messages import AIMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langgraph_anytool.config import AnyToolConfig
 from langgraph_anytool.graphs.solver import build_solver_graph
 from langgraph_anytool.models.llm import ModelSet
-from langgraph_anytool.nodes.solver.umi import parse_next
+from langgraph_anytool.nodes.solver.tree import QUERY_LIMIT_NOTE, SolverState, add_child, new_tree
+from langgraph_anytool.nodes.solver.umi import DECISIONS, QUERY_LIMIT, parse_next, planner_decisions, planner_grammar
 from langgraph_anytool.runtime import Deps, RunSignals
 from langgraph_anytool.state import SolverAttempt
 from langgraph_anytool.tools.pipeline import ApiExecutor
@@ -146,3 +147,37 @@ def test_parse_next(text: str, decision: str) -> None:
 def test_parse_next_fallback() -> None:
     decision, note = parse_next("Let us look at the weather.")
     assert decision == "caller" and note
+
+
+# ------------------------------------------------------------------------------------------ the planner's decisions
+def planner_state(*messages: Any, failed: tuple[str, ...] = (), prior: tuple[Any, ...] = ()) -> SolverState:
+    """A solve whose current node is one step holding `messages` (a planner step, its caller's call, observations)."""
+    nodes, child = add_child(new_tree(), 0, list(messages))
+    return cast(SolverState, {"nodes": nodes, "current": child, "failed_seen": list(failed),
+                              "prior_messages": list(prior)})
+
+
+def test_the_planners_decisions_follow_the_steps_state() -> None:
+    """Held to a grammar, the planner may take only what the protocol's state allows (nodes/solver/umi.py
+    `planner_decisions`): the caller before any observation; the summarizer once there is something to answer from;
+    give up once a call failed or the query limit's note says to end; with nothing to call, no caller."""
+    deps = make_deps(ScriptedChatModel(), ScriptedChatModel(), ScriptedChatModel())
+    offered = {CURRENT: "", FORECAST: ""}
+    acted = [AIMessage(content="Call it. Next: caller", name="planner"),
+             AIMessage(content="", tool_calls=[{"name": CURRENT, "args": {"city": "Paris"}, "id": "c1"}])]
+    ok = ToolMessage(content='{"temperature": 21}', tool_call_id="c1", name=CURRENT)
+    failed = ToolMessage(content="error: unknown city", tool_call_id="c1", name=CURRENT, status="error")
+    assert planner_decisions(deps, cast(SolverState, {"nodes": new_tree(), "current": 0, "failed_seen": []}),
+                             offered) == ("caller",)
+    assert planner_decisions(deps, planner_state(*acted, ok), offered) == ("caller", "summarizer")
+    assert planner_decisions(deps, planner_state(*acted, failed), offered) == ("caller", "summarizer", "give_up")
+    assert planner_decisions(deps, planner_state(failed=(CURRENT,)), offered) == ("caller", "give_up")
+    assert planner_decisions(deps, planner_state(prior=(HumanMessage("Hi"),)), offered) == ("caller", "summarizer")
+    ending = HumanMessage(content=QUERY_LIMIT, name=QUERY_LIMIT_NOTE)
+    assert planner_decisions(deps, planner_state(*acted, ok, ending), offered) == DECISIONS
+    assert planner_decisions(deps, planner_state(), {}) == ("summarizer", "give_up")
+    asking = make_deps(ScriptedChatModel(), ScriptedChatModel(), ScriptedChatModel(), ask_user=True)
+    assert planner_decisions(asking, planner_state(), {}) == ("caller",)
+    # the grammar offers exactly those, in the profile's words
+    assert '( "caller" )' in planner_grammar("default", ("caller",))
+    assert '( "caller" | "conclusion" ) "."' in planner_grammar("alpha_umi", ("caller", "summarizer"))

@@ -5,7 +5,7 @@ agents are the offline stand-in, to keep the tier's CPU time small).
 What must hold whatever the model says: the run ends with a documented status, the solver's and the judge's tokens
 arrive as `on_chat_model_stream` events (several per call) carrying the role in their metadata, and the tokens of
 each call add up to the reply the call ended with; a constrained call's arrive as `tool_call_chunks` that add up to
-its call.
+its call; a text-mode call streams its text, then its parsed call as tool_call_chunks.
 """
 
 from __future__ import annotations
@@ -77,3 +77,38 @@ def test_real_model_tokens_stream_with_their_role(servers: Callable[[str], Llama
     chunks = [(c, m) for c, m in parts if type(c).__name__ == "AIMessageChunk"]
     assert chunks and all(m.get(ROLE_KEY) for _, m in chunks)
     assert {m[ROLE_KEY] for _, m in chunks} >= {"solver"}, json.dumps(sorted({m[ROLE_KEY] for _, m in chunks}))
+
+
+def test_real_model_text_mode_call_streams_its_text_then_its_call(servers: Callable[[str], LlamaServer]) -> None:
+    """The solver in text mode (held to one `Action:` call by llama.cpp's grammar): each call's text streams as
+    content token by token, then one chunk with no text carries the parsed call as tool_call_chunks under the final
+    message's call id; a reader's chunks add up to that call."""
+    from functools import reduce
+
+    server = servers(SMOLLM2)
+    real = ChatOpenAI(model=SMOLLM2, base_url=server.base_url, api_key="sk-local-unused")  # type: ignore[arg-type]
+    profile = {SMOLLM2: {"context_window": WINDOW, "tool_calling": True, "input_price": 0, "output_price": 0,
+                         "max_tokens": MAX_TOKENS}}
+    config = AnyToolConfig(max_reflections=0, max_api_calls=1, max_run_seconds=240, model_profiles=profile,
+                           text_mode_roles=["solver"])
+    graph = create_anytool_graph(Catalog.builtin(), "offline", models={"solver": real, "judge": real}, config=config)
+
+    async def events() -> list[dict[str, Any]]:
+        return [e async for e in graph.astream_events({"query": QUERY}, version="v2")]
+
+    seen = asyncio.run(events())
+    final = next(e for e in seen if e["event"] == "on_chain_end" and not e["parent_ids"])["data"]["output"]
+    assert final["status"] in ENDED, final.get("reason")
+    ends = {e["run_id"]: e["data"]["output"] for e in seen if e["event"] == "on_chat_model_end"}
+    chunks: dict[str, list[Any]] = {}
+    for e in seen:
+        if e["event"] == "on_chat_model_stream" and e["metadata"].get(ROLE_KEY) == "solver":
+            chunks.setdefault(e["run_id"], []).append(e["data"]["chunk"])
+    called = {r: c for r, c in chunks.items() if ends[r].tool_calls}
+    assert called, "no solver call parsed"
+    for run_id, run_chunks in called.items():
+        assert sum(1 for c in run_chunks if c.content) >= 2  # its text, token by token
+        assert [bool(c.tool_call_chunks) for c in run_chunks][-1] and not run_chunks[-1].content
+        whole = reduce(lambda a, b: a + b, run_chunks)
+        assert [(c["name"], c["args"], c["id"]) for c in whole.tool_calls] == [
+            (c["name"], c["args"], c["id"]) for c in ends[run_id].tool_calls]

@@ -73,6 +73,70 @@ def infer():
 '''
 
 
+# the run-time pipeline's stand-ins (ToolBench-multiLLM), to the contract nodes/solver/umi_authors.py follows (it cites
+# collab_agent_model.py `CollbaAgentV3.prediction` / `parse`, rapidapi.py `api_json_to_openai_json`, utils.py
+# `collab_agent_parser`): our own words, not the authors'
+RUN = "ToolBench-multiLLM/toolbench"
+FAKE_RUN = {
+    f"{RUN}/utils.py": '''import re
+
+
+def standardize(string):
+    return re.sub(r"_+", "_", re.sub(r"[^a-zA-Z0-9_]", "_", string)).strip("_").lower()
+
+
+def change_name(name):
+    return "is_" + name if name in ("from", "id") else name
+''',
+    f"{RUN}/inference/utils.py": '''def collab_agent_parser(text):
+    thought, call = text.split("</s>caller: ")[0], text.split("</s>")[1]
+    action = call[call.rindex("Action:") + 7:].split("Action Input:")[0].strip() if "Action:" in call else "none"
+    args = call[call.rindex("Action Input:") + 13:].strip() if "Action Input:" in call else "{}"
+    return thought, action, args
+''',
+    f"{RUN}/inference/Downstream_tasks/rapidapi.py": '''class rapidapi_wrapper:
+    def api_json_to_openai_json(self, api_json, standard_tool_name):
+        name = (change_name(standardize(api_json["api_name"])) + "_for_" + standard_tool_name)[-64:]
+        made = {"Name": name, "function": "", "input": {}}
+        if api_json["api_description"].strip() != "":
+            made["function"] = api_json["api_description"].strip().replace(api_json["api_name"], name)[:256]
+        kinds = {"NUMBER": "integer", "STRING": "string", "BOOLEAN": "boolean"}
+        if len(api_json["required_parameters"]) > 0:
+            for arg in api_json["required_parameters"] + api_json["optional_parameters"]:
+                kind = kinds.get(arg["type"], "string")
+                made["input"][arg["name"]] = kind + ", " + arg["description"][-256:] if arg["description"].strip() else kind
+        return {"name": name}, api_json["category_name"], name, made
+''',
+    f"{RUN}/inference/LLM/collab_agent_model.py": '''class CollbaAgentV3:
+    def prediction(self, history, tools, prompt_type, stop=None):
+        doc = "".join(json.dumps(t) + "\\n" for t in tools)
+        names = ", ".join(t["Name"] for t in tools)
+        params = {"temperature": 0.5, "max_new_tokens": 512, "stop": "</s>"}
+        prompt = prompt_dict[prompt_type["planner"]].replace("{doc}", doc).replace("{tool_names}", names)
+        said, model_input = generate_stream(None, None, {**params, "prompt": prompt.replace("{history}", history)
+                                                         + " assistant: "})
+        said = said.strip()
+        said = said[2:] if said.startswith(": ") else said
+        role, mark = ("conclusion", "Next: conclusion.") if "Next: conclusion." in said else ("caller", "Next: caller.")
+        said = said[: said.index(mark) + len(mark)] if mark in said else said + CALLER_MARK
+        text = prompt_dict[prompt_type[role]].replace("{doc}", doc).replace("{tool_names}", names)
+        text = text.replace("{thought}", said).replace("{history}", history + "assistant: " + said + "</s>")
+        out, _ = generate_stream(None, None, {**params, "prompt": text + " " + role + ": "})
+        return said + "</s>" + role + ": " + out.strip(), model_input
+
+    def parse(self, functions, functions_for_input, process_id=0, prompt_type=None, **args):
+        history = ""
+        for message in self.conversation_history:
+            end = "" if message["role"] == "observation" else "</s>"
+            history += message["role"] + ": " + message["value"] + end
+        said, model_input = self.prediction(history, functions_for_input, prompt_type)
+        thought, action, args = collab_agent_parser(said)
+        return ({"role": "assistant", "content": thought, "function_call": {"name": action, "arguments": args},
+                 "value": said, "model_input": model_input}, 0, 1)
+''',
+}
+
+
 @pytest.fixture(scope="module")
 def request_diff() -> ModuleType:
     spec = importlib.util.spec_from_file_location("request_diff_under_test", SCRIPT)
@@ -83,8 +147,13 @@ def request_diff() -> ModuleType:
     return module
 
 
-def fake_clone(root: Path, observation_end: str = '""', body: str = FAKE_PIPELINE) -> Path:
+def fake_clone(root: Path, observation_end: str = '""', body: str = FAKE_PIPELINE,
+               caller_mark: str = '" Next: caller."') -> Path:
     write_fake_checkout(root, "umi")
+    write_fake_checkout(root, "umi_run")
+    for rel, text in FAKE_RUN.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text.replace("CALLER_MARK", caller_mark), encoding="utf-8")
     path = root / PIPELINE
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(body.replace("OBSERVATION_END", observation_end), encoding="utf-8")
@@ -96,8 +165,10 @@ def test_the_umi_case_finds_no_difference_on_a_faithful_fake(request_diff: Modul
     clone = fake_clone(tmp_path / "Multi-LLM-Agent")
     assert request_diff.main(["--multi-llm-agent", str(clone)]) == 0
     out = capsys.readouterr().out
-    assert "7 request(s) compared; 0 with undocumented differences" in out
+    assert "11 request(s) compared; 0 with undocumented differences" in out
     assert out.count("equal (messages)") == 7
+    # the run's four requests (planner, caller, planner, summarizer): their one message and settings
+    assert out.count("equal (max_tokens, messages, stop, temperature)") == 4
 
 
 def test_the_umi_case_reports_a_builder_that_differs(request_diff: ModuleType, tmp_path: Path, capsys: Any) -> None:
@@ -106,7 +177,18 @@ def test_the_umi_case_reports_a_builder_that_differs(request_diff: ModuleType, t
     assert request_diff.main(["--multi-llm-agent", str(clone)]) == 1
     out = capsys.readouterr().out
     assert "DIFFERENT" in out and "with undocumented differences: eval steps --mode multi" in out
-    assert "7 request(s) compared; 3 with undocumented differences" in out
+    assert "11 request(s) compared; 3 with undocumented differences" in out  # the run case: equal
+
+
+def test_the_umi_run_case_reports_a_caller_mark_without_its_leading_space(request_diff: ModuleType, tmp_path: Path,
+                                                                          capsys: Any) -> None:
+    """A pipeline that appends "Next: caller." without the leading space: the run's caller request and the next
+    planner request (its history holds the planner's prediction) differ; the summarizer's does too."""
+    clone = fake_clone(tmp_path / "Multi-LLM-Agent", caller_mark='"Next: caller."')
+    assert request_diff.main(["--multi-llm-agent", str(clone)]) == 1
+    out = capsys.readouterr().out
+    assert "11 request(s) compared; 3 with undocumented differences" in out
+    assert "CollbaAgentV3), request 1" not in out and "CollbaAgentV3), request 2" in out
 
 
 def test_the_authors_side_runs_in_an_isolated_child(request_diff: ModuleType, tmp_path: Path) -> None:

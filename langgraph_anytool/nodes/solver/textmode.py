@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable, RunnableConfig
 
+from ...models.call_stream import streamed_text_call
 from ...models.constrained import (
     ConstrainedToolRunnable,
     PromptedToolRunnable,
@@ -80,12 +81,18 @@ class TextToolRunnable(PromptedToolRunnable):
     def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any) -> BaseMessage:
         messages = list(input) if isinstance(input, Sequence) and not isinstance(input, str) else [
             HumanMessage(content=str(input))]
-        reply = self.model.invoke(messages_as_text(messages, self.tools), bound_config(config), **kwargs)
-        parsed = action_message(text_of(reply), id_prefix="text")
-        return parsed.model_copy(update={"usage_metadata": getattr(reply, "usage_metadata", None),
-                                         "response_metadata": dict(getattr(reply, "response_metadata", {}) or {}),
-                                         "additional_kwargs": dict(getattr(reply, "additional_kwargs", {}) or {}),
-                                         "id": reply.id})
+        sent = messages_as_text(messages, self.tools)
+        # where the run streams, the text streams as content, then the parsed call as tool_call_chunks (call_stream.py)
+        with streamed_text_call(self.model, sent, bound_config(config)) as (run_config, relay):
+            reply = self.model.invoke(sent, run_config, **kwargs)
+            parsed = action_message(text_of(reply), id_prefix="text")
+            out = parsed.model_copy(update={"usage_metadata": getattr(reply, "usage_metadata", None),
+                                            "response_metadata": dict(getattr(reply, "response_metadata", {}) or {}),
+                                            "additional_kwargs": dict(getattr(reply, "additional_kwargs", {}) or {}),
+                                            "id": reply.id})
+            if relay is not None:
+                relay.end(out)
+        return out
 
 
 class GrammarTextToolRunnable(TextToolRunnable):

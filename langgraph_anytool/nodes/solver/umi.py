@@ -23,7 +23,7 @@ from ...text import shorten
 from ..abilities import ask_user as asking
 from ..abilities.conversation import conversation_messages
 from ..abilities.prompts import ASK_USER_NOTE, PLANNER_ASK_USER_NOTE
-from . import prompts
+from . import prompts, umi_authors
 from .dfsdt import (
     Node,
     describe_functions,
@@ -92,24 +92,50 @@ def parse_next(text: str) -> tuple[Decision, str]:
 # "Next: summarizer" or "Next: give up" (prompts.PLANNER_SYSTEM).
 PLANNER_THOUGHT_LINES = 4
 PLANNER_LINE_CHARS = 150
-_DECISIONS = {"default": ('"\\nNext: "', ("caller", "summarizer", "give up"), ""),
-              "alpha_umi": ('"\\n Next: "', ("caller", "conclusion", "give up"), ' "."')}
+DECISIONS: tuple[Decision, ...] = ("caller", "summarizer", "give_up")
+_DECISIONS = {"default": ('"\\nNext: "', {"caller": "caller", "summarizer": "summarizer", "give_up": "give up"}, ""),
+              "alpha_umi": ('"\\n Next: "', {"caller": "caller", "summarizer": "conclusion", "give_up": "give up"},
+                            ' "."')}
 
 
-def planner_grammar(profile: str) -> str:
-    """The GBNF grammar of a planner's reply under the `umi_prompts` profile (see `PLANNER_THOUGHT_LINES`)."""
+def planner_grammar(profile: str, allowed: Sequence[Decision] = DECISIONS) -> str:
+    """The GBNF grammar of a planner's reply under the `umi_prompts` profile (see `PLANNER_THOUGHT_LINES`), its
+    decision one of `allowed` (`planner_decisions`: what the protocol's state allows at this step)."""
     lead, words, end = _DECISIONS["alpha_umi" if profile == "alpha_umi" else "default"]
-    choice = " | ".join(f'"{w}"' for w in words)
+    choice = " | ".join(f'"{words[d]}"' for d in DECISIONS if d in allowed) or f'"{words["caller"]}"'
     return (f'root ::= line ( "\\n" line ){{0,{PLANNER_THOUGHT_LINES - 1}}} {lead} ( {choice} ){end}\n'
             f'line ::= ( [^\\nN ] | "N" [^\\ne] ) [^\\n]{{0,{PLANNER_LINE_CHARS - 2}}}\n')
 
 
-def planner_model(deps: Deps) -> Runnable[Any, BaseMessage]:
-    """The planner's model: its reply held to `planner_grammar` where llama.cpp serves it on loopback and its profile
-    does not ask for native calls (`constrained.holds_to_grammar`), else as it is."""
+# The decisions a held planner reply may end with follow the protocol's state, as the agents' held calls follow
+# theirs (nodes/agents/choices.py): a summary needs something to answer from, a give-up a failure to give up on.
+# SmolLM2, free to choose, routed its first step to the summarizer, which then answered from no result.
+def planner_decisions(deps: Deps, state: SolverState, offered: Mapping[str, str]) -> tuple[Decision, ...]:
+    """The decisions the planner may take at this step: the caller while it has a function to call (the pool's, or
+    `ask_user`); the summarizer once there is something to answer from (an observation on this path, an earlier
+    conversation) or once the query limit's note says to end; give up once a call failed (an error observation on
+    this path, a function that failed earlier in this solve) or once that note says to end. Where nothing can be
+    called, the summarizer and give up. The planner runs only while API calls remain in the budget (the budget spent,
+    the summarizer's turn comes without it: `make_route_after_execute`)."""
+    path = path_messages(state["nodes"], state["current"])
+    observed = [m for m in path if isinstance(m, ToolMessage)]
+    ending = any(isinstance(m, HumanMessage) and m.name == QUERY_LIMIT_NOTE for m in path)
+    callable_ = bool(offered) or bool(deps.config.ask_user)
+    failed = any(m.status == "error" for m in observed) or bool(state.get("failed_seen"))
+    allowed: list[Decision] = ["caller"] if callable_ else []
+    if observed or state.get("prior_messages") or ending or not callable_:
+        allowed.append("summarizer")
+    if failed or ending or not callable_:
+        allowed.append("give_up")
+    return tuple(allowed)
+
+
+def planner_model(deps: Deps, allowed: Sequence[Decision] = DECISIONS) -> Runnable[Any, BaseMessage]:
+    """The planner's model: its reply held to `planner_grammar` (its decision one of `allowed`) where llama.cpp serves
+    it on loopback and its profile does not ask for native calls (`constrained.holds_to_grammar`), else as it is."""
     model = deps.models.for_role("planner")
     if holds_to_grammar(model, profile_for(model, deps.config.model_profiles), probed(deps)):
-        return GrammarRunnable(model, planner_grammar(deps.config.umi_prompts))
+        return GrammarRunnable(model, planner_grammar(deps.config.umi_prompts, allowed))
     return model
 
 
@@ -177,15 +203,21 @@ def make_plan(deps: Deps) -> Node:
             prompt: list[BaseMessage] = [SystemMessage(content=system),
                                          *conversation_messages(state.get("prior_messages") or []),
                                          HumanMessage(content=state["query"])]
-            return invoke_model(deps, state, "planner", planner_model(deps), prompt,
+            allowed = planner_decisions(deps, state, offered)
+            return invoke_model(deps, state, "planner", planner_model(deps, allowed), prompt,
                                 {**umi_inputs(path_messages(nodes, cur), offered),
                                  **format_inputs(deps.config, "planner"), "ask_user": deps.config.ask_user})
 
-        ai, upd = with_fewer_functions(state, "planner", functions, call)
+        authors = umi_authors.book_of(deps)  # umi_prompts_from: the authors' run-time request (umi_authors.py)
+        ai, upd = with_fewer_functions(state, "planner", functions, call if authors is None else
+                                       umi_authors.planner_call(deps, authors, [*path_messages(nodes, cur), *added]))
         if ai is None:
             return upd
         rationale = text_of(ai).strip()
         decision, note = parse_next(rationale)
+        if authors is not None:
+            rationale, decision = umi_authors.read_plan(text_of(ai))
+            note = ""
         nodes, child = add_child(nodes, cur, [*added, AIMessage(content=rationale, name="planner")])
         upd.update({"current": child, "thought": rationale, "decision": decision})
         if note:
@@ -238,9 +270,13 @@ def make_call(deps: Deps) -> Node:
                                  **format_inputs(deps.config, "caller", text=isinstance(model, TextToolRunnable))},
                                 tools)
 
-        ai, upd = with_fewer_functions(state, "caller", functions, call)
+        authors = umi_authors.book_of(deps)
+        ai, upd = with_fewer_functions(state, "caller", functions, call if authors is None else
+                                       umi_authors.role_call(deps, authors, "caller", _step_messages(state)))
         if ai is None:
             return upd
+        if authors is not None:  # the call is read from the caller's text (collab_agent_parser)
+            ai = umi_authors.caller_message(text_of(ai))
         ai = reviewed(ai, upd, "caller", f"n{cur}").model_copy(update={"name": "caller"})
         return {**upd, "nodes": update_node(nodes, cur, messages=[ai])}
 
@@ -258,9 +294,12 @@ def make_summarize(deps: Deps) -> Node:
         system = umi_template(deps.config, "summarizer").format(history=_step_history(state), thought=state["thought"] or "(none)")
         prompt: list[BaseMessage] = [SystemMessage(content=system), *conversation_messages(state.get("prior_messages") or []),
                                      HumanMessage(content=state["query"])]
+        authors = umi_authors.book_of(deps)
         ai, upd = invoke_model(deps, state, "summarizer", deps.models.for_role("summarizer"), prompt,
                                {**umi_inputs(_step_messages(state), pool_functions(deps, state["api_pool"]),
-                                             state["thought"]), **format_inputs(deps.config, "summarizer")})
+                                             state["thought"]), **format_inputs(deps.config, "summarizer")}) \
+            if authors is None else umi_authors.role_call(deps, authors, "summarizer", _step_messages(state))(
+                pool_functions(deps, state["api_pool"]), state)
         if ai is None:
             return upd
         answer = text_of(ai).strip()
