@@ -31,7 +31,6 @@ from ...text import shorten, shorten_counted
 from ...tools.observation import Status, reported_error_in_text
 from ..abilities.router import DIRECT_MODE
 from ..draws import seeded_index
-from ..reflection import can_reflect
 from .anytool import excluded_word, majority_solved, sample_passed
 from .converted import converted_answer
 from .tooleval import JudgeResult, add_usage, check_is_solved
@@ -219,6 +218,9 @@ def make_judge(base: Deps) -> Any:
             # the router's "no tool" was wrong: retrieve tools after all (not a reflection)
             why = f"the answer without tools was not accepted ({verdict['label']}: {verdict['reason']})"
             return Command(update={**update, "reason": shorten(why, 500)}, goto="dispatch")
+        # imported here: reflection imports the agents' prompts, whose packages import the judge's request form
+        from ..reflection import can_reflect
+
         if (verdict["label"] == "Solved" or attempt["finish_type"] == "error" or verdict["by"] == "error"
                 or not can_reflect(state, deps)):
             return Command(update=update, goto="finalize")
