@@ -24,10 +24,13 @@ passrate --protocol sopr|toolllm --prompts-from` (`passrate_stabletoolbench`; St
 check_is_solved` → `tooleval.py function_call` → `OpenaiPoolRequest.request`), OPPO task 7's two evaluator prompts
 (`oppo_task7`; `eval_func.py _check_answer`, `_extract_tools` → `_get_gpt_response`), and α-UMi's planner, caller
 and summarizer inputs of `eval steps --mode multi --prompts-from` (`umi_infer`; Multi-LLM-Agent `infer_pipeline.py
-build_infer_samples` and `infer`'s loops), and the α-UMi solver's requests in a run with `umi_prompts_from`
+build_infer_samples` and `infer`'s loops), the α-UMi solver's requests in a run with `umi_prompts_from`
 (`umi_run`: two steps, planner → caller then planner → summarizer; ToolBench-multiLLM `collab_agent_model.py
 CollbaAgentV3.parse` / `prediction`, `rapidapi.py api_json_to_openai_json`; our side with `probe_endpoints` off, so
-that the recorder sees the chat requests alone). A case is a parent function here (ours, and the comparison) and, by the
+that the recorder sees the chat requests alone), `paper()`'s DFSDT solver (`solver_anytool`: its first request, the
+request after a call, the diversity request after a restart; `solver_seeded_anytool`: a solve seeded from the
+previous chain; rapidapi.py, DFS.py, chatgpt_function_model.py → call_gpt) and ToolLLM's solvability check of `eval
+passrate --protocol toolllm` (`toolllm_solvable`; StableToolBench `rtl.py check_task_solvable`). A case is a parent function here (ours, and the comparison) and, by the
 same name or close, a function of `request_diff_authors.py` (theirs). Exit status 0 when no undocumented
 difference is found, 1 otherwise.
 
@@ -367,6 +370,162 @@ def agents_anytool(clone: Path, report: Report) -> None:
                        [firsts[level]] if level in firsts else [], [theirs[level]], ours_only=("max_tokens",))
 
 
+# ------------------------------------------------------------------------------------------------ the solver
+# the pooled APIs of the solver's cases: two APIs of one tool, as ToolBench documents (a reserved-word parameter,
+# a default, a description naming the API, a blank one)
+SOLVER_TOOL = {"tool_name": "Weather Now", "tool_description": "Weather data for any city. ", "api_list": [
+    {"name": "Current", "description": "Current weather of a city; Current is updated hourly.", "method": "GET",
+     "required_parameters": [{"name": "city", "type": "STRING", "description": "the city", "default": "Paris"}],
+     "optional_parameters": [{"name": "from", "type": "NUMBER", "description": "hours back", "default": ""}]},
+    {"name": "Forecast", "description": " ", "method": "GET",
+     "required_parameters": [{"name": "days", "type": "NUMBER", "description": "how many days", "default": 3}],
+     "optional_parameters": []}]}
+SOLVER_CALL = ("current_for_weather_now", '{"city": "Lyon",  "is_from": 2}')  # the model's own spacing
+SOLVER_REPLIES: list[tuple[str | None, str, str]] = [  # (content, function, arguments) per query
+    ("Let me look.", *SOLVER_CALL),
+    (None, "Finish", json.dumps({"return_type": "give_up_and_restart", "reason": "current_for_weather_now failed"})),
+    (None, "Finish", json.dumps({"return_type": "give_answer", "final_answer": "It is 21 C in Lyon."}))]
+AUTHORS_OBSERVATION = {"error": "", "response": "{'temp_c': 21}"}  # the ToolBench server's reply (rapidapi.py _step)
+
+
+def solver_anytool(clone: Path, report: Report) -> None:
+    """paper(prompts_from)'s DFSDT solver on two pooled APIs: its first request, the request after one call and its
+    observation, and the diversity request after a give_up_and_restart (DFS.py backs up to the root), beside the
+    child's `anytool_solver` on the same tool document and the same replies. The observation's envelope is ours
+    (the executor's `{"status", "response"}`) and the ToolBench server's there (`json.dumps({"error",
+    "response"})`): documented, ours is read as theirs before comparing."""
+    from langgraph_anytool.graphs.solver import build_solver_graph
+    from langgraph_anytool.state import PoolEntry
+    from langgraph_anytool.tools.executors.local import LocalExecutor
+    from langgraph_anytool.tools.pipeline import ApiExecutor
+
+    theirs = run_child("anytool_solver", clone, {"query": QUERY, "tool": SOLVER_TOOL, "replies": SOLVER_REPLIES,
+                                                 "observation": AUTHORS_OBSERVATION})["sent"]
+    tool = parse_tool(SOLVER_TOOL, category="Weather", source="request_diff", key="weather_now")
+    catalog = Catalog([Category("Weather", tools=(tool,))])
+    executor = ApiExecutor(catalog, default=LocalExecutor({tool.apis[0].id: lambda **_: {"temp_c": 21},
+                                                           tool.apis[1].id: lambda **_: {}}))
+    sent = iter(SOLVER_REPLIES)
+
+    def reply(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | str:
+        if "messages" not in body:  # our discovery of a loopback server (not a chat request)
+            return ""
+        content, name, arguments = next(sent)
+        return content, name, arguments  # type: ignore[return-value]  # the arguments string as the model wrote it
+
+    with Recorder(reply) as rec:
+        deps = Deps(catalog=catalog, models=ModelSet(default=chat(rec.base_url), by_role={}), executor=executor,
+                    config=AnyToolConfig.paper(prompts_from=str(clone)), signals=RunSignals())
+        pool = [PoolEntry(api_id=a.id, category="Weather", tool=tool.name, api=a.name,
+                          function_name=catalog.function_name(a.id), added_by="request_diff", round=0)
+                for a in tool.apis]
+        build_solver_graph(deps).invoke({"query": QUERY, "run_key": "r", "round": 0, "api_pool": pool,
+                                         "previous_attempts": []})
+    ours_obs = executor.render(executor.call(tool.apis[0].id, {"city": "Lyon"}))
+    theirs_obs = json.dumps(AUTHORS_OBSERVATION)
+    print(f"   documented: the observation's envelope, ours {ours_obs} read as the authors' {theirs_obs}")
+    report.compare("paper()'s DFSDT solver: first request, after one call, diversity after a backtrack "
+                   "(dyabel/AnyTool rapidapi.py, DFS.py, chatgpt_function_model.py → call_gpt)",
+                   [_swapped(b, ours_obs, theirs_obs) for b in rec.bodies if "messages" in b], theirs)
+
+
+# the seeded solve: the first solve calls both APIs (the model's own spacing) and answers; the reflection removes
+# Current; the seeded solve's first request is compared
+SEEDED_REPLIES: list[tuple[str | None, str, str]] = [
+    ("Let me look.", *SOLVER_CALL), (None, "forecast_for_weather_now", '{"days":2}'),
+    (None, "Finish", json.dumps({"return_type": "give_answer", "final_answer": "It is 21 C in Lyon."}))]
+
+
+def solver_seeded_anytool(clone: Path, report: Report) -> None:
+    """paper(prompts_from)'s DFSDT solver seeded from the previous attempt after a reflection removed one of the two
+    pooled APIs: the seeded solve's first request, beside the child's `anytool_seeded_solver` on the same tool document and
+    replies (our solver graph run twice, the second time with the first's attempt and the pool left). The
+    observation's envelope is documented as in `solver_anytool`."""
+    from langgraph_anytool.graphs.solver import build_solver_graph
+    from langgraph_anytool.state import PoolEntry
+    from langgraph_anytool.tools.executors.local import LocalExecutor
+    from langgraph_anytool.tools.pipeline import ApiExecutor
+
+    theirs = run_child("anytool_seeded_solver", clone, {"query": QUERY, "tool": SOLVER_TOOL,
+                                                        "replies": SEEDED_REPLIES,
+                                                        "observation": AUTHORS_OBSERVATION})["sent"]
+    tool = parse_tool(SOLVER_TOOL, category="Weather", source="request_diff", key="weather_now")
+    catalog = Catalog([Category("Weather", tools=(tool,))])
+    executor = ApiExecutor(catalog, default=LocalExecutor({a.id: lambda **_: {"temp_c": 21} for a in tool.apis}))
+    sent = iter([*SEEDED_REPLIES, SEEDED_REPLIES[-1]])
+
+    def reply(body: Mapping[str, Any]) -> tuple[str, dict[str, Any]] | str:
+        if "messages" not in body:  # our discovery of a loopback server (not a chat request)
+            return ""
+        return next(sent)  # type: ignore[return-value]  # (content, function, the arguments string as written)
+
+    with Recorder(reply) as rec:
+        deps = Deps(catalog=catalog, models=ModelSet(default=chat(rec.base_url), by_role={}), executor=executor,
+                    config=AnyToolConfig.paper(prompts_from=str(clone)), signals=RunSignals())
+        pool = [PoolEntry(api_id=a.id, category="Weather", tool=tool.name, api=a.name,
+                          function_name=catalog.function_name(a.id), added_by="request_diff", round=0)
+                for a in tool.apis]
+        graph = build_solver_graph(deps)
+        out = graph.invoke({"query": QUERY, "run_key": "r", "round": 0, "api_pool": pool, "previous_attempts": []})
+        done = len([b for b in rec.bodies if "messages" in b])
+        graph.invoke({"query": QUERY, "run_key": "r", "round": 1, "api_pool": pool[1:],
+                      "previous_attempts": out["solver_attempts"]})
+    ours_obs = executor.render(executor.call(tool.apis[1].id, {"days": 2}))
+    theirs_obs = json.dumps(AUTHORS_OBSERVATION)
+    print(f"   documented: the observation's envelope, ours {ours_obs} read as the authors' {theirs_obs}")
+    report.compare("paper()'s DFSDT solver: a seeded solve's first request after a reflection removed one API "
+                   "(dyabel/AnyTool scripts/main.py → DFS.py start(messages=...))",
+                   [_swapped(b, ours_obs, theirs_obs) for b in rec.bodies if "messages" in b][done:done + 1],
+                   theirs[:1])
+
+
+def _swapped(value: Any, old: str, new: str) -> Any:
+    """`value` with the string `old` replaced by `new` in every string, as written and JSON-escaped."""
+    if isinstance(value, str):
+        return value.replace(old, new).replace(json.dumps(old)[1:-1], json.dumps(new)[1:-1])
+    if isinstance(value, list):
+        return [_swapped(v, old, new) for v in value]
+    if isinstance(value, dict):
+        return {k: _swapped(v, old, new) for k, v in value.items()}
+    return value
+
+
+def toolllm_solvable(clone: Path, report: Report) -> None:
+    """eval passrate --protocol toolllm --prompts-from: the solvability check of a sample judged Unsure (ToolBench's
+    `eval_pass_rate.py compute_pass_rate`, as dyabel/AnyTool's copy `toolbench/tooleval/eval_pass_rate.py` has it:
+    StableToolBench's own makes none): `check_task_solvable(task_description, has_been_solved=False,
+    return_reason=True)` of the clone's rtl.py → `{'task': json.dumps(task_description)}` → tooleval.py
+    `function_call` → `OpenaiPoolRequest.request`.
+    `task_description` is `{'query', 'available_tools'}`: the authors' the functions their solver offered (the
+    converted answer's `available_tools`, DFS.py `to_json` `function`), ours the record's pool as `--catalog`
+    describes it, and our Finish (eval/anytool/convert.py `record_to_tooleval`): documented, ours is read as
+    theirs before comparing."""
+    from langgraph_anytool.nodes.judge.tooleval import check_task_solvable
+
+    theirs = run_child("stabletoolbench_solvable", clone, {"query": QUERY, "method": "anytool-dfsdt",
+                                                           "generation": authors_generation()})
+    sent = theirs["sent"]
+    tool = parse_tool({"tool_name": "Weather Now", "tool_description": "Weather data.", "api_list": [
+        {"name": "Current", "description": "Current weather.", "required_parameters": [
+            {"name": "city", "type": "STRING", "description": "the city"}]}]}, category="Weather",
+        source="request_diff", key="weather_now")
+    catalog = Catalog([Category("Weather", tools=(tool,))])
+    record = {"query": QUERY, "answer": FINISH_ARGS["final_answer"], "trajectory": [our_attempt()],
+              "pool": [tool.apis[0].id], "config": {"solver": "dfsdt"}}
+    _final, _answer, tools = tooleval_inputs(record, catalog)
+    book = tooleval_book(clone)
+    request_ = request_for("tools", book)
+    with Recorder(forced_reply) as rec:
+        model, _ = with_settings(chat(rec.base_url), request_.settings)
+        check_task_solvable(model, QUERY, tools, has_been_solved=False, book=book, request=request_)
+    ours_tools, theirs_tools = json.dumps(tools), json.dumps(theirs["available_tools"])
+    print(f"   documented: available_tools, ours ({len(ours_tools)} characters: the pool from --catalog and our "
+          f"Finish) read as the authors' ({len(theirs_tools)}: the functions their solver offered)")
+    report.compare("eval passrate --protocol toolllm: check_task_solvable (eval_pass_rate.py compute_pass_rate → "
+                   "THUNLP-MT/StableToolBench rtl.py check_task_solvable → tooleval.py function_call)",
+                   [_swapped(b, ours_tools, theirs_tools) for b in rec.bodies if "messages" in b], sent)
+
+
 # ------------------------------------------------------------------------------------------------ the child
 
 
@@ -620,8 +779,11 @@ def main(argv: list[str] | None = None) -> int:
         judge_anytool(args.anytool, report)
         solvable_check(args.anytool, report)
         agents_anytool(args.anytool, report)
+        solver_anytool(args.anytool, report)
+        solver_seeded_anytool(args.anytool, report)
     if args.stabletoolbench:
         passrate_stabletoolbench(args.stabletoolbench, report)
+        toolllm_solvable(args.stabletoolbench, report)
     if args.agent_eval:
         oppo_task7(args.agent_eval, report)
         oppo_task4(args.agent_eval, report)

@@ -90,15 +90,20 @@ EVALUATOR = "toolbench/tooleval/evaluators/tooleval_gpt-3.5-turbo_default"
 REGISTERED = "toolbench/tooleval/evaluators/registered_cls"
 
 
-def completion(body: Mapping[str, Any], reply: tuple[str, dict[str, Any]] | str) -> dict[str, Any]:
-    """An OpenAI chat completion answering `body` with `reply`: text, or a function call in the form the request
-    asked for (`functions=` → `function_call`, else `tool_calls`)."""
+def completion(body: Mapping[str, Any], reply: tuple[Any, ...] | str) -> dict[str, Any]:
+    """An OpenAI chat completion answering `body` with `reply`: text, or a function call `(name, arguments)` or
+    `(content, name, arguments)` (a call with a thought) in the form the request asked for (`functions=` →
+    `function_call`, else `tool_calls`); an arguments string is sent as written (the model's own spacing)."""
     message: dict[str, Any] = {"role": "assistant", "content": None}
     finish = "stop"
+    if isinstance(reply, tuple | list) and len(reply) == 3:
+        message["content"] = reply[0]
+        reply = tuple(reply[1:])
     if isinstance(reply, str):
         message["content"] = reply
     elif "functions" in body:
-        message["function_call"] = {"name": reply[0], "arguments": json.dumps(reply[1])}
+        arguments = reply[1] if isinstance(reply[1], str) else json.dumps(reply[1])
+        message["function_call"] = {"name": reply[0], "arguments": arguments}
         finish = "function_call"
     else:
         message["tool_calls"] = [{"id": "call_1", "type": "function",
@@ -390,6 +395,133 @@ def umi_infer(clone: Path, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {"planner": planner, "second": second, "roles": roles}
 
 
+# ------------------------------------------------------------------------------------------------ the DFSDT solver
+class _SolverClient(Client):
+    """The openai client chat_completion_request → call_gpt calls: the scripted legacy replies (content, function,
+    arguments string) in order, the last one repeated; the response's JSON holds `tool_calls` as the openai
+    client's does (chat_completion_request pops it)."""
+
+    def __init__(self, replies: list[list[Any]]) -> None:
+        super().__init__()
+        self.replies = replies
+
+    def create(self, **kwargs: Any) -> Any:
+        self.sent.append(copy.deepcopy(kwargs))
+        content, name, arguments = self.replies[min(len(self.sent), len(self.replies)) - 1]
+        message = {"role": "assistant", "content": content, "function_call": {"name": name, "arguments": arguments},
+                   "tool_calls": None}
+        data = {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+                "choices": [{"index": 0, "message": message, "finish_reason": "function_call"}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+        msg = _Obj(content=content, function_call=_Obj(name=name, arguments=arguments), tool_calls=None,
+                   role="assistant")
+        return _Obj(choices=[_Obj(message=msg, finish_reason="function_call")], usage=_Obj(total_tokens=2),
+                    json=lambda: json.dumps(data))
+
+
+def _writes_nowhere(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+    """`open` for the authors' code: their logs (`open(..., 'a')`) go nowhere; reads are real (the tool files)."""
+    import builtins
+    import io
+    return io.StringIO() if mode in ("a", "w") else builtins.open(file, mode, *args, **kwargs)
+
+
+def authors_solver_env(clone: Path, inputs: Mapping[str, Any], client: _SolverClient
+                       ) -> tuple[dict[str, Any], Callable[[list[dict[str, Any]]], Any]]:
+    """The clone's solver classes (namespace) and a maker of its `rapidapi_wrapper` for some of the tool document's
+    APIs (as dfs_gt.py `solve_given_api_main` builds it), their call_gpt calling `client`. The tool document
+    `inputs["tool"]` is written as ToolBench's tool folder (`tools/Weather/weather_now.json`) in the child's own
+    working folder; the ToolBench server's reply is `inputs["observation"]`."""
+    tool = inputs["tool"]
+    root = Path("tools").resolve()
+    (root / "Weather").mkdir(parents=True, exist_ok=True)
+    (root / "Weather" / "weather_now.json").write_text(json.dumps(tool), encoding="utf-8")
+    dfs_args = types.SimpleNamespace(tool_root_dir=str(root), toolbench_key="", rapidapi_key="",
+                                     use_rapidapi_key=False, api_customization=False, max_observation_length=1024,
+                                     observ_compress_method="truncate", use_original_prompt=False, solver="dfs")
+    reply = types.SimpleNamespace(status_code=200, json=lambda: dict(inputs["observation"]))
+    ns: dict[str, Any] = {"json": json, "os": os, "re": re, "random": random, "deepcopy": copy.deepcopy,
+                          "time": types.SimpleNamespace(time=time.time, sleep=lambda *_: None),
+                          "colored": lambda s, *_a, **_k: s, "open": _writes_nowhere, "print": _quiet,
+                          "args": dfs_args, "file_name": "llama_io.txt", "model_name": "MODEL",
+                          "requests": types.SimpleNamespace(post=lambda *a, **k: reply), "softmax_bias": None,
+                          "np": None, "math": __import__("math"), "get_rapidapi_response": None}
+    ns["call_gpt"] = anytool_call_gpt(clone, client)
+    authors_code(clone / "toolbench/utils.py", ["standardize", "change_name"], ns)
+    authors_code(clone / "toolbench/inference/Downstream_tasks/base_env.py", [], ns, classes=("base_env",))
+    authors_code(clone / "toolbench/inference/Algorithms/base_search.py", [], ns, classes=("base_search_method",))
+    authors_code(clone / "toolbench/inference/Tree/Tree.py", [], ns, classes=("my_tree", "tree_node"))
+    authors_code(clone / "toolbench/inference/Prompts/ReAct_prompts.py", [], ns, assigns=(
+        "FORMAT_INSTRUCTIONS_SYSTEM_FUNCTION", "FORMAT_INSTRUCTIONS_SYSTEM_FUNCTION_ADAPTED",
+        "FORMAT_INSTRUCTIONS_USER_FUNCTION"))
+    authors_code(clone / "toolbench/inference/Prompts/Tree_search_prompts.py", [], ns, assigns=("DIVERSITY_PROMPT",))
+    authors_code(clone / "toolbench/inference/LLM/chatgpt_function_model.py", ["chat_completion_request"], ns,
+                 classes=("GPT4Function",))
+    authors_code(clone / "anytool/rapidapi.py", [], ns, assigns=("error_list",), classes=("rapidapi_wrapper",))
+    authors_code(clone / "toolbench/inference/Algorithms/DFS.py", [], ns, classes=("DFS_tree_search",))
+
+    def env(apis: list[dict[str, Any]]) -> Any:
+        api_list = [{"category_name": "Weather", "tool_name": tool["tool_name"], "api_name": a["name"]}
+                    for a in apis]  # main.py's global_api_list entries
+        tool_des = [["weather_now", tool["tool_description"]] for _ in api_list]  # dfs_gt.py: contain(...)
+        return ns["rapidapi_wrapper"]({"query": inputs["query"], "api_list": api_list}, tool_des, None, dfs_args)
+
+    return ns, env
+
+
+def anytool_solver(clone: Path, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The authors' DFSDT solve of `inputs["query"]` on the tool document's APIs (anytool/dfs_gt.py
+    `solve_given_api_main` → rapidapi.py `pipeline_runner.run_single_task`: `rapidapi_wrapper(data_dict, tool_des,
+    None, dfs_args)`, `GPT4Function`, `DFS_tree_search.start(single_chain_max_step=12, tree_beam_size=2,
+    max_query_count=10, answer=1, with_filter=False)`): rapidapi.py, DFS.py, Tree.py, base_search.py, base_env.py,
+    the prompts, chatgpt_function_model.py and call_gpt run from the clone; the model's replies are
+    `inputs["replies"]`, the ToolBench server's `inputs["observation"]`."""
+    client = _SolverClient(inputs["replies"])
+    ns, env = authors_solver_env(clone, inputs, client)
+    chain = ns["DFS_tree_search"](llm=ns["GPT4Function"](model="gpt-4-32k"), io_func=env(inputs["tool"]["api_list"]))
+    chain.start(single_chain_max_step=12, tree_beam_size=2, max_query_count=10, answer=1, with_filter=False)
+    return {"sent": client.sent}
+
+
+def anytool_seeded_solver(clone: Path, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The authors' solve seeded from the previous one after a reflection removed the first API: rapidapi.py
+    `run_single_task` writes `chain.to_json(answer=True, process=True)`; scripts/main.py reads it back and passes
+    `dfs_data['answer_generation']['train_messages'][-1]` to the next `solve_given_api_main(..., messages)` (dfs_gt.py
+    → rapidapi.py `method_converter` → `DFS_tree_search.start(..., messages=messages)`) with the APIs left. Returns
+    the seeded solve's requests."""
+    client = _SolverClient(inputs["replies"])
+    ns, env = authors_solver_env(clone, inputs, client)
+    apis = inputs["tool"]["api_list"]
+    first = ns["DFS_tree_search"](llm=ns["GPT4Function"](model="gpt-4-32k"), io_func=env(apis))
+    first.start(single_chain_max_step=12, tree_beam_size=2, max_query_count=10, answer=1, with_filter=False)
+    data = json.loads(json.dumps(first.to_json(answer=True, process=False)))  # the JSON file main.py reads
+    messages = data["answer_generation"]["train_messages"][-1]
+    done = len(client.sent)
+    seeded = ns["DFS_tree_search"](llm=ns["GPT4Function"](model="gpt-4-32k"), io_func=env(apis[1:]))
+    seeded.start(single_chain_max_step=12, tree_beam_size=2, max_query_count=10, answer=1, with_filter=False,
+                 messages=messages)
+    return {"sent": client.sent[done:]}
+
+
+def stabletoolbench_solvable(clone: Path, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """ToolLLM's solvability check of a sample judged Unsure (`eval_pass_rate.py compute_pass_rate`):
+    `check_task_solvable({'query', 'available_tools'}, has_been_solved=False, return_reason=True)` of the clone's
+    rtl.py → tooleval.py `function_call` → `OpenaiPoolRequest.request` (the recorder), `available_tools` the
+    converted answer's (`process_valid_data(inputs["method"], inputs["generation"])`)."""
+    sent: list[dict[str, Any]] = []
+
+    def request(**kwargs: Any) -> Any:
+        sent.append(copy.deepcopy(kwargs))
+        return fake_response(kwargs)
+
+    evaluator = tooleval_self(clone, request)
+    checks = tooleval_code(clone, evaluator)
+    example = converted(clone, inputs["method"], inputs["generation"])
+    checks["check_task_solvable"]({"query": inputs["query"], "available_tools": example["available_tools"]},
+                                  has_been_solved=False, return_reason=True)
+    return {"sent": sent, "available_tools": example["available_tools"]}
+
+
 def umi_run(clone: Path, inputs: Mapping[str, Any]) -> dict[str, Any]:
     """Two steps of α-UMi's run-time pipeline (X-PLUG/Multi-LLM-Agent ToolBench-multiLLM): the tools as
     `rapidapi.py` `rapidapi_wrapper.api_json_to_openai_json` makes `functions_for_input` from `inputs["api_list"]`;
@@ -438,8 +570,8 @@ def umi_run(clone: Path, inputs: Mapping[str, Any]) -> dict[str, Any]:
 CASES: dict[str, Callable[[Path, Mapping[str, Any]], dict[str, Any]]] = {
     "anytool_judge": anytool_judge, "anytool_solvable": anytool_solvable, "anytool_agents": anytool_agents,
     "stabletoolbench_passrate": stabletoolbench_passrate, "oppo_task7": oppo_task7, "oppo_task4": oppo_task4,
-    "oppo_evaluators": oppo_evaluators, "umi_infer": umi_infer,
-    "umi_run": umi_run}
+    "oppo_evaluators": oppo_evaluators, "umi_infer": umi_infer, "umi_run": umi_run, "anytool_solver": anytool_solver,
+    "anytool_seeded_solver": anytool_seeded_solver, "stabletoolbench_solvable": stabletoolbench_solvable}
 
 
 def main(argv: list[str]) -> int:

@@ -71,6 +71,9 @@ class Param:
     default: Any = None
     enum: tuple[Any, ...] = ()
     location: str = "query"  # query | path | header | body (used by the HTTP executor)
+    # the type as the document writes it ("NUMBER", "int", ...; `type` is ours): what AnyTool's
+    # rapidapi.py `api_json_to_openai_json` maps; None: the document gave no string
+    written_type: str | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"name": self.name, "type": self.type, "description": self.description}

@@ -35,6 +35,7 @@ def parse_param(raw: Any, *, required: bool, source: str, where: str) -> Param:
         default=raw.get("default"),
         enum=tuple(enum),
         location=str(raw.get("in") or raw.get("location") or "query"),
+        written_type=raw_type if isinstance(raw_type, str) else None,
     )
 
 

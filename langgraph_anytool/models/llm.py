@@ -581,15 +581,18 @@ UNCAPPED_ROLES: tuple[str, ...] = ("meta", "category", "tool", "solvable")
 
 
 AUTHORS_SEED = 123  # dyabel/AnyTool openai_utils.py call_gpt: `client.chat.completions.create(seed=123, ...)`
+# the roles whose calls go through call_gpt: the uncapped ones, and the DFSDT solver (chatgpt_function_model.py
+# `chat_completion_request` → `call_gpt`, which adds the seed whatever the caller sends)
+SEEDED_ROLES: tuple[str, ...] = (*UNCAPPED_ROLES, "solver")
 
 
 def authors_seed(model: Any, role: str, guard: CallGuard) -> dict[str, int]:
-    """`{"seed": 123}` for a call of `UNCAPPED_ROLES` under `reply_caps="local"` (paper(): these calls go out as
+    """`{"seed": 123}` for a call of `SEEDED_ROLES` under `reply_caps="local"` (paper(): these calls go out as
     the authors' `call_gpt` sends them, whatever the endpoint: a seed decides no window) to a ChatOpenAI-family
     model (OpenAI, vLLM, llama.cpp, Ollama's OpenAI API: the OpenAI request's `seed`) that sets none itself; else
-    nothing (the solver's `chat_completion_request` and the judge's ToolEval send none; another client's `seed`,
-    e.g. ChatOllama's, is an option of its own)."""
-    if guard.reply_caps != "local" or role not in UNCAPPED_ROLES:
+    nothing (the judge's seed is its request's own, `judge/tooleval_request.py`; another client's `seed`, e.g.
+    ChatOllama's, is an option of its own)."""
+    if guard.reply_caps != "local" or role not in SEEDED_ROLES:
         return {}
     for layer in unwrap(model):
         if any(c.__name__ == "BaseChatOpenAI" for c in type(layer).__mro__):

@@ -9,7 +9,8 @@ their code uses (`nodes/` fills them; docs/configuration.md has the table):
 - the solver (`toolbench/inference/Algorithms/DFS.py`, AnyTool's default `use_original_prompt=False`): the system
   prompt, the user message and the diversity prompt from `toolbench/inference/Prompts/`, the task description from
   `anytool/rapidapi.py` (`rapidapi_wrapper.__init__`; the tool list after it is built as there), and the note after
-  `max_query_count` model queries (`DFS_tree_search.DFS`);
+  `max_query_count` model queries (`DFS_tree_search.DFS`); the functions it offers: `Finish` and each pooled API's
+  description text from `anytool/rapidapi.py` (`rapidapi_wrapper.__init__`, `api_json_to_openai_json`);
 - the judge (`anytool/verifier.py check_solved_toolbench` → `anytool/check_solved.py`): the ToolEval evaluator
   `tooleval_gpt-3.5-turbo_default` of the checkout's own `toolbench/tooleval` (template and function schemas).
 """
@@ -112,11 +113,22 @@ SPEC = BookSpec(
                                   "solver diversity prompt (user message)")),
         ("solver_query_limit", Slot(DFS, "DFS_tree_search.DFS:user[1]", "literal", (),
                                     "solver note after max_solver_queries (user message)")),
+        # each pooled API's function description (rapidapi.py rapidapi_wrapper.api_json_to_openai_json: the first
+        # assignment to `templete["description"]`, then, for an API with a description, the second: it + the API's)
+        ("solver_function", Slot(RAPIDAPI, "rapidapi_wrapper.api_json_to_openai_json:templete['description'][0]",
+                                 "literal", (("standard_tool_name", "tool"),), "solver function description")),
+        ("solver_function_described", Slot(
+            RAPIDAPI, "rapidapi_wrapper.api_json_to_openai_json:templete['description'][1]", "literal",
+            (("templete['description']", "head"), ("tuncated_description", "description")),
+            "solver function description, the API's own description added")),
         # the judge (check_solved.py compute_pass_rate → ToolEval's check_is_solved on the clone's own tooleval,
         # evaluator tooleval_gpt-3.5-turbo_default: check_solved.py parse_args default)
         *CHECK_SLOTS,
     ),
     literals=(("solvable_finish", VERIFIER, "solvable_finish_function"), REASON_LITERAL,
+              # the solver's Finish (rapidapi.py rapidapi_wrapper.__init__, lines 107-173: the second assignment to
+              # `finish_func`, the `else` of `if args.use_original_prompt`, AnyTool's default False)
+              ("solver_finish", RAPIDAPI, "rapidapi_wrapper.__init__:finish_func[1]"),
               # the functions main.py offers its agents (`self.functions`), sent with call_gpt's `functions=`
               # (nodes/agents/wire.py): main.py's own Finish (line 885, which shadows the star-imported one) and
               # agent creators (855, 867); api_database_function.py's browsing and pool functions (204-264)

@@ -17,7 +17,8 @@ Where a prompt is found (`Locator`, relative to a file):
   `{"role": "user", ...}` (`"tool"`) inside `scope`;
 - `scope:return[i]`: the value of the i-th `return <value>` statement inside `scope` (a function's answer);
 - `scope:target[i]`: the i-th assignment to `target` inside `scope` (a name assigned more than once).
-A string is a constant, an f-string, a `+` of those (a bare name there is a placeholder named by it), or a
+A string is a constant, an f-string, a `+` of those (a bare name, attribute or subscript there is a placeholder
+named by it, e.g. `templete['description']`), or a
 `.replace(...)` call on one: replacing a constant by a constant is applied here; replacing `"{x}"` by anything else
 makes `{x}` a placeholder (the authors' code fills it at run time).
 
@@ -198,7 +199,7 @@ def _expr_segments(node: ast.expr, where: str, top: bool = True, budget: _Budget
             raise PromptSourceError(f"{where}: the constant is more than {MAX_PROMPT_CHARS:,} characters long; "
                                     "refused")
         return out
-    if not top and isinstance(node, ast.Name | ast.Attribute):
+    if not top and isinstance(node, ast.Name | ast.Attribute | ast.Subscript):
         return [Placeholder(ast.unparse(node))]
     if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "replace"
             and len(node.args) == 2 and not node.keywords

@@ -124,6 +124,12 @@ def write_fake_checkout(root: str | Path, repo: str, *, texts: Mapping[str, str]
         _place(module, slot.locator, _py_string(text, fstring))
     for name, rel, locator in spec.literals:
         value: Any = ({"type": "string", "description": "FAKE reason property"} if name == "reason_property" else
+                      {"name": "Finish", "description": "FAKE solver_finish function",
+                       "parameters": {"type": "object", "properties": {
+                           "return_type": {"type": "string", "enum": ["give_answer", "give_up_and_restart", "give_up"]},
+                           "final_answer": {"type": "string", "description": "FAKE final_answer"},
+                           "reason": {"type": "string", "description": "FAKE reason"}},
+                           "required": ["return_type"]}} if name == "solver_finish" else
                       {"name": "Finish" if name == "agent_finish" else locator.removesuffix("_function"),
                        "description": f"FAKE {name} function",
                        "parameters": {"type": "object", "properties": {"FAKE_arg": {"type": "null"}}}}

@@ -70,13 +70,15 @@ def test_paper_sets_local_reply_caps_and_the_run_guard_carries_it() -> None:
     ("meta", CallGuard(reply_caps="local", **HOSTED), {}, 123),
     ("solvable", CallGuard(reply_caps="local"), {}, 123),  # a loopback server too: a seed decides no window
     ("tool", CallGuard(reply_caps="local", **HOSTED), {"seed": 7}, 7),  # the model's own seed stays
-    ("solver", CallGuard(reply_caps="local", **HOSTED), {}, None),  # chat_completion_request sends none
+    # chat_completion_request (chatgpt_function_model.py) sends through call_gpt, which adds seed=123
+    ("solver", CallGuard(reply_caps="local", **HOSTED), {}, 123),
     ("judge", CallGuard(reply_caps="local", **HOSTED), {}, None),  # ToolEval's completions_kwargs hold none
     ("meta", CallGuard(**HOSTED), {}, None),  # ours
 ])
 def test_paper_sends_call_gpts_seed_on_the_agents_and_the_check(role: str, guard: CallGuard, model: dict[str, Any],
                                                               seed: int | None) -> None:
     """openai_utils.py `call_gpt`: `client.chat.completions.create(seed=123, messages=..., functions=..., **kwargs)`,
-    used by scripts/main.py's agents and anytool/verifier.py's check_task_solvable_by_function."""
+    used by scripts/main.py's agents, anytool/verifier.py's check_task_solvable_by_function and the DFSDT solver
+    (toolbench/inference/LLM/chatgpt_function_model.py chat_completion_request → call_gpt)."""
     body, _ = _sent(role, guard, **model)
     assert body.get("seed") == seed

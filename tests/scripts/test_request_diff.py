@@ -214,3 +214,14 @@ def test_a_failing_authors_side_is_one_line(request_diff: ModuleType, tmp_path: 
     clone = fake_clone(tmp_path / "Multi-LLM-Agent", body="def infer():\n    pass\n")
     with pytest.raises(RuntimeError, match=r"^the authors' side of umi_infer failed \(exit 1\): LookupError: no function 'nested_load_test_data'$"):
         request_diff.run_child("umi_infer", clone, {"data": [], "predictions": []})
+
+
+def test_a_scripted_call_keeps_its_thought_and_its_arguments_as_written(request_diff: ModuleType) -> None:
+    """The solver's cases script replies as (content, function, arguments string): the legacy `function_call`
+    carries the string as the model wrote it (its own spacing), beside the thought; a dict is `json.dumps`."""
+    written = '{"city": "Lyon",  "is_from": 2}'
+    message = request_diff.completion({"functions": []}, ("Let me look.", "current", written))["choices"][0]["message"]
+    assert message["content"] == "Let me look." and message["function_call"] == {"name": "current",
+                                                                                 "arguments": written}
+    message = request_diff.completion({"functions": []}, ("current", {"city": "Lyon"}))["choices"][0]["message"]
+    assert message["content"] is None and message["function_call"]["arguments"] == '{"city": "Lyon"}'

@@ -24,6 +24,7 @@ from langchain_core.runnables import Runnable
 from langgraph.errors import GraphBubbleUp
 
 from ...catalog.errors import UnknownNameError
+from ...models.constrained import choose_call_mode
 from ...models.deadline import bounded
 from ...models.faults import (
     EXTRA_CALL,
@@ -39,6 +40,7 @@ from ...models.faults import (
     with_call_ids,
 )
 from ...models.llm import BUDGET_KIND, FUNCTIONS_DROPPED, ModelCallError, ModelNotConfiguredError
+from ...models.profiles import profile_for
 from ...paper_prompts import PromptBook
 from ...protocol import DIVERSITY, FINISH_NAME, text_of
 from ...state import SolverAttempt, merge_usage
@@ -47,7 +49,8 @@ from ...tools.observation import Status
 from ..abilities import ask_user as asking
 from ..abilities.conversation import conversation_messages
 from ..abilities.prompts import ASK_USER_NOTE
-from . import prompts
+from ..judge.tooleval_request import refuses_functions, speaks_functions
+from . import authors, prompts
 from .finish import FinishCall, FinishError, finish_schema, parse_finish, resolve_failed
 from .functions import describe_functions, pool_functions, tool_schemas
 from .textmode import TextToolRunnable, bind_role_tools, call_with_text_fallback, format_inputs, probed
@@ -136,7 +139,8 @@ def authors_candidates(nodes: Sequence[TreeNode], node_id: int) -> str:
     per child, down its first chain to the first action (`while ... node_type != "Action Input" ...:
     children[0]`), {"name", "arguments", "function_output", "mento-carlo-action-value": compute_weight(), 0.0 in
     Tree.py}; `json.dumps(js_list, indent=2)` and a newline, then "again, your former observation: <the node's
-    observation>" when it has one. The arguments are the parsed call's, dumped (a model's own spacing is not kept)."""
+    observation>" when it has one. The name and arguments string as the model sent them (the legacy call of the
+    authors' form, authors.py); a call in another form: its parsed arguments, dumped (the model's spacing not kept)."""
     js_list = []
     for child in nodes[node_id]["children"]:
         node = nodes[child]
@@ -147,7 +151,9 @@ def authors_candidates(nodes: Sequence[TreeNode], node_id: int) -> str:
         if ai is None or not ai.tool_calls:
             continue
         call = ai.tool_calls[0]
-        js_list.append({"name": call["name"], "arguments": json.dumps(call["args"]),
+        raw = authors.raw_call(ai)  # DFS.py: the Action node's name and the Action Input's string as the model sent
+        js_list.append({"name": raw["name"] if raw else call["name"],  # them (authors.py keeps the legacy call)
+                        "arguments": raw["arguments"] if raw else json.dumps(call["args"]),
                         "function_output": _observation(node), "mento-carlo-action-value": 0.0})
     if not js_list:
         return ""
@@ -193,10 +199,17 @@ def invoke_model(deps: Deps, state: SolverState, role: str, runnable: Runnable[A
     With `tools` (the functions `runnable` has bound natively): when the endpoint refuses them (a model without
     function calling), the call is made again in text mode and the role stays in text mode for the run.
     `texts=False`: long texts of the prompt are not cut to fit the window (see `with_fewer_functions`)."""
+    return accounted(state, role, lambda: call_with_text_fallback(
+        deps, role, state["run_key"], runnable, prompt, tools=tools, inputs={"query": state["query"], **(inputs or {})},
+        texts=texts))
+
+
+def accounted(state: SolverState, role: str, send: Callable[[], tuple[AIMessage, dict[str, Any]]]
+              ) -> tuple[AIMessage | None, dict[str, Any]]:
+    """`send()` (one model call) with the solver's accounting → (reply or None on failure, state updates)."""
     upd: dict[str, Any] = {"model_calls": state["model_calls"] + 1}
     try:
-        ai, used = call_with_text_fallback(deps, role, state["run_key"], runnable, prompt, tools=tools,
-                                           inputs={"query": state["query"], **(inputs or {})}, texts=texts)
+        ai, used = send()
     except (ModelNotConfiguredError, GraphBubbleUp):  # configuration errors and interrupts are not model failures
         raise
     except ModelCallError as exc:  # ends this solve, not the run; a prompt too long for the model: this attempt only
@@ -254,9 +267,12 @@ def make_seed(deps: Deps) -> Node:
         previous = state.get("previous_attempts") or []
         if previous and functions:
             keep = [*functions, asking.ASK_USER_NAME] if deps.config.ask_user else functions
-            root = seed_messages(previous[-1].get("tree") or [], keep)
-            if root:
-                root.append(HumanMessage(content=prompts.SEED_NOTE, name=SEED_NOTE))
+            if not deps.config.ask_user and authors_form(deps, state):  # paper(prompts_from): DFS.py start(messages)
+                root = authors.seed_chain(previous[-1].get("tree") or [], [*functions, FINISH_NAME])
+            else:
+                root = seed_messages(previous[-1].get("tree") or [], keep)
+                if root:
+                    root.append(HumanMessage(content=prompts.SEED_NOTE, name=SEED_NOTE))
         upd: dict[str, Any] = {
             "nodes": new_tree(root), "current": 0, "api_calls": 0, "model_calls": 0, "failed_seen": [],
             "last_reason": "", "thought": "", "decision": "", "finish": None, "finish_only": False,
@@ -338,6 +354,42 @@ def open_step(deps: Deps, state: SolverState) -> tuple[FinishOutcome | None, dic
     return stop, pool_functions(deps, state["api_pool"]), added
 
 
+def authors_form(deps: Deps, state: SolverState) -> bool:
+    """Whether the solver's call goes out as AnyTool sends it (authors.py): `paper(prompts_from=...)` on an
+    OpenAI-compatible client, in native call mode (not text mode, not constrained)."""
+    if deps.paper_prompts is None or deps.config.solver == "umi" or deps.signals.in_text_mode(state["run_key"], "solver"):
+        return False
+    model = deps.models.for_role("solver")
+    return ("solver" not in deps.config.text_mode_roles and speaks_functions(model) and choose_call_mode(
+        model, profile_for(model, deps.config.model_profiles), probed(deps)) == "native")
+
+
+def call_authors_form(deps: Deps, state: SolverState, prompt: list[BaseMessage], offer: authors.SolverFunctions,
+                      inputs: dict[str, Any]) -> tuple[AIMessage | None, dict[str, Any]]:
+    """One solver call as chat_completion_request → call_gpt makes it (`functions=`, their settings, the legacy
+    history); a provider refusing `functions=` gets the same functions with `tools=` (usage `functions_refused`).
+    The reply's call is read as ours (authors.py `read_reply`)."""
+    model = deps.models.for_role("solver")
+    full = {"query": state["query"], **inputs}
+
+    def send() -> tuple[AIMessage, dict[str, Any]]:
+        legacy = model.bind(functions=offer.functions, **authors.SETTINGS)
+        try:
+            return call_with_text_fallback(deps, "solver", state["run_key"], legacy,
+                                           authors.wire_prompt(prompt, offer, "functions"), inputs=full, texts=False)
+        except ModelCallError as exc:
+            if not refuses_functions(exc):
+                raise
+        tools = model.bind_tools([{"type": "function", "function": f} for f in offer.functions]
+                                 ).bind(**authors.SETTINGS)
+        ai, used = call_with_text_fallback(deps, "solver", state["run_key"], tools,
+                                           authors.wire_prompt(prompt, offer, "tools"), inputs=full, texts=False)
+        return ai, {**used, "functions_refused": 1}
+
+    ai, upd = accounted(state, "solver", send)
+    return (authors.read_reply(ai, offer) if ai is not None else None), upd
+
+
 def make_expand(deps: Deps) -> Node:
     """One solver model call from the current node; its reply becomes a new child, which becomes current."""
 
@@ -366,9 +418,14 @@ def make_expand(deps: Deps) -> Node:
             tools = [finish] if last_turn else [*tool_schemas(deps, offered), finish]
             if ask:
                 tools.insert(-1, asking.ask_user_schema())
+            if not ask and authors_form(deps, state):  # paper(prompts_from): AnyTool's request (authors.py)
+                offer = authors.solver_functions(deps, deps.paper_prompts, {} if last_turn else offered)  # type: ignore[arg-type]
+                inputs = {"functions": list(offered), "ask_user": False,
+                          **format_inputs(deps.config, "solver", text=False)}
+                return call_authors_form(deps, state, prompt, offer, inputs)
             model = role_tools(deps, state, "solver", tools)
-            inputs: dict[str, Any] = {"functions": list(offered), "ask_user": ask,
-                                      **format_inputs(deps.config, "solver", text=isinstance(model, TextToolRunnable))}
+            inputs = {"functions": list(offered), "ask_user": ask,
+                      **format_inputs(deps.config, "solver", text=isinstance(model, TextToolRunnable))}
             if inputs["text_mode"]:  # the prompt holds the trajectory as text only: give it as structured data too
                 inputs["history"] = [message_to_dict(m) for m in [*chain, *added]]
             # the function list is not cut to fit the window: fewer functions are offered instead
@@ -439,7 +496,8 @@ def make_execute(deps: Deps, *, single_call: bool = False, allow_finish: bool = 
         if not calls and not invalid:
             if empty is not None:
                 faults.append(empty)
-            msgs.append(HumanMessage(content=nudge, name=NUDGE))
+            if role != "solver" or not authors_form(deps, state):  # DFS.py: a reply without a call is a Thought
+                msgs.append(HumanMessage(content=nudge, name=NUDGE))  # node, the next query follows it as it is
         alone = len(calls) == 1 and not invalid
         # ask_user first: the run may pause here (interrupt), and this node re-runs from its start on resume, so no
         # API call of the step may happen before the last question is answered

@@ -219,6 +219,9 @@ def message_to_dict(msg: BaseMessage) -> dict[str, Any]:
         if msg.invalid_tool_calls:
             d["invalid_tool_calls"] = [{"name": tc.get("name"), "args": tc.get("args"), "id": tc.get("id"),
                                         "error": tc.get("error")} for tc in msg.invalid_tool_calls]
+        raw = msg.additional_kwargs.get("function_call")
+        if isinstance(raw, dict):  # the legacy call as the model sent it (nodes/solver/authors.py sends it back)
+            d["function_call"] = {"name": str(raw.get("name") or ""), "arguments": str(raw.get("arguments") or "")}
     elif isinstance(msg, ToolMessage):
         d = {"role": "tool", "content": content, "tool_call_id": msg.tool_call_id}
     elif isinstance(msg, SystemMessage):
@@ -238,7 +241,10 @@ def message_from_dict(d: Mapping[str, Any]) -> AnyMessage:
                  for tc in d.get("tool_calls") or []]
         invalid = [{"name": tc.get("name"), "args": tc.get("args"), "id": tc.get("id"), "error": tc.get("error"),
                     "type": "invalid_tool_call"} for tc in d.get("invalid_tool_calls") or []]
-        return AIMessage(content=content, tool_calls=calls, invalid_tool_calls=invalid, name=name)
+        raw = d.get("function_call")
+        extra = {"function_call": dict(raw)} if isinstance(raw, Mapping) else {}
+        return AIMessage(content=content, tool_calls=calls, invalid_tool_calls=invalid, name=name,
+                         additional_kwargs=extra)
     if role == "tool":
         return ToolMessage(content=content, tool_call_id=str(d.get("tool_call_id") or ""), name=name)
     if role == "system":
@@ -269,6 +275,19 @@ def tree_to_dicts(nodes: Iterable[TreeNode]) -> list[dict[str, Any]]:
 
 
 # ------------------------------------------------------------------------------------- seeding
+def last_chain(tree: Sequence[Mapping[str, Any]], last: int | None = None) -> list[Mapping[str, Any]]:
+    """The nodes (as `tree_to_dicts` writes them) on the path root → `last` (default: the tree's last node)."""
+    by_id = {int(n["id"]): n for n in tree}
+    chain: list[Mapping[str, Any]] = []
+    cur: int | None = last if last is not None else max(by_id) if by_id else None
+    while cur is not None and cur in by_id:
+        chain.append(by_id[cur])
+        parent = by_id[cur].get("parent")
+        cur = None if parent is None else int(parent)
+    chain.reverse()
+    return chain
+
+
 def seed_messages(tree: Sequence[Mapping[str, Any]], keep_functions: Iterable[str]) -> list[AnyMessage]:
     """The chain an earlier attempt ended on, as messages to seed a new solve's root with.
 
@@ -282,15 +301,7 @@ def seed_messages(tree: Sequence[Mapping[str, Any]], keep_functions: Iterable[st
     if not tree:
         return []
     keep = set(keep_functions)
-    by_id = {int(n["id"]): n for n in tree}
-    last = max(by_id)
-    chain: list[Mapping[str, Any]] = []
-    cur: int | None = last
-    while cur is not None and cur in by_id:
-        chain.append(by_id[cur])
-        parent = by_id[cur].get("parent")
-        cur = None if parent is None else int(parent)
-    chain.reverse()
+    chain = last_chain(tree)
     final = chain[-1] if len(chain) > 1 else None
     if final is not None and final.get("status") in ("answer", "given_up"):
         api_calls = [tc for m in final.get("messages") or [] for tc in m.get("tool_calls") or []
