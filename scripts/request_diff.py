@@ -394,8 +394,6 @@ def solver_anytool(clone: Path, report: Report) -> None:
     child's `anytool_solver` on the same tool document and the same replies. The observation's envelope is ours
     (the executor's `{"status", "response"}`) and the ToolBench server's there (`json.dumps({"error",
     "response"})`): documented, ours is read as theirs before comparing."""
-    from langgraph_anytool.graphs.solver import build_solver_graph
-    from langgraph_anytool.state import PoolEntry
     from langgraph_anytool.tools.executors.local import LocalExecutor
     from langgraph_anytool.tools.pipeline import ApiExecutor
 
@@ -414,13 +412,8 @@ def solver_anytool(clone: Path, report: Report) -> None:
         return content, name, arguments  # type: ignore[return-value]  # the arguments string as the model wrote it
 
     with Recorder(reply) as rec:
-        deps = Deps(catalog=catalog, models=ModelSet(default=chat(rec.base_url), by_role={}), executor=executor,
-                    config=AnyToolConfig.paper(prompts_from=str(clone)), signals=RunSignals())
-        pool = [PoolEntry(api_id=a.id, category="Weather", tool=tool.name, api=a.name,
-                          function_name=catalog.function_name(a.id), added_by="request_diff", round=0)
-                for a in tool.apis]
-        build_solver_graph(deps).invoke({"query": QUERY, "run_key": "r", "round": 0, "api_pool": pool,
-                                         "previous_attempts": []})
+        graph, pool = paper_solver(clone, catalog, tool, executor, rec.base_url)
+        graph.invoke({"query": QUERY, "run_key": "r", "round": 0, "api_pool": pool, "previous_attempts": []})
     ours_obs = executor.render(executor.call(tool.apis[0].id, {"city": "Lyon"}))
     theirs_obs = json.dumps(AUTHORS_OBSERVATION)
     print(f"   documented: the observation's envelope, ours {ours_obs} read as the authors' {theirs_obs}")
@@ -441,8 +434,6 @@ def solver_seeded_anytool(clone: Path, report: Report) -> None:
     pooled APIs: the seeded solve's first request, beside the child's `anytool_seeded_solver` on the same tool document and
     replies (our solver graph run twice, the second time with the first's attempt and the pool left). The
     observation's envelope is documented as in `solver_anytool`."""
-    from langgraph_anytool.graphs.solver import build_solver_graph
-    from langgraph_anytool.state import PoolEntry
     from langgraph_anytool.tools.executors.local import LocalExecutor
     from langgraph_anytool.tools.pipeline import ApiExecutor
 
@@ -460,12 +451,7 @@ def solver_seeded_anytool(clone: Path, report: Report) -> None:
         return next(sent)  # type: ignore[return-value]  # (content, function, the arguments string as written)
 
     with Recorder(reply) as rec:
-        deps = Deps(catalog=catalog, models=ModelSet(default=chat(rec.base_url), by_role={}), executor=executor,
-                    config=AnyToolConfig.paper(prompts_from=str(clone)), signals=RunSignals())
-        pool = [PoolEntry(api_id=a.id, category="Weather", tool=tool.name, api=a.name,
-                          function_name=catalog.function_name(a.id), added_by="request_diff", round=0)
-                for a in tool.apis]
-        graph = build_solver_graph(deps)
+        graph, pool = paper_solver(clone, catalog, tool, executor, rec.base_url)
         out = graph.invoke({"query": QUERY, "run_key": "r", "round": 0, "api_pool": pool, "previous_attempts": []})
         done = len([b for b in rec.bodies if "messages" in b])
         graph.invoke({"query": QUERY, "run_key": "r", "round": 1, "api_pool": pool[1:],
@@ -477,6 +463,20 @@ def solver_seeded_anytool(clone: Path, report: Report) -> None:
                    "(dyabel/AnyTool scripts/main.py → DFS.py start(messages=...))",
                    [_swapped(b, ours_obs, theirs_obs) for b in rec.bodies if "messages" in b][done:done + 1],
                    theirs[:1])
+
+
+def paper_solver(clone: Path, catalog: Any, tool: Any, executor: Any, base_url: str) -> tuple[Any, list[Any]]:
+    """Our DFSDT solver graph under `paper(prompts_from=clone)`, its model the recorder at `base_url`, and a pool of
+    every API of `tool`."""
+    from langgraph_anytool.graphs.solver import build_solver_graph
+    from langgraph_anytool.state import PoolEntry
+
+    deps = Deps(catalog=catalog, models=ModelSet(default=chat(base_url), by_role={}), executor=executor,
+                config=AnyToolConfig.paper(prompts_from=str(clone)), signals=RunSignals())
+    pool = [PoolEntry(api_id=a.id, category="Weather", tool=tool.name, api=a.name,
+                      function_name=catalog.function_name(a.id), added_by="request_diff", round=0)
+            for a in tool.apis]
+    return build_solver_graph(deps), pool
 
 
 def _swapped(value: Any, old: str, new: str) -> Any:

@@ -245,18 +245,24 @@ def anytool_solvable(clone: Path, inputs: Mapping[str, Any]) -> dict[str, Any]:
     return {"sent": client.sent}
 
 
-def stabletoolbench_passrate(clone: Path, inputs: Mapping[str, Any]) -> dict[str, Any]:
-    """One pass-rate sample's checks (THUNLP-MT/StableToolBench: `rtl.py check_is_solved` → `tooleval.py
-    function_call` → `OpenaiPoolRequest.request`, whose create call is the recorder)."""
+def recorded_tooleval(clone: Path, inputs: Mapping[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any],
+                                                                         dict[str, Any]]:
+    """The clone's ToolEval checks whose `OpenaiPoolRequest.request` records what it is sent (the list returned),
+    and the sample in its converted form (`process_valid_data(inputs["method"], inputs["generation"])`)."""
     sent: list[dict[str, Any]] = []
 
     def request(**kwargs: Any) -> Any:
         sent.append(copy.deepcopy(kwargs))
         return fake_response(kwargs)
 
-    evaluator = tooleval_self(clone, request)
-    checks = tooleval_code(clone, evaluator)
-    example = converted(clone, inputs["method"], inputs["generation"])
+    checks = tooleval_code(clone, tooleval_self(clone, request))
+    return sent, checks, converted(clone, inputs["method"], inputs["generation"])
+
+
+def stabletoolbench_passrate(clone: Path, inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """One pass-rate sample's checks (THUNLP-MT/StableToolBench: `rtl.py check_is_solved` → `tooleval.py
+    function_call` → `OpenaiPoolRequest.request`, whose create call is the recorder)."""
+    sent, checks, example = recorded_tooleval(clone, inputs)
     checks["check_is_solved"]({"query": inputs["query"], "available_tools": example["available_tools"]},
                               example["answer"], return_reason=True)
     return {"sent": sent}
@@ -508,15 +514,7 @@ def stabletoolbench_solvable(clone: Path, inputs: Mapping[str, Any]) -> dict[str
     `check_task_solvable({'query', 'available_tools'}, has_been_solved=False, return_reason=True)` of the clone's
     rtl.py → tooleval.py `function_call` → `OpenaiPoolRequest.request` (the recorder), `available_tools` the
     converted answer's (`process_valid_data(inputs["method"], inputs["generation"])`)."""
-    sent: list[dict[str, Any]] = []
-
-    def request(**kwargs: Any) -> Any:
-        sent.append(copy.deepcopy(kwargs))
-        return fake_response(kwargs)
-
-    evaluator = tooleval_self(clone, request)
-    checks = tooleval_code(clone, evaluator)
-    example = converted(clone, inputs["method"], inputs["generation"])
+    sent, checks, example = recorded_tooleval(clone, inputs)
     checks["check_task_solvable"]({"query": inputs["query"], "available_tools": example["available_tools"]},
                                   has_been_solved=False, return_reason=True)
     return {"sent": sent, "available_tools": example["available_tools"]}

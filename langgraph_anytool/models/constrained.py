@@ -207,6 +207,14 @@ def bound_config(config: RunnableConfig | None) -> RunnableConfig:
     return merge_configs({}, config)
 
 
+
+def with_reply_metadata(parsed: AIMessage, reply: BaseMessage) -> AIMessage:
+    """The call parsed from a reply's text, carrying the reply's usage, response metadata, extra fields and id."""
+    return parsed.model_copy(update={"usage_metadata": getattr(reply, "usage_metadata", None),
+                                     "response_metadata": dict(getattr(reply, "response_metadata", {}) or {}),
+                                     "additional_kwargs": dict(getattr(reply, "additional_kwargs", {}) or {}),
+                                     "id": reply.id})
+
 class PromptedToolRunnable(Runnable[Any, BaseMessage]):
     """A chat model given a fixed tool list in its prompt rather than as native tools: the wrapped model and the
     tools (the constrained form below; text mode's `Action:` form in `nodes/solver/textmode.py`). `constraint`:
@@ -242,10 +250,7 @@ class ConstrainedToolRunnable(PromptedToolRunnable):
         with streamed_call(self.model, sent, bound_config(config)) as (run_config, relay):
             reply = self.model.invoke(sent, run_config, **options)
             parsed = parse_call(text_of(reply), call_id=relay.pieces.call_id if relay is not None else None)
-            out = parsed.model_copy(update={"usage_metadata": getattr(reply, "usage_metadata", None),
-                                            "response_metadata": dict(getattr(reply, "response_metadata", {}) or {}),
-                                            "additional_kwargs": dict(getattr(reply, "additional_kwargs", {}) or {}),
-                                            "id": reply.id})
+            out = with_reply_metadata(parsed, reply)
             if relay is not None:
                 relay.end(out)
         return out

@@ -32,6 +32,7 @@ from ...models.constrained import (
     grammar_kwargs,
     served_by_llama_cpp,
     with_extra_body,
+    with_reply_metadata,
 )
 from ...models.guard import classify
 from ...models.llm import call_role
@@ -86,10 +87,7 @@ class TextToolRunnable(PromptedToolRunnable):
         with streamed_text_call(self.model, sent, bound_config(config)) as (run_config, relay):
             reply = self.model.invoke(sent, run_config, **kwargs)
             parsed = action_message(text_of(reply), id_prefix="text")
-            out = parsed.model_copy(update={"usage_metadata": getattr(reply, "usage_metadata", None),
-                                            "response_metadata": dict(getattr(reply, "response_metadata", {}) or {}),
-                                            "additional_kwargs": dict(getattr(reply, "additional_kwargs", {}) or {}),
-                                            "id": reply.id})
+            out = with_reply_metadata(parsed, reply)
             if relay is not None:
                 relay.end(out)
         return out
