@@ -1,0 +1,141 @@
+"""Static encoders (`catalog/static_encoder.py`) on issue 37's protocol: which variant, chosen on the tuning part.
+
+Queries: the 519 shared development queries of ../shared/toolbench, split by `eval.training.query_folds` (3 folds,
+seed 0): variants are compared on the tuning part (folds 0 and 1, 346 queries) and reported on fold 2 (173) and
+all 519. Each row builds the default document recipe's index from nothing with the variant as the dense encoder
+(BM25 + static, default fusion), and ``static only`` rows rank by the dense half alone (BM25 weight 0), to show
+what the table itself knows. The distillation's one-time cost is printed when it runs here (first use).
+
+    python benchmarks/static_encoder.py [--dims 64 128 256 384] [--weightings zipf none] [--wordllama] \\
+        [--idf] [--work DIR]
+
+`--idf` adds, for the default variant, the table reweighted by BM25-style idf of the catalog's own API documents
+(log((N + 1) / (df + 0.5)) per word piece, over the texts the index embeds): a catalog-specific table, measured
+here only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from retrieval_table import scores  # the benchmarks beside this one
+from retriever_training import default_toolbench, load_average
+
+from langgraph_anytool.catalog import Catalog
+from langgraph_anytool.catalog.fusion import FusionWeights
+from langgraph_anytool.catalog.search import CatalogSearcher
+from langgraph_anytool.catalog.static_encoder import (
+    DEFAULT_DIMS,
+    DEFAULT_WEIGHTING,
+    StaticEncoder,
+    distil_table,
+    distilled_table_path,
+    finish_table,
+)
+from langgraph_anytool.eval.retrieval import EvalQuery, load_queries
+from langgraph_anytool.eval.training import EVAL_FOLD, SPLIT_FOLDS, SPLIT_SEED, query_folds
+
+
+class _Recorder(StaticEncoder):
+    """Keeps the texts the index embeds (for `--idf`)."""
+
+    texts: list[str]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.texts = getattr(self, "texts", []) + list(texts)
+        return super().embed_documents(texts)
+
+
+def idf_encoder(base: StaticEncoder, texts: list[str]) -> StaticEncoder:
+    """`base`'s table with each word piece's row scaled by its idf over `texts` (pieces unseen: the largest idf)."""
+    table, tok = base._load()
+    df = np.zeros(table.shape[0], dtype=np.float64)
+    for enc in tok.encode_batch(texts, add_special_tokens=False):
+        ids = np.unique(np.asarray(enc.ids, dtype=np.int64))
+        df[ids[ids < table.shape[0]]] += 1
+    idf = np.log((len(texts) + 1) / (df + 0.5))
+    weighted = np.ascontiguousarray(table * idf[:, None].astype(np.float32))
+    return StaticEncoder(lambda: (weighted, tok), base.model_id + f":idf{len(texts)}")
+
+
+def rows_for(name: str, encoder: Any, catalog: Catalog, parts: dict[str, list[EvalQuery]], work: Path
+             ) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    folder = work / name.replace(" ", "_").replace("/", "_")
+    t0, c0 = time.perf_counter(), time.process_time()
+    searcher = CatalogSearcher(catalog, embeddings=encoder, index_dir=folder, progress=False)
+    searcher.build()
+    build = (time.perf_counter() - t0, time.process_time() - c0)
+    for label, weights in (("hybrid", None), ("static only", FusionWeights(bm25=0.0))):
+        if weights is not None:
+            searcher.weights = weights
+        out[f"{name} | {label}"] = {f"{part} {k}": v for part, qs in parts.items()
+                                    for k, v in scores(searcher, qs).items()} | {"build s": build[0],
+                                                                                  "build CPU s": build[1]}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--toolbench", type=Path, default=default_toolbench())
+    ap.add_argument("--dims", type=int, nargs="*", default=[DEFAULT_DIMS])
+    ap.add_argument("--weightings", nargs="*", default=[DEFAULT_WEIGHTING])
+    ap.add_argument("--wordllama", action="store_true", help="also the packaged WordLlama table")
+    ap.add_argument("--idf", action="store_true", help="also the default variant reweighted by the catalog's idf")
+    ap.add_argument("--work", type=Path, default=None)
+    args = ap.parse_args(argv)
+    work = args.work or Path(tempfile.mkdtemp(prefix="static-encoder-"))
+    catalog = Catalog.from_toolbench(args.toolbench / "tools")
+    queries = [q for q in load_queries(sorted((args.toolbench / "queries").glob("*.json")), catalog) if q.relevant]
+    fold = query_folds([q.query for q in queries], SPLIT_FOLDS, SPLIT_SEED)
+    parts = {"tuning": [q for q in queries if fold[q.query] != EVAL_FOLD],
+             "fold 2": [q for q in queries if fold[q.query] == EVAL_FOLD], "all": queries}
+    print(f"{len(catalog)} APIs; tuning {len(parts['tuning'])}, fold 2 {len(parts['fold 2'])}, all {len(queries)} "
+          f"queries; load average {load_average()}", flush=True)
+    if not distilled_table_path().is_file():
+        t0, c0 = time.perf_counter(), time.process_time()
+        distil_table()
+        print(f"distilled the packaged MiniLM: {time.perf_counter() - t0:.1f} s wall, "
+              f"{time.process_time() - c0:.1f} s CPU (once; cached at {distilled_table_path()})", flush=True)
+    raw = distil_table()
+    t0 = time.perf_counter()
+    finish_table(raw, DEFAULT_DIMS, DEFAULT_WEIGHTING)
+    print(f"PCA + weights at load: {1000 * (time.perf_counter() - t0):.0f} ms", flush=True)
+    rows: dict[str, dict[str, float]] = {}
+    variants: list[tuple[str, Any]] = [("BM25 only", "none")]
+    variants += [(f"minilm:static pca{d} {w}", StaticEncoder.distilled(dims=d, weighting=w))
+                 for d in args.dims for w in args.weightings]
+    if args.wordllama:
+        variants.append(("wordllama", StaticEncoder.wordllama()))
+    if args.idf:
+        recorder = _Recorder.distilled()
+        CatalogSearcher(catalog, embeddings=recorder, index_dir=work / "recorder", progress=False).build()
+        variants.append((f"minilm:static pca{DEFAULT_DIMS} {DEFAULT_WEIGHTING} × catalog idf",
+                         idf_encoder(StaticEncoder.distilled(), recorder.texts)))
+    for name, encoder in variants:
+        found = rows_for(name, encoder, catalog, parts, work)
+        if name == "BM25 only":
+            found = {name: next(iter(found.values()))}
+        for key, row in found.items():
+            rows[key] = row
+            print(f"[{time.strftime('%H:%M:%S')}] {key}: " + ", ".join(f"{k} {v:.1f}" for k, v in row.items()),
+                  file=sys.stderr, flush=True)
+    head = ["variant | ranking", *(f"{p} {m}" for p in parts for m in ("Recall@10", "NDCG@5")), "build s"]
+    print(f"\nload average at the end {load_average()}")
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * len(head))
+    for key, row in rows.items():
+        cells = [f"{row[f'{p} {m}']:.1f}" for p in parts for m in ("Recall@10", "NDCG@5")]
+        print(f"| {key} | " + " | ".join(cells) + f" | {row['build s']:.1f} |")
+    return 0 if all(math.isfinite(v) for r in rows.values() for v in r.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
