@@ -9,7 +9,7 @@ what the table itself knows. The distillation's one-time cost is printed when it
     python benchmarks/static_encoder.py [--dims 64 128 256 384] [--weightings zipf none] [--wordllama] \\
         [--idf] [--work DIR]
 
-`--idf` adds, for the default variant, the table reweighted by BM25-style idf of the catalog's own API documents
+`--idf` adds, for each static variant, the table reweighted by BM25-style idf of the catalog's own API documents
 (log((N + 1) / (df + 0.5)) per word piece, over the texts the index embeds): a catalog-specific table, measured
 here only.
 """
@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from retrieval_table import scores  # the benchmarks beside this one
 from retriever_training import default_toolbench, load_average
+from search_timing import search_latency
 
 from langgraph_anytool.catalog import Catalog
 from langgraph_anytool.catalog.fusion import FusionWeights
@@ -65,20 +66,62 @@ def idf_encoder(base: StaticEncoder, texts: list[str]) -> StaticEncoder:
     return StaticEncoder(lambda: (weighted, tok), base.model_id + f":idf{len(texts)}")
 
 
-def rows_for(name: str, encoder: Any, catalog: Catalog, parts: dict[str, list[EvalQuery]], work: Path
-             ) -> dict[str, dict[str, float]]:
+class _Asymmetric:
+    """Documents by MiniLM int8 (contextual vectors, once per index), queries by the distilled table in MiniLM's
+    own space (no centring or PCA, `weighting` as the static encoder's): only the query side is static."""
+
+    def __init__(self, weighting: str) -> None:
+        from langgraph_anytool.catalog.encoders import resolve_encoder
+        from langgraph_anytool.catalog.minilm_package import packaged_minilm_dir
+        from langgraph_anytool.catalog.model_folder import load_tokenizer
+
+        self.documents = resolve_encoder("minilm:int8")
+        raw = distil_table()
+        table = raw * (np.log1p(np.arange(raw.shape[0]))[:, None] if weighting == "zipf" else 1.0)
+        table = np.ascontiguousarray(table, dtype=np.float32)
+        self.queries = StaticEncoder(lambda: (table, load_tokenizer(packaged_minilm_dir(), raw.shape[0])), "q")
+        self.model_id = f"experiment:minilm-documents+static-queries:{weighting}"
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return list(self.documents.embed_documents(texts))
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.queries.embed_query(text)
+
+    def token_means(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        return self.queries.token_means(texts)
+
+    def query_matrix(self, texts: list[str]) -> np.ndarray:
+        return self.queries.query_matrix(texts)
+
+
+def folder_mb(*folders: Path | None) -> float:
+    return sum(p.stat().st_size for f in folders if f for p in f.rglob("*") if p.is_file()) / 1e6
+
+
+def rows_for(name: str, encoder: Any, catalog: Catalog, parts: dict[str, list[EvalQuery]], work: Path,
+             dense_weights: list[float], searchers: dict[str, CatalogSearcher]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = {}
     folder = work / name.replace(" ", "_").replace("/", "_")
     t0, c0 = time.perf_counter(), time.process_time()
     searcher = CatalogSearcher(catalog, embeddings=encoder, index_dir=folder, progress=False)
-    searcher.build()
+    stats = searcher.build()
     build = (time.perf_counter() - t0, time.process_time() - c0)
-    for label, weights in (("hybrid", None), ("static only", FusionWeights(bm25=0.0))):
+    searchers[name] = searcher
+    size = folder_mb(Path(stats.bm25_path) if stats.bm25_path else None,
+                     Path(stats.index_path) if stats.index_path else None)
+    rankings: list[tuple[str, FusionWeights | None]] = [("hybrid", None)]
+    if encoder != "none":
+        rankings += [(f"hybrid, dense weight {d}", FusionWeights(dense=d)) for d in dense_weights if d != 1.0]
+        rankings.append(("static only", FusionWeights(bm25=0.0)))
+    for label, weights in rankings:
         if weights is not None:
             searcher.weights = weights
         out[f"{name} | {label}"] = {f"{part} {k}": v for part, qs in parts.items()
                                     for k, v in scores(searcher, qs).items()} | {"build s": build[0],
-                                                                                  "build CPU s": build[1]}
+                                                                                  "build CPU s": build[1],
+                                                                                  "index MB": size}
+    searcher.weights = FusionWeights()
     return out
 
 
@@ -89,6 +132,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--weightings", nargs="*", default=[DEFAULT_WEIGHTING])
     ap.add_argument("--wordllama", action="store_true", help="also the packaged WordLlama table")
     ap.add_argument("--idf", action="store_true", help="also the default variant reweighted by the catalog's idf")
+    ap.add_argument("--asymmetric", action="store_true",
+                    help="also MiniLM document vectors with static query vectors (MiniLM's space, zipf)")
+    ap.add_argument("--dense-weights", type=float, nargs="*", default=[1.0],
+                    help="fusion dense weights tried for each variant (default: the default 1.0 only)")
+    ap.add_argument("--skip-default", action="store_true", help="skip the static variants of --dims/--weightings")
+    ap.add_argument("--timing", action="store_true",
+                    help="time search_apis over the fold-2 queries: each variant, BM25 only and the default MiniLM "
+                         "(its index from the usual index folder), interleaved (search_timing.search_latency)")
     ap.add_argument("--work", type=Path, default=None)
     args = ap.parse_args(argv)
     work = args.work or Path(tempfile.mkdtemp(prefix="static-encoder-"))
@@ -109,31 +160,54 @@ def main(argv: list[str] | None = None) -> int:
     finish_table(raw, DEFAULT_DIMS, DEFAULT_WEIGHTING)
     print(f"PCA + weights at load: {1000 * (time.perf_counter() - t0):.0f} ms", flush=True)
     rows: dict[str, dict[str, float]] = {}
+    searchers: dict[str, CatalogSearcher] = {}
     variants: list[tuple[str, Any]] = [("BM25 only", "none")]
-    variants += [(f"minilm:static pca{d} {w}", StaticEncoder.distilled(dims=d, weighting=w))
-                 for d in args.dims for w in args.weightings]
+    if not args.skip_default:
+        variants += [(f"minilm:static pca{d} {w}", StaticEncoder.distilled(dims=d, weighting=w))
+                     for d in args.dims for w in args.weightings]
+    if args.asymmetric:
+        variants.append(("MiniLM documents, static queries (zipf)", _Asymmetric("zipf")))
     if args.wordllama:
         variants.append(("wordllama", StaticEncoder.wordllama()))
-    if args.idf:
+    if args.idf:  # each static variant again, its rows scaled by the catalog's idf
         recorder = _Recorder.distilled()
         CatalogSearcher(catalog, embeddings=recorder, index_dir=work / "recorder", progress=False).build()
-        variants.append((f"minilm:static pca{DEFAULT_DIMS} {DEFAULT_WEIGHTING} × catalog idf",
-                         idf_encoder(StaticEncoder.distilled(), recorder.texts)))
+        variants += [(f"{name} × catalog idf", idf_encoder(enc, recorder.texts)) for name, enc in list(variants)
+                     if isinstance(enc, StaticEncoder)]
     for name, encoder in variants:
-        found = rows_for(name, encoder, catalog, parts, work)
+        found = rows_for(name, encoder, catalog, parts, work, args.dense_weights, searchers)
         if name == "BM25 only":
-            found = {name: next(iter(found.values()))}
+            found = {"BM25 only | -": next(iter(found.values()))}
         for key, row in found.items():
             rows[key] = row
             print(f"[{time.strftime('%H:%M:%S')}] {key}: " + ", ".join(f"{k} {v:.1f}" for k, v in row.items()),
                   file=sys.stderr, flush=True)
-    head = ["variant | ranking", *(f"{p} {m}" for p in parts for m in ("Recall@10", "NDCG@5")), "build s"]
+    if args.timing:
+        searchers["minilm (default)"] = CatalogSearcher(catalog, embeddings="minilm", progress=False)
+        print(f"\ntiming over {len(parts['fold 2'])} fold-2 queries, load average {load_average()}", flush=True)
+        lat = search_latency(searchers, [q.query for q in parts["fold 2"]])
+        base = lat["BM25 only"]
+        for name, r in lat.items():
+            print(f"  {name:48s} p50 {r['p50']:7.2f} ms  p95 {r['p95']:7.2f}  CPU p50 {r['cpu_p50']:6.2f}  "
+                  f"CPU p95 {r['cpu_p95']:6.2f}  p50 / BM25 {r['p50'] / base['p50']:5.2f}x  "
+                  f"CPU p50 / BM25 {r['cpu_p50'] / base['cpu_p50']:5.2f}x")
+        for name, s in searchers.items():
+            if name in ("BM25 only", "minilm (default)") or not hasattr(s.embeddings, "token_means"):
+                continue
+            texts = [q.query for q in parts["fold 2"]]
+            c0 = time.process_time()
+            for _ in range(5):
+                s.embeddings.token_means(texts)  # type: ignore[union-attr]
+            per = (time.process_time() - c0) / (5 * len(texts)) * 1e6
+            print(f"  {name}: query encoding {per:.0f} µs CPU per whole dev query (tokenizer + lookup)")
+        print(f"load average after timing {load_average()}")
+    head = ["variant | ranking", *(f"{p} {m}" for p in parts for m in ("Recall@10", "NDCG@5")), "build s", "index MB"]
     print(f"\nload average at the end {load_average()}")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for key, row in rows.items():
         cells = [f"{row[f'{p} {m}']:.1f}" for p in parts for m in ("Recall@10", "NDCG@5")]
-        print(f"| {key} | " + " | ".join(cells) + f" | {row['build s']:.1f} |")
+        print(f"| {key} | " + " | ".join(cells) + f" | {row['build s']:.1f} | {row['index MB']:.1f} |")
     return 0 if all(math.isfinite(v) for r in rows.values() for v in r.values()) else 1
 
 

@@ -35,7 +35,7 @@ from ..sanitize.writes import atomic_file
 DISTIL_BATCH = 256  # word pieces per ONNX call when distilling (fixed: part of what makes the bytes)
 DISTIL_RECIPE = "cls-t-sep/mean/fp32/threads1/b256"
 WEIGHTINGS = ("zipf", "none")
-DEFAULT_DIMS = 256  # chosen on the tuning part (docs/benchmarks.md "Static encoders")
+DEFAULT_DIMS = 128  # chosen on the tuning part (docs/benchmarks.md "Static encoders")
 DEFAULT_WEIGHTING = "zipf"
 STATIC_EXTRA = "static-embeddings"  # the extra that installs `wordllama` (its wheel ships the table)
 WORDLLAMA_TABLE = "weights/l2_supercat_256.safetensors"

@@ -86,13 +86,13 @@ def test_the_static_spec_resolves_offline_and_searches(tmp_path: Path, model_dir
     """``minilm:static:<DIR>`` needs nothing from the network; its vectors are unit length, of the PCA width, and
     the whole query's vector from `token_means` is the mean over its sentences' word pieces."""
     from langgraph_anytool.catalog.embeddings import StaticEmbeddings, resolve_embeddings
-    from langgraph_anytool.catalog.static_encoder import StaticEncoder
+    from langgraph_anytool.catalog.static_encoder import DEFAULT_DIMS, StaticEncoder
 
     folder = _tiny(tmp_path)
     enc = resolve_encoder(f"minilm:static:{folder}")
     assert isinstance(enc, StaticEncoder)
     vectors = np.asarray(enc.embed_documents(["convert miles to kilometers", "the weather of the week"]))
-    assert vectors.shape == (2, 256) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert vectors.shape == (2, DEFAULT_DIMS) and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     means, counts = enc.token_means(["convert miles", "to kilometers"])
     whole, n = enc.token_means(["convert miles to kilometers"])
     assert counts.tolist() == [2, 2] and n.tolist() == [4]
