@@ -125,6 +125,31 @@ def rows_for(name: str, encoder: Any, catalog: Catalog, parts: dict[str, list[Ev
     return out
 
 
+def query_cost(encoder: StaticEncoder, tokens: int = 16, runs: int = 20000) -> dict[str, float]:
+    """A static encoder's cost for one `tokens`-word-piece query (`query_matrix`, process CPU, mean of `runs`) beside
+    its tokenizer's share and its arithmetic (one add per word piece and dimension, plus the normalisation): the
+    line `search_timing.encoder_floor` gives MiniLM."""
+    table, tok = encoder._load()
+    words = ["weather", "forecast", "city", "currency", "convert", "stock", "price", "football", "league", "movie",
+             "song", "recipe", "translate", "word", "joke", "news", "email", "phone", "number", "address"]
+    while len(tok.encode(" ".join(words), add_special_tokens=False).ids) > tokens:
+        words.pop()
+    text = " ".join(words)
+    pieces = len(tok.encode(text, add_special_tokens=False).ids)
+    for _ in range(200):
+        encoder.query_matrix([text])
+    c0 = time.process_time()
+    for _ in range(runs):
+        encoder.query_matrix([text])
+    total = (time.process_time() - c0) / runs
+    c0 = time.process_time()
+    for _ in range(runs):
+        tok.encode(text, add_special_tokens=False)
+    tokenizer = (time.process_time() - c0) / runs
+    return {"pieces": pieces, "cpu_us": total * 1e6, "tokenizer_us": tokenizer * 1e6,
+            "flop": float(pieces * table.shape[1] + 3 * table.shape[1])}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--toolbench", type=Path, default=default_toolbench())
@@ -200,6 +225,10 @@ def main(argv: list[str] | None = None) -> int:
                 s.embeddings.token_means(texts)  # type: ignore[union-attr]
             per = (time.process_time() - c0) / (5 * len(texts)) * 1e6
             print(f"  {name}: query encoding {per:.0f} µs CPU per whole dev query (tokenizer + lookup)")
+            if isinstance(s.embeddings, StaticEncoder):
+                cost = query_cost(s.embeddings)
+                print(f"  {name}: one {cost['pieces']:.0f}-piece query {cost['cpu_us']:.1f} µs CPU (tokenizer "
+                      f"{cost['tokenizer_us']:.1f} µs); arithmetic {cost['flop']:.0f} FLOP, under 0.1 µs")
         print(f"load average after timing {load_average()}")
     head = ["variant | ranking", *(f"{p} {m}" for p in parts for m in ("Recall@10", "NDCG@5")), "build s", "index MB"]
     print(f"\nload average at the end {load_average()}")
