@@ -72,12 +72,12 @@ def _api(catalog: Catalog, name: str) -> tuple[object, str]:
 
 
 def test_expanded_documents_hold_what_the_catalog_knows(catalog: Catalog) -> None:
-    """The default recipe adds the response template's keys (humanized, the template's `_` notes skipped) to the
+    """Recipe 4-expanded (and the default after it) adds the response template's keys (humanized, the template's `_` notes skipped) to the
     BM25 document; a recipe's dense sections add the tool's description, parameter names and response keys to the
     embedded text; recipe "3" (the documents before expansion) adds none of them."""
     api, tool_description = _api(catalog, "searchFlights")
     assert response_keys(api.template_response) == ["itineraries", "carrier name", "total price"]  # type: ignore[attr-defined]
-    sparse = api_document(api, tool_description, DEFAULT_RECIPE)  # type: ignore[arg-type]
+    sparse = api_document(api, tool_description, RECIPES["4-expanded"])  # type: ignore[arg-type]
     assert sparse.endswith("Returns: itineraries, carrier name, total price")
     rich = DocumentRecipe("test", dense=("tool_description", "params", "response_keys"), tool_words=3)
     dense = api_dense_text(api, tool_description, rich)  # type: ignore[arg-type]
@@ -89,7 +89,7 @@ def test_expanded_documents_hold_what_the_catalog_knows(catalog: Catalog) -> Non
     assert "Returns" not in api_document(api, tool_description, plain)  # type: ignore[arg-type]
     bare, bare_description = _api(catalog, "airports")  # nothing to add: no parameters, no template
     assert api_dense_text(bare, bare_description, rich) == "Sky Fare: airports. List airports. Cheap flight prices"  # type: ignore[arg-type]
-    assert api_document(bare, bare_description, DEFAULT_RECIPE) == api_document(bare, bare_description, plain)  # type: ignore[arg-type]
+    assert api_document(bare, bare_description, RECIPES["4-expanded"]) == api_document(bare, bare_description, plain)  # type: ignore[arg-type]
 
 
 def test_response_keys_are_bounded_and_never_repeat() -> None:
@@ -183,7 +183,7 @@ def _tiny_onnx(tmp_path: Path, name: str = "enc") -> object:
 _DENSE_ONLY = DocumentRecipe("test-dense", sparse=RECIPES["4-expanded"].sparse, dense=("params",))
 
 
-@pytest.mark.parametrize(("first", "second"), [("3", "4-expanded"), ("4-expanded", "3")])
+@pytest.mark.parametrize(("first", "second"), [("3", "4-expanded"), ("4-expanded", "3"), ("4-expanded", "6-lean")])
 def test_a_recipe_changing_only_the_bm25_documents_keeps_the_dense_index(
         catalog: Catalog, tmp_path: Path, caplog: pytest.LogCaptureFixture, first: str, second: str) -> None:
     """Recipes "3" and "4-expanded" embed the same texts: switching between them rebuilds the BM25 index (one line)

@@ -134,3 +134,53 @@ def test_nearest_on_a_flat_index_is_the_exact_top() -> None:
         assert all(sims[a] > sims[b] + 1e-6 or a < b for a, b in itertools.pairwise(ids))
     assert found[0][:3].tolist() == [10, 20, 30]
     assert [len(x) for x in nearest(index, queries, 10_000)] == [500] * 4
+
+
+class _CountingBm25:
+    """A level's BM25 index that counts its `get_scores` calls (each one reads the postings of its tokens)."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.calls: list[list[str]] = []
+
+    def get_scores(self, tokens: list[str]) -> np.ndarray:
+        self.calls.append(list(tokens))
+        return np.asarray(self.inner.get_scores(tokens), dtype=np.float32)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("loaded", [False, True])
+def test_the_whole_querys_bm25_scores_are_its_sentences_sum(builtin: Catalog, tmp_path: Path, loaded: bool) -> None:
+    """A multi-sentence query whose tokens are its sentences' tokens in turn reads each level's postings once per
+    sentence, not once more for the whole query: its whole-query BM25 scores are the sum of its sentences' (equal
+    to token-by-token scores up to float32 rounding), and its rankings are those of the token-by-token scores; a
+    query whose whole text tokenises otherwise is scored token by token. Built (bm25s) and loaded (numpy arrays)
+    indexes alike."""
+    index_dir = tmp_path / "i"
+    CatalogSearcher(builtin, embeddings="none", index_dir=index_dir, progress=False).build()
+    s = CatalogSearcher(builtin, embeddings="none", index_dir=index_dir if loaded else tmp_path / "fresh",
+                        progress=False)
+    s.build()
+    reuses = 0
+    for query in QUERIES:
+        tokens, _ = s._query_parts(query)
+        reuses += len(tokens) > 2 and tokens[0] == [t for toks in tokens[1:] for t in toks]
+        for level in s._levels.values():
+            counting = _CountingBm25(level.bm25)
+            level.bm25 = counting
+            try:
+                level.ranked(tokens, None, s.weights)
+            finally:
+                level.bm25 = counting.inner
+            reused = len(tokens) > 2 and tokens[0] == [t for toks in tokens[1:] for t in toks]
+            assert counting.calls == [t for p, t in enumerate(tokens) if t and not (p == 0 and reused)]
+            scores = level._bm25_scores(tokens)
+            for p, toks in enumerate(tokens):
+                direct = np.asarray(level.bm25.get_scores(toks), dtype=np.float32) if toks else None
+                if direct is None:
+                    assert scores[p] is None or not scores[p].any()
+                    continue
+                assert scores[p] is not None
+                np.testing.assert_allclose(scores[p], direct, rtol=1e-5, atol=1e-6)
+                assert np.array_equal(top_indices(scores[p], 200, np.flatnonzero(scores[p] > 0)),
+                                      top_indices(direct, 200, np.flatnonzero(direct > 0)))
+    assert reuses >= 4  # the multi-sentence queries above take the shortcut
