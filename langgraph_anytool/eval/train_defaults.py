@@ -15,3 +15,5 @@ SENTENCE_PAIRS = 0.5
 # best anywhere); see docs/benchmarks.md, "Retrieval quality"
 TOOL_NEGATIVES = 0.0
 CATEGORY_NEGATIVES = 0.0
+# template pseudo-query pairs added to the training pairs (`TrainSettings.pseudo_pairs`; 0: none)
+PSEUDO_PAIRS = 0
