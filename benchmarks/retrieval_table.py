@@ -14,9 +14,13 @@ ratio of the p50s. The load average is printed at the start and the end: the mac
     python benchmarks/retrieval_table.py [--recipes 3 4-expanded] [--encoders minilm] \\
         [--trained SPEC ...] [--work DIR] [--all]
 
-`--trained NAME:RECIPE:TOOL:CATEGORY` trains (or reuses, under `--work`) an encoder on the tuning part with
-document recipe RECIPE and the given shares of same-tool / same-category hard negatives, e.g.
-`--trained today:3:0:0 --trained harder:4-expanded:0.25:0.25`; `--epochs` sets the epochs of every such run.
+`--trained NAME:RECIPE:TOOL:CATEGORY[:PSEUDO[:KIND:PATH]]` trains (or reuses, under `--work`) an encoder on the
+tuning part with document recipe RECIPE, the given shares of same-tool / same-category hard negatives, PSEUDO
+template pseudo-query pairs and the extra pairs KIND:PATH (`TrainSettings.pseudo_pairs` / `extra_pairs`), e.g.
+`--trained today:3:0:0 --trained harder:4-expanded:0.25:0.25 --trained atb:4-expanded:0:0:0:anytoolbench:FILE`;
+`--epochs` sets the epochs of every such run. Training refuses any pair whose query text equals an evaluation
+query (`training.check_held_out`). A trained row also gives the training's wall and CPU seconds (its manifest) and
+the load average at its end.
 """
 
 from __future__ import annotations
@@ -153,11 +157,14 @@ def main(argv: list[str] | None = None) -> int:
                           queries if args.all else None)
             log(f"{spec} | {recipe} | no", row)
     for item in args.trained:
-        name, recipe, tool_share, category_share = item.split(":")
+        name, recipe, tool_share, category_share, *more = item.split(":", 5)
+        pseudo = int(more[0]) if more and more[0] else 0
+        extra = tuple(more[1:2])
         model_dir = work / f"model-{name}"
         if not (model_dir / "manifest.json").is_file():
             settings = TrainSettings(epochs=args.epochs, threads=args.threads, documents=recipe,
-                                     tool_negatives=float(tool_share), category_negatives=float(category_share))
+                                     tool_negatives=float(tool_share), category_negatives=float(category_share),
+                                     pseudo_pairs=pseudo, extra_pairs=extra)
             queries_dir = work / f"train-queries-{name}"
             queries_dir.mkdir(exist_ok=True)
             kept = {(q.group, q.query_id) for q in training}
@@ -169,14 +176,21 @@ def main(argv: list[str] | None = None) -> int:
                 train_files.append(queries_dir / f.name)
             t0 = time.perf_counter()
             train_encoder(catalog, train_files, model_dir, settings, index_dir=work / "train-index", progress=False,
-                          out=sys.stderr)
-            print(f"trained {name} in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
-        spent = json.loads((model_dir / "manifest.json").read_text(encoding="utf-8"))["seconds"]
+                          out=sys.stderr, held_out=[q.query for q in evaluation])
+            print(f"trained {name} in {time.perf_counter() - t0:.0f} s, load average {load_average()}",
+                  file=sys.stderr, flush=True)
+        manifest = json.loads((model_dir / "manifest.json").read_text(encoding="utf-8"))
+        spent = manifest["seconds"]
         encoder = resolve_encoder(f"trained:int8:{model_dir}")
         row = measure(catalog, encoder, None, evaluation, work / f"index-trained-{name}", bm25, None)
         row["train s"] = float(spent["train"])
-        log(f"trained {name} (tool {tool_share}, category {category_share}, {args.epochs} epochs) | {recipe} | yes",
-            row)
+        row["train CPU s"] = float(spent.get("train_cpu", 0.0))
+        row["pairs"] = int(manifest["pairs"])
+        row["load"] = load_average()
+        extras = "".join(f", + {e['kind']} ({e['pairs']} pairs)" for e in manifest.get("extra_pairs", []))
+        extras += f", + {manifest['pseudo_pairs']} pseudo-query pairs" if manifest.get("pseudo_pairs") else ""
+        log(f"trained {name} (tool {tool_share}, category {category_share}{extras}, "
+            f"{manifest['settings']['epochs']} epochs) | {recipe} | yes", row)
     print(f"\nload average: start {load_start}, end {load_average()} ({os.cpu_count()} CPUs); evaluation fold "
           f"{args.eval_fold}: {len(evaluation)} queries")
     extra = ["all Recall@10", "all NDCG@5"] if args.all else []

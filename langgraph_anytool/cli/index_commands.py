@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 
 _TRAIN_FLAGS = {"epochs": "epochs", "seed": "seed", "batch_size": "batch-size", "learning_rate": "lr",
                 "threads": "threads", "sentence_pairs": "sentence-pairs", "tool_negatives": "tool-negatives",
-                "category_negatives": "category-negatives"}
+                "category_negatives": "category-negatives", "extra_pairs": "extra-pairs",
+                "pseudo_pairs": "pseudo-pairs"}
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -50,6 +51,15 @@ def configure_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--category-negatives", type=float, default=d.CATEGORY_NEGATIVES, metavar="P",
                    help="share of the pairs whose hard negative is one of the best BM25 APIs of the relevant API's "
                         f"category (default {d.CATEGORY_NEGATIVES})")
+    p.add_argument("--extra-pairs", action="append", default=[], metavar="KIND:PATH",
+                   help="more training pairs, repeatable: anytoolbench:FILE takes AnyToolBench's entries whose "
+                        "ground-truth APIs are in the catalog (the others are skipped and counted)")
+    p.add_argument("--pseudo-pairs", type=int, default=d.PSEUDO_PAIRS, metavar="N",
+                   help="add N template pseudo-query pairs (N APIs drawn with the seed, one pseudo-query made from "
+                        f"each API's own fields; default {d.PSEUDO_PAIRS})")
+    p.add_argument("--held-out", nargs="+", default=[], metavar="FILE",
+                   help="query files kept for evaluation: training refuses, before it starts, any training query "
+                        "(extra pairs included) whose text equals one of theirs")
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="torch threads (default: torch's choice, usually one per core)")
     p.add_argument("--fit-fusion", action="store_true",
@@ -62,6 +72,7 @@ def configure_train(p: argparse.ArgumentParser) -> None:
 
 def run_train(catalog: Catalog, args: argparse.Namespace, *, out: TextIO) -> int:
     """Train, export and describe an encoder for `catalog` (arguments of `configure_train`)."""
+    from ..eval.retrieval import load_queries
     from ..eval.training import TrainSettings, train_encoder
     from ..sanitize.files import DataFileError
 
@@ -69,12 +80,14 @@ def run_train(catalog: Catalog, args: argparse.Namespace, *, out: TextIO) -> int
         settings = TrainSettings(epochs=args.epochs, seed=args.seed, batch_size=args.batch_size,
                                  learning_rate=args.lr, hard_negatives=not args.no_hard_negatives,
                                  threads=args.threads, sentence_pairs=args.sentence_pairs,
-                                 tool_negatives=args.tool_negatives, category_negatives=args.category_negatives)
+                                 tool_negatives=args.tool_negatives, category_negatives=args.category_negatives,
+                                 extra_pairs=tuple(args.extra_pairs), pseudo_pairs=args.pseudo_pairs)
     except DataFileError as exc:
-        flag = _TRAIN_FLAGS.get(exc.field or "", exc.field)
+        flag = _TRAIN_FLAGS.get((exc.field or "").split(".")[0].split("[")[0], exc.field)
         raise ValueError(f"index train --{flag}: {exc.message}") from None
+    held_out = [q.query for q in load_queries(args.held_out, catalog)] if args.held_out else []
     train_encoder(catalog, args.queries, args.out, settings, fit_fusion_weights=args.fit_fusion,
-                  index_dir=args.index_dir, progress=not args.quiet, out=out)
+                  index_dir=args.index_dir, progress=not args.quiet, out=out, held_out=held_out)
     return 0
 
 

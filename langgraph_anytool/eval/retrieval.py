@@ -123,7 +123,9 @@ def _pairs(item: dict[str, Any], source: str) -> list[tuple[str, str, str | None
     return out
 
 
-def _map(catalog: Catalog, tool: str, api: str, category: str | None) -> str | None:
+def map_api(catalog: Catalog, tool: str, api: str, category: str | None) -> str | None:
+    """The id of the catalog's API named (`tool`, `api`), tried in `category` first when given (`Catalog.find_api`,
+    which normalises names the way the loaders do); None when it is not in the catalog."""
     for cat in ([category] if category else []) + [None]:
         try:
             return catalog.find_api(tool, api, category=cat).id
@@ -144,7 +146,7 @@ def load_queries(files: Iterable[str | Path], catalog: Catalog) -> list[EvalQuer
             mapped: list[str] = []
             unmapped: list[tuple[str, str]] = []
             for tool, api, cat in _pairs(item, str(path)):
-                api_id = _map(catalog, tool, api, cat)
+                api_id = map_api(catalog, tool, api, cat)
                 if api_id is None:
                     unmapped.append((tool, api))
                 elif api_id not in mapped:

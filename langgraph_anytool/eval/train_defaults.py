@@ -12,6 +12,9 @@ LEARNING_RATE = 1e-4  # chosen by 3-fold CV on the dev queries over 2e-5 (benchm
 # of the whole query (0 → 0.5: held-out NDCG@5 78.0 → 78.7 at 3 epochs, Recall@10 unchanged)
 SENTENCE_PAIRS = 0.5
 # shares of the pairs whose hard negative comes from the relevant API's own tool / its category (the rest: BM25's
-# best anywhere); see docs/benchmarks.md, "Retrieval quality"
+# best anywhere); 0.25 / 0.25 at 1 epoch on the tuning part: fold 2 Recall@10 / NDCG@5 88.8 / 76.3, against 88.6 /
+# 76.0 and 90.1 / 77.2 for two runs without them: no win (docs/benchmarks.md, "Training levers (issue 37, round 3)")
 TOOL_NEGATIVES = 0.0
 CATEGORY_NEGATIVES = 0.0
+# template pseudo-query pairs added to the training pairs (`TrainSettings.pseudo_pairs`; 0: none)
+PSEUDO_PAIRS = 0

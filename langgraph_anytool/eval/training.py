@@ -47,6 +47,7 @@ from ..install.extras import install_hint
 from ..sanitize.files import file_digest
 from ..sanitize.schema import Fraction, check_fields
 from ..sanitize.writes import atomic_write, write_folder
+from ..text import shorten
 from . import train_defaults as defaults
 
 if TYPE_CHECKING:
@@ -89,12 +90,20 @@ class TrainSettings:
     threads: Annotated[int, Field(ge=1, le=1024)] | None = None  # torch intra-op threads (default: torch's)
     # bfloat16 autocast (about half the CPU time where the CPU has bf16 instructions); None: on when it has them
     bf16: bool | None = None
+    # training pairs beyond the query files (`load_extra_pairs`), each `KIND:PATH`: `anytoolbench:PATH` takes
+    # AnyToolBench's entries (`gt_api_list`) with their ground-truth APIs that are in the catalog
+    extra_pairs: tuple[Annotated[str, Field(min_length=1, max_length=4096)], ...] = ()
+    # template pseudo-query pairs (`pseudo_pairs`): this many APIs of the catalog drawn with the seed, one
+    # template pseudo-query (`documents.pseudo_queries`) each as the query of a pair
+    pseudo_pairs: Annotated[int, Field(ge=0, le=1_000_000)] = defaults.PSEUDO_PAIRS
 
     def __post_init__(self) -> None:
         check_fields(self, source="training settings")
         if self.tool_negatives + self.category_negatives > 1:
             raise ValueError("training settings: tool_negatives + category_negatives exceed 1")
         recipe_named(self.documents)
+        for spec in self.extra_pairs:
+            extra_pairs_spec(spec)
 
 
 @dataclass(frozen=True)
@@ -195,6 +204,94 @@ def prepare_training_data(catalog: Catalog, query_files: Sequence[str | Path], *
                                          tool_negatives=tuple(own_tool + unranked)[:negative_depth],
                                          category_negatives=tuple(in_category[:negative_depth])))
     return data
+
+
+EXTRA_PAIR_KINDS = ("anytoolbench",)
+EXTRA_GROUP = {"anytoolbench": "AnyToolBench"}
+PSEUDO_GROUP = "pseudo-queries"
+
+
+def extra_pairs_spec(spec: str) -> tuple[str, Path]:
+    """`KIND:PATH` of `TrainSettings.extra_pairs` as (kind, path); a bad one raises `ValueError` in one line."""
+    kind, sep, path = spec.partition(":")
+    if not sep or kind not in EXTRA_PAIR_KINDS or not path.strip():
+        raise ValueError(f"training settings: extra pairs {spec!r}: expected KIND:PATH with KIND among "
+                         f"{', '.join(EXTRA_PAIR_KINDS)} (e.g. anytoolbench:../shared/anytoolbench/anytoolbench.json)")
+    return kind, Path(path).expanduser()
+
+
+def load_extra_pairs(spec: str, catalog: Catalog) -> tuple[list[EvalQuery], dict[str, Any]]:
+    """The queries of an extra-pairs source (`extra_pairs_spec`), their ground-truth APIs mapped into `catalog` the
+    way query files are (`retrieval.map_api`: tool and API names as the catalog's loaders normalise them, the
+    entry's category first), and what was read (for the report and the manifest).
+
+    AnyToolBench (`datasets.load_anytoolbench`; a malformed file or entry is a `CatalogError` naming both): an
+    entry with at least one ground-truth API in the catalog gives one pair per such API; the references outside the
+    catalog are counted, and an entry with none is skipped and counted. The order is the file's (deterministic).
+    """
+    from .datasets import load_anytoolbench
+    from .retrieval import EvalQuery, map_api
+
+    kind, path = extra_pairs_spec(spec)
+    group = EXTRA_GROUP[kind]
+    out: list[EvalQuery] = []
+    entries = refs = unmapped_refs = skipped = 0
+    for bq in load_anytoolbench(path, group=group):
+        entries += 1
+        mapped: list[str] = []
+        unmapped: list[tuple[str, str]] = []
+        for category, tool, api in bq.relevant:
+            refs += 1
+            api_id = map_api(catalog, tool, api, category)
+            if api_id is None:
+                unmapped.append((tool, api))
+            elif api_id not in mapped:
+                mapped.append(api_id)
+        unmapped_refs += len(unmapped)
+        if not mapped:
+            skipped += 1
+            continue
+        out.append(EvalQuery(group=group, query_id=bq.query_id, query=bq.query, relevant=tuple(mapped),
+                             unmapped=tuple(unmapped)))
+    record = {"spec": spec, "kind": kind, "path": str(path.resolve()), "sha256": file_digest(path),
+              "entries": entries, "used": len(out), "skipped": skipped, "api_refs": refs,
+              "api_refs_not_in_catalog": unmapped_refs, "pairs": sum(len(q.relevant) for q in out)}
+    return out, record
+
+
+def pseudo_pairs(catalog: Catalog, n: int, seed: int) -> list[EvalQuery]:
+    """`n` template pseudo-query pairs: `n` distinct APIs of `catalog` (its sorted ids shuffled with
+    `random.Random(seed)`), each with one of its `documents.pseudo_queries` drawn with the same generator (the
+    last template, `<tool> <api name> (<category>)`, only when it is the API's only one: it nearly repeats the
+    API's own text). Deterministic: the same catalog, `n` and seed give the same pairs."""
+    from ..catalog.documents import pseudo_queries
+    from .retrieval import EvalQuery
+
+    if n <= 0:
+        return []
+    rng = random.Random(seed)
+    ids = sorted(a.id for t in _tools(catalog) for a in t.apis)
+    rng.shuffle(ids)
+    out = []
+    for api_id in ids[:n]:
+        texts = pseudo_queries(catalog.api(api_id))
+        pool = texts[:-1] or texts
+        out.append(EvalQuery(group=PSEUDO_GROUP, query_id=api_id, query=rng.choice(pool), relevant=(api_id,)))
+    return out
+
+
+def check_held_out(queries: Sequence[EvalQuery], held_out: Sequence[str]) -> None:
+    """Refuse (`retrieval.TrainOverlapError`, one line) to train on a query whose text (whitespace-normalised,
+    `trained_model.query_hash`) equals one of the `held_out` texts: its figures would no longer be held-out."""
+    from .retrieval import TrainOverlapError
+
+    held = {query_hash(t) for t in held_out}
+    hits = [q for q in queries if query_hash(q.query) in held]
+    if hits:
+        first = hits[0]
+        raise TrainOverlapError(f"{len(hits)} training quer{'y equals' if len(hits) == 1 else 'ies equal'} a held-out query, "
+                                f"first {first.group}#{first.query_id}: {shorten(first.query, 80)!r}; drop them from the "
+                                "training data or from the held-out queries")
 
 
 def best_sentences(bm25: CatalogSearcher, query: str, api_ids: Sequence[str],
@@ -482,15 +579,19 @@ def train_encoder(
     progress: bool = True,
     out: TextIO | None = None,
     queries: Sequence[EvalQuery] | None = None,
+    held_out: Sequence[str] = (),
 ) -> TrainResult:
     """Train, export and describe an encoder for `catalog` into `out_dir` (see the module docstring).
 
     `out`: where the report lines go (default stderr). `queries`: already loaded queries (default: read from
-    `query_files`; the manifest still names and hashes the files). Raises `ValueError` when no pair maps.
+    `query_files`; the manifest still names and hashes the files). `held_out`: query texts that must not be trained
+    on (`check_held_out`, checked before anything is trained, the extra pairs included). Raises `ValueError` when
+    no pair maps.
     """
     from ..catalog.minilm_package import packaged_minilm_dir
     from ..catalog.onnx_encoder import export_onnx
     from ..catalog.search import CatalogSearcher
+    from .retrieval import load_queries
 
     settings = settings or TrainSettings()
     report = out or sys.stderr
@@ -502,12 +603,29 @@ def train_encoder(
     files = [Path(f) for f in query_files]
     t0 = time.perf_counter()
     cpu0 = time.process_time()
+    loaded = list(queries) if queries is not None else load_queries(files, catalog)
+    extra: list[EvalQuery] = []
+    extra_records: list[dict[str, Any]] = []
+    for spec in settings.extra_pairs:
+        found, record = load_extra_pairs(spec, catalog)
+        extra += found
+        extra_records.append(record)
+    pseudo = pseudo_pairs(catalog, settings.pseudo_pairs, settings.seed)
+    check_held_out([*loaded, *extra, *pseudo], held_out)
     bm25 = CatalogSearcher(catalog, embeddings="none", index_dir=index_dir, progress=progress)
     data = prepare_training_data(catalog, files, searcher=bm25, negative_depth=settings.negative_depth,
-                                 queries=queries, near_duplicate=settings.near_duplicate)
-    report.write(f"queries: {len(data.queries)} read, {len(data.used_queries)} used, "
+                                 queries=[*loaded, *extra, *pseudo], near_duplicate=settings.near_duplicate)
+    n_extra = len(extra) + len(pseudo)
+    data.unmapped_pairs -= sum(len(q.unmapped) for q in extra)  # the query files' own (each source counts its own)
+    report.write(f"queries: {len(data.queries) - n_extra} read, {len(data.used_queries) - n_extra} used, "
                  f"{len(data.skipped_queries)} skipped (no relevant API in the catalog); "
                  f"{data.unmapped_pairs} relevant pairs not in the catalog; {len(data.examples)} training pairs\n")
+    for r in extra_records:
+        report.write(f"extra pairs {r['spec']}: {r['entries']} entries, {r['used']} used ({r['pairs']} pairs), "
+                     f"{r['skipped']} skipped (no ground-truth API in the catalog); {r['api_refs_not_in_catalog']} of "
+                     f"{r['api_refs']} API references not in the catalog\n")
+    if pseudo:
+        report.write(f"pseudo-query pairs: {len(pseudo)} (documents.pseudo_queries, seed {settings.seed})\n")
     for s in data.skipped_queries[:5]:
         report.write(f"  skipped {s['group']}#{s['query_id']}: "
                      f"{', '.join('/'.join(p) for p in s['unmapped']) or 'no relevant APIs'}\n")
@@ -526,6 +644,8 @@ def train_encoder(
         manifest = _manifest(catalog, files, data, settings, file_digest(folder / "model.safetensors"), onnx_path,
                              packaged_minilm_dir(), train_seconds, export_seconds)
         manifest["seconds"]["train_cpu"] = round(train_cpu, 1)
+        manifest["extra_pairs"] = extra_records
+        manifest["pseudo_pairs"] = len(pseudo)
         fusion: dict[str, Any]
         if not fit_fusion_weights:
             fixed = trained_fusion_weights()
