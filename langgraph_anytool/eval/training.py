@@ -206,8 +206,8 @@ def prepare_training_data(catalog: Catalog, query_files: Sequence[str | Path], *
     return data
 
 
-EXTRA_PAIR_KINDS = ("anytoolbench",)
-EXTRA_GROUP = {"anytoolbench": "AnyToolBench"}
+EXTRA_GROUP = {"anytoolbench": "AnyToolBench"}  # each extra-pairs kind and the group its queries are reported under
+EXTRA_PAIR_KINDS = tuple(EXTRA_GROUP)
 PSEUDO_GROUP = "pseudo-queries"
 
 
