@@ -8,14 +8,17 @@ flatten every rank.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
 from ..sanitize.schema import check_fields
 
 Weight = Annotated[float, Field(ge=0, le=1000)]
+Method = Literal["rrf", "zscore"]
+METHODS: tuple[str, ...] = ("rrf", "zscore")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,8 +40,20 @@ class FusionWeights:
     # NDCG@5 69.4 against 83.7 / 69.6 for the token mean). False: never (the token mean, else the normalised mean
     # of the sentence vectors: Recall@10 83.2).
     encode_whole: bool | None = None
+    # How each retriever's ranking of a query part becomes a term (`search`'s docstring): "rrf", 1 / (rrf_k + rank);
+    # "zscore", its raw score standardised over its own `depth` best (BM25 scores, cosines), + `offset`, clipped at 0.
+    method: Method = "rrf"
+    offset: Annotated[float, Field(ge=0, le=100)] = 0.0  # z-score only: how far below the mean a candidate counts
 
     def __post_init__(self) -> None:
         check_fields(self, source="fusion weights")
         if self.bm25 + self.dense <= 0:
             raise ValueError("fusion weights: bm25 and dense are both 0, so nothing would ever be found")
+
+
+def weights_from_file(fields: Mapping[str, Any]) -> FusionWeights:
+    """`FusionWeights` from a ``fusion.json``'s ``weights`` (unknown keys ignored, as older code wrote none). A file
+    without ``method`` was written before z-score fusion existed: its weights are RRF's and stay so, whatever the
+    default becomes."""
+    known = set(FusionWeights.__dataclass_fields__)
+    return FusionWeights(**({"method": "rrf"} | {k: v for k, v in fields.items() if k in known}))
