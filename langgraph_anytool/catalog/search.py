@@ -56,7 +56,7 @@ from .documents import (
     tool_document,
 )
 from .encoders import Encoder, embeddings_id, resolve_encoder
-from .fusion import FusionWeights, weights_from_file
+from .fusion import FusionWeights, resolved, weights_from_file
 from .index_store import load_bm25, load_faiss, save_bm25, save_faiss
 from .models import Category
 
@@ -257,7 +257,7 @@ class CatalogSearcher:
         self.recipe = documents if isinstance(documents, DocumentRecipe) else recipe_named(
             documents if documents is not None else _trained_recipe(self.embeddings))
         self.index_dir = Path(index_dir).expanduser() if index_dir else default_index_dir()
-        self.weights = weights or _fitted_weights(self.embeddings) or FusionWeights()
+        self.weights = weights or _fitted_weights(self.embeddings) or FusionWeights()  # method made concrete
         self.progress = progress
         self.ann_threshold = ann_threshold
         self.stats = BuildStats()
@@ -273,6 +273,16 @@ class CatalogSearcher:
         self._cat_sizes = np.array([len(c.tools) for c in self._categories], dtype=np.int64)
         self._tool_cat = np.repeat(np.arange(len(self._categories)), self._cat_sizes)
         self._levels: dict[str, _Level] = {}
+
+    @property
+    def weights(self) -> FusionWeights:
+        """The fusion weights in use; set any `FusionWeights`: a `method` of None becomes this searcher's own
+        (`fusion.resolved`: z-score with a dense retriever, RRF without)."""
+        return self._weights
+
+    @weights.setter
+    def weights(self, value: FusionWeights) -> None:
+        self._weights = resolved(value, dense=self.embeddings is not None)
 
     # ------------------------------------------------------------------ build
     @property

@@ -102,7 +102,7 @@ def test_zscore_ranks_a_far_ahead_first_above_what_rrf_prefers(catalog: Catalog,
     (0.9 − 0.5625) / 0.19804 = 1.7041 and the three others fall below the mean (0). moonPhase 1.7041 > tideTable
     1 > nothing else (score 0 is never a hit). Scaled by the best possible score 1 + 1.7041 = 2.7041: 0.630 and
     0.370."""
-    rrf = _searcher(catalog, tmp_path, bm25=1.0, dense=1.0, tool=0.0)
+    rrf = _searcher(catalog, tmp_path, bm25=1.0, dense=1.0, tool=0.0, method="rrf")
     assert [h.api for h in rrf.search_apis("tide", 10)] == ["tideTable", "headlines", "moonPhase", "forecast"]
     assert [round(h.score / 2, 3) for h in rrf.search_apis("tide", 10)] == [0.583, 0.45, 0.333, 0.167]  # (1+whole)
     z = _searcher(catalog, tmp_path, bm25=1.0, dense=1.0, tool=0.0, method="zscore")
@@ -187,3 +187,54 @@ def test_a_fusion_file_without_method_keeps_ranking_by_rrf(tmp_path: Path) -> No
 def test_an_unknown_fusion_method_in_code_is_refused(bad: dict[str, object]) -> None:
     with pytest.raises(ValueError, match="fusion weights"):
         FusionWeights(**bad)  # type: ignore[arg-type]
+
+
+def test_fit_fusion_fits_the_method_of_the_weights_it_starts_from(tmp_path: Path) -> None:
+    """`fit_fusion` (``anytool index train --fit-fusion``) keeps the starting weights' method: from z-score
+    weights it fits `offset` (not `rrf_k`) and returns z-score weights, whose scores are those that search with
+    them gives (the terms are re-fused, not re-searched); from RRF weights it fits RRF as before."""
+    from langgraph_anytool.eval.metrics import ndcg_at_k, recall_at_k
+    from langgraph_anytool.eval.retrieval import EvalQuery
+    from langgraph_anytool.eval.training import FUSION_GRID, fit_fusion
+
+    s = CatalogSearcher(Catalog.builtin(), embeddings=FakeEmbeddings(), index_dir=tmp_path, progress=False)
+    # relevant: each query's 3rd hit under one z-score setting, so the weights matter
+    probe = FusionWeights(method="zscore", offset=0.5, bm25=2.0, tool=0.0)
+    s.weights = probe
+    queries = [EvalQuery("g", str(i), q, (s.search_apis(q, 3)[-1].api_id,)) for i, q in enumerate(QUERIES)
+               if len(s.search_apis(q, 3)) == 3]
+    for method in ("zscore", "rrf"):
+        s.weights = FusionWeights(method=method)  # type: ignore[arg-type]
+        fitted, scores = fit_fusion(s, queries, progress=False)
+        assert fitted.method == method and s.weights == FusionWeights(method=method)  # type: ignore[arg-type]
+        if method == "zscore":
+            assert fitted.offset in FUSION_GRID["offset"] and fitted.rrf_k == FusionWeights().rrf_k
+        else:
+            assert fitted.rrf_k in FUSION_GRID["rrf_k"] and fitted.offset == 0.0
+        s.weights = fitted
+        ranked = [[h.api_id for h in s.search_apis(q.query, 10)] for q in queries]
+        assert scores["Recall@10"] == pytest.approx(
+            sum(recall_at_k(r, q.relevant, 10) for r, q in zip(ranked, queries, strict=True)) / len(queries))
+        assert scores["NDCG@5"] == pytest.approx(
+            sum(ndcg_at_k(r, q.relevant, 5) for r, q in zip(ranked, queries, strict=True)) / len(queries))
+
+
+def test_the_default_method_is_zscore_for_hybrid_search_and_rrf_for_bm25_alone(tmp_path: Path) -> None:
+    """`FusionWeights()` leaves the method to the searcher: z-score with a dense retriever, RRF for BM25-only search,
+    whose rankings and relevances are exactly those of the previous default (RRF, bm25 1.5: a weight that scales
+    every BM25-only score alike). Weights set later are made concrete the same way."""
+    builtin = Catalog.builtin()
+    hybrid = CatalogSearcher(builtin, embeddings=FakeEmbeddings(), index_dir=tmp_path, progress=False)
+    assert hybrid.weights.method == "zscore" and FusionWeights().method is None
+    bm25 = CatalogSearcher(builtin, embeddings="none", index_dir=tmp_path, progress=False)
+    before = CatalogSearcher(builtin, embeddings="none", index_dir=tmp_path, progress=False,
+                             weights=FusionWeights(method="rrf", bm25=1.5))
+    assert bm25.weights.method == "rrf"
+    for query in QUERIES:
+        now, then = bm25.search_apis(query, 20), before.search_apis(query, 20)
+        assert [h.api_id for h in now] == [h.api_id for h in then]
+        assert [relevance(h.score, bm25) for h in now] == pytest.approx(  # float32 rounding of a ×1.5
+            [relevance(h.score, before) for h in then], abs=1.5e-3)
+    hybrid.weights = FusionWeights(method=None, tool=0.25)
+    bm25.weights = FusionWeights(tool=0.25)
+    assert (hybrid.weights.method, bm25.weights.method, hybrid.weights.tool) == ("zscore", "rrf", 0.25)
