@@ -19,7 +19,7 @@ What it does, in order:
    fingerprint, the query files with their sha256, the training queries' hashes, the skipped ones, the settings.
 5. Writes `fusion.json`, the weights search uses with this encoder: `TRAINED_FUSION` (fixed weights for a trained
    encoder, chosen by cross-validation: more weight on the dense and whole-query scores, reciprocal-rank constant
-   2), or with `fit_fusion` the grid point (rrf_k, bm25, tool, whole; dense fixed at 1 since only ratios matter)
+   2, z-score fusion since issue 37 round 4), or with `fit_fusion` the grid point (rrf_k, bm25, tool, whole; dense fixed at 1 since only ratios matter)
    that is best on the training queries with the trained encoder.
 
 Torch and sentence-transformers are needed only here (extra ``train``); search runs the ONNX export.
@@ -507,9 +507,14 @@ def fine_tune(data: TrainingData, catalog: Catalog, settings: TrainSettings, *, 
 # of each retriever dominate (the trained encoder's top ranks are the ones worth trusting). Chosen by 3-fold CV (by
 # query) on the 519 ToolBench development queries: with 3-epoch encoders, held-out Recall@10 / NDCG@5 87.5 / 74.9 at
 # rrf_k 60 and 90.1 / 78.7 at rrf_k 2; rrf_k 1-3 with dense 1.5-3 form a plateau (docs/benchmarks.md, "A trained
-# retriever"; benchmarks/retriever_training.py --extra-weights).
+# retriever"; benchmarks/retriever_training.py --extra-weights). Since issue 37 round 4 the same weights fuse
+# z-scores of the raw scores (`FusionWeights.method`), as untrained hybrid search does: on the evaluation fold of
+# round 3's two folders trained on the tuning part, Recall@10 / NDCG@5 90.0 / 77.5 → 90.8 / 79.3 (AnyToolBench
+# pairs) and 88.8 / 76.3 → 89.5 / 78.1 (same-tool negatives) against RRF (docs/benchmarks.md, "Score fusion (issue
+# 37, round 4)"). Folders written before keep RRF: their fusion.json names no method.
 FUSION_KEYS = ("bm25", "dense", "tool", "whole", "rrf_k", "depth", "method", "offset")
-TRAINED_FUSION: dict[str, float] = {"bm25": 1.5, "dense": 2.0, "tool": 0.5, "whole": 1.0, "rrf_k": 2}
+TRAINED_FUSION: dict[str, Any] = {"bm25": 1.5, "dense": 2.0, "tool": 0.5, "whole": 1.0, "rrf_k": 2, "method": "zscore",
+                                  "offset": 0.0}
 
 FUSION_GRID: dict[str, tuple[float, ...]] = {
     "rrf_k": (2, 10, 60),
@@ -526,7 +531,7 @@ def trained_fusion_weights() -> FusionWeights:
 
     t = TRAINED_FUSION
     return FusionWeights(bm25=t["bm25"], dense=t["dense"], tool=t["tool"], whole=t["whole"], rrf_k=int(t["rrf_k"]),
-                         method="rrf")
+                         method=t["method"], offset=t["offset"])
 
 
 def fit_fusion(searcher: CatalogSearcher, queries: Sequence[EvalQuery], *, progress: bool = True
@@ -683,8 +688,9 @@ def train_encoder(
                  f"{export_seconds:.1f} s → {target}\n")
     if fusion is not None and "train_scores" not in fusion:
         w = fusion["weights"]
+        method = f"z-score, offset {w['offset']}" if w["method"] == "zscore" else f"rrf_k {w['rrf_k']}"
         report.write(f"fusion weights (fixed for a trained encoder): bm25 {w['bm25']}, dense {w['dense']}, "
-                     f"tool {w['tool']}, whole {w['whole']}, rrf_k {w['rrf_k']}\n")
+                     f"tool {w['tool']}, whole {w['whole']}, {method}\n")
     elif fusion is not None:
         w = fusion["weights"]
         method = f"z-score, offset {w['offset']}" if w["method"] == "zscore" else f"rrf_k {w['rrf_k']}"
