@@ -169,6 +169,7 @@ def test_a_fusion_file_without_method_keeps_ranking_by_rrf(tmp_path: Path) -> No
     before (RRF), whatever the default method; a file naming a method gets it."""
     old = {"bm25": 1.5, "dense": 2.0, "tool": 0.5, "whole": 1.0, "rrf_k": 2, "depth": 200}
     assert weights_from_file(old) == FusionWeights(method="rrf", **old)  # type: ignore[arg-type]
+    assert weights_from_file({"rrf_k": 5}) == FusionWeights(method="rrf", dense=1.0, rrf_k=5)  # RRF's old dense
     assert weights_from_file({**old, "method": "zscore", "offset": 1.0}).method == "zscore"
 
     class Trained(FakeEmbeddings):
@@ -221,20 +222,19 @@ def test_fit_fusion_fits_the_method_of_the_weights_it_starts_from(tmp_path: Path
 
 def test_the_default_method_is_zscore_for_hybrid_search_and_rrf_for_bm25_alone(tmp_path: Path) -> None:
     """`FusionWeights()` leaves the method to the searcher: z-score with a dense retriever, RRF for BM25-only search,
-    whose rankings and relevances are exactly those of the previous default (RRF, bm25 1.5: a weight that scales
-    every BM25-only score alike). Weights set later are made concrete the same way."""
+    whose scores, rankings and relevances are exactly those of the previous default (RRF, bm25 1.5; the dense weight
+    plays no part there). Weights set later are made concrete the same way."""
     builtin = Catalog.builtin()
     hybrid = CatalogSearcher(builtin, embeddings=FakeEmbeddings(), index_dir=tmp_path, progress=False)
     assert hybrid.weights.method == "zscore" and FusionWeights().method is None
     bm25 = CatalogSearcher(builtin, embeddings="none", index_dir=tmp_path, progress=False)
     before = CatalogSearcher(builtin, embeddings="none", index_dir=tmp_path, progress=False,
-                             weights=FusionWeights(method="rrf", bm25=1.5))
+                             weights=FusionWeights(method="rrf", dense=1.0))
     assert bm25.weights.method == "rrf"
     for query in QUERIES:
-        now, then = bm25.search_apis(query, 20), before.search_apis(query, 20)
-        assert [h.api_id for h in now] == [h.api_id for h in then]
-        assert [relevance(h.score, bm25) for h in now] == pytest.approx(  # float32 rounding of a ×1.5
-            [relevance(h.score, before) for h in then], abs=1.5e-3)
+        now, then = bm25.search_apis(query, 30), before.search_apis(query, 30)
+        assert [(h.api_id, h.score) for h in now] == [(h.api_id, h.score) for h in then]
+        assert [relevance(h.score, bm25) for h in now] == [relevance(h.score, before) for h in then]
     hybrid.weights = FusionWeights(method=None, tool=0.25)
     bm25.weights = FusionWeights(tool=0.25)
     assert (hybrid.weights.method, bm25.weights.method, hybrid.weights.tool) == ("zscore", "rrf", 0.25)
