@@ -33,6 +33,7 @@ from typing import Any
 
 from langgraph_anytool.catalog import Catalog
 from langgraph_anytool.catalog.embeddings import minilm
+from langgraph_anytool.catalog.fusion import weights_from_file
 from langgraph_anytool.catalog.search import CatalogSearcher, FusionWeights
 from langgraph_anytool.eval.metrics import ndcg_at_k, recall_at_k
 from langgraph_anytool.eval.retrieval import EvalQuery, check_train_overlap, load_queries
@@ -121,7 +122,7 @@ def fusion_of(result_dir: Path) -> FusionWeights | None:
     if not path.is_file():
         return None
     w = json.loads(path.read_text(encoding="utf-8"))["weights"]
-    return FusionWeights(**w)
+    return weights_from_file(w)  # a file without `method` holds RRF weights
 
 
 def p50_latency(catalog: Catalog, queries: Sequence[EvalQuery], model_dir: Path, index_dir: Path) -> dict[str, float]:

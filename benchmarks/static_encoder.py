@@ -112,7 +112,7 @@ def rows_for(name: str, encoder: Any, catalog: Catalog, parts: dict[str, list[Ev
                      Path(stats.index_path) if stats.index_path else None)
     rankings: list[tuple[str, FusionWeights | None]] = [("hybrid", None)]
     if encoder != "none":
-        rankings += [(f"hybrid, dense weight {d}", FusionWeights(dense=d)) for d in dense_weights if d != 1.0]
+        rankings += [(f"hybrid, dense weight {d}", FusionWeights(dense=d)) for d in dense_weights if d != FusionWeights().dense]
         rankings.append(("static only", FusionWeights(bm25=0.0)))
     for label, weights in rankings:
         if weights is not None:

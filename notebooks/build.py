@@ -46,8 +46,9 @@ from langgraph_anytool import AnyToolConfig, AnyToolRetriever, Catalog, create_a
 
 catalog = Catalog.builtin()          # or Catalog.from_toolbench("../../shared/toolbench/tools")
 catalog"""),
-    new_markdown_cell("## Browse and search the catalog\n\n`relevance` is 1 / the API's effective rank across the "
-                      "search's retrievers (1.0 = first everywhere, 0.5 ≈ second)."),
+    new_markdown_cell("## Browse and search the catalog\n\n`relevance` is 0–1, 1.0 = first for every retriever: with "
+                      "BM25 alone (the saved outputs) 1 / the API's effective rank (0.5 ≈ second); with MiniLM "
+                      "the share of the best score the query allows (z-score fusion)."),
     new_code_cell("""print(catalog.categories)
 retriever = AnyToolRetriever(catalog=catalog, k=5)
 for doc in retriever.invoke("distance between two cities in kilometres"):

@@ -1,12 +1,17 @@
-"""Hybrid catalog search: BM25 + dense vectors (faiss) fused by weighted reciprocal-rank fusion.
+"""Hybrid catalog search: BM25 + dense vectors (faiss) fused by weighted reciprocal-rank or z-score fusion.
 
 Three levels are indexed: APIs, tools and categories. A query is searched as a whole and sentence by sentence
 (multi-step requests ask for one thing per sentence); at every level each part gets
 
-    score_part(d) = w_bm25 / (c + rank_bm25(d)) + w_dense / (c + rank_dense(d))        (0 beyond `depth`)
+    score_part(d) = w_bm25 · term_bm25(d) + w_dense · term_dense(d)                  (a term is 0 beyond `depth`)
 
-An API's part score adds `w_tool` times its tool's part score; the final score is the best sentence's score plus
-`w_whole` times the whole query's score. Tools also get the best score of their APIs, categories that of their tools.
+where a retriever's term is, by `FusionWeights.method`, "rrf": 1 / (c + rank(d)) (c = `rrf_k`, rank from 1), or
+"zscore": max(0, (s(d) − mean) / std + `offset`), s being its raw score (BM25's, or the cosine) and mean / std those
+of the scores of its own candidates for that part (its `depth` best; BM25's with a positive score; every candidate
+counts as 1 when the scores do not spread). An API's part score adds `w_tool` times its tool's part score;
+the final score is the best sentence's score plus `w_whole` times the whole query's score. Tools also get the best
+score of their APIs, categories that of their tools. Under "zscore" an API's final score is divided by the score an
+API first for every retriever (its tool first too) would get for that query, so it lies in 0–1 (`relevance`).
 
 Query vectors: a multi-sentence query encodes its sentences; with an encoder that gives token means (MiniLM on ONNX
 Runtime, each text run alone) the whole query's vector is the mean over all their tokens, so the whole text is not
@@ -37,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from ..sanitize.paths import user_cache_dir
-from .dense_index import ANN_THRESHOLD, build_dense_index, nearest, top_indices
+from .dense_index import ANN_THRESHOLD, build_dense_index, nearest_scored, top_indices
 from .documents import (
     DOCUMENT_VERSION,
     DocumentRecipe,
@@ -51,7 +56,7 @@ from .documents import (
     tool_document,
 )
 from .encoders import Encoder, embeddings_id, resolve_encoder
-from .fusion import FusionWeights
+from .fusion import FusionWeights, resolved, weights_from_file
 from .index_store import load_bm25, load_faiss, save_bm25, save_faiss
 from .models import Category
 
@@ -142,7 +147,12 @@ class _Level:
                w: FusionWeights) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """Per query part, the positions of BM25's and of the dense index's `depth` best documents, best first
         (BM25: positive scores only; ties by lower position; an empty array where a retriever has nothing)."""
-        empty = np.zeros(0, dtype=np.int64)
+        sparse, dense = self.scored(tokens, vectors, w)
+        return [ids for ids, _ in sparse], [ids for ids, _ in dense]
+
+    def scored(self, tokens: Sequence[list[str]], vectors: np.ndarray | None, w: FusionWeights) -> _Scored:
+        """`ranked`'s positions with their raw scores (BM25 scores, inner products), per retriever and part."""
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32))
         sparse = [empty] * len(tokens)
         dense = [empty] * len(tokens)
         if not self.size:
@@ -151,16 +161,18 @@ class _Level:
         if self.bm25 is not None:
             for p, scores in enumerate(self._bm25_scores(tokens)):
                 if scores is not None:
-                    sparse[p] = top_indices(scores, depth, np.flatnonzero(scores > 0))
+                    ids = top_indices(scores, depth, np.flatnonzero(scores > 0))
+                    sparse[p] = (ids, scores[ids])
         if vectors is not None and self.dense is not None and self.dense.ntotal:
             if vectors.shape[1] != self.dense.d:
                 raise ValueError(f"the {self.name} dense index holds {self.dense.d}-dimensional vectors and the "
                                  f"encoder gives {vectors.shape[1]}: rebuild it with `anytool index build`")
             if self.owners is None:
-                dense = nearest(self.dense, vectors, depth)
+                dense = nearest_scored(self.dense, vectors, depth)
             else:  # max-pooled per document: a document ranks at its best vector
                 fanout = int(np.bincount(self.owners).max())
-                dense = [_first_per_owner(ids, self.owners, depth) for ids in nearest(self.dense, vectors, depth * fanout)]
+                dense = [_first_per_owner(ids, sims, self.owners, depth)
+                         for ids, sims in nearest_scored(self.dense, vectors, depth * fanout)]
         return sparse, dense
 
     def _bm25_scores(self, tokens: Sequence[list[str]]) -> list[np.ndarray | None]:
@@ -187,10 +199,14 @@ class _Level:
 
     def components(self, tokens: Sequence[list[str]], vectors: np.ndarray | None,
                    w: FusionWeights) -> tuple[np.ndarray, np.ndarray]:
-        """Unweighted RRF terms 1 / (c + rank) of BM25 and of the dense index, each of shape (parts, size)."""
-        every = np.arange(self.size)
-        sparse, dense = self.ranked(tokens, vectors, w)
-        return _rrf_terms(sparse, every, w), _rrf_terms(dense, every, w)
+        """Unweighted terms (`w.method`'s) of BM25 and of the dense index, each of shape (parts, size)."""
+        return self.terms(self.scored(tokens, vectors, w), np.arange(self.size), w)
+
+    def terms(self, scored: _Scored, columns: np.ndarray, w: FusionWeights) -> tuple[np.ndarray, np.ndarray]:
+        """Unweighted terms of BM25 and of the dense index at `columns` (ascending, holding every ranked position),
+        each of shape (parts, len(columns)); 0 elsewhere."""
+        sparse, dense = scored
+        return _terms(sparse, columns, w), _terms(dense, columns, w)
 
 
 class SearchableCatalog(Protocol):
@@ -241,7 +257,7 @@ class CatalogSearcher:
         self.recipe = documents if isinstance(documents, DocumentRecipe) else recipe_named(
             documents if documents is not None else _trained_recipe(self.embeddings))
         self.index_dir = Path(index_dir).expanduser() if index_dir else default_index_dir()
-        self.weights = weights or _fitted_weights(self.embeddings) or FusionWeights()
+        self.weights = weights or _fitted_weights(self.embeddings) or FusionWeights()  # method made concrete
         self.progress = progress
         self.ann_threshold = ann_threshold
         self.stats = BuildStats()
@@ -257,6 +273,16 @@ class CatalogSearcher:
         self._cat_sizes = np.array([len(c.tools) for c in self._categories], dtype=np.int64)
         self._tool_cat = np.repeat(np.arange(len(self._categories)), self._cat_sizes)
         self._levels: dict[str, _Level] = {}
+
+    @property
+    def weights(self) -> FusionWeights:
+        """The fusion weights in use; set any `FusionWeights`: a `method` of None becomes this searcher's own
+        (`fusion.resolved`: z-score with a dense retriever, RRF without)."""
+        return self._weights
+
+    @weights.setter
+    def weights(self, value: FusionWeights) -> None:
+        self._weights = resolved(value, dense=self.embeddings is not None)
 
     # ------------------------------------------------------------------ build
     @property
@@ -381,18 +407,20 @@ class CatalogSearcher:
         """The final scores of a query, computed for the candidates only (see `_Fused`)."""
         w = self.weights
         tokens, vectors = self._query_parts(query)
-        ranked = {name: level.ranked(tokens, vectors, w) for name, level in self._levels.items()}
-        api_hits, tool_hits = _union(ranked["apis"]), _union(ranked["tools"])
+        scored = {name: level.scored(tokens, vectors, w) for name, level in self._levels.items()}
+        api_hits, tool_hits = _union(scored["apis"]), _union(scored["tools"])
         tools = np.union1d(tool_hits, self._api_tool[api_hits])
         apis = np.union1d(api_hits, self._apis_of(tool_hits))
-        api_p = _part_scores(ranked["apis"], apis, w)
-        tool_p = _part_scores(ranked["tools"], tools, w)
-        cat_p = _part_scores(ranked["categories"], np.arange(len(self._categories)), w)
+        api_terms = self._levels["apis"].terms(scored["apis"], apis, w)
+        tool_terms = self._levels["tools"].terms(scored["tools"], tools, w)
+        api_p, tool_p = _weighted(api_terms, w), _weighted(tool_terms, w)
+        cat_p = _weighted(self._levels["categories"].terms(scored["categories"], np.arange(len(self._categories)), w), w)
         tool_of_api = np.searchsorted(tools, self._api_tool[apis])  # each candidate API's column in `tools`
         api_total = api_p + w.tool * tool_p[:, tool_of_api]
         tool_total = tool_p + _max_per_group(api_p, tool_of_api, len(tools))
         cat_total = cat_p + _max_per_group(tool_total, self._tool_cat[tools], len(self._categories))
-        return _Fused(apis=apis, api_scores=self._combine_parts(api_total, w), tools=tools,
+        api_scores = self._scaled(self._combine_parts(api_total, w), (*api_terms, *tool_terms), w)
+        return _Fused(apis=apis, api_scores=api_scores, tools=tools,
                       tool_scores=self._combine_parts(tool_total, w), category_scores=self._combine_parts(cat_total, w))
 
     def _apis_of(self, tools: np.ndarray) -> np.ndarray:
@@ -417,10 +445,11 @@ class CatalogSearcher:
         return tokens, vectors
 
     def api_components(self, query: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Unweighted RRF terms of a query: BM25 and dense at the API level, then at the tool level (parts × size).
+        """Unweighted terms of a query: BM25 and dense at the API level, then at the tool level (parts × size).
 
         `api_scores_from` turns them into the API scores `search_apis` ranks by, for any bm25/dense/tool/whole
-        weights (`rrf_k` and `depth` are this searcher's): fusion weights are fitted this way without re-searching.
+        weights (`method`, `rrf_k`, `offset` and `depth` are this searcher's): fusion weights are fitted this way
+        without re-searching.
         """
         tokens, vectors = self._query_parts(query)
         api_s, api_d = self._levels["apis"].components(tokens, vectors, self.weights)
@@ -433,7 +462,21 @@ class CatalogSearcher:
         api_s, api_d, tool_s, tool_d = components
         api_p = weights.bm25 * api_s + weights.dense * api_d
         tool_p = weights.bm25 * tool_s + weights.dense * tool_d
-        return self._combine_parts(api_p + weights.tool * tool_p[:, self._api_tool], weights)
+        return self._scaled(self._combine_parts(api_p + weights.tool * tool_p[:, self._api_tool], weights),
+                            components, weights)
+
+    def _scaled(self, api_scores: np.ndarray, terms: tuple[np.ndarray, ...], w: FusionWeights) -> np.ndarray:
+        """RRF: the scores as they are. z-score: divided by the score an API first for every retriever in every
+        part, its tool first too, would get (`terms`: the API level's BM25 and dense terms, then the tool level's;
+        a term's maximum is its retriever's first document's), so they lie in 0–1."""
+        if w.method != "zscore":
+            return api_scores
+        api_s, api_d, tool_s, tool_d = (t.max(axis=1) if t.shape[1] else np.zeros(t.shape[0], dtype=np.float32)
+                                        for t in terms)
+        best = self._combine_parts((w.bm25 * api_s + w.dense * api_d + w.tool * (w.bm25 * tool_s + w.dense * tool_d)
+                                    )[:, None], w)
+        top = float(best[0])
+        return np.asarray(api_scores / top if top > 0 else api_scores, dtype=np.float32)
 
     @property
     def api_ids(self) -> list[str]:
@@ -522,8 +565,10 @@ class CatalogSearcher:
 
 def max_api_score(searcher: CatalogSearcher) -> float:
     """The highest fused score an API can get: first for every retriever, in every query part, with its tool
-    first too (weighted reciprocal-rank fusion, above)."""
+    first too (1.0 under z-score fusion, whose scores are scaled by that score, above)."""
     w = searcher.weights
+    if w.method == "zscore":
+        return 1.0
     per_rank1 = (w.bm25 + (w.dense if searcher.embeddings is not None else 0.0)) / (w.rrf_k + 1)
     return (1.0 + w.whole) * (1.0 + w.tool) * per_rank1
 
@@ -535,10 +580,15 @@ def relevance(score: float, searcher: CatalogSearcher) -> float:
     mean little to a reader. Inverting that curve turns the fused score back into the rank a single retriever would
     have given: effective rank = (rrf_k + 1) · max / score − rrf_k. Relevance 1.0 = first for every retriever (and
     its tool first too); 0.5 ≈ second; 0.1 ≈ tenth; a hit one retriever missed drops further.
+
+    Under z-score fusion a score is already the share of the best score the query allows (1.0 = first for every
+    retriever, its tool first too), so it is the relevance as it is.
     """
     top = max_api_score(searcher)
     if top <= 0 or score <= 0:
         return 0.0
+    if searcher.weights.method == "zscore":
+        return round(min(score / top, 1.0), 3)
     k = searcher.weights.rrf_k
     effective_rank = max((k + 1) * top / score - k, 1.0)
     return round(1.0 / effective_rank, 3)
@@ -590,11 +640,14 @@ def _fitted_weights(embeddings: Encoder | None) -> FusionWeights | None:
     fitted = getattr(embeddings, "fusion_weights", None)
     if not isinstance(fitted, dict) or not fitted:
         return None
-    known = set(FusionWeights.__dataclass_fields__)
-    return FusionWeights(**{k: v for k, v in fitted.items() if k in known})
+    return weights_from_file(fitted)
 
 
 # ---------------------------------------------------------------------- fusion helpers
+# one level's rankings: per retriever (BM25, dense), per query part, (positions best first, their raw scores)
+_Scored = tuple[list[tuple[np.ndarray, np.ndarray]], list[tuple[np.ndarray, np.ndarray]]]
+
+
 @dataclass(frozen=True, slots=True)
 class _Fused:
     """A query's final scores. Only APIs and tools some retriever ranked (at any level) can score above 0, so the
@@ -609,28 +662,42 @@ class _Fused:
     category_scores: np.ndarray
 
 
-def _union(ranked: tuple[list[np.ndarray], list[np.ndarray]]) -> np.ndarray:
+def _union(scored: _Scored) -> np.ndarray:
     """Every position in one level's rankings (BM25's and the dense index's, all parts), ascending."""
-    every = [*ranked[0], *ranked[1]]
+    every = [ids for ids, _ in (*scored[0], *scored[1])]
     return np.unique(np.concatenate(every)).astype(np.int64) if every else np.zeros(0, dtype=np.int64)
 
 
-def _rrf_terms(ranked: list[np.ndarray], columns: np.ndarray, w: FusionWeights) -> np.ndarray:
-    """(parts, len(columns)) RRF terms 1 / (rrf_k + rank) of one retriever's rankings; `columns` ascending, holding
-    every ranked position (0 elsewhere)."""
-    out = np.zeros((len(ranked), len(columns)), dtype=np.float32)
-    for p, ids in enumerate(ranked):
+def _terms(ranking: list[tuple[np.ndarray, np.ndarray]], columns: np.ndarray, w: FusionWeights) -> np.ndarray:
+    """(parts, len(columns)) unweighted terms of one retriever's rankings (positions best first, raw scores);
+    `columns` ascending, holding every ranked position (0 elsewhere)."""
+    out = np.zeros((len(ranking), len(columns)), dtype=np.float32)
+    for p, (ids, raw) in enumerate(ranking):
         if len(ids):
-            out[p, np.searchsorted(columns, ids)] = 1.0 / (w.rrf_k + 1 + np.arange(len(ids), dtype=np.float32))
+            out[p, np.searchsorted(columns, ids)] = (
+                _zscore_terms(raw, w.offset) if w.method == "zscore"
+                else 1.0 / (w.rrf_k + 1 + np.arange(len(ids), dtype=np.float32)))
     return out
 
 
-def _part_scores(ranked: tuple[list[np.ndarray], list[np.ndarray]], columns: np.ndarray,
-                 w: FusionWeights) -> np.ndarray:
-    """Weighted RRF scores of one level's query parts at `columns`, shape (parts, len(columns))."""
-    sparse, dense = ranked
-    return np.asarray(w.bm25 * _rrf_terms(sparse, columns, w) + w.dense * _rrf_terms(dense, columns, w),
-                      dtype=np.float32)
+def _zscore_terms(raw: np.ndarray, offset: float) -> np.ndarray:
+    """max(0, (s − mean) / std + offset) for each of one ranking's raw scores `raw`, mean and (population) std being
+    theirs; 1 + offset for every score when they do not spread (one candidate, or all equal).
+
+    The mean and std are of the candidates alone: counting the documents BM25 does not match as 0s (as many as the
+    ranking falls short of `depth`) gave 85.6 / 74.1 against 86.2 / 74.3 on the tuning part (docs/benchmarks.md,
+    "Score fusion")."""
+    values = np.asarray(raw, dtype=np.float64)
+    mean = float(values.mean())
+    std = float(values.std())
+    if std <= 1e-9 * max(1.0, abs(mean)):
+        return np.full(len(values), 1.0 + offset, dtype=np.float32)
+    return np.maximum((values - mean) / std + offset, 0.0).astype(np.float32)
+
+
+def _weighted(terms: tuple[np.ndarray, np.ndarray], w: FusionWeights) -> np.ndarray:
+    """A level's part scores from its BM25 and dense terms, shape (parts, columns)."""
+    return np.asarray(w.bm25 * terms[0] + w.dense * terms[1], dtype=np.float32)
 
 
 def _max_per_group(values: np.ndarray, groups: np.ndarray, size: int) -> np.ndarray:
@@ -643,11 +710,14 @@ def _max_per_group(values: np.ndarray, groups: np.ndarray, size: int) -> np.ndar
     return out
 
 
-def _first_per_owner(ids: np.ndarray, owners: np.ndarray, depth: int) -> np.ndarray:
-    """The documents of ranked vector positions `ids`, each at its first (best) place, the `depth` first."""
+def _first_per_owner(ids: np.ndarray, sims: np.ndarray, owners: np.ndarray,
+                     depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """The documents of ranked vector positions `ids` (scores `sims`), each at its first (best) place, the `depth`
+    first, with those places' scores."""
     docs = owners[ids]
     _, first = np.unique(docs, return_index=True)
-    return docs[np.sort(first)][:depth]
+    keep = np.sort(first)[:depth]
+    return docs[keep], sims[keep]
 
 
 def _best(scores: np.ndarray, k: int) -> list[int]:

@@ -207,7 +207,9 @@ def cmd_search(args: argparse.Namespace) -> int:
         return 0
     rows = [[str(i), f"{relevance(h.score, searcher):.2f}", h.api, h.tool, h.category] for i, h in enumerate(hits, 1)]
     print(_table(["rank", "relevance", "api", "tool", "category"], rows, right=(0, 1)))
-    print("\nrelevance: 1 / effective rank (1.0 = first for every retriever, 0.5 ≈ second); raw fused scores: --json")
+    meaning = ("share of the best score this query allows (1.0 = first for every retriever)"
+               if searcher.weights.method == "zscore" else "1 / effective rank (1.0 = first for every retriever, 0.5 ≈ second)")
+    print(f"\nrelevance: {meaning}; raw fused scores: --json")
     return 0
 
 

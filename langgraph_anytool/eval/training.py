@@ -19,7 +19,7 @@ What it does, in order:
    fingerprint, the query files with their sha256, the training queries' hashes, the skipped ones, the settings.
 5. Writes `fusion.json`, the weights search uses with this encoder: `TRAINED_FUSION` (fixed weights for a trained
    encoder, chosen by cross-validation: more weight on the dense and whole-query scores, reciprocal-rank constant
-   2), or with `fit_fusion` the grid point (rrf_k, bm25, tool, whole; dense fixed at 1 since only ratios matter)
+   2, z-score fusion since issue 37 round 4), or with `fit_fusion` the grid point (rrf_k, bm25, tool, whole; dense fixed at 1 since only ratios matter)
    that is best on the training queries with the trained encoder.
 
 Torch and sentence-transformers are needed only here (extra ``train``); search runs the ONNX export.
@@ -507,12 +507,18 @@ def fine_tune(data: TrainingData, catalog: Catalog, settings: TrainSettings, *, 
 # of each retriever dominate (the trained encoder's top ranks are the ones worth trusting). Chosen by 3-fold CV (by
 # query) on the 519 ToolBench development queries: with 3-epoch encoders, held-out Recall@10 / NDCG@5 87.5 / 74.9 at
 # rrf_k 60 and 90.1 / 78.7 at rrf_k 2; rrf_k 1-3 with dense 1.5-3 form a plateau (docs/benchmarks.md, "A trained
-# retriever"; benchmarks/retriever_training.py --extra-weights).
-FUSION_KEYS = ("bm25", "dense", "tool", "whole", "rrf_k", "depth")
-TRAINED_FUSION: dict[str, float] = {"bm25": 1.5, "dense": 2.0, "tool": 0.5, "whole": 1.0, "rrf_k": 2}
+# retriever"; benchmarks/retriever_training.py --extra-weights). Since issue 37 round 4 the same weights fuse
+# z-scores of the raw scores (`FusionWeights.method`), as untrained hybrid search does: on the evaluation fold of
+# round 3's two folders trained on the tuning part, Recall@10 / NDCG@5 90.0 / 77.5 → 90.8 / 79.3 (AnyToolBench
+# pairs) and 88.8 / 76.3 → 89.5 / 78.1 (same-tool negatives) against RRF (docs/benchmarks.md, "Score fusion (issue
+# 37, round 4)"). Folders written before keep RRF: their fusion.json names no method.
+FUSION_KEYS = ("bm25", "dense", "tool", "whole", "rrf_k", "depth", "method", "offset")
+TRAINED_FUSION: dict[str, Any] = {"bm25": 1.5, "dense": 2.0, "tool": 0.5, "whole": 1.0, "rrf_k": 2, "method": "zscore",
+                                  "offset": 0.0}
 
 FUSION_GRID: dict[str, tuple[float, ...]] = {
     "rrf_k": (2, 10, 60),
+    "offset": (0.0, 0.5, 1.0),  # in place of rrf_k when the weights fitted from are z-score's (`FusionWeights.method`)
     "bm25": (0.5, 0.75, 1.0, 1.5, 2.0, 3.0),
     "tool": (0.0, 0.25, 0.5, 0.75, 1.0),
     "whole": (0.25, 0.5, 1.0, 2.0),
@@ -524,15 +530,18 @@ def trained_fusion_weights() -> FusionWeights:
     from ..catalog.search import FusionWeights
 
     t = TRAINED_FUSION
-    return FusionWeights(bm25=t["bm25"], dense=t["dense"], tool=t["tool"], whole=t["whole"], rrf_k=int(t["rrf_k"]))
+    return FusionWeights(bm25=t["bm25"], dense=t["dense"], tool=t["tool"], whole=t["whole"], rrf_k=int(t["rrf_k"]),
+                         method=t["method"], offset=t["offset"])
 
 
 def fit_fusion(searcher: CatalogSearcher, queries: Sequence[EvalQuery], *, progress: bool = True
                ) -> tuple[FusionWeights, dict[str, float]]:
     """The grid point of `FUSION_GRID` (dense weight 1) with the best mean Recall@10 + NDCG@5 on `queries`.
 
-    Each query is searched once per `rrf_k` of the grid (`api_components`); every other grid point re-fuses the
-    stored terms. Ties keep the first point in grid order. Returns the weights and their scores (in [0, 1]).
+    The method is the searcher's weights' (`FusionWeights.method`): RRF's grid varies `rrf_k`, z-score's `offset`.
+    Each query is searched once per `rrf_k` (or `offset`) of the grid (`api_components`); every other grid point
+    re-fuses the stored terms. Ties keep the first point in grid order. Returns the weights and their scores (in
+    [0, 1]).
     """
     from dataclasses import replace
 
@@ -541,17 +550,19 @@ def fit_fusion(searcher: CatalogSearcher, queries: Sequence[EvalQuery], *, progr
     from .metrics import ndcg_at_k, recall_at_k
 
     base = searcher.weights
+    outer = "offset" if base.method == "zscore" else "rrf_k"
     best: tuple[float, FusionWeights, dict[str, float]] | None = None
     try:
-        for rrf_k in FUSION_GRID["rrf_k"]:
-            searcher.weights = replace(base, rrf_k=int(rrf_k))
+        for value in FUSION_GRID[outer]:
+            searched = replace(base, rrf_k=int(value)) if outer == "rrf_k" else replace(base, offset=float(value))
+            searcher.weights = searched
             comps = [(searcher.api_components(q.query), q.relevant)
-                     for q in tqdm(queries, desc=f"fusion: searching (rrf_k {rrf_k:g})", unit="q", file=sys.stderr,
+                     for q in tqdm(queries, desc=f"fusion: searching ({outer} {value:g})", unit="q", file=sys.stderr,
                                    disable=not progress)]
             grid = list(itertools.product(FUSION_GRID["bm25"], FUSION_GRID["tool"], FUSION_GRID["whole"]))
             for bm25, tool, whole in tqdm(grid, desc="fusion: grid", unit="pt", file=sys.stderr,
                                           disable=not progress):
-                w = replace(base, bm25=bm25, dense=1.0, tool=tool, whole=whole, rrf_k=int(rrf_k))
+                w = replace(searched, bm25=bm25, dense=1.0, tool=tool, whole=whole)
                 r10 = n5 = 0.0
                 for c, relevant in comps:
                     ranked = searcher.ranked_api_ids(searcher.api_scores_from(c, w), 10)
@@ -658,7 +669,8 @@ def train_encoder(
             t2 = time.perf_counter()
             searcher = CatalogSearcher(catalog, embeddings=minilm_encoder("int8", model_path=folder), index_dir=index_dir,
                                        progress=progress)
-            searcher.weights = searcher.weights.__class__()  # fit from the defaults, not from an older fusion.json
+            # fit from the defaults (their method: `FusionWeights.method`), not from an older fusion.json
+            searcher.weights = searcher.weights.__class__()
             weights, scores = fit_fusion(searcher, data.used_queries, progress=progress)
             fusion = {"weights": {k: getattr(weights, k) for k in FUSION_KEYS},
                       "objective": "mean Recall@10 + NDCG@5 on the training queries", "train_scores": scores,
@@ -676,12 +688,14 @@ def train_encoder(
                  f"{export_seconds:.1f} s → {target}\n")
     if fusion is not None and "train_scores" not in fusion:
         w = fusion["weights"]
+        method = f"z-score, offset {w['offset']}" if w["method"] == "zscore" else f"rrf_k {w['rrf_k']}"
         report.write(f"fusion weights (fixed for a trained encoder): bm25 {w['bm25']}, dense {w['dense']}, "
-                     f"tool {w['tool']}, whole {w['whole']}, rrf_k {w['rrf_k']}\n")
+                     f"tool {w['tool']}, whole {w['whole']}, {method}\n")
     elif fusion is not None:
         w = fusion["weights"]
+        method = f"z-score, offset {w['offset']}" if w["method"] == "zscore" else f"rrf_k {w['rrf_k']}"
         report.write(f"fusion weights: bm25 {w['bm25']}, dense {w['dense']}, tool {w['tool']}, whole {w['whole']}, "
-                     f"rrf_k {w['rrf_k']} "
+                     f"{method} "
                      f"(training queries: Recall@10 {100 * fusion['train_scores']['Recall@10']:.1f}, "
                      f"NDCG@5 {100 * fusion['train_scores']['NDCG@5']:.1f})\n")
     report.write(f"use it with --embeddings trained:{target} (or ANYTOOL_EMBEDDINGS=trained:{target})\n")

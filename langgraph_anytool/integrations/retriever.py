@@ -2,7 +2,7 @@
 
 One `Document` per API, best first: `page_content` is what the API does (tool, API name, description, parameters);
 `metadata` holds `api_id`, `category`, `tool`, `tool_key`, `api`, `function_name`, `parameters` (name, type,
-description, required, default, enum), `rank`, `relevance` (0–1: 1 / effective rank, see `relevance`) and the raw fused `score`.
+description, required, default, enum), `rank`, `relevance` (0–1, 1.0 = first for every retriever; see `relevance`) and the raw fused `score`.
 """
 
 from __future__ import annotations

@@ -468,7 +468,9 @@ def test_the_manifest_size_is_capped(folders: dict[str, Path], tmp_path: Path,
 FUSION_CASES = [('{"weights": {"bm25": NaN}}', "NaN"), ('{"weights": {"dense": Infinity}}', "Infinity"),
                 ('{"weights": {"rrf_k": 1e308}}', "weights.rrf_k"),
                 ('{"weights": {"rrf_k": 1000000000}}', "weights.rrf_k"), ('{"weights": {"bm25": -1}}', "weights.bm25"),
-                ('{"weights": {"depth": 0}}', "weights.depth"), ('{"weights": {"bm25": 0, "dense": 0}}', "both 0")]
+                ('{"weights": {"depth": 0}}', "weights.depth"), ('{"weights": {"bm25": 0, "dense": 0}}', "both 0"),
+                ('{"weights": {"method": "borda"}}', "weights.method"),  # issue 37 round 4: rrf or zscore only
+                ('{"weights": {"method": "zscore", "offset": -2}}', "weights.offset")]
 
 
 @pytest.mark.parametrize("text, field", FUSION_CASES)

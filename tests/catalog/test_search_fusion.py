@@ -39,17 +39,22 @@ def _whole_catalog(s: CatalogSearcher, query: str) -> tuple[np.ndarray, np.ndarr
     """API, tool and category scores by the formula of `search`'s docstring over every API, tool and category."""
     w = s.weights
     tokens, vectors = s._query_parts(query)
-    per_level = {}
+    per_level, best = {}, {}
     for name, level in s._levels.items():
         sparse, dense = level.components(tokens, vectors, w)
         per_level[name] = w.bm25 * sparse + w.dense * dense
+        best[name] = w.bm25 * sparse.max(axis=1) + w.dense * dense.max(axis=1)  # its retrievers' firsts
     tool_sizes = np.array([len(t.apis) for t in s._tools])
     cat_sizes = np.array([len(c.tools) for c in s._categories])
     api_tool = np.repeat(np.arange(len(tool_sizes)), tool_sizes)
     api_total = per_level["apis"] + w.tool * per_level["tools"][:, api_tool]
     tool_total = per_level["tools"] + _max_per_group(per_level["apis"], tool_sizes)
     cat_total = per_level["categories"] + _max_per_group(tool_total, cat_sizes)
-    return (s._combine_parts(api_total, w), s._combine_parts(tool_total, w), s._combine_parts(cat_total, w))
+    api_scores = s._combine_parts(api_total, w)
+    if w.method == "zscore":  # scaled by the score of an API first everywhere, its tool first too
+        top = s._combine_parts((best["apis"] + w.tool * best["tools"])[:, None], w)[0]
+        api_scores = (api_scores / top).astype(np.float32)
+    return (api_scores, s._combine_parts(tool_total, w), s._combine_parts(cat_total, w))
 
 
 def _ranked(scores: np.ndarray, k: int) -> list[int]:
@@ -62,12 +67,15 @@ def builtin() -> Catalog:
     return Catalog.builtin()
 
 
+@pytest.mark.parametrize("method", ["rrf", "zscore"])
 @pytest.mark.parametrize("depth", [3, 40, 200])
 def test_candidate_fusion_equals_the_formula_over_the_whole_catalog(builtin: Catalog, tmp_path: Path,
-                                                                    depth: int) -> None:
+                                                                    depth: int, method: str) -> None:
     """A shallow depth leaves most of the catalog out of every ranking: APIs that score through their tool only,
-    tools that score through one API only; every score and ranking matches the whole-catalog formula."""
-    s = CatalogSearcher(builtin, embeddings=FakeEmbeddings(), index_dir=tmp_path, weights=FusionWeights(depth=depth))
+    tools that score through one API only; every score and ranking matches the whole-catalog formula (either
+    fusion method: z-score's mean and std are those of the candidates, the same in both computations)."""
+    s = CatalogSearcher(builtin, embeddings=FakeEmbeddings(), index_dir=tmp_path,
+                        weights=FusionWeights(depth=depth, method=method))  # type: ignore[arg-type]
     apis, tools = s._apis, s._tools
     for query in QUERIES:
         api_ref, tool_ref, cat_ref = _whole_catalog(s, query)

@@ -220,7 +220,7 @@ def test_training_writes_model_manifest_and_fusion(trained: tuple[Path, str], wo
     assert set(manifest["query_hashes"]) == {query_hash(t) for t in texts}
     assert manifest["fusion"] == "fusion.json"
     fusion = json.loads((out / "fusion.json").read_text(encoding="utf-8"))
-    assert set(fusion["weights"]) == {"bm25", "dense", "tool", "whole", "rrf_k", "depth"}
+    assert set(fusion["weights"]) == {"bm25", "dense", "tool", "whole", "rrf_k", "depth", "method", "offset"}
     # the searcher picks the fitted weights up from the encoder
     from langgraph_anytool.catalog.search import CatalogSearcher
 
