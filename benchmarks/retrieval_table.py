@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trained", action="append", default=[], metavar="NAME:RECIPE:TOOL:CATEGORY",
                     help="train (or reuse under --work) an encoder on the tuning part; repeatable")
     ap.add_argument("--epochs", type=int, default=TrainSettings().epochs)
-    ap.add_argument("--threads", type=int, default=None, help="torch threads for training")
+    ap.add_argument("--threads", type=int, default=TrainSettings().threads, help="torch threads for training")
     ap.add_argument("--train-folds", type=int, nargs="+", default=None,
                     help=f"folds trained on (default: all but the evaluation fold {EVAL_FOLD})")
     ap.add_argument("--eval-fold", type=int, default=EVAL_FOLD)

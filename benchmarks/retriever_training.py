@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lr", type=float, default=TrainSettings().learning_rate, help="peak learning rate")
     ap.add_argument("--cv-only", action="store_true", help="cross-validation only (no full-set model, no latency)")
     ap.add_argument("--no-fit-fusion", action="store_true", help="do not fit fusion weights (saves a search pass)")
-    ap.add_argument("--threads", type=int, default=None, help="torch threads for training (default: torch's)")
+    ap.add_argument("--threads", type=int, default=TrainSettings().threads, help="torch threads for training")
     ap.add_argument("--near-duplicate", type=float, default=None,
                     help="drop BM25 negatives of a relevant API's tool whose name is this similar (difflib ratio)")
     ap.add_argument("--extra-weights", default="",

@@ -60,8 +60,10 @@ def configure_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--held-out", nargs="+", default=[], metavar="FILE",
                    help="query files kept for evaluation: training refuses, before it starts, any training query "
                         "(extra pairs included) whose text equals one of theirs")
-    p.add_argument("--threads", type=int, default=None, metavar="N",
-                   help="torch threads (default: torch's choice, usually one per core)")
+    p.add_argument("--threads", type=int, default=d.THREADS, metavar="N",
+                   help=f"torch intra-op threads while training (default {d.THREADS}, on any machine: the count "
+                        "changes the order of the sums, so the same seed gives the same model only with the same "
+                        "count; more train faster on idle cores; the manifest records the count used)")
     p.add_argument("--fit-fusion", action="store_true",
                    help="fit the fusion weights on the training queries (default: the fixed weights for a trained "
                         "encoder, chosen by cross-validation); stored beside the model as fusion.json")

@@ -16,5 +16,10 @@ SENTENCE_PAIRS = 0.5
 # 76.0 and 90.1 / 77.2 for two runs without them: no win (docs/benchmarks.md, "Training levers (issue 37, round 3)")
 TOOL_NEGATIVES = 0.0
 CATEGORY_NEGATIVES = 0.0
+# torch's intra-op threads while training: pinned, so that a seed gives the same model on every machine (a
+# different count sums in another order: the same settings and seed gave fold-2 Recall@10 / NDCG@5 90.1 / 77.2 with
+# 2 threads and 88.6 / 76.0 with 1; docs/benchmarks.md, "Training levers (issue 37, round 4)"). More threads train
+# faster on idle cores (`--threads N`); the manifest records the count used. torch's own default is one per core.
+THREADS = 1
 # template pseudo-query pairs added to the training pairs (`TrainSettings.pseudo_pairs`; 0: none)
 PSEUDO_PAIRS = 0

@@ -13,7 +13,10 @@ What it does, in order:
    text being exactly what search embeds (`documents.api_dense_text`). Each epoch redraws every pair's hard negative
    and, for a share `sentence_pairs` of the pairs, trains on the pair's best sentence instead of the whole query.
    Batches never hold two examples of one query, nor an API relevant to another query of the batch (no false
-   in-batch negatives). Seeded: the same inputs, settings and seed give the same model on the same machine.
+   in-batch negatives). Seeded: the same inputs, settings and seed give the same model on the same machine; torch's
+   intra-op thread count, which changes the order of the sums, is pinned (`TrainSettings.threads`, default
+   `train_defaults.THREADS`, whatever the machine's cores) and the manifest records the count used and torch's
+   version.
 4. Saves the model (sentence-transformers folder), exports it to ONNX int8 (`model-int8.onnx`, the same graph and
    quantization as the default encoder, so search costs the same), and writes `manifest.json`: the catalog
    fingerprint, the query files with their sha256, the training queries' hashes, the skipped ones, the settings.
@@ -34,7 +37,8 @@ import platform
 import random
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO
@@ -87,7 +91,8 @@ class TrainSettings:
     # search embeds a query's sentences too and ranks each API by its best sentence: train on them (train_defaults)
     sentence_pairs: Fraction = defaults.SENTENCE_PAIRS
     max_seq_length: Annotated[int, Field(ge=8, le=512)] = 128
-    threads: Annotated[int, Field(ge=1, le=1024)] | None = None  # torch intra-op threads (default: torch's)
+    # torch intra-op threads, pinned while training (`torch_threads`); part of what a seed reproduces
+    threads: Annotated[int, Field(ge=1, le=1024)] = defaults.THREADS
     # bfloat16 autocast (about half the CPU time where the CPU has bf16 instructions); None: on when it has them
     bf16: bool | None = None
     # training pairs beyond the query files (`load_extra_pairs`), each `KIND:PATH`: `anytoolbench:PATH` takes
@@ -393,6 +398,21 @@ def _seed_everything(seed: int) -> None:
     torch.manual_seed(seed)
 
 
+@contextmanager
+def torch_threads(count: int) -> Iterator[int]:
+    """Torch's intra-op thread count set to `count` for the block, which gets the count torch reports back (the one
+    used); the caller's count is restored after. The count changes the order of the sums, so a seed reproduces a
+    model only with the same count."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield torch.get_num_threads()
+    finally:
+        torch.set_num_threads(before)
+
+
 def _load_base_model(max_seq_length: int) -> Any:
     """all-MiniLM-L6-v2 from the packaged files, on CPU, offline."""
     from ..catalog.minilm_package import packaged_minilm_dir
@@ -433,13 +453,17 @@ def _features(model: Any, texts: list[str]) -> dict[str, Any]:
 
 
 def fine_tune(data: TrainingData, catalog: Catalog, settings: TrainSettings, *, progress: bool = True) -> Any:
-    """The fine-tuned `SentenceTransformer` (MNRL on the examples; see the module docstring)."""
-    import torch
-
+    """The fine-tuned `SentenceTransformer` (MNRL on the examples; see the module docstring), trained with torch's
+    intra-op threads pinned to `settings.threads`."""
     if not data.examples:
         raise ValueError("no (query, relevant API) pair maps into the catalog: nothing to train on")
-    if settings.threads:
-        torch.set_num_threads(settings.threads)
+    with torch_threads(settings.threads):
+        return _fine_tune(data, catalog, settings, progress=progress)
+
+
+def _fine_tune(data: TrainingData, catalog: Catalog, settings: TrainSettings, *, progress: bool) -> Any:
+    import torch
+
     _seed_everything(settings.seed)
     model = _load_base_model(settings.max_seq_length)
     loss_fn = _mnrl(model, settings.scale)
@@ -642,7 +666,8 @@ def train_encoder(
                      f"{', '.join('/'.join(p) for p in s['unmapped']) or 'no relevant APIs'}\n")
     if len(data.skipped_queries) > 5:
         report.write(f"  ... and {len(data.skipped_queries) - 5} more (listed in the manifest)\n")
-    model = fine_tune(data, catalog, settings, progress=progress)
+    with torch_threads(settings.threads) as threads_used:
+        model = fine_tune(data, catalog, settings, progress=progress)
     train_seconds = time.perf_counter() - t0
     train_cpu = time.process_time() - cpu0  # all threads of this process: the figure that load does not inflate
     written: dict[str, Any] = {}
@@ -653,7 +678,7 @@ def train_encoder(
         onnx_path = export_onnx(folder, onnx_file(folder, "int8"), "int8")
         export_seconds = time.perf_counter() - t1
         manifest = _manifest(catalog, files, data, settings, file_digest(folder / "model.safetensors"), onnx_path,
-                             packaged_minilm_dir(), train_seconds, export_seconds)
+                             packaged_minilm_dir(), train_seconds, export_seconds, threads_used)
         manifest["seconds"]["train_cpu"] = round(train_cpu, 1)
         manifest["extra_pairs"] = extra_records
         manifest["pseudo_pairs"] = len(pseudo)
@@ -703,7 +728,8 @@ def train_encoder(
 
 
 def _manifest(catalog: Catalog, files: list[Path], data: TrainingData, settings: TrainSettings, weights_sha: str,
-              onnx_path: Path, base_dir: Path, train_seconds: float, export_seconds: float) -> dict[str, Any]:
+              onnx_path: Path, base_dir: Path, train_seconds: float, export_seconds: float,
+              threads_used: int) -> dict[str, Any]:
     import sentence_transformers
     import torch
 
@@ -739,7 +765,7 @@ def _manifest(catalog: Catalog, files: list[Path], data: TrainingData, settings:
         "seconds": {"train": round(train_seconds, 1), "export": round(export_seconds, 1)},
         "environment": {"torch": torch.__version__, "sentence_transformers": sentence_transformers.__version__,
                         "python": platform.python_version(), "cpus": os.cpu_count(),
-                        "torch_threads": torch.get_num_threads()},
+                        "torch_threads": threads_used},  # torch's intra-op count while training (`torch_threads`)
         "fusion": None,
     }
 
