@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from langgraph_anytool.cli.app import main
+from tests.signals import default_sigint
 
 QUERY = "Convert miles to kilometers"
 
@@ -43,7 +44,7 @@ def test_ctrl_c_prints_the_resume_command_and_the_resume_keeps_the_settings(tmp_
     db = tmp_path / "runs.sqlite"
     first = [*_anytool("run", QUERY, "--offline", "--set", "ask_user=true", "--db", str(db), "--quiet")]
     proc = subprocess.Popen(first, cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, preexec_fn=default_sigint)
     try:
         shown = _read_until(proc, "your answer>")
         assert "'value'" in shown

@@ -23,6 +23,7 @@ import pytest
 from langgraph_anytool.cli.app import main
 from langgraph_anytool.cli.serve_command import machine_threads
 from langgraph_anytool.integrations.local_models import LocalModelError, find_llama_server, gguf_path
+from tests.signals import default_sigint
 
 FAKE = textwrap.dedent("""\
     import json, os, sys
@@ -60,7 +61,7 @@ def model_file(name: str) -> Path:
 def serve(argv: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[str], list[str]]:
     """`anytool serve ...` in a child process, read until it says how to use the server (or ends)."""
     child = subprocess.Popen([sys.executable, "-m", "langgraph_anytool.cli", "serve", *argv], env=env, text=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=default_sigint)
     lines: list[str] = []
     assert child.stdout is not None
     for line in child.stdout:
