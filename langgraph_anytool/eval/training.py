@@ -711,18 +711,14 @@ def train_encoder(
     seconds = time.perf_counter() - t0
     report.write(f"trained in {train_seconds:.1f} s ({train_cpu:.0f} CPU-seconds), ONNX int8 export "
                  f"{export_seconds:.1f} s → {target}\n")
-    if fusion is not None and "train_scores" not in fusion:
+    if fusion is not None:
         w = fusion["weights"]
         method = f"z-score, offset {w['offset']}" if w["method"] == "zscore" else f"rrf_k {w['rrf_k']}"
-        report.write(f"fusion weights (fixed for a trained encoder): bm25 {w['bm25']}, dense {w['dense']}, "
-                     f"tool {w['tool']}, whole {w['whole']}, {method}\n")
-    elif fusion is not None:
-        w = fusion["weights"]
-        method = f"z-score, offset {w['offset']}" if w["method"] == "zscore" else f"rrf_k {w['rrf_k']}"
-        report.write(f"fusion weights: bm25 {w['bm25']}, dense {w['dense']}, tool {w['tool']}, whole {w['whole']}, "
-                     f"{method} "
-                     f"(training queries: Recall@10 {100 * fusion['train_scores']['Recall@10']:.1f}, "
-                     f"NDCG@5 {100 * fusion['train_scores']['NDCG@5']:.1f})\n")
+        weights = f"bm25 {w['bm25']}, dense {w['dense']}, tool {w['tool']}, whole {w['whole']}, {method}"
+        scores = fusion.get("train_scores")
+        report.write(f"fusion weights (fixed for a trained encoder): {weights}\n" if scores is None else
+                     f"fusion weights: {weights} (training queries: Recall@10 {100 * scores['Recall@10']:.1f}, "
+                     f"NDCG@5 {100 * scores['NDCG@5']:.1f})\n")
     report.write(f"use it with --embeddings trained:{target} (or ANYTOOL_EMBEDDINGS=trained:{target})\n")
     return TrainResult(out_dir=target, manifest=manifest, seconds=seconds, fusion=fusion)
 
