@@ -484,6 +484,7 @@ class CatalogSearcher:
         another searcher over the same catalog, whose dense rankings count as a third retriever weighted
         `extra_weight` (its BM25 rankings are ignored); with it the scores are not scaled to 0-1 (the order is
         the same: z-score's scaling divides every score of a query by one number)."""
+        self.build()  # the levels' sizes (rankings may come from another process, e.g. a cache on disk)
         w = resolved(weights, dense=self.embeddings is not None)
         cut = w.depth
 

@@ -103,3 +103,14 @@ def test_a_second_encoders_dense_rankings_count_as_a_third_retriever(searcher: C
                                                       extra_weight=2.0)
             moved += searcher.ranked_api_ids(three, 10) != searcher.ranked_api_ids(two, 10)
     assert moved  # a different second encoder changes some ranking
+
+
+def test_a_fresh_searcher_re_fuses_rankings_taken_by_another(searcher: CatalogSearcher, tmp_path: Path) -> None:
+    """Rankings cached by one searcher (a benchmark's file on disk) re-fuse in a new, not yet loaded searcher of the
+    same catalog and encoder: it loads its index first."""
+    query = QUERIES[0]
+    cached = searcher.api_rankings(query, depth=200)
+    fresh = CatalogSearcher(Catalog.builtin(), embeddings=_Jittered(), index_dir=searcher.index_dir, progress=False)
+    w = FusionWeights(method="zscore")
+    assert fresh.ranked_api_ids(fresh.api_scores_from_rankings(cached, w), 10) == searcher.ranked_api_ids(
+        searcher.api_scores_from_rankings(cached, w), 10)
