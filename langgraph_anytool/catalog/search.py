@@ -35,7 +35,7 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -465,6 +465,42 @@ class CatalogSearcher:
         return self._scaled(self._combine_parts(api_p + weights.tool * tool_p[:, self._api_tool], weights),
                             components, weights)
 
+    def api_rankings(self, query: str, depth: int | None = None) -> Rankings:
+        """A query's raw rankings at the API and tool levels, `depth` deep (default: the weights' `depth`): per level
+        ("apis", "tools"), per retriever (BM25, dense), per query part, (positions best first, raw scores).
+
+        `api_scores_from_rankings` re-fuses them under any weights (method, offset, rrf_k and depth included, up to
+        this depth) without searching again, and adds another encoder's dense rankings of the same query as a
+        third retriever: fusion grids re-fuse cached rankings (`benchmarks/fusion_grid.py`).
+        """
+        tokens, vectors = self._query_parts(query)
+        w = self.weights if depth is None else replace(self.weights, depth=depth)
+        return {name: self._levels[name].scored(tokens, vectors, w) for name in ("apis", "tools")}
+
+    def api_scores_from_rankings(self, rankings: Rankings, weights: FusionWeights, *, extra: Rankings | None = None,
+                                 extra_weight: float = 0.0) -> np.ndarray:
+        """The API scores (`api_ids` order) `search_apis` ranks by under `weights`, from `api_rankings` at least
+        `weights.depth` deep (deeper rankings are cut to it). `extra`: the `api_rankings` of the same query by
+        another searcher over the same catalog, whose dense rankings count as a third retriever weighted
+        `extra_weight` (its BM25 rankings are ignored); with it the scores are not scaled to 0-1 (the order is
+        the same: z-score's scaling divides every score of a query by one number)."""
+        self.build()  # the levels' sizes (rankings may come from another process, e.g. a cache on disk)
+        w = resolved(weights, dense=self.embeddings is not None)
+        cut = w.depth
+
+        def terms(ranked: Rankings, level: str, retriever: int) -> np.ndarray:
+            kept = [(ids[:cut], raw[:cut]) for ids, raw in ranked[level][retriever]]
+            return _terms(kept, np.arange(self._levels[level].size), w)
+
+        components = (terms(rankings, "apis", 0), terms(rankings, "apis", 1), terms(rankings, "tools", 0),
+                      terms(rankings, "tools", 1))
+        if extra is None or not extra_weight:
+            return self.api_scores_from(components, w)
+        api_s, api_d, tool_s, tool_d = components
+        api_p = w.bm25 * api_s + w.dense * api_d + extra_weight * terms(extra, "apis", 1)
+        tool_p = w.bm25 * tool_s + w.dense * tool_d + extra_weight * terms(extra, "tools", 1)
+        return self._combine_parts(api_p + w.tool * tool_p[:, self._api_tool], w)
+
     def _scaled(self, api_scores: np.ndarray, terms: tuple[np.ndarray, ...], w: FusionWeights) -> np.ndarray:
         """RRF: the scores as they are. z-score: divided by the score an API first for every retriever in every
         part, its tool first too, would get (`terms`: the API level's BM25 and dense terms, then the tool level's;
@@ -646,6 +682,8 @@ def _fitted_weights(embeddings: Encoder | None) -> FusionWeights | None:
 # ---------------------------------------------------------------------- fusion helpers
 # one level's rankings: per retriever (BM25, dense), per query part, (positions best first, their raw scores)
 _Scored = tuple[list[tuple[np.ndarray, np.ndarray]], list[tuple[np.ndarray, np.ndarray]]]
+# `CatalogSearcher.api_rankings`: the API and tool levels' rankings of one query
+Rankings = dict[str, _Scored]
 
 
 @dataclass(frozen=True, slots=True)

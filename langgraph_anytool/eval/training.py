@@ -535,7 +535,11 @@ def _fine_tune(data: TrainingData, catalog: Catalog, settings: TrainSettings, *,
 # z-scores of the raw scores (`FusionWeights.method`), as untrained hybrid search does: on the evaluation fold of
 # round 3's two folders trained on the tuning part, Recall@10 / NDCG@5 90.0 / 77.5 → 90.8 / 79.3 (AnyToolBench
 # pairs) and 88.8 / 76.3 → 89.5 / 78.1 (same-tool negatives) against RRF (docs/benchmarks.md, "Score fusion (issue
-# 37, round 4)"). Folders written before keep RRF: their fusion.json names no method.
+# 37, round 4)"). Folders written before keep RRF: their fusion.json names no method. Checked again in round 5
+# (benchmarks/fusion_grid.py): the setting a 1,920-point grid chose on fold 1 (encoder trained on fold 0) lost 1.0 /
+# 1.1 on fold 2 with the folds-0-1 encoder (92.2 / 80.5 → 91.2 / 79.4); no single move from these weights gains
+# more than 0.1 there; a third ranking (wordllama or untrained MiniLM) lost 0.2-1.0 (docs/benchmarks.md, "Fusion
+# for trained encoders (issue 37, round 5)").
 FUSION_KEYS = ("bm25", "dense", "tool", "whole", "rrf_k", "depth", "method", "offset")
 TRAINED_FUSION: dict[str, Any] = {"bm25": 1.5, "dense": 2.0, "tool": 0.5, "whole": 1.0, "rrf_k": 2, "method": "zscore",
                                   "offset": 0.0}
