@@ -56,7 +56,7 @@ def configure_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tool-pairs", type=float, default=d.TOOL_PAIRS, metavar="P",
                    help="share of the (query, relevant tool) pairs also trained each epoch, the tool's text as the "
                         "dense index embeds it, other tools as negatives; search scores tools with the same encoder "
-                        f"(default {d.TOOL_PAIRS}: API pairs only)")
+                        f"(default {d.TOOL_PAIRS}; 0: API pairs only)")
     p.add_argument("--extra-pairs", action="append", default=[], metavar="KIND:PATH",
                    help="more training pairs, repeatable: anytoolbench:FILE takes AnyToolBench's entries whose "
                         "ground-truth APIs are in the catalog (the others are skipped and counted)")
