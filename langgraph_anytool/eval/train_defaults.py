@@ -25,5 +25,7 @@ THREADS = 1
 # template pseudo-query pairs added to the training pairs (`TrainSettings.pseudo_pairs`; 0: none)
 PSEUDO_PAIRS = 0
 # share of the (query, relevant tool) pairs trained on each epoch besides the API pairs (`TrainSettings.tool_pairs`;
-# 0: API pairs only)
+# 0: API pairs only). 0.5 won the tuning part (train fold 0, score fold 1, 1 epoch: Recall@10 / NDCG@5 87.3 / 73.6 →
+# 88.6 / 76.0) but did not hold on fold 2 (folds 0-1, 3 epochs: 92.2 / 80.5 → 91.8 / 80.1): 0 (docs/benchmarks.md,
+# "Training schedule and tool pairs (issue 37, round 5)")
 TOOL_PAIRS = 0.0
