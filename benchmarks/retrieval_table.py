@@ -18,7 +18,8 @@ ratio of the p50s. The load average is printed at the start and the end: the mac
 tuning part with document recipe RECIPE, the given shares of same-tool / same-category hard negatives, PSEUDO
 template pseudo-query pairs and the extra pairs KIND:PATH (`TrainSettings.pseudo_pairs` / `extra_pairs`), e.g.
 `--trained today:3:0:0 --trained harder:4-expanded:0.25:0.25 --trained atb:4-expanded:0:0:0:anytoolbench:FILE`;
-`--epochs` sets the epochs of every such run. Training refuses any pair whose query text equals an evaluation
+`--epochs`, `--scale` (MNRL), `--lr` and `--tool-pairs` (`TrainSettings.tool_pairs`) set those of every such run;
+`--train-folds` / `--eval-fold` move the split (e.g. train on fold 0, score fold 1: a check inside the tuning part). Training refuses any pair whose query text equals an evaluation
 query (`training.check_held_out`). A trained row also gives the training's wall and CPU seconds (its manifest) and
 the load average at its end.
 """
@@ -114,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="train (or reuse under --work) an encoder on the tuning part; repeatable")
     ap.add_argument("--epochs", type=int, default=TrainSettings().epochs)
     ap.add_argument("--threads", type=int, default=TrainSettings().threads, help="torch threads for training")
+    ap.add_argument("--scale", type=float, default=TrainSettings().scale, help="MNRL scale of every training run")
+    ap.add_argument("--tool-pairs", type=float, default=TrainSettings().tool_pairs,
+                    help="share of the (query, relevant tool) pairs of every run (TrainSettings.tool_pairs)")
+    ap.add_argument("--lr", type=float, default=TrainSettings().learning_rate, help="peak learning rate of every run")
     ap.add_argument("--train-folds", type=int, nargs="+", default=None,
                     help=f"folds trained on (default: all but the evaluation fold {EVAL_FOLD})")
     ap.add_argument("--eval-fold", type=int, default=EVAL_FOLD)
@@ -163,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         model_dir = work / f"model-{name}"
         if not (model_dir / "manifest.json").is_file():
             settings = TrainSettings(epochs=args.epochs, threads=args.threads, documents=recipe,
+                                     scale=args.scale, learning_rate=args.lr, tool_pairs=args.tool_pairs,
                                      tool_negatives=float(tool_share), category_negatives=float(category_share),
                                      pseudo_pairs=pseudo, extra_pairs=extra)
             queries_dir = work / f"train-queries-{name}"
@@ -189,8 +195,10 @@ def main(argv: list[str] | None = None) -> int:
         row["load"] = load_average()
         extras = "".join(f", + {e['kind']} ({e['pairs']} pairs)" for e in manifest.get("extra_pairs", []))
         extras += f", + {manifest['pseudo_pairs']} pseudo-query pairs" if manifest.get("pseudo_pairs") else ""
+        st = manifest["settings"]
+        extras += f", scale {st['scale']:g}, lr {st['learning_rate']:g}, tool pairs {st.get('tool_pairs', 0):g}"
         log(f"trained {name} (tool {tool_share}, category {category_share}{extras}, "
-            f"{manifest['settings']['epochs']} epochs) | {recipe} | yes", row)
+            f"{st['epochs']} epochs) | {recipe} | yes", row)
     print(f"\nload average: start {load_start}, end {load_average()} ({os.cpu_count()} CPUs); evaluation fold "
           f"{args.eval_fold}: {len(evaluation)} queries")
     extra = ["all Recall@10", "all NDCG@5"] if args.all else []

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 _TRAIN_FLAGS = {"epochs": "epochs", "seed": "seed", "batch_size": "batch-size", "learning_rate": "lr",
                 "threads": "threads", "sentence_pairs": "sentence-pairs", "tool_negatives": "tool-negatives",
                 "category_negatives": "category-negatives", "extra_pairs": "extra-pairs",
-                "pseudo_pairs": "pseudo-pairs"}
+                "pseudo_pairs": "pseudo-pairs", "scale": "scale", "tool_pairs": "tool-pairs"}
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -41,6 +41,8 @@ def configure_train(p: argparse.ArgumentParser) -> None:
                    help=f"pairs per batch; the others in a batch are its negatives (default {d.BATCH_SIZE})")
     p.add_argument("--lr", type=float, default=d.LEARNING_RATE, metavar="LR",
                    help=f"peak learning rate (default {d.LEARNING_RATE})")
+    p.add_argument("--scale", type=float, default=d.SCALE, metavar="S",
+                   help=f"MultipleNegativesRankingLoss scale, 1 / temperature of its softmax (default {d.SCALE})")
     p.add_argument("--no-hard-negatives", action="store_true", help="in-batch negatives only (no BM25 negatives)")
     p.add_argument("--sentence-pairs", type=float, default=d.SENTENCE_PAIRS, metavar="P",
                    help="share of the pairs trained, each epoch, on the query sentence that matches the API best "
@@ -51,6 +53,10 @@ def configure_train(p: argparse.ArgumentParser) -> None:
     p.add_argument("--category-negatives", type=float, default=d.CATEGORY_NEGATIVES, metavar="P",
                    help="share of the pairs whose hard negative is one of the best BM25 APIs of the relevant API's "
                         f"category (default {d.CATEGORY_NEGATIVES})")
+    p.add_argument("--tool-pairs", type=float, default=d.TOOL_PAIRS, metavar="P",
+                   help="share of the (query, relevant tool) pairs also trained each epoch, the tool's text as the "
+                        "dense index embeds it, other tools as negatives; search scores tools with the same encoder "
+                        f"(default {d.TOOL_PAIRS}; 0: API pairs only)")
     p.add_argument("--extra-pairs", action="append", default=[], metavar="KIND:PATH",
                    help="more training pairs, repeatable: anytoolbench:FILE takes AnyToolBench's entries whose "
                         "ground-truth APIs are in the catalog (the others are skipped and counted)")
@@ -83,7 +89,8 @@ def run_train(catalog: Catalog, args: argparse.Namespace, *, out: TextIO) -> int
                                  learning_rate=args.lr, hard_negatives=not args.no_hard_negatives,
                                  threads=args.threads, sentence_pairs=args.sentence_pairs,
                                  tool_negatives=args.tool_negatives, category_negatives=args.category_negatives,
-                                 extra_pairs=tuple(args.extra_pairs), pseudo_pairs=args.pseudo_pairs)
+                                 extra_pairs=tuple(args.extra_pairs), pseudo_pairs=args.pseudo_pairs,
+                                 scale=args.scale, tool_pairs=args.tool_pairs)
     except DataFileError as exc:
         flag = _TRAIN_FLAGS.get((exc.field or "").split(".")[0].split("[")[0], exc.field)
         raise ValueError(f"index train --{flag}: {exc.message}") from None

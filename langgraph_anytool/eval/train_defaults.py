@@ -7,6 +7,7 @@ from __future__ import annotations
 EPOCHS = 3  # 1 → 3: held-out Recall@10 / NDCG@5 89.1 / 77.4 → 90.2 / 78.0 (3-fold CV, docs/benchmarks.md)
 SEED = 0
 BATCH_SIZE = 32  # ≥ 2: the other pairs of a batch are its negatives
+SCALE = 20.0  # MultipleNegativesRankingLoss scale (1 / temperature); sentence-transformers' default
 LEARNING_RATE = 1e-4  # chosen by 3-fold CV on the dev queries over 2e-5 (benchmarks/retriever_training.py)
 # share of the pairs whose anchor is, in each epoch, the query sentence that matches the API best (BM25) instead
 # of the whole query (0 → 0.5: held-out NDCG@5 78.0 → 78.7 at 3 epochs, Recall@10 unchanged)
@@ -23,3 +24,8 @@ CATEGORY_NEGATIVES = 0.0
 THREADS = 1
 # template pseudo-query pairs added to the training pairs (`TrainSettings.pseudo_pairs`; 0: none)
 PSEUDO_PAIRS = 0
+# share of the (query, relevant tool) pairs trained on each epoch besides the API pairs (`TrainSettings.tool_pairs`;
+# 0: API pairs only). 0.5 won the tuning part (train fold 0, score fold 1, 1 epoch: Recall@10 / NDCG@5 87.3 / 73.6 →
+# 88.6 / 76.0) but did not hold on fold 2 (folds 0-1, 3 epochs: 92.2 / 80.5 → 91.8 / 80.1): 0 (docs/benchmarks.md,
+# "Training schedule and tool pairs (issue 37, round 5)")
+TOOL_PAIRS = 0.0

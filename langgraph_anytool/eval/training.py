@@ -13,7 +13,9 @@ What it does, in order:
    text being exactly what search embeds (`documents.api_dense_text`). Each epoch redraws every pair's hard negative
    and, for a share `sentence_pairs` of the pairs, trains on the pair's best sentence instead of the whole query.
    Batches never hold two examples of one query, nor an API relevant to another query of the batch (no false
-   in-batch negatives). Seeded: the same inputs, settings and seed give the same model on the same machine; torch's
+   in-batch negatives). With `tool_pairs`, a share of the (query, relevant tool) pairs joins each epoch, the
+   document being the tool's text as the dense index's tool level embeds it (`documents.tool_document`; search
+   scores tools with the same encoder), other tools its negatives (`tool_examples`, `plan_epochs`). Seeded: the same inputs, settings and seed give the same model on the same machine; torch's
    intra-op thread count, which changes the order of the sums, is pinned (`TrainSettings.threads`, default
    `train_defaults.THREADS`, whatever the machine's cores) and the manifest records the count used and torch's
    version.
@@ -39,7 +41,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
@@ -87,7 +89,7 @@ class TrainSettings:
     # a BM25 negative of the same tool as a relevant API whose name is this similar to it (difflib ratio of the
     # humanized names) is dropped as a probable unlabelled duplicate; None keeps every negative
     near_duplicate: Annotated[float, Field(ge=1e-9, le=1)] | None = None
-    scale: Annotated[float, Field(ge=0.01, le=1000)] = 20.0  # MultipleNegativesRankingLoss scale (1 / temperature)
+    scale: Annotated[float, Field(ge=0.01, le=1000)] = defaults.SCALE  # MultipleNegativesRankingLoss scale (1 / temperature)
     # search embeds a query's sentences too and ranks each API by its best sentence: train on them (train_defaults)
     sentence_pairs: Fraction = defaults.SENTENCE_PAIRS
     max_seq_length: Annotated[int, Field(ge=8, le=512)] = 128
@@ -101,6 +103,11 @@ class TrainSettings:
     # template pseudo-query pairs (`pseudo_pairs`): this many APIs of the catalog drawn with the seed, one
     # template pseudo-query (`documents.pseudo_queries`) each as the query of a pair
     pseudo_pairs: Annotated[int, Field(ge=0, le=1_000_000)] = defaults.PSEUDO_PAIRS
+    # search scores tools too (`FusionWeights.tool`) with the same encoder over each tool's text: the share of the
+    # (query, relevant tool) pairs (`tool_examples`) trained on each epoch besides the API pairs, the document being
+    # the tool's text exactly as the dense index embeds it (`documents.tool_document`), the other tools its
+    # negatives (in-batch, and the tool of a BM25 hard negative); 0: API pairs only
+    tool_pairs: Fraction = defaults.TOOL_PAIRS
 
     def __post_init__(self) -> None:
         check_fields(self, source="training settings")
@@ -351,6 +358,58 @@ def draw_negative(ex: Example, settings: TrainSettings, rng: random.Random) -> s
     return rng.choice(ex.negatives)
 
 
+TOOL_DOC = "tool:"  # the prefix of a tool's document id in training (`tool_doc_id`): never an API id
+
+
+def tool_doc_id(category: str, tool_key: str) -> str:
+    """The training document id of a tool (`TOOL_DOC` + `Tool.id`), beside the API ids."""
+    return f"{TOOL_DOC}{category}/{tool_key}"
+
+
+def _api_tool(api_id: str) -> str:
+    category, tool_key, _ = api_id.split("/", 2)
+    return tool_doc_id(category, tool_key)
+
+
+def with_relevant_tools(ex: Example) -> Example:
+    """`ex` with the tools of its relevant APIs among its relevant documents, so that `make_batches` never puts a
+    tool pair beside a query that tool is relevant to (nor the reverse)."""
+    return replace(ex, relevant=ex.relevant | {_api_tool(a) for a in ex.relevant})
+
+
+def tool_examples(examples: Sequence[Example]) -> list[Example]:
+    """The (query, relevant tool) pairs of `examples` (`TrainSettings.tool_pairs`): one per distinct query text and
+    tool of its relevant APIs, in the examples' order. The document is the tool (`tool_doc_id`); the relevant
+    documents are the query's relevant APIs and their tools; the hard-negative candidates are the tools of the
+    query's BM25 negatives that hold no relevant API (best first, each once); the sentence is the first best
+    sentence (`Example.sentence`) of the tool's relevant APIs. Deterministic: no randomness."""
+    groups: dict[str, list[Example]] = {}
+    for ex in examples:
+        groups.setdefault(ex.qhash, []).append(ex)
+    out: list[Example] = []
+    for qhash, exs in groups.items():
+        relevant_apis = frozenset().union(*(e.relevant for e in exs))
+        tools = {_api_tool(a) for a in relevant_apis}
+        negatives = tuple(dict.fromkeys(t for e in exs for t in map(_api_tool, e.negatives) if t not in tools))
+        done: set[str] = set()
+        for ex in exs:
+            tool = _api_tool(ex.api_id)
+            if tool in done:
+                continue
+            done.add(tool)
+            sentence = next((e.sentence for e in exs if e.sentence and _api_tool(e.api_id) == tool), None)
+            out.append(Example(query=ex.query, qhash=qhash, api_id=tool, relevant=relevant_apis | tools,
+                               negatives=negatives, sentence=sentence))
+    return out
+
+
+def tool_texts(catalog: Catalog) -> dict[str, str]:
+    """Each tool's training document (`tool_doc_id`) → its text exactly as the dense index embeds it."""
+    from ..catalog.documents import tool_document
+
+    return {tool_doc_id(t.category, t.key): tool_document(t) for t in _tools(catalog)}
+
+
 def _tools(catalog: Catalog) -> list[Any]:
     return [t for c in catalog.categories for t in catalog.category(c).tools]
 
@@ -389,6 +448,43 @@ def make_batches(examples: Sequence[Example], batch_size: int, rng: random.Rando
 
 
 # ---------------------------------------------------------------------- training
+Plan = tuple[list[list[int]], dict[int, str], set[int]]  # one epoch: its batches, hard negatives, sentence anchors
+
+
+def plan_epochs(pairs: Sequence[Example], settings: TrainSettings) -> tuple[list[Example], list[Plan]]:
+    """Every epoch's batches (`make_batches`), hard negatives (`draw_negative`) and pairs anchored on their best
+    sentence, drawn with `random.Random(settings.seed)`, over the examples returned: `pairs`, then (with
+    `settings.tool_pairs`) their tool pairs (`tool_examples`), a share of which joins each epoch. Without tool pairs
+    the draws are exactly those made before they existed."""
+    examples: list[Example] = list(pairs)
+    n_api = len(examples)
+    tools = tool_examples(pairs) if settings.tool_pairs else []
+    if tools:  # the API pairs first (their indexes unchanged), then the tool pairs
+        examples = [*(with_relevant_tools(ex) for ex in pairs), *tools]
+    rng = random.Random(settings.seed)
+    # one epoch's batches depend on the negatives drawn: draw them first, then batch
+    plans: list[Plan] = []
+    for _ in range(settings.epochs):
+        negs = {i: draw_negative(ex, settings, rng) for i, ex in enumerate(pairs)
+                if settings.hard_negatives and ex.negatives}
+        by_sentence = {i for i, ex in enumerate(pairs)
+                       if settings.sentence_pairs and ex.sentence and rng.random() < settings.sentence_pairs}
+        if not tools:  # exactly the draws made before tool pairs existed
+            plans.append((make_batches(pairs, settings.batch_size, rng, negs), negs, by_sentence))
+            continue
+        active = [*range(n_api), *(n_api + j for j in range(len(tools)) if rng.random() < settings.tool_pairs)]
+        for i in active[n_api:]:
+            ex = examples[i]
+            if settings.hard_negatives and ex.negatives:
+                negs[i] = rng.choice(ex.negatives)
+            if settings.sentence_pairs and ex.sentence and rng.random() < settings.sentence_pairs:
+                by_sentence.add(i)
+        sub = make_batches([examples[i] for i in active], settings.batch_size, rng,
+                           {k: negs[i] for k, i in enumerate(active) if i in negs})
+        plans.append(([[active[k] for k in b] for b in sub], negs, by_sentence))
+    return examples, plans
+
+
 def _seed_everything(seed: int) -> None:
     import numpy as np
     import torch
@@ -469,15 +565,9 @@ def _fine_tune(data: TrainingData, catalog: Catalog, settings: TrainSettings, *,
     loss_fn = _mnrl(model, settings.scale)
     recipe = recipe_named(settings.documents)
     texts = {a.id: api_dense_text(a, t.description, recipe) for t in _tools(catalog) for a in t.apis}
-    rng = random.Random(settings.seed)
-    # one epoch's batches depend on the negatives drawn: draw them first, then batch
-    plans: list[tuple[list[list[int]], dict[int, str], set[int]]] = []
-    for _ in range(settings.epochs):
-        negs = {i: draw_negative(ex, settings, rng) for i, ex in enumerate(data.examples)
-                if settings.hard_negatives and ex.negatives}
-        by_sentence = {i for i, ex in enumerate(data.examples)
-                       if settings.sentence_pairs and ex.sentence and rng.random() < settings.sentence_pairs}
-        plans.append((make_batches(data.examples, settings.batch_size, rng, negs), negs, by_sentence))
+    examples, plans = plan_epochs(data.examples, settings)
+    if len(examples) > len(data.examples):
+        texts |= tool_texts(catalog)
     steps = sum(len(b) for b, _, _ in plans)
     decay: list[Any] = []
     no_decay: list[Any] = []
@@ -500,7 +590,7 @@ def _fine_tune(data: TrainingData, catalog: Catalog, settings: TrainSettings, *,
         for epoch, (batches, negs, by_sentence) in enumerate(plans, 1):
             bar.set_description(f"training epoch {epoch}/{settings.epochs}")
             for batch in batches:
-                exs = [data.examples[i] for i in batch]
+                exs = [examples[i] for i in batch]
                 anchors = [e.sentence if i in by_sentence and e.sentence else e.query for i, e in zip(batch, exs, strict=True)]
                 columns = [anchors, [texts[e.api_id] for e in exs]]
                 if negs and all(i in negs for i in batch):
@@ -663,6 +753,9 @@ def train_encoder(
         report.write(f"extra pairs {r['spec']}: {r['entries']} entries, {r['used']} used ({r['pairs']} pairs), "
                      f"{r['skipped']} skipped (no ground-truth API in the catalog); {r['api_refs_not_in_catalog']} of "
                      f"{r['api_refs']} API references not in the catalog\n")
+    if settings.tool_pairs:
+        report.write(f"tool pairs: {len(tool_examples(data.examples))} (query, relevant tool), a share "
+                     f"{settings.tool_pairs:g} of them trained each epoch\n")
     if pseudo:
         report.write(f"pseudo-query pairs: {len(pseudo)} (documents.pseudo_queries, seed {settings.seed})\n")
     for s in data.skipped_queries[:5]:
@@ -686,6 +779,7 @@ def train_encoder(
         manifest["seconds"]["train_cpu"] = round(train_cpu, 1)
         manifest["extra_pairs"] = extra_records
         manifest["pseudo_pairs"] = len(pseudo)
+        manifest["tool_pairs"] = len(tool_examples(data.examples)) if settings.tool_pairs else 0
         fusion: dict[str, Any]
         if not fit_fusion_weights:
             fixed = trained_fusion_weights()
