@@ -18,7 +18,9 @@ ratio of the p50s. The load average is printed at the start and the end: the mac
 tuning part with document recipe RECIPE, the given shares of same-tool / same-category hard negatives, PSEUDO
 template pseudo-query pairs and the extra pairs KIND:PATH (`TrainSettings.pseudo_pairs` / `extra_pairs`), e.g.
 `--trained today:3:0:0 --trained harder:4-expanded:0.25:0.25 --trained atb:4-expanded:0:0:0:anytoolbench:FILE`;
-`--epochs` sets the epochs of every such run. Training refuses any pair whose query text equals an evaluation
+`--epochs` sets the epochs of every such run, `--negative-source`, `--negative-skip` and
+`--negatives-per-pair` its hard negatives (`TrainSettings.negative_source` / `negative_skip` /
+`hard_negatives_per_pair`). Training refuses any pair whose query text equals an evaluation
 query (`training.check_held_out`). A trained row also gives the training's wall and CPU seconds (its manifest) and
 the load average at its end.
 """
@@ -113,6 +115,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trained", action="append", default=[], metavar="NAME:RECIPE:TOOL:CATEGORY",
                     help="train (or reuse under --work) an encoder on the tuning part; repeatable")
     ap.add_argument("--epochs", type=int, default=TrainSettings().epochs)
+    ap.add_argument("--negative-source", default=TrainSettings().negative_source,
+                    help="where trained runs mine hard negatives: bm25, hybrid or dense")
+    ap.add_argument("--negative-skip", type=int, default=TrainSettings().negative_skip)
+    ap.add_argument("--negatives-per-pair", type=int, default=TrainSettings().hard_negatives_per_pair)
     ap.add_argument("--threads", type=int, default=TrainSettings().threads, help="torch threads for training")
     ap.add_argument("--train-folds", type=int, nargs="+", default=None,
                     help=f"folds trained on (default: all but the evaluation fold {EVAL_FOLD})")
@@ -164,7 +170,9 @@ def main(argv: list[str] | None = None) -> int:
         if not (model_dir / "manifest.json").is_file():
             settings = TrainSettings(epochs=args.epochs, threads=args.threads, documents=recipe,
                                      tool_negatives=float(tool_share), category_negatives=float(category_share),
-                                     pseudo_pairs=pseudo, extra_pairs=extra)
+                                     pseudo_pairs=pseudo, extra_pairs=extra,
+                                     negative_source=args.negative_source, negative_skip=args.negative_skip,
+                                     hard_negatives_per_pair=args.negatives_per_pair)
             queries_dir = work / f"train-queries-{name}"
             queries_dir.mkdir(exist_ok=True)
             kept = {(q.group, q.query_id) for q in training}
@@ -189,6 +197,10 @@ def main(argv: list[str] | None = None) -> int:
         row["load"] = load_average()
         extras = "".join(f", + {e['kind']} ({e['pairs']} pairs)" for e in manifest.get("extra_pairs", []))
         extras += f", + {manifest['pseudo_pairs']} pseudo-query pairs" if manifest.get("pseudo_pairs") else ""
+        st = manifest["settings"]
+        if st.get("negative_source", "bm25") != "bm25" or st.get("negative_skip") or st.get("hard_negatives_per_pair", 1) > 1:
+            extras += (f", negatives {st['negative_source']} skip {st['negative_skip']} "
+                       f"×{st['hard_negatives_per_pair']}")
         log(f"trained {name} (tool {tool_share}, category {category_share}{extras}, "
             f"{manifest['settings']['epochs']} epochs) | {recipe} | yes", row)
     print(f"\nload average: start {load_start}, end {load_average()} ({os.cpu_count()} CPUs); evaluation fold "

@@ -23,3 +23,9 @@ CATEGORY_NEGATIVES = 0.0
 THREADS = 1
 # template pseudo-query pairs added to the training pairs (`TrainSettings.pseudo_pairs`; 0: none)
 PSEUDO_PAIRS = 0
+# where each pair's hard negatives are mined, once before training (`TrainSettings.negative_source`): "bm25" (our
+# BM25 search), "hybrid" (the default untrained hybrid search: packaged MiniLM int8 + BM25, z-score fusion) or
+# "dense" (that search's dense terms alone); docs/benchmarks.md, "Harder negatives (issue 37, round 5)"
+NEGATIVE_SOURCE = "bm25"
+NEGATIVE_SKIP = 0  # the mined ranking's first N non-relevant APIs are skipped (probable unlabelled positives)
+HARD_NEGATIVES_PER_PAIR = 1  # hard negatives drawn per pair each epoch (extra MNRL columns)
