@@ -18,8 +18,10 @@ ratio of the p50s. The load average is printed at the start and the end: the mac
 tuning part with document recipe RECIPE, the given shares of same-tool / same-category hard negatives, PSEUDO
 template pseudo-query pairs and the extra pairs KIND:PATH (`TrainSettings.pseudo_pairs` / `extra_pairs`), e.g.
 `--trained today:3:0:0 --trained harder:4-expanded:0.25:0.25 --trained atb:4-expanded:0:0:0:anytoolbench:FILE`;
-`--epochs`, `--scale` (MNRL), `--lr` and `--tool-pairs` (`TrainSettings.tool_pairs`) set those of every such run;
-`--train-folds` / `--eval-fold` move the split (e.g. train on fold 0, score fold 1: a check inside the tuning part). Training refuses any pair whose query text equals an evaluation
+`--epochs`, `--scale` (MNRL), `--lr` and `--tool-pairs` (`TrainSettings.tool_pairs`) set those of every such run,
+`--negative-source`, `--negative-skip` and `--negatives-per-pair` its hard negatives (`TrainSettings.negative_source`
+/ `negative_skip` / `hard_negatives_per_pair`); `--train-folds` / `--eval-fold` move the split (e.g. train on fold
+0, score fold 1: a check inside the tuning part). Training refuses any pair whose query text equals an evaluation
 query (`training.check_held_out`). A trained row also gives the training's wall and CPU seconds (its manifest) and
 the load average at its end.
 """
@@ -114,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trained", action="append", default=[], metavar="NAME:RECIPE:TOOL:CATEGORY",
                     help="train (or reuse under --work) an encoder on the tuning part; repeatable")
     ap.add_argument("--epochs", type=int, default=TrainSettings().epochs)
+    ap.add_argument("--negative-source", default=TrainSettings().negative_source,
+                    help="where trained runs mine hard negatives: bm25, hybrid or dense")
+    ap.add_argument("--negative-skip", type=int, default=TrainSettings().negative_skip)
+    ap.add_argument("--negatives-per-pair", type=int, default=TrainSettings().hard_negatives_per_pair)
     ap.add_argument("--threads", type=int, default=TrainSettings().threads, help="torch threads for training")
     ap.add_argument("--scale", type=float, default=TrainSettings().scale, help="MNRL scale of every training run")
     ap.add_argument("--tool-pairs", type=float, default=TrainSettings().tool_pairs,
@@ -170,7 +176,9 @@ def main(argv: list[str] | None = None) -> int:
             settings = TrainSettings(epochs=args.epochs, threads=args.threads, documents=recipe,
                                      scale=args.scale, learning_rate=args.lr, tool_pairs=args.tool_pairs,
                                      tool_negatives=float(tool_share), category_negatives=float(category_share),
-                                     pseudo_pairs=pseudo, extra_pairs=extra)
+                                     pseudo_pairs=pseudo, extra_pairs=extra,
+                                     negative_source=args.negative_source, negative_skip=args.negative_skip,
+                                     hard_negatives_per_pair=args.negatives_per_pair)
             queries_dir = work / f"train-queries-{name}"
             queries_dir.mkdir(exist_ok=True)
             kept = {(q.group, q.query_id) for q in training}
@@ -197,6 +205,9 @@ def main(argv: list[str] | None = None) -> int:
         extras += f", + {manifest['pseudo_pairs']} pseudo-query pairs" if manifest.get("pseudo_pairs") else ""
         st = manifest["settings"]
         extras += f", scale {st['scale']:g}, lr {st['learning_rate']:g}, tool pairs {st.get('tool_pairs', 0):g}"
+        if st.get("negative_source", "bm25") != "bm25" or st.get("negative_skip") or st.get("hard_negatives_per_pair", 1) > 1:
+            extras += (f", negatives {st['negative_source']} skip {st['negative_skip']} "
+                       f"×{st['hard_negatives_per_pair']}")
         log(f"trained {name} (tool {tool_share}, category {category_share}{extras}, "
             f"{st['epochs']} epochs) | {recipe} | yes", row)
     print(f"\nload average: start {load_start}, end {load_average()} ({os.cpu_count()} CPUs); evaluation fold "

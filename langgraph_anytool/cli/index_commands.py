@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 _TRAIN_FLAGS = {"epochs": "epochs", "seed": "seed", "batch_size": "batch-size", "learning_rate": "lr",
                 "threads": "threads", "sentence_pairs": "sentence-pairs", "tool_negatives": "tool-negatives",
                 "category_negatives": "category-negatives", "extra_pairs": "extra-pairs",
-                "pseudo_pairs": "pseudo-pairs", "scale": "scale", "tool_pairs": "tool-pairs"}
+                "pseudo_pairs": "pseudo-pairs", "scale": "scale", "tool_pairs": "tool-pairs",
+                "negative_source": "negative-source", "negative_skip": "negative-skip",
+                "hard_negatives_per_pair": "negatives-per-pair"}
 
 
 def configure(p: argparse.ArgumentParser) -> None:
@@ -57,6 +59,15 @@ def configure_train(p: argparse.ArgumentParser) -> None:
                    help="share of the (query, relevant tool) pairs also trained each epoch, the tool's text as the "
                         "dense index embeds it, other tools as negatives; search scores tools with the same encoder "
                         f"(default {d.TOOL_PAIRS}; 0: API pairs only)")
+    p.add_argument("--negative-source", default=d.NEGATIVE_SOURCE, metavar="SOURCE",
+                   help="where the hard negatives are mined, once before training: bm25 (BM25 search), hybrid (the "
+                        "default untrained hybrid search: packaged MiniLM int8 + BM25) or dense (its dense terms "
+                        f"alone) (default {d.NEGATIVE_SOURCE})")
+    p.add_argument("--negative-skip", type=int, default=d.NEGATIVE_SKIP, metavar="N",
+                   help="leave out the first N non-relevant APIs of the mined ranking, probable unlabelled positives "
+                        f"(default {d.NEGATIVE_SKIP})")
+    p.add_argument("--negatives-per-pair", type=int, default=d.HARD_NEGATIVES_PER_PAIR, metavar="N",
+                   help=f"hard negatives per pair and epoch (default {d.HARD_NEGATIVES_PER_PAIR})")
     p.add_argument("--extra-pairs", action="append", default=[], metavar="KIND:PATH",
                    help="more training pairs, repeatable: anytoolbench:FILE takes AnyToolBench's entries whose "
                         "ground-truth APIs are in the catalog (the others are skipped and counted)")
@@ -90,7 +101,9 @@ def run_train(catalog: Catalog, args: argparse.Namespace, *, out: TextIO) -> int
                                  threads=args.threads, sentence_pairs=args.sentence_pairs,
                                  tool_negatives=args.tool_negatives, category_negatives=args.category_negatives,
                                  extra_pairs=tuple(args.extra_pairs), pseudo_pairs=args.pseudo_pairs,
-                                 scale=args.scale, tool_pairs=args.tool_pairs)
+                                 scale=args.scale, tool_pairs=args.tool_pairs,
+                                 negative_source=args.negative_source, negative_skip=args.negative_skip,
+                                 hard_negatives_per_pair=args.negatives_per_pair)
     except DataFileError as exc:
         flag = _TRAIN_FLAGS.get((exc.field or "").split(".")[0].split("[")[0], exc.field)
         raise ValueError(f"index train --{flag}: {exc.message}") from None

