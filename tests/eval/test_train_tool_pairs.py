@@ -26,8 +26,8 @@ from langgraph_anytool.eval.training import (
     tool_texts,
 )
 from tests.tiny_encoder import write_tiny_encoder
+from tests.toolbench_tree import write_toolbench_tools
 
-_API = {"method": "GET", "required_parameters": [], "optional_parameters": []}
 # Two categories; "Flights" and "Hotels" share words with most queries, so BM25 mines other tools as negatives.
 LAYOUT = {"Travel": {"Flights": ["search flights", "flight status", "airport list"],
                      "Hotels": ["hotel search", "hotel reviews"],
@@ -52,13 +52,10 @@ QUERIES = [
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     base = tmp_path_factory.mktemp("tool-pairs")
-    for category, tools in LAYOUT.items():
-        folder = base / "tools" / category
-        folder.mkdir(parents=True)
-        for tool, names in tools.items():
-            doc = {"tool_name": tool, "tool_description": f"{tool} data for travellers and flight planners.",
-                   "api_list": [{"name": n, "description": f"{n} for travellers.", **_API} for n in names]}
-            (folder / f"{tool.lower()}.json").write_text(json.dumps(doc), encoding="utf-8")
+    write_toolbench_tools(base / "tools",
+                          {c: {t: [(n, f"{n} for travellers.") for n in names] for t, names in tools.items()}
+                           for c, tools in LAYOUT.items()},
+                          tool_description=lambda tool: f"{tool} data for travellers and flight planners.")
     (base / "q.json").write_text(json.dumps(QUERIES), encoding="utf-8")
     catalog = Catalog.from_toolbench(base / "tools")
     data = prepare_training_data(catalog, [base / "q.json"], negative_depth=10)
