@@ -459,11 +459,18 @@ class CatalogSearcher:
     def api_scores_from(self, components: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
                         weights: FusionWeights) -> np.ndarray:
         """The final API scores of `api_components` under `weights` (the same formula as `search_apis`)."""
+        return self._scaled(self._unscaled_scores(components, weights), components, weights)
+
+    def _unscaled_scores(self, components: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], weights: FusionWeights,
+               extra: tuple[np.ndarray, np.ndarray] | None = None) -> np.ndarray:
+        """The unscaled API scores: each level's weighted retrievers (plus `extra`'s API and tool terms, already
+        weighted), the tool level spread to its APIs, the query parts combined."""
         api_s, api_d, tool_s, tool_d = components
         api_p = weights.bm25 * api_s + weights.dense * api_d
         tool_p = weights.bm25 * tool_s + weights.dense * tool_d
-        return self._scaled(self._combine_parts(api_p + weights.tool * tool_p[:, self._api_tool], weights),
-                            components, weights)
+        if extra is not None:
+            api_p, tool_p = api_p + extra[0], tool_p + extra[1]
+        return self._combine_parts(api_p + weights.tool * tool_p[:, self._api_tool], weights)
 
     def api_rankings(self, query: str, depth: int | None = None) -> Rankings:
         """A query's raw rankings at the API and tool levels, `depth` deep (default: the weights' `depth`): per level
@@ -496,10 +503,7 @@ class CatalogSearcher:
                       terms(rankings, "tools", 1))
         if extra is None or not extra_weight:
             return self.api_scores_from(components, w)
-        api_s, api_d, tool_s, tool_d = components
-        api_p = w.bm25 * api_s + w.dense * api_d + extra_weight * terms(extra, "apis", 1)
-        tool_p = w.bm25 * tool_s + w.dense * tool_d + extra_weight * terms(extra, "tools", 1)
-        return self._combine_parts(api_p + w.tool * tool_p[:, self._api_tool], w)
+        return self._unscaled_scores(components, w, (extra_weight * terms(extra, "apis", 1), extra_weight * terms(extra, "tools", 1)))
 
     def _scaled(self, api_scores: np.ndarray, terms: tuple[np.ndarray, ...], w: FusionWeights) -> np.ndarray:
         """RRF: the scores as they are. z-score: divided by the score an API first for every retriever in every
